@@ -1,0 +1,78 @@
+/*
+ * MLIR analysis: parse an MLIR file with MLIR's own parser (C API), find every
+ * (batch) matmul in it, describe it, and extract it into a standalone dispatch.
+ */
+#ifndef AUTOSCHED_ANALYSIS_H
+#define AUTOSCHED_ANALYSIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum elem_type {
+	ELEM_UNKNOWN = 0,
+	ELEM_F32,
+	ELEM_F64,
+	ELEM_F16,
+	ELEM_BF16,
+	ELEM_I8,
+	ELEM_I16,
+	ELEM_I32,
+	ELEM_I64,
+};
+
+/* "f32", "bf16", "i8", …; "unknown" for ELEM_UNKNOWN. */
+const char	*analysis_elem_name(enum elem_type);
+/* Size in bytes of one element (0 for ELEM_UNKNOWN). */
+size_t		 analysis_elem_size(enum elem_type);
+int		 analysis_elem_is_float(enum elem_type);
+
+/*
+ * One contraction-like op found in the input. Strings are owned by the
+ * analysis and live until analysis_free.
+ */
+struct op_desc {
+	int		 index;		/* position among all ops listed, from 0 */
+	const char	*kind;		/* "matmul" | "batch_matmul" (tunable); else the op's family */
+	const char	*op_name;	/* the MLIR op name, e.g. "linalg.generic" */
+	const char	*name;		/* "matmul_1024x512x256_f32t_f32t_f32t" */
+	int64_t		 batch;		/* 1 for plain matmul */
+	int64_t		 m, n, k;
+	enum elem_type	 lhs, rhs, acc;
+	int		 transpose_a;	/* lhs stored K×M */
+	int		 transpose_b;	/* rhs stored N×K */
+	const char	*function;	/* enclosing func's symbol name, "" if none */
+	const char	*loc;		/* "file:line:col" */
+	int		 tunable;
+	const char	*reason;	/* why not tunable; NULL when tunable */
+};
+
+struct analysis;
+
+/*
+ * Parse the MLIR file at path (or the text buffer, named name for messages)
+ * and find its ops. Unregistered dialects are allowed. On a parse error
+ * returns -1 with *err holding MLIR's diagnostic ("file:line:col: message").
+ * The caller frees *out with analysis_free.
+ */
+int	 analysis_load(const char *path, struct analysis **out, char **err)
+	    __attribute__((warn_unused_result));
+int	 analysis_parse(const char *name, const char *text, size_t len,
+	    struct analysis **out, char **err)
+	    __attribute__((warn_unused_result));
+void	 analysis_free(struct analysis *);
+
+size_t			 analysis_count(const struct analysis *);
+/* Borrowed until analysis_free. */
+const struct op_desc	*analysis_op(const struct analysis *, size_t i);
+
+/*
+ * The standalone dispatch of a tunable op: a module with one function
+ *   func.func @dispatch(%lhs: tensor<…>, %rhs: tensor<…>, %acc: tensor<…>) -> tensor<…>
+ * in destination-passing style (the result is acc + lhs·rhs, acc is the outs
+ * operand), with static shapes exactly as the op's operands are stored
+ * (transposed operands stay transposed). Caller frees *text.
+ */
+int	 analysis_emit_dispatch(const struct op_desc *, char **text, char **err)
+	    __attribute__((warn_unused_result));
+
+#endif

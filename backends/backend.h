@@ -1,0 +1,105 @@
+/*
+ * Backends turn a config of an op into a measured, verified trial result:
+ * codegen, compile (child process, timeout), measure (child process, pinned,
+ * timeout), verify. Each backend is a const struct backend_ops in the registry.
+ */
+#ifndef AUTOSCHED_BACKEND_H
+#define AUTOSCHED_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "search/space.h"
+
+struct op_desc;
+
+enum trial_status {
+	TRIAL_OK = 0,
+	TRIAL_COMPILE_FAILED,
+	TRIAL_COMPILE_TIMEOUT,
+	TRIAL_CRASHED,
+	TRIAL_TIMEOUT,
+	TRIAL_WRONG_RESULT,
+	TRIAL_UNSTABLE,		/* ran and verified, but CV above the limit */
+	TRIAL_ERROR,		/* anything else (internal error, missing record, …) */
+	TRIAL_STATUS_COUNT
+};
+/* "ok", "compile_failed", "compile_timeout", "crashed", "timeout",
+ * "wrong_result", "unstable", "error". */
+const char	*backend_status_name(enum trial_status);
+int		 backend_status_lookup(const char *);	/* -1 if unknown */
+
+struct trial_result {
+	enum trial_status status;
+	double		 median_ms;	/* runtime: median of timed repetitions */
+	double		 min_ms, max_ms;
+	double		 cv;		/* coefficient of variation of the repetitions */
+	int		 reps;
+	double		 gflops;	/* 2·M·N·K·batch / median */
+	double		 compile_s;	/* wall time spent compiling (0 if cached) */
+	double		 measure_s;	/* wall time spent measuring and verifying */
+	int		 verified;	/* 1 checked and right, 0 not checked */
+	double		 max_err;	/* largest |got - want| seen when verifying */
+	char		 artifact[17];	/* hash of the generated code, "" if none */
+	char		*error;		/* what went wrong, or NULL; owner frees */
+};
+void	 backend_result_clear(struct trial_result *);	/* frees error, zeroes */
+
+/* Settings a job passes to a backend. */
+struct backend_params {
+	const char	*work_dir;	/* scratch and artifact cache folder */
+	const char	*iree_bin;
+	const char	*replay_db;
+	double		 min_time;	/* seconds of timed repetitions */
+	int		 warmup;
+	int		 min_reps, max_reps;
+	double		 timeout;	/* measure timeout, seconds */
+	double		 compile_timeout;
+	double		 cv_max;
+	int		 verify;
+	const int	*cpus;		/* CPUs measurements may use (NULL = all) */
+	int		 ncpus;
+	int		 compile_nice;
+	uint64_t	 seed;		/* input data seed */
+};
+
+struct backend;		/* one backend instance working on one op */
+
+struct backend_ops {
+	const char	*name;		/* "mlir-cpu" */
+	const char	*description;
+	/* The knobs it understands, defaults, register-tile rule (for op). */
+	void		(*rules)(const struct op_desc *, struct space_rules *);
+	/* The untuned default config of op: the baseline. */
+	void		(*baseline)(const struct op_desc *, struct config *);
+	/* 1 if the backend can run op; else 0 with *reason (static string). */
+	int		(*supports)(const struct op_desc *, const char **reason);
+	/*
+	 * Open an instance for op, whose standalone dispatch is dispatch_mlir
+	 * (analysis_emit_dispatch). -1 with *err on failure.
+	 */
+	int		(*open)(const struct backend_params *, const struct op_desc *,
+			    const char *dispatch_mlir, struct backend **, char **err);
+	/* Describe the target: CPU model, CPU flags and toolchain versions. Caller frees. */
+	void		(*target)(struct backend *, char **cpu, char **flags,
+			    char **toolchain);
+	/*
+	 * Evaluate one config: codegen, compile, measure, verify. Always fills
+	 * *res (a failing candidate is a result, not an error); returns -1 only
+	 * if the backend itself cannot go on (with *err).
+	 */
+	int		(*evaluate)(struct backend *, const struct config *,
+			    struct trial_result *res, char **err);
+	/* Measure the reference library (OpenBLAS) with this many threads. NULL if none. */
+	int		(*reference)(struct backend *, int threads,
+			    struct trial_result *res, char **err);
+	/* Simulated clock in seconds for replay-like backends; NULL = real time. */
+	double		(*clock)(struct backend *);
+	void		(*close)(struct backend *);
+};
+
+/* The registry. */
+const struct backend_ops *backend_find(const char *name);
+const struct backend_ops *const *backend_all(size_t *n);
+
+#endif

@@ -1,0 +1,91 @@
+/*
+ * The auto-scheduler.cfg reader (libinih): [Env], [SearchSpace],
+ * [SearchStrategy] and [Measure], compatible with the seed's format.
+ */
+#ifndef AUTOSCHED_CFG_H
+#define AUTOSCHED_CFG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "search/space.h"
+
+/* One [SearchSpace] list, as written (values sorted, duplicates removed). */
+struct cfg_knob {
+	enum knob	 knob;
+	int64_t		*values;
+	size_t		 n;
+	int		 line;
+};
+
+/* A key = value pair of [SearchStrategy] that only some tuner reads. */
+struct cfg_kv {
+	char	*key;
+	char	*value;
+	int	 line;
+};
+
+struct cfg {
+	char		*path;		/* the cfg file as named */
+	char		*dir;		/* its folder: relative paths start here */
+	char		*text;		/* the whole file as read (snapshotted into the store) */
+
+	/* [Env]; paths resolved against dir. */
+	char		*input_file;	/* required */
+	char		*output_file;	/* CSV report; NULL = none */
+	char		*backend;	/* "mlir-cpu" (default) | "iree" | "replay" */
+	char		*database;	/* NULL = the default (autosched.db beside the cfg) */
+	char		*iree_bin;
+	char		*replay_db;	/* replay backend: the recorded store */
+
+	/* [SearchSpace], in file order. */
+	struct cfg_knob	*knobs;
+	size_t		 nknobs;
+
+	/* [SearchStrategy] */
+	char		*tuner;		/* canonical short name: "grid" | "random" | "xgboost" */
+	int64_t		 n_trial;	/* default 16 */
+	double		 time_limit;	/* seconds, 0 = none */
+	int64_t		 early_stop;	/* stop after this many trials without improvement, 0 = never */
+	uint64_t	 seed;		/* default 42 */
+	struct cfg_kv	*extra;		/* tuner-specific keys (batch_size, epsilon, …) */
+	size_t		 nextra;
+
+	/* [Measure] */
+	double		 min_time;	/* seconds of timed repetitions per trial, default 0.2 */
+	int		 warmup;	/* discarded runs, default 1 */
+	int		 min_reps;	/* default 5 */
+	int		 max_reps;	/* default 1000 */
+	double		 timeout;	/* per measurement, seconds, default 10 */
+	double		 compile_timeout; /* seconds, default 60 */
+	double		 cv_max;	/* a trial with a larger CV is unstable, default 0.05 */
+	int		 confirm_top;	/* candidates re-measured at the end, default 3 */
+	int		 verify;	/* default 1 */
+
+	/* Warnings found while reading (repeated keys, …); printed by the caller. */
+	char		**warnings;
+	size_t		 nwarnings;
+};
+
+/*
+ * Read and validate the cfg at path. On error returns -1 and sets *err to one
+ * message naming the file, the line and the key and saying what was expected
+ * (e.g. "x.cfg:12: [SearchSpace] tile_q: unknown key (did you mean tile_m?)").
+ * The input file must exist. Caller frees *out with cfg_free.
+ */
+int	 cfg_load(const char *path, struct cfg **out, char **err)
+	    __attribute__((warn_unused_result));
+/*
+ * The same from a buffer; path names the file for messages and gives the
+ * folder relative paths start from. With check_files 0 the input file need
+ * not exist (a queued job's snapshot).
+ */
+int	 cfg_parse(const char *path, const char *text, size_t len,
+	    int check_files, struct cfg **out, char **err)
+	    __attribute__((warn_unused_result));
+void	 cfg_free(struct cfg *);
+
+/* The value of a tuner-specific key, or NULL. Borrowed. */
+const char *cfg_extra(const struct cfg *, const char *key);
+
+#endif

@@ -1,0 +1,43 @@
+/*
+ * A tuning job: cfg + MLIR → analysis → per op: space, tuner, backend,
+ * baseline, tuning loop, confirm → store and reports. The one engine both
+ * `autosched run` and autoschedd use.
+ */
+#ifndef AUTOSCHED_JOB_H
+#define AUTOSCHED_JOB_H
+
+#include <signal.h>
+#include <stdint.h>
+
+struct cfg;
+struct store;
+
+struct job_opts {
+	int			 json;		/* machine output on stdout */
+	int			 quiet;		/* no per-candidate blocks */
+	int			 fresh;		/* measure again even what the store has */
+	int64_t			 job_id;	/* an existing (queued/claimed) job, or 0 to create one */
+	const char		*mlir_text;	/* snapshot of the input (daemon), or NULL to read the file */
+	const int		*cpus;		/* CPUs for measurements, NULL = the first one */
+	int			 ncpus;
+	int			 compile_nice;
+	volatile sig_atomic_t	*stop;		/* set by a signal: stop at the next trial boundary */
+	/* Called after each trial with a one-line status (daemon: sd_notify STATUS=). */
+	void			(*progress)(const char *line, void *arg);
+	void			*progress_arg;
+};
+
+/* Outcome of a job run. */
+enum job_outcome {
+	JOB_OK = 0,		/* something valid found for every tunable op */
+	JOB_NOTHING = 1,	/* ran, found nothing valid for some op */
+	JOB_BAD_INPUT = 2,	/* bad cfg, MLIR, or usage: nothing was written */
+	JOB_STOPPED = 3,	/* stopped by *stop or a cancel at a trial boundary */
+	JOB_FAILED = 4,		/* internal failure (store, backend setup) */
+};
+
+/* Run a job to its end. *err is set for JOB_BAD_INPUT and JOB_FAILED. */
+enum job_outcome job_run(const struct cfg *, struct store *, const struct job_opts *,
+	    char **err);
+
+#endif

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Install the Debian packages autosched needs, when they are missing.
+# The MLIR/LLVM version comes from toolchain.env (the one place it is pinned).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=../toolchain.env
+. "$here/toolchain.env"
+v=$LLVM_VERSION
+pkgs=(build-essential cmake pkg-config
+      "mlir-$v-tools" "libmlir-$v-dev" "clang-$v" "llvm-$v-dev" "libomp-$v-dev"
+      "libclang-rt-$v-dev"
+      libinih-dev libjansson-dev libsqlite3-dev sqlite3 libxgboost-dev
+      libopenblas-dev libsystemd-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "deps: installing ${missing[*]}" >&2
+	sudo=""
+	[ "$(id -u)" -eq 0 ] || sudo=sudo
+	$sudo apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,105 @@
+/*
+ * The search space: knobs, their value lists, constraints, and an index over
+ * the valid configs that never materialises the cross product. Also config
+ * names and the features cost models learn from.
+ */
+#ifndef AUTOSCHED_SPACE_H
+#define AUTOSCHED_SPACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct op_desc;
+
+enum knob {
+	KNOB_TILE_M = 0,	/* cache tile, M */
+	KNOB_TILE_N,
+	KNOB_TILE_K,
+	KNOB_VECTOR_M,		/* register tile, M */
+	KNOB_VECTOR_N,
+	KNOB_VECTOR_K,
+	KNOB_THREADS,
+	KNOB_BLOCK_DIM_X,	/* GPU knobs */
+	KNOB_BLOCK_DIM_Y,
+	KNOB_BLOCK_DIM_Z,
+	KNOB_PIPELINE_DEPTH,
+	KNOB_COUNT
+};
+#define KNOB_BIT(k)	(1u << (k))
+
+/* "tile_m", …; NULL if out of range. */
+const char	*space_knob_name(enum knob);
+/* The knob called name, or -1. */
+int		 space_knob_lookup(const char *name);
+/* The known knob name closest to name (for "did you mean"). */
+const char	*space_knob_nearest(const char *name);
+
+/* A point of the space: the value of every knob (0 = knob not in use). */
+struct config {
+	int64_t	v[KNOB_COUNT];
+};
+
+/* A value list for one knob, as the user wrote it. */
+struct knob_values {
+	enum knob	 knob;
+	const int64_t	*values;
+	size_t		 n;
+};
+
+/*
+ * What a backend adds to the space: which knobs it understands, the value of
+ * those the cfg does not list, and its constraint on the register tile.
+ */
+struct space_rules {
+	uint32_t	 knobs;		/* KNOB_BIT mask */
+	struct config	 defaults;	/* used for understood knobs absent from the cfg */
+	/* 1 if the register tile vm×vn×vk is allowed for op; NULL = all. */
+	int		(*vector_ok)(const struct op_desc *, int64_t vm, int64_t vn,
+			    int64_t vk);
+};
+
+struct space;
+
+/*
+ * Build the space of op from the cfg's value lists and the backend's rules.
+ * Lists of knobs the backend does not understand are ignored here (the caller
+ * reports them). Per dimension d in {m,n,k}: the effective tile is
+ * min(tile_d, D); it must divide D; the register tile must divide it; of the
+ * tiles ≥ D only the smallest is kept (the others are the same config).
+ * GPU blocks: x·y·z ≤ 1024. Caller frees with space_free.
+ */
+int	 space_new(const struct op_desc *op, const struct knob_values *lists,
+	    size_t nlists, const struct space_rules *rules, struct space **out,
+	    char **err) __attribute__((warn_unused_result));
+void	 space_free(struct space *);
+
+/* Number of valid configs (exact, computed without enumeration). */
+uint64_t space_count(const struct space *);
+/* Knob mask in use (understood by the backend). */
+uint32_t space_knobs(const struct space *);
+/* The config at index i < space_count. */
+void	 space_get(const struct space *, uint64_t i, struct config *out);
+/* The index of a config; -1 if it is not a valid point of this space. */
+int64_t	 space_index(const struct space *, const struct config *);
+/* Number of values knob k takes in this space (1 if fixed). */
+size_t	 space_knob_size(const struct space *, enum knob k);
+/* The sorted value list of knob k (borrowed). */
+const int64_t *space_knob_list(const struct space *, enum knob k, size_t *n);
+
+/*
+ * Stable readable name of a config, e.g. "tile_64x64x128_vec_8x32x1_thr_1"
+ * (GPU knobs add "_blk_64x2x1_pipe_2"). Writes at most len bytes.
+ */
+void	 space_config_name(const struct config *, uint32_t knobs, char *buf,
+	    size_t len);
+/* Parse a name made by space_config_name. 0 or -1. */
+int	 space_config_parse(const char *name, struct config *out);
+
+/* Features for cost models: SPACE_NFEATURES floats per config. */
+#define SPACE_NFEATURES 40
+void	 space_features(const struct op_desc *, const struct config *,
+	    float out[SPACE_NFEATURES]);
+/* Short names of the features (for dumps and docs). */
+const char *space_feature_name(int i);
+
+#endif

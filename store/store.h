@@ -1,0 +1,131 @@
+/*
+ * The store: SQLite (WAL) holding targets, jobs (and the queue), ops and
+ * trials. The only code that speaks SQL. Every trial is its own transaction.
+ */
+#ifndef AUTOSCHED_STORE_H
+#define AUTOSCHED_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/analysis.h"
+#include "backends/backend.h"
+#include "search/space.h"
+
+#define STORE_SCHEMA_VERSION 1
+
+struct store;
+
+/* Open (creating and migrating as needed) the store at path. Caller closes. */
+int	 store_open(const char *path, struct store **out, char **err)
+	    __attribute__((warn_unused_result));
+/* Open an existing store read-only (replay, queries). */
+int	 store_open_readonly(const char *path, struct store **out, char **err)
+	    __attribute__((warn_unused_result));
+void	 store_close(struct store *);
+
+/* The id of a target (found or created). -1 with *err on failure. */
+int64_t	 store_target(struct store *, const char *cpu, const char *flags,
+	    const char *toolchain, const char *backend, char **err);
+/* The id of an op by its signature (found or created). */
+int64_t	 store_op(struct store *, const struct op_desc *, char **err);
+/* "matmul_1024x512x256_f32t_f32t_f32t" plus transposes: what makes two ops the same. */
+char	*store_op_signature(const struct op_desc *);	/* caller frees */
+
+/* Jobs. States: "queued", "running", "done", "failed", "cancelled". */
+struct store_job {
+	int64_t		 id;
+	char		*state;
+	int		 priority;
+	char		*cfg_path;
+	char		*cfg_text;
+	char		*mlir_path;
+	char		*mlir_text;
+	char		*mlir_hash;
+	char		*tuner;
+	int64_t		 n_trial;
+	int64_t		 trials_done;
+	double		 created, started, finished;
+	int		 cancel_requested;
+	char		*error;
+};
+void	 store_job_clear(struct store_job *);
+
+/* Insert a job (state as given in j->state) and return its id, or -1. */
+int64_t	 store_job_add(struct store *, const struct store_job *j, char **err);
+/* Read job id into *j (caller clears). 1 found, 0 not found, -1 error. */
+int	 store_job_get(struct store *, int64_t id, struct store_job *j, char **err);
+/* All jobs, newest first; *jobs is an array the caller frees (and clears each). */
+int	 store_job_list(struct store *, struct store_job **jobs, size_t *n, char **err);
+/* Atomically take the highest-priority oldest queued job and mark it running. 1/0/-1. */
+int	 store_job_claim(struct store *, struct store_job *j, char **err);
+/* Set state (and error text, may be NULL); stamps started/finished as fits. */
+int	 store_job_set_state(struct store *, int64_t id, const char *state,
+	    const char *error, char **err);
+/* Jobs left "running" (by a crash) go back to "queued". Returns how many, or -1. */
+int	 store_job_requeue_running(struct store *, char **err);
+/* Ask a job to stop: a queued job becomes cancelled now, a running one at its next trial. */
+int	 store_job_cancel(struct store *, int64_t id, char **err);
+int	 store_job_cancel_requested(struct store *, int64_t id);
+int	 store_job_set_progress(struct store *, int64_t id, int64_t done, char **err);
+
+/* Append a log line to a job's log. */
+int	 store_log(struct store *, int64_t job_id, const char *level,
+	    const char *msg);
+/* Call fn for each log line of a job, oldest first. */
+int	 store_log_foreach(struct store *, int64_t job_id,
+	    void (*fn)(double when, const char *level, const char *msg, void *),
+	    void *arg, char **err);
+
+/* Trials. phase: "baseline", "tune", "confirm", "reference". */
+struct store_trial {
+	int64_t			 id;
+	int64_t			 job_id, op_id, target_id;
+	const char		*phase;
+	const char		*config_name;
+	struct config		 config;
+	struct trial_result	 result;
+	double			 created;
+};
+/* Record one trial, committed on its own. Returns its id or -1. */
+int64_t	 store_trial_add(struct store *, const struct store_trial *, char **err);
+/*
+ * Find the latest "tune" trial of config_name for op and target. 1 and *res
+ * filled (caller clears) if found, 0 if not, -1 on error.
+ */
+int	 store_trial_find(struct store *, int64_t op_id, int64_t target_id,
+	    const char *config_name, struct trial_result *res, char **err);
+/* Call fn for each "tune" trial of op (0 = any op) on target (0 = any), oldest first. */
+int	 store_trial_foreach(struct store *, int64_t op_id, int64_t target_id,
+	    const char *phase,
+	    int (*fn)(const struct store_trial *, const struct op_desc *, void *),
+	    void *arg, char **err);
+/* Number of trials of job_id in the given phase (NULL = all). */
+int64_t	 store_trial_count(struct store *, int64_t job_id, const char *phase);
+
+/* The best verified trial per op (and target). */
+struct store_best {
+	int64_t		 op_id;
+	char		*op_signature;
+	char		*op_name;
+	char		*config_name;
+	struct config	 config;
+	double		 gflops, median_ms, cv;
+	double		 baseline_gflops;	/* 0 if never measured */
+	double		 reference_gflops;	/* OpenBLAS, 0 if never measured */
+	int64_t		 trials;
+	char		*cpu, *toolchain, *backend;
+	int64_t		 job_id;
+};
+void	 store_best_clear(struct store_best *);
+/*
+ * Best configs: one row per op (and target), filtered by op name or
+ * signature substring (NULL = all) and job (0 = all). Caller frees the array.
+ */
+int	 store_best(struct store *, const char *op_filter, int64_t job_id,
+	    struct store_best **rows, size_t *n, char **err);
+
+/* PRAGMA integrity_check: 0 if "ok". */
+int	 store_check(struct store *, char **err);
+
+#endif
