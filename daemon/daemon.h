@@ -1,0 +1,27 @@
+/*
+ * The front: the commands of `autosched` (cli.c: run, analyze, space, best,
+ * export; queue.c: submit, status, cancel, log) and the service (service.c).
+ * Each command takes the arguments after its name and returns the exit code
+ * (0 success, 1 nothing valid found, 2 bad usage or input).
+ */
+#ifndef AUTOSCHED_DAEMON_H
+#define AUTOSCHED_DAEMON_H
+
+int	cli_run(int argc, char **argv);
+int	cli_analyze(int argc, char **argv);
+int	cli_space(int argc, char **argv);
+int	cli_best(int argc, char **argv);
+int	cli_export(int argc, char **argv);
+
+int	queue_submit(int argc, char **argv);
+int	queue_status(int argc, char **argv);
+int	queue_cancel(int argc, char **argv);
+int	queue_log(int argc, char **argv);
+
+/* The path of the store when none is given: $AUTOSCHED_DB, else ./autosched.db. Caller frees. */
+char	*daemon_default_db(void);
+
+/* The service's main (autoschedd). */
+int	service_main(int argc, char **argv);
+
+#endif
