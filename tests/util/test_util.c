@@ -1,0 +1,127 @@
+/*
+ * Unit tests of util: strings, files, hashing, edit distance, and child
+ * processes (exit codes, signals, timeouts, exec failures, output capture).
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/check.h"
+#include "util/util.h"
+
+static void
+test_strings(void)
+{
+	char *s = xasprintf("%s-%d", "a", 7), *d;
+	char *err = NULL;
+
+	CHECK_STR(s, "a-7");
+	free(s);
+	s = util_path_join("/etc", "x.cfg");
+	CHECK_STR(s, "/etc/x.cfg");
+	free(s);
+	s = util_path_join("dir", "/abs");
+	CHECK_STR(s, "/abs");
+	free(s);
+	d = util_dirname("a/b/c.cfg");
+	CHECK_STR(d, "a/b");
+	free(d);
+	d = util_dirname("c.cfg");
+	CHECK_STR(d, ".");
+	free(d);
+	CHECK(util_edit_distance("tile_q", "tile_m") == 1);
+	CHECK(util_edit_distance("", "abc") == 3);
+	util_seterr(&err, "x %d", 1);
+	util_seterr(&err, "y %d", 2);
+	CHECK_STR(err, "y 2");
+	free(err);
+	CHECK(util_hash64("abc", 3) != util_hash64("abd", 3));
+}
+
+static void
+test_files(void)
+{
+	char dir[] = "/tmp/autosched-util-XXXXXX", *path, *buf = NULL, *err = NULL;
+	size_t len = 0;
+
+	CHECK(mkdtemp(dir) != NULL);
+	path = xasprintf("%s/a/b/f.txt", dir);
+	{
+		char *sub = xasprintf("%s/a/b", dir);
+
+		CHECK(util_mkdirs(sub, &err) == 0);
+		free(sub);
+	}
+	CHECK(util_write_file(path, "hello", 5, &err) == 0);
+	CHECK(util_read_file(path, 100, &buf, &len, &err) == 0);
+	CHECK(len == 5 && strcmp(buf, "hello") == 0);
+	free(buf);
+	CHECK(util_read_file(path, 3, &buf, &len, &err) == -1);
+	CHECK(err != NULL && strstr(err, "larger than") != NULL);
+	CHECK(util_read_file("/nonexistent/x", 3, &buf, &len, &err) == -1);
+	free(err);
+	free(path);
+	{
+		char *cmd = xasprintf("rm -rf %s", dir);
+
+		CHECK(system(cmd) == 0);
+		free(cmd);
+	}
+}
+
+static void
+test_proc(void)
+{
+	struct proc_result r;
+	struct proc_opts o = { 0 };
+	char *err = NULL;
+	char *echo[] = { "sh", "-c", "echo out; echo err >&2; exit 3", NULL };
+	char *segv[] = { "sh", "-c", "kill -SEGV $$", NULL };
+	char *hang[] = { "sh", "-c", "sleep 100 & sleep 100", NULL };
+	char *nope[] = { "/nonexistent/tool", NULL };
+	char *env[] = { "AUTOSCHED_T=42", NULL };
+	char *penv[] = { "sh", "-c", "echo $AUTOSCHED_T", NULL };
+	char *fds[] = { "sh", "-c", "ls /proc/self/fd | wc -l", NULL };
+
+	CHECK(proc_run(echo, NULL, &r, &err) == 0);
+	CHECK(r.exited && r.status == 3);
+	CHECK_STR(r.out, "out\n");
+	CHECK_STR(r.err, "err\n");
+	proc_result_free(&r);
+
+	CHECK(proc_run(segv, NULL, &r, &err) == 0);
+	CHECK(!r.exited && r.signal == SIGSEGV);
+	proc_result_free(&r);
+
+	o.timeout = 0.3;
+	CHECK(proc_run(hang, &o, &r, &err) == 0);
+	CHECK(r.timed_out && !r.exited && r.seconds < 5);
+	proc_result_free(&r);
+
+	CHECK(proc_run(nope, NULL, &r, &err) == 0);
+	CHECK(r.exec_failed);
+	CHECK(err != NULL && strstr(err, "/nonexistent/tool") != NULL);
+	proc_result_free(&r);
+
+	o.timeout = 0;
+	o.env = env;
+	CHECK(proc_run(penv, &o, &r, &err) == 0);
+	CHECK_STR(r.out, "42\n");
+	proc_result_free(&r);
+
+	/* Only 0-2 (+ the fd ls opens) are open in the child. */
+	CHECK(proc_run(fds, NULL, &r, &err) == 0);
+	CHECK(atoi(r.out) <= 4);
+	proc_result_free(&r);
+	free(err);
+}
+
+int
+main(void)
+{
+	test_strings();
+	test_files();
+	test_proc();
+	return check_done();
+}

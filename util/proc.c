@@ -1,0 +1,283 @@
+/*
+ * Child processes the tmux way: signals blocked across fork, a clean child
+ * (default handlers, empty mask, own process group, only fds 0-2 open), argv
+ * exec'd directly, timeouts enforced by the parent killing the group.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/util.h"
+
+extern char **environ;
+
+/* The process group being run, for proc_kill_current (signal handlers). */
+static volatile sig_atomic_t proc_current_pgid;
+
+void
+proc_kill_current(void)
+{
+	pid_t pg = (pid_t)proc_current_pgid;
+
+	if (pg > 0)
+		kill(-pg, SIGKILL);
+}
+
+void
+proc_result_free(struct proc_result *r)
+{
+	free(r->out);
+	free(r->err);
+	r->out = r->err = NULL;
+}
+
+/* Build environ plus the extra NAME=VALUE strings (extras win). Caller frees the array. */
+static char **
+proc_envp(char *const *extra)
+{
+	size_t n = 0, m = 0, i, j, k = 0;
+	char **envp;
+
+	while (environ[n] != NULL)
+		n++;
+	while (extra != NULL && extra[m] != NULL)
+		m++;
+	envp = xcalloc(n + m + 1, sizeof *envp);
+	for (i = 0; i < n; i++) {
+		const char *eq = strchr(environ[i], '=');
+		size_t len = eq ? (size_t)(eq - environ[i]) + 1 : strlen(environ[i]);
+		int overridden = 0;
+
+		for (j = 0; j < m; j++) {
+			if (strncmp(extra[j], environ[i], len) == 0)
+				overridden = 1;
+		}
+		if (!overridden)
+			envp[k++] = environ[i];
+	}
+	for (j = 0; j < m; j++)
+		envp[k++] = extra[j];
+	envp[k] = NULL;
+	return envp;
+}
+
+/* In the child: never returns. Only async-signal-safe calls. */
+static void __attribute__((noreturn))
+proc_child(char *const argv[], char **envp, const struct proc_opts *o,
+    int outfd, int errfd, int failfd, const sigset_t *oldmask)
+{
+	struct sigaction sa;
+	int sig, null, e;
+	cpu_set_t set;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	for (sig = 1; sig < NSIG; sig++)
+		sigaction(sig, &sa, NULL);
+	setpgid(0, 0);
+	if (o->cpus != NULL && o->ncpus > 0) {
+		CPU_ZERO(&set);
+		for (e = 0; e < o->ncpus; e++)
+			CPU_SET(o->cpus[e], &set);
+		sched_setaffinity(0, sizeof set, &set);
+	}
+	if (o->nice != 0)
+		setpriority(PRIO_PROCESS, 0, o->nice);
+	if (o->cwd != NULL && chdir(o->cwd) != 0)
+		goto fail;
+	if ((null = open("/dev/null", O_RDONLY)) == -1)
+		goto fail;
+	if (dup2(null, 0) == -1 || dup2(outfd, 1) == -1 || dup2(errfd, 2) == -1)
+		goto fail;
+	/* Close everything else but the exec-failure pipe (close-on-exec). */
+	if (failfd > 3)
+		close_range(3, (unsigned)failfd - 1, 0);
+	close_range((unsigned)failfd + 1, ~0U, 0);
+	sigprocmask(SIG_SETMASK, oldmask, NULL);
+	{
+		sigset_t none;
+
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+	}
+	execvpe(argv[0], argv, envp);
+fail:
+	e = errno;
+	if (write(failfd, &e, sizeof e) < 0) {
+		/* nothing more to do */
+	}
+	_exit(127);
+}
+
+/* Append what fd has to *buf (capped at max); returns 0 at EOF, 1 otherwise. */
+static int
+proc_drain(int fd, char **buf, size_t *len, size_t *cap, size_t max)
+{
+	char tmp[8192];
+	ssize_t n = read(fd, tmp, sizeof tmp);
+
+	if (n < 0)
+		return (errno == EINTR || errno == EAGAIN) ? 1 : 0;
+	if (n == 0)
+		return 0;
+	if (*len < max) {
+		size_t take = (size_t)n;
+
+		if (take > max - *len)
+			take = max - *len;
+		if (*len + take + 1 > *cap) {
+			*cap = (*len + take + 1) * 2;
+			*buf = xrealloc(*buf, *cap);
+		}
+		memcpy(*buf + *len, tmp, take);
+		*len += take;
+		(*buf)[*len] = '\0';
+	}
+	return 1;
+}
+
+int
+proc_run(char *const argv[], const struct proc_opts *opts,
+    struct proc_result *res, char **err)
+{
+	struct proc_opts o;
+	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, failp[2] = { -1, -1 };
+	sigset_t all, old;
+	pid_t pid;
+	char **envp;
+	size_t olen = 0, ocap = 0, elen = 0, ecap = 0;
+	double start, deadline = 0;
+	int status, open_out = 1, open_err = 1, e, killed = 0, rc = -1;
+	ssize_t n;
+
+	memset(res, 0, sizeof *res);
+	memset(&o, 0, sizeof o);
+	if (opts != NULL)
+		o = *opts;
+	if (o.out_max == 0)
+		o.out_max = 1 << 20;
+	res->out = xstrdup("");
+	res->err = xstrdup("");
+	ocap = ecap = 1;
+
+	if (pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0 ||
+	    pipe2(failp, O_CLOEXEC) != 0) {
+		util_seterr(err, "pipe: %s", strerror(errno));
+		goto out;
+	}
+	envp = proc_envp(o.env);
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	start = util_now();
+	pid = fork();
+	if (pid == 0)
+		proc_child(argv, envp, &o, outp[1], errp[1], failp[1], &old);
+	e = errno;
+	if (pid > 0) {
+		setpgid(pid, pid);	/* both sides, so kill(-pid) never misses */
+		proc_current_pgid = pid;
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	free(envp);
+	if (pid < 0) {
+		util_seterr(err, "fork: %s", strerror(e));
+		goto out;
+	}
+	close(outp[1]);
+	close(errp[1]);
+	close(failp[1]);
+	outp[1] = errp[1] = failp[1] = -1;
+
+	/* Did exec work? The pipe closes on exec, or carries errno. */
+	while ((n = read(failp[0], &e, sizeof e)) < 0 && errno == EINTR)
+		;
+	if (n == (ssize_t)sizeof e) {
+		res->exec_failed = 1;
+		util_seterr(err, "%s: %s", argv[0], strerror(e));
+	}
+
+	if (o.timeout > 0)
+		deadline = start + o.timeout;
+	while (open_out || open_err) {
+		struct pollfd pfd[2];
+		int nfd = 0, wait_ms = -1;
+
+		if (open_out)
+			pfd[nfd++] = (struct pollfd){ outp[0], POLLIN, 0 };
+		if (open_err)
+			pfd[nfd++] = (struct pollfd){ errp[0], POLLIN, 0 };
+		if (deadline > 0) {
+			double left = deadline - util_now();
+
+			if (left <= 0) {
+				killed = 1;
+				break;
+			}
+			wait_ms = (int)(left * 1000) + 1;
+		}
+		if (poll(pfd, (nfds_t)nfd, wait_ms) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		for (int i = 0; i < nfd; i++) {
+			if (pfd[i].revents == 0)
+				continue;
+			if (pfd[i].fd == outp[0])
+				open_out = proc_drain(outp[0], &res->out, &olen, &ocap, o.out_max);
+			else
+				open_err = proc_drain(errp[0], &res->err, &elen, &ecap, o.out_max);
+		}
+	}
+	/* Output closed: wait for the exit, still under the deadline. */
+	while (!killed) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+
+		if (w == pid)
+			goto reaped;
+		if (w < 0 && errno != EINTR)
+			break;
+		if (deadline > 0 && util_now() >= deadline) {
+			killed = 1;
+			break;
+		}
+		{
+			struct timespec ts = { 0, 2 * 1000 * 1000 };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	kill(-pid, SIGKILL);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+reaped:
+	kill(-pid, SIGKILL);	/* any grandchildren left in the group */
+	proc_current_pgid = 0;
+	res->seconds = util_now() - start;
+	res->timed_out = killed;
+	if (WIFEXITED(status)) {
+		res->exited = 1;
+		res->status = WEXITSTATUS(status);
+	} else if (WIFSIGNALED(status))
+		res->signal = WTERMSIG(status);
+	rc = 0;
+out:
+	for (int i = 0; i < 2; i++) {
+		if (outp[i] != -1)
+			close(outp[i]);
+		if (errp[i] != -1)
+			close(errp[i]);
+		if (failp[i] != -1)
+			close(failp[i]);
+	}
+	return rc;
+}
