@@ -96,7 +96,7 @@ void	 space_config_name(const struct config *, uint32_t knobs, char *buf,
 int	 space_config_parse(const char *name, struct config *out);
 
 /* Features for cost models: SPACE_NFEATURES floats per config. */
-#define SPACE_NFEATURES 40
+#define SPACE_NFEATURES 41
 void	 space_features(const struct op_desc *, const struct config *,
 	    float out[SPACE_NFEATURES]);
 /* Short names of the features (for dumps and docs). */
