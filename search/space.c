@@ -1,0 +1,532 @@
+/*
+ * The search space of one op: value lists per knob, constraints applied per
+ * factor, and an index over the valid configs that is computed, never
+ * materialised: index -> config and config -> index in O(log n).
+ *
+ * Layout of an index, most significant first:
+ *   [register tile triple + cache tiles compatible with it] [threads] [GPU block] [pipeline]
+ * The first factor is a weighted list of valid register tiles (vm, vn, vk);
+ * the weight of a triple is the number of cache-tile choices compatible with
+ * it, per dimension, so the count is exact without enumerating.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "search/space.h"
+#include "util/util.h"
+
+#define SPACE_MAX_POINTS	(1ULL << 40)
+#define SPACE_MAX_LIST		4096
+
+static const char *const knob_names[KNOB_COUNT] = {
+	"tile_m", "tile_n", "tile_k", "vector_m", "vector_n", "vector_k",
+	"threads", "block_dim_x", "block_dim_y", "block_dim_z", "pipeline_depth",
+};
+
+/* One of M, N, K: its cache tiles, register tiles, and which go together. */
+struct space_dim {
+	int64_t		 size;		/* M, N or K */
+	int64_t		*tiles;
+	size_t		 ntiles;
+	int64_t		*vecs;
+	size_t		 nvecs;
+	size_t		*compat;	/* tile indices compatible with vecs[v] ... */
+	size_t		*compat_off;	/* ... start at compat[compat_off[v]] */
+	size_t		*ncompat;
+};
+
+struct space {
+	uint32_t	 knobs;
+	struct space_dim dim[3];
+	size_t		 ntri;
+	size_t		(*tri)[3];	/* valid (vm, vn, vk) as indices into vecs */
+	uint64_t	*prefix;	/* prefix[t] = sum of weights before tri t */
+	int64_t		*tri_of;	/* [ivm][ivn][ivk] -> t, or -1 */
+	int64_t		*threads;
+	size_t		 nthreads;
+	int64_t		*blocks;	/* valid (x, y, z), 3 per entry */
+	size_t		 nblocks;
+	int64_t		*bx, *by, *bz, *pipe;
+	size_t		 nbx, nby, nbz, npipe;
+	uint64_t	 inner;		/* nthreads * nblocks * npipe */
+	uint64_t	 count;
+};
+
+const char *
+space_knob_name(enum knob k)
+{
+	if ((unsigned)k >= KNOB_COUNT)
+		return NULL;
+	return knob_names[k];
+}
+
+int
+space_knob_lookup(const char *name)
+{
+	int k;
+
+	for (k = 0; k < KNOB_COUNT; k++) {
+		if (strcmp(knob_names[k], name) == 0)
+			return k;
+	}
+	return -1;
+}
+
+const char *
+space_knob_nearest(const char *name)
+{
+	size_t best = (size_t)-1, d;
+	int k, arg = 0;
+
+	for (k = 0; k < KNOB_COUNT; k++) {
+		d = util_edit_distance(name, knob_names[k]);
+		if (d < best) {
+			best = d;
+			arg = k;
+		}
+	}
+	return knob_names[arg];
+}
+
+static int
+space_cmp64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The value list of knob k: the cfg's (sorted, unique) if the backend
+ * understands k and the cfg lists it, the backend's default if it understands
+ * k only, {0} (not in use) otherwise. Caller frees.
+ */
+static int64_t *
+space_list(enum knob k, const struct knob_values *lists, size_t nlists,
+    const struct space_rules *rules, size_t *n)
+{
+	int64_t *v;
+	size_t i, j, m = 0;
+
+	if ((rules->knobs & KNOB_BIT(k)) == 0 || rules->defaults.v[k] < 0) {
+		v = xmalloc(sizeof *v);
+		v[0] = 0;
+		*n = 1;
+		return v;
+	}
+	for (i = 0; i < nlists; i++) {
+		if (lists[i].knob != k || lists[i].n == 0)
+			continue;
+		v = xcalloc(lists[i].n, sizeof *v);
+		memcpy(v, lists[i].values, lists[i].n * sizeof *v);
+		qsort(v, lists[i].n, sizeof *v, space_cmp64);
+		for (j = 0; j < lists[i].n; j++) {
+			if (m == 0 || v[j] != v[m - 1])
+				v[m++] = v[j];
+		}
+		*n = m;
+		return v;
+	}
+	v = xmalloc(sizeof *v);
+	v[0] = rules->defaults.v[k];
+	*n = 1;
+	return v;
+}
+
+/* Can cache tile t go with register tile v on a dimension of size D? */
+static int
+space_dim_ok(const struct space_dim *d, size_t ti, int64_t v)
+{
+	int64_t t = d->tiles[ti], eff;
+
+	if (t == 0)
+		return v == 0 || d->size % v == 0;
+	eff = t < d->size ? t : d->size;
+	if (d->size % eff != 0)
+		return 0;
+	/* Of the tiles >= D (all the same config), keep the smallest. */
+	if (t > d->size && ti > 0 && d->tiles[ti - 1] >= d->size)
+		return 0;
+	if (v != 0 && eff % v != 0)
+		return 0;
+	return 1;
+}
+
+static void
+space_dim_build(struct space_dim *d)
+{
+	size_t v, t, total = 0;
+
+	d->compat = xcalloc(d->nvecs * d->ntiles, sizeof *d->compat);
+	d->compat_off = xcalloc(d->nvecs, sizeof *d->compat_off);
+	d->ncompat = xcalloc(d->nvecs, sizeof *d->ncompat);
+	for (v = 0; v < d->nvecs; v++) {
+		d->compat_off[v] = total;
+		for (t = 0; t < d->ntiles; t++) {
+			if (space_dim_ok(d, t, d->vecs[v])) {
+				d->compat[total++] = t;
+				d->ncompat[v]++;
+			}
+		}
+	}
+}
+
+static void
+space_dim_free(struct space_dim *d)
+{
+	free(d->tiles);
+	free(d->vecs);
+	free(d->compat);
+	free(d->compat_off);
+	free(d->ncompat);
+}
+
+void
+space_free(struct space *s)
+{
+	int i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < 3; i++)
+		space_dim_free(&s->dim[i]);
+	free(s->tri);
+	free(s->prefix);
+	free(s->tri_of);
+	free(s->threads);
+	free(s->blocks);
+	free(s->bx);
+	free(s->by);
+	free(s->bz);
+	free(s->pipe);
+	free(s);
+}
+
+/* a * b, or 0 with *over set when it passes SPACE_MAX_POINTS. */
+static uint64_t
+space_mul(uint64_t a, uint64_t b, int *over)
+{
+	if (a != 0 && b > SPACE_MAX_POINTS / a) {
+		*over = 1;
+		return 0;
+	}
+	return a * b;
+}
+
+int
+space_new(const struct op_desc *op, const struct knob_values *lists,
+    size_t nlists, const struct space_rules *rules, struct space **out,
+    char **err)
+{
+	struct space *s = xcalloc(1, sizeof *s);
+	uint64_t raw = 1, w;
+	size_t i, a, b, c, nv[3];
+	int over = 0;
+	int64_t sizes[3] = { op->m, op->n, op->k };
+
+	*out = NULL;
+	s->knobs = rules->knobs;
+	for (i = 0; i < nlists; i++) {
+		if (lists[i].n > SPACE_MAX_LIST) {
+			util_seterr(err, "%s: %zu values, at most %d allowed",
+			    knob_names[lists[i].knob], lists[i].n, SPACE_MAX_LIST);
+			goto fail;
+		}
+	}
+	for (i = 0; i < 3; i++) {
+		struct space_dim *d = &s->dim[i];
+
+		d->size = sizes[i];
+		d->tiles = space_list(KNOB_TILE_M + i, lists, nlists, rules, &d->ntiles);
+		d->vecs = space_list(KNOB_VECTOR_M + i, lists, nlists, rules, &d->nvecs);
+		raw = space_mul(raw, space_mul(d->ntiles, d->nvecs, &over), &over);
+		space_dim_build(d);
+		nv[i] = d->nvecs;
+	}
+	s->threads = space_list(KNOB_THREADS, lists, nlists, rules, &s->nthreads);
+	s->bx = space_list(KNOB_BLOCK_DIM_X, lists, nlists, rules, &s->nbx);
+	s->by = space_list(KNOB_BLOCK_DIM_Y, lists, nlists, rules, &s->nby);
+	s->bz = space_list(KNOB_BLOCK_DIM_Z, lists, nlists, rules, &s->nbz);
+	s->pipe = space_list(KNOB_PIPELINE_DEPTH, lists, nlists, rules, &s->npipe);
+	raw = space_mul(raw, s->nthreads, &over);
+	raw = space_mul(raw, space_mul(s->nbx * s->nby, s->nbz, &over), &over);
+	raw = space_mul(raw, s->npipe, &over);
+	if (over) {
+		util_seterr(err, "the search space has more than 2^40 points; "
+		    "narrow the [SearchSpace] lists");
+		goto fail;
+	}
+
+	if ((uint64_t)nv[0] * nv[1] * nv[2] > (1u << 22)) {
+		util_seterr(err, "%zu x %zu x %zu register tiles: too many "
+		    "combinations; narrow the vector_m/n/k lists", nv[0], nv[1],
+		    nv[2]);
+		goto fail;
+	}
+	/* Register tiles: valid triples and their weights. */
+	s->tri = xcalloc(nv[0] * nv[1] * nv[2], sizeof *s->tri);
+	s->prefix = xcalloc(nv[0] * nv[1] * nv[2] + 1, sizeof *s->prefix);
+	s->tri_of = xcalloc(nv[0] * nv[1] * nv[2], sizeof *s->tri_of);
+	for (a = 0; a < nv[0]; a++)
+	for (b = 0; b < nv[1]; b++)
+	for (c = 0; c < nv[2]; c++) {
+		size_t at = (a * nv[1] + b) * nv[2] + c;
+
+		s->tri_of[at] = -1;
+		w = (uint64_t)s->dim[0].ncompat[a] * s->dim[1].ncompat[b] *
+		    s->dim[2].ncompat[c];
+		if (w == 0)
+			continue;
+		if (rules->vector_ok != NULL && !rules->vector_ok(op,
+		    s->dim[0].vecs[a], s->dim[1].vecs[b], s->dim[2].vecs[c]))
+			continue;
+		s->tri[s->ntri][0] = a;
+		s->tri[s->ntri][1] = b;
+		s->tri[s->ntri][2] = c;
+		s->tri_of[at] = (int64_t)s->ntri;
+		s->prefix[s->ntri + 1] = s->prefix[s->ntri] + w;
+		s->ntri++;
+	}
+
+	/* GPU blocks: x·y·z <= 1024 (the seed's rule). */
+	s->blocks = xcalloc(s->nbx * s->nby * s->nbz * 3, sizeof *s->blocks);
+	for (a = 0; a < s->nbx; a++)
+	for (b = 0; b < s->nby; b++)
+	for (c = 0; c < s->nbz; c++) {
+		int64_t x = s->bx[a], y = s->by[b], z = s->bz[c];
+
+		if ((x ? x : 1) * (y ? y : 1) * (z ? z : 1) > 1024)
+			continue;
+		s->blocks[s->nblocks * 3] = x;
+		s->blocks[s->nblocks * 3 + 1] = y;
+		s->blocks[s->nblocks * 3 + 2] = z;
+		s->nblocks++;
+	}
+	s->inner = (uint64_t)s->nthreads * s->nblocks * s->npipe;
+	s->count = s->prefix[s->ntri] * s->inner;
+	*out = s;
+	return 0;
+fail:
+	space_free(s);
+	return -1;
+}
+
+uint64_t
+space_count(const struct space *s)
+{
+	return s->count;
+}
+
+uint32_t
+space_knobs(const struct space *s)
+{
+	return s->knobs;
+}
+
+void
+space_get(const struct space *s, uint64_t i, struct config *out)
+{
+	uint64_t outer, rest, r;
+	size_t lo = 0, hi = s->ntri, t, im, in, ik;
+	const size_t *tri;
+	const int64_t *blk;
+	int d;
+
+	memset(out, 0, sizeof *out);
+	if (i >= s->count)
+		return;
+	outer = i / s->inner;
+	rest = i % s->inner;
+	out->v[KNOB_PIPELINE_DEPTH] = s->pipe[rest % s->npipe];
+	rest /= s->npipe;
+	blk = &s->blocks[(rest % s->nblocks) * 3];
+	out->v[KNOB_BLOCK_DIM_X] = blk[0];
+	out->v[KNOB_BLOCK_DIM_Y] = blk[1];
+	out->v[KNOB_BLOCK_DIM_Z] = blk[2];
+	rest /= s->nblocks;
+	out->v[KNOB_THREADS] = s->threads[rest];
+
+	/* The triple t with prefix[t] <= outer < prefix[t + 1]. */
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+
+		if (s->prefix[mid] <= outer)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	t = lo;
+	tri = s->tri[t];
+	r = outer - s->prefix[t];
+	im = r % s->dim[0].ncompat[tri[0]];
+	r /= s->dim[0].ncompat[tri[0]];
+	in = r % s->dim[1].ncompat[tri[1]];
+	ik = r / s->dim[1].ncompat[tri[1]];
+	{
+		size_t pick[3] = { im, in, ik };
+
+		for (d = 0; d < 3; d++) {
+			const struct space_dim *dm = &s->dim[d];
+
+			out->v[KNOB_VECTOR_M + d] = dm->vecs[tri[d]];
+			out->v[KNOB_TILE_M + d] =
+			    dm->tiles[dm->compat[dm->compat_off[tri[d]] + pick[d]]];
+		}
+	}
+}
+
+/* Position of v in the sorted list, or -1. */
+static int64_t
+space_find(const int64_t *list, size_t n, int64_t v)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (list[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (lo < n && list[lo] == v) ? (int64_t)lo : -1;
+}
+
+int64_t
+space_index(const struct space *s, const struct config *c)
+{
+	int64_t iv[3], t, th, pi, bi = -1;
+	size_t pick[3], j, d;
+	uint64_t r;
+
+	for (d = 0; d < 3; d++) {
+		const struct space_dim *dm = &s->dim[d];
+		int64_t it;
+
+		iv[d] = space_find(dm->vecs, dm->nvecs, c->v[KNOB_VECTOR_M + d]);
+		it = space_find(dm->tiles, dm->ntiles, c->v[KNOB_TILE_M + d]);
+		if (iv[d] < 0 || it < 0)
+			return -1;
+		pick[d] = (size_t)-1;
+		for (j = 0; j < dm->ncompat[iv[d]]; j++) {
+			if (dm->compat[dm->compat_off[iv[d]] + j] == (size_t)it)
+				pick[d] = j;
+		}
+		if (pick[d] == (size_t)-1)
+			return -1;
+	}
+	t = s->tri_of[((size_t)iv[0] * s->dim[1].nvecs + (size_t)iv[1]) *
+	    s->dim[2].nvecs + (size_t)iv[2]];
+	if (t < 0)
+		return -1;
+	th = space_find(s->threads, s->nthreads, c->v[KNOB_THREADS]);
+	pi = space_find(s->pipe, s->npipe, c->v[KNOB_PIPELINE_DEPTH]);
+	for (j = 0; j < s->nblocks; j++) {
+		if (s->blocks[j * 3] == c->v[KNOB_BLOCK_DIM_X] &&
+		    s->blocks[j * 3 + 1] == c->v[KNOB_BLOCK_DIM_Y] &&
+		    s->blocks[j * 3 + 2] == c->v[KNOB_BLOCK_DIM_Z])
+			bi = (int64_t)j;
+	}
+	if (th < 0 || pi < 0 || bi < 0)
+		return -1;
+	r = pick[0] + s->dim[0].ncompat[iv[0]] *
+	    (pick[1] + s->dim[1].ncompat[iv[1]] * (uint64_t)pick[2]);
+	r += s->prefix[t];
+	return (int64_t)((r * s->inner) +
+	    ((uint64_t)th * s->nblocks + (uint64_t)bi) * s->npipe + (uint64_t)pi);
+}
+
+const int64_t *
+space_knob_list(const struct space *s, enum knob k, size_t *n)
+{
+	switch (k) {
+	case KNOB_TILE_M:
+	case KNOB_TILE_N:
+	case KNOB_TILE_K:
+		*n = s->dim[k - KNOB_TILE_M].ntiles;
+		return s->dim[k - KNOB_TILE_M].tiles;
+	case KNOB_VECTOR_M:
+	case KNOB_VECTOR_N:
+	case KNOB_VECTOR_K:
+		*n = s->dim[k - KNOB_VECTOR_M].nvecs;
+		return s->dim[k - KNOB_VECTOR_M].vecs;
+	case KNOB_THREADS:
+		*n = s->nthreads;
+		return s->threads;
+	case KNOB_BLOCK_DIM_X:
+		*n = s->nbx;
+		return s->bx;
+	case KNOB_BLOCK_DIM_Y:
+		*n = s->nby;
+		return s->by;
+	case KNOB_BLOCK_DIM_Z:
+		*n = s->nbz;
+		return s->bz;
+	case KNOB_PIPELINE_DEPTH:
+		*n = s->npipe;
+		return s->pipe;
+	default:
+		*n = 0;
+		return NULL;
+	}
+}
+
+size_t
+space_knob_size(const struct space *s, enum knob k)
+{
+	size_t n;
+
+	space_knob_list(s, k, &n);
+	return n;
+}
+
+void
+space_config_name(const struct config *c, uint32_t knobs, char *buf,
+    size_t len)
+{
+	const int64_t *v = c->v;
+	int n = 0;
+
+	/* The CPU groups always appear, so names stay stable across backends. */
+	n = snprintf(buf, len, "tile_%lldx%lldx%lld_vec_%lldx%lldx%lld_thr_%lld",
+	    (long long)v[KNOB_TILE_M], (long long)v[KNOB_TILE_N],
+	    (long long)v[KNOB_TILE_K], (long long)v[KNOB_VECTOR_M],
+	    (long long)v[KNOB_VECTOR_N], (long long)v[KNOB_VECTOR_K],
+	    (long long)v[KNOB_THREADS]);
+	if (n < 0 || (size_t)n >= len)
+		return;
+	if (knobs & (KNOB_BIT(KNOB_BLOCK_DIM_X) | KNOB_BIT(KNOB_BLOCK_DIM_Y) |
+	    KNOB_BIT(KNOB_BLOCK_DIM_Z) | KNOB_BIT(KNOB_PIPELINE_DEPTH)))
+		snprintf(buf + n, len - (size_t)n, "_blk_%lldx%lldx%lld_pipe_%lld",
+		    (long long)v[KNOB_BLOCK_DIM_X], (long long)v[KNOB_BLOCK_DIM_Y],
+		    (long long)v[KNOB_BLOCK_DIM_Z],
+		    (long long)v[KNOB_PIPELINE_DEPTH]);
+}
+
+int
+space_config_parse(const char *name, struct config *out)
+{
+	long long v[11];
+	int used = 0, n;
+
+	memset(out, 0, sizeof *out);
+	n = sscanf(name, "tile_%lldx%lldx%lld_vec_%lldx%lldx%lld_thr_%lld%n",
+	    &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &used);
+	if (n != 7)
+		return -1;
+	for (n = 0; n < 7; n++)
+		out->v[n] = v[n];
+	name += used;
+	if (*name == '\0')
+		return 0;
+	used = 0;
+	n = sscanf(name, "_blk_%lldx%lldx%lld_pipe_%lld%n", &v[7], &v[8], &v[9],
+	    &v[10], &used);
+	if (n != 4 || name[used] != '\0')
+		return -1;
+	for (n = 7; n < 11; n++)
+		out->v[n] = v[n];
+	return 0;
+}

@@ -1,0 +1,202 @@
+/*
+ * Unit tests of the search space: exact counts against brute-force
+ * enumeration, index <-> config round trips, names, huge spaces.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "search/space.h"
+#include "tests/check.h"
+
+static int
+vec_budget(const struct op_desc *op, int64_t vm, int64_t vn, int64_t vk)
+{
+	(void)op;
+	return vm * vn <= 64 && vk == 1;
+}
+
+/* The constraints, written naively, for the brute force. */
+static int
+naive_dim_ok(int64_t D, const int64_t *tiles, size_t nt, int64_t t, int64_t v)
+{
+	int64_t eff = t < D ? t : D, smallest_ge = -1;
+	size_t i;
+
+	if (D % eff != 0 || eff % v != 0)
+		return 0;
+	for (i = 0; i < nt; i++) {
+		if (tiles[i] >= D && (smallest_ge < 0 || tiles[i] < smallest_ge))
+			smallest_ge = tiles[i];
+	}
+	if (t > D && t != smallest_ge)
+		return 0;
+	return 1;
+}
+
+static void
+test_bruteforce(int64_t M, int64_t N, int64_t K)
+{
+	int64_t tm[] = { 8, 16, 24, 32, 64, 128, 256 }, tn[] = { 16, 32, 48, 64, 512 };
+	int64_t tk[] = { 1, 8, 32, 100, 200 }, vm[] = { 1, 2, 4, 8 };
+	int64_t vn[] = { 8, 16, 32 }, vk[] = { 1, 2 }, th[] = { 1, 2 };
+	struct knob_values lists[] = {
+		{ KNOB_TILE_M, tm, 7 }, { KNOB_TILE_N, tn, 5 }, { KNOB_TILE_K, tk, 5 },
+		{ KNOB_VECTOR_M, vm, 4 }, { KNOB_VECTOR_N, vn, 3 },
+		{ KNOB_VECTOR_K, vk, 2 }, { KNOB_THREADS, th, 2 },
+	};
+	struct space_rules rules = { 0 };
+	struct op_desc op = { 0 };
+	struct space *s = NULL;
+	char *err = NULL;
+	uint64_t brute = 0, i, n;
+	size_t a, b, c, d, e, f, g;
+	char *seen;
+	int ok = 1;
+
+	op.m = M; op.n = N; op.k = K; op.batch = 1;
+	rules.knobs = 0x7f;
+	rules.vector_ok = vec_budget;
+	CHECK(space_new(&op, lists, 7, &rules, &s, &err) == 0);
+	if (s == NULL)
+		return;
+	for (a = 0; a < 7; a++) for (b = 0; b < 5; b++) for (c = 0; c < 5; c++)
+	for (d = 0; d < 4; d++) for (e = 0; e < 3; e++) for (f = 0; f < 2; f++)
+	for (g = 0; g < 2; g++) {
+		if (naive_dim_ok(M, tm, 7, tm[a], vm[d]) &&
+		    naive_dim_ok(N, tn, 5, tn[b], vn[e]) &&
+		    naive_dim_ok(K, tk, 5, tk[c], vk[f]) &&
+		    vec_budget(&op, vm[d], vn[e], vk[f]))
+			brute++;
+	}
+	n = space_count(s);
+	CHECK(n == brute);
+	/* Every index gives a distinct valid config that maps back to it. */
+	seen = calloc(n ? n : 1, 1);
+	for (i = 0; i < n; i++) {
+		struct config cf;
+		int64_t back;
+
+		space_get(s, i, &cf);
+		back = space_index(s, &cf);
+		if (back != (int64_t)i || seen[i])
+			ok = 0;
+		seen[i] = 1;
+		if (!naive_dim_ok(M, tm, 7, cf.v[KNOB_TILE_M], cf.v[KNOB_VECTOR_M]) ||
+		    !naive_dim_ok(N, tn, 5, cf.v[KNOB_TILE_N], cf.v[KNOB_VECTOR_N]) ||
+		    !naive_dim_ok(K, tk, 5, cf.v[KNOB_TILE_K], cf.v[KNOB_VECTOR_K]) ||
+		    !vec_budget(&op, cf.v[KNOB_VECTOR_M], cf.v[KNOB_VECTOR_N],
+		    cf.v[KNOB_VECTOR_K]))
+			ok = 0;
+	}
+	CHECK(ok);
+	free(seen);
+	/* An invalid config has no index. */
+	{
+		struct config bad = { { 24, 16, 8, 16, 8, 1, 1 } };
+
+		CHECK(space_index(s, &bad) == -1);
+	}
+	space_free(s);
+}
+
+static void
+test_huge(void)
+{
+	static int64_t t[1024], v[] = { 1, 2, 4, 8, 16 };
+	struct knob_values lists[] = {
+		{ KNOB_TILE_M, t, 1024 }, { KNOB_TILE_N, t, 1024 },
+		{ KNOB_TILE_K, t, 1024 }, { KNOB_VECTOR_M, v, 5 },
+	};
+	struct space_rules rules = { 0 };
+	struct op_desc op = { 0 };
+	struct space *s = NULL;
+	char *err = NULL;
+	struct config c;
+	size_t i;
+
+	for (i = 0; i < 1024; i++)
+		t[i] = (int64_t)i + 1;
+	op.m = op.n = op.k = 1 << 20;
+	op.batch = 1;
+	rules.knobs = 0x7f;
+	rules.defaults.v[KNOB_VECTOR_N] = 1;
+	rules.defaults.v[KNOB_VECTOR_K] = 1;
+	rules.defaults.v[KNOB_THREADS] = 1;
+	CHECK(space_new(&op, lists, 4, &rules, &s, &err) == 0);
+	/* Divisors of 2^20 up to 1024: 11 per dim; over 10^9 raw points. */
+	CHECK(space_count(s) > 0);
+	space_get(s, space_count(s) - 1, &c);
+	CHECK(space_index(s, &c) == (int64_t)space_count(s) - 1);
+	space_free(s);
+
+	/* Over 2^40 raw points: refused. */
+	{
+		static int64_t big[4096];
+		struct knob_values l2[] = {
+			{ KNOB_TILE_M, big, 4096 }, { KNOB_TILE_N, big, 4096 },
+			{ KNOB_TILE_K, big, 4096 }, { KNOB_THREADS, big, 4096 },
+		};
+
+		for (i = 0; i < 4096; i++)
+			big[i] = (int64_t)i + 1;
+		CHECK(space_new(&op, l2, 4, &rules, &s, &err) == -1);
+		CHECK(err != NULL && strstr(err, "2^40") != NULL);
+		free(err);
+	}
+}
+
+static void
+test_names(void)
+{
+	struct config c = { { 64, 64, 128, 8, 32, 1, 2, 64, 2, 1, 2 } }, back;
+	char buf[128];
+
+	space_config_name(&c, 0x7f, buf, sizeof buf);
+	CHECK_STR(buf, "tile_64x64x128_vec_8x32x1_thr_2");
+	CHECK(space_config_parse(buf, &back) == 0);
+	CHECK(back.v[KNOB_TILE_K] == 128 && back.v[KNOB_THREADS] == 2 &&
+	    back.v[KNOB_BLOCK_DIM_X] == 0);
+	space_config_name(&c, 0x7ff, buf, sizeof buf);
+	CHECK_STR(buf, "tile_64x64x128_vec_8x32x1_thr_2_blk_64x2x1_pipe_2");
+	CHECK(space_config_parse(buf, &back) == 0);
+	CHECK(memcmp(&back, &c, sizeof c) == 0);
+	CHECK(space_config_parse("tile_1x2", &back) == -1);
+	CHECK(space_knob_lookup("tile_n") == KNOB_TILE_N);
+	CHECK(space_knob_lookup("tile_q") == -1);
+	CHECK_STR(space_knob_nearest("tile_q"), "tile_m");
+	CHECK_STR(space_knob_nearest("blockdimx"), "block_dim_x");
+}
+
+static void
+test_gpu_blocks(void)
+{
+	int64_t x[] = { 64, 512 }, y[] = { 1, 2, 4 }, z[] = { 1 };
+	struct knob_values lists[] = {
+		{ KNOB_BLOCK_DIM_X, x, 2 }, { KNOB_BLOCK_DIM_Y, y, 3 },
+		{ KNOB_BLOCK_DIM_Z, z, 1 },
+	};
+	struct space_rules rules = { 0 };
+	struct op_desc op = { 0 };
+	struct space *s = NULL;
+	char *err = NULL;
+
+	op.m = op.n = op.k = 64;
+	rules.knobs = 0x7ff;
+	CHECK(space_new(&op, lists, 3, &rules, &s, &err) == 0);
+	/* 512x4 = 2048 > 1024 is out: 5 of 6 blocks remain. */
+	CHECK(space_count(s) == 5);
+	space_free(s);
+}
+
+int
+main(void)
+{
+	test_bruteforce(256, 512, 200);
+	test_bruteforce(100, 48, 64);
+	test_bruteforce(24, 16, 1);
+	test_huge();
+	test_names();
+	test_gpu_blocks();
+	return check_done();
+}
