@@ -27,7 +27,12 @@ size_t		 analysis_elem_size(enum elem_type);
 int		 analysis_elem_is_float(enum elem_type);
 
 /*
- * One contraction-like op found in the input. Strings are owned by the
+ * One contraction-like op found in the input: every (batch) matmul, and the
+ * ops that look like one but are not (mmt4d, matvec, convolutions, dynamic
+ * shapes, other element types or bodies), listed with tunable = 0 and a
+ * reason. Sizes not known statically are -1. name is the dispatch-profiler
+ * name for tunable ops ("?" for unknown sizes otherwise, or just the kind when
+ * the op is not shaped like a matmul at all). Strings are owned by the
  * analysis and live until analysis_free.
  */
 struct op_desc {
@@ -40,6 +45,8 @@ struct op_desc {
 	enum elem_type	 lhs, rhs, acc;
 	int		 transpose_a;	/* lhs stored K×M */
 	int		 transpose_b;	/* rhs stored N×K */
+	int		 lhs_unsigned;	/* integer lhs widened with extui, not extsi */
+	int		 rhs_unsigned;	/* integer rhs widened with extui, not extsi */
 	const char	*function;	/* enclosing func's symbol name, "" if none */
 	const char	*loc;		/* "file:line:col" */
 	int		 tunable;

@@ -1,0 +1,305 @@
+/*
+ * Reading MLIR: parse a file with MLIR's own parser (C API), report its
+ * diagnostics as "file:line:col: message", and walk every operation to list
+ * the contraction-like ones.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mlir-c/Diagnostics.h>
+#include <mlir-c/RegisterEverything.h>
+
+#include "analysis/analysis_int.h"
+#include "util/util.h"
+
+/* Inputs bigger than this are refused: IREE dumps of whole models stay far below. */
+#define ANALYSIS_MAX_INPUT	(256u << 20)
+/* Cap on a printed type or diagnostic kept for a message. */
+#define ANALYSIS_MAX_TEXT	4096
+
+static const struct {
+	const char	*name;
+	size_t		 size;
+	int		 is_float;
+} elem_table[] = {
+	[ELEM_UNKNOWN] = { "unknown", 0, 0 },
+	[ELEM_F32] = { "f32", 4, 1 },
+	[ELEM_F64] = { "f64", 8, 1 },
+	[ELEM_F16] = { "f16", 2, 1 },
+	[ELEM_BF16] = { "bf16", 2, 1 },
+	[ELEM_I8] = { "i8", 1, 0 },
+	[ELEM_I16] = { "i16", 2, 0 },
+	[ELEM_I32] = { "i32", 4, 0 },
+	[ELEM_I64] = { "i64", 8, 0 },
+};
+
+static int
+elem_valid(enum elem_type t)
+{
+	return (unsigned)t < sizeof elem_table / sizeof elem_table[0];
+}
+
+const char *
+analysis_elem_name(enum elem_type t)
+{
+	return elem_table[elem_valid(t) ? t : ELEM_UNKNOWN].name;
+}
+
+size_t
+analysis_elem_size(enum elem_type t)
+{
+	return elem_table[elem_valid(t) ? t : ELEM_UNKNOWN].size;
+}
+
+int
+analysis_elem_is_float(enum elem_type t)
+{
+	return elem_table[elem_valid(t) ? t : ELEM_UNKNOWN].is_float;
+}
+
+/* A bounded string the MLIR print callbacks append to. */
+struct text {
+	char	buf[ANALYSIS_MAX_TEXT];
+	size_t	len;
+};
+
+static void
+text_append(MlirStringRef s, void *arg)
+{
+	struct text	*t = arg;
+	size_t		 n = s.length;
+
+	if (n > sizeof t->buf - 1 - t->len)
+		n = sizeof t->buf - 1 - t->len;
+	memcpy(t->buf + t->len, s.data, n);
+	t->len += n;
+	t->buf[t->len] = '\0';
+}
+
+char *
+analysis_type_string(MlirType type)
+{
+	struct text	t = { .len = 0 };
+
+	t.buf[0] = '\0';
+	mlirTypePrint(type, text_append, &t);
+	return xstrdup(t.buf);
+}
+
+/* The position of a location, or 0 if it has none. */
+static int
+loc_position(MlirLocation loc, MlirStringRef *file, int *line, int *col,
+    int depth)
+{
+	MlirLocation	*subs;
+	unsigned	 i, n;
+	int		 found = 0;
+
+	if (depth > 16)
+		return 0;
+	if (mlirLocationIsAFileLineColRange(loc)) {
+		*file = mlirIdentifierStr(
+		    mlirLocationFileLineColRangeGetFilename(loc));
+		*line = mlirLocationFileLineColRangeGetStartLine(loc);
+		*col = mlirLocationFileLineColRangeGetStartColumn(loc);
+		return 1;
+	}
+	if (mlirLocationIsAName(loc))
+		return loc_position(mlirLocationNameGetChildLoc(loc), file,
+		    line, col, depth + 1);
+	if (mlirLocationIsACallSite(loc))
+		return loc_position(mlirLocationCallSiteGetCallee(loc), file,
+		    line, col, depth + 1);
+	if (mlirLocationIsAFused(loc)) {
+		n = mlirLocationFusedGetNumLocations(loc);
+		if (n == 0)
+			return 0;
+		subs = xcalloc(n, sizeof *subs);
+		mlirLocationFusedGetLocations(loc, subs);
+		for (i = 0; i < n && !found; i++)
+			found = loc_position(subs[i], file, line, col,
+			    depth + 1);
+		free(subs);
+		return found;
+	}
+	return 0;
+}
+
+char *
+analysis_loc_string(MlirLocation loc, const char *file)
+{
+	MlirStringRef	f;
+	int		line, col;
+
+	if (!loc_position(loc, &f, &line, &col, 0))
+		return xasprintf("%s:0:0", file);
+	/* The parser names the buffer "-" (mlirModuleCreateParse takes no name). */
+	if (f.length == 0 || (f.length == 1 && f.data[0] == '-'))
+		return xasprintf("%s:%d:%d", file, line, col);
+	return xasprintf("%.*s:%d:%d", (int)f.length, f.data, line, col);
+}
+
+/* What the diagnostic handler collects: the first error. */
+struct diag {
+	const char	*file;
+	char		*first;
+};
+
+static MlirLogicalResult
+diag_handler(MlirDiagnostic dg, void *arg)
+{
+	struct diag	*d = arg;
+	struct text	 msg = { .len = 0 };
+	char		*where;
+
+	if (mlirDiagnosticGetSeverity(dg) != MlirDiagnosticError ||
+	    d->first != NULL)
+		return mlirLogicalResultSuccess();
+	msg.buf[0] = '\0';
+	mlirDiagnosticPrint(dg, text_append, &msg);
+	where = analysis_loc_string(mlirDiagnosticGetLocation(dg), d->file);
+	d->first = xasprintf("%s: %s", where, msg.buf);
+	free(where);
+	/* Handled: MLIR must not print it to stderr as well. */
+	return mlirLogicalResultSuccess();
+}
+
+struct walk {
+	struct analysis	*a;
+	const char	*file;
+};
+
+static MlirWalkResult
+walk_op(MlirOperation op, void *arg)
+{
+	struct walk	*w = arg;
+	struct analysis	*a = w->a;
+	struct op_desc	 d;
+
+	memset(&d, 0, sizeof d);
+	if (!analysis_describe(op, w->file, &d))
+		return MlirWalkResultAdvance;
+	if (a->nops == a->cap) {
+		a->cap = a->cap ? a->cap * 2 : 8;
+		a->ops = xrealloc(a->ops, a->cap * sizeof *a->ops);
+	}
+	d.index = (int)a->nops;
+	a->ops[a->nops++] = d;
+	/* A contraction's body holds no further contraction. */
+	return MlirWalkResultSkip;
+}
+
+int
+analysis_parse(const char *name, const char *text, size_t len,
+    struct analysis **out, char **err)
+{
+	MlirDialectRegistry	 registry;
+	MlirContext		 ctx;
+	MlirModule		 module;
+	MlirDiagnosticHandlerID	 handler;
+	struct diag		 diag = { .file = name, .first = NULL };
+	struct walk		 w;
+	struct analysis		*a = NULL;
+	char			*copy;
+	int			 rc = -1;
+
+	*out = NULL;
+	if (len > ANALYSIS_MAX_INPUT) {
+		util_seterr(err, "%s: input too large (%zu bytes, at most %u)",
+		    name, len, ANALYSIS_MAX_INPUT);
+		return -1;
+	}
+	/* MLIR's lexer finds the end of the buffer by its NUL. */
+	copy = xmalloc(len + 1);
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+
+	/*
+	 * Every upstream dialect, so that any of them parses in pretty form;
+	 * the rest (hal, flow, iree_tensor_ext, …) as unregistered ops.
+	 */
+	registry = mlirDialectRegistryCreate();
+	mlirRegisterAllDialects(registry);
+	ctx = mlirContextCreateWithRegistry(registry, false);
+	mlirContextSetAllowUnregisteredDialects(ctx, true);
+	handler = mlirContextAttachDiagnosticHandler(ctx, diag_handler, &diag,
+	    NULL);
+
+	module = mlirModuleCreateParse(ctx, mlirStringRefCreate(copy, len));
+	if (mlirModuleIsNull(module)) {
+		if (diag.first != NULL)
+			util_seterr(err, "%s", diag.first);
+		else
+			util_seterr(err, "%s: not valid MLIR", name);
+		goto out;
+	}
+
+	a = xcalloc(1, sizeof *a);
+	w.a = a;
+	w.file = name;
+	mlirOperationWalk(mlirModuleGetOperation(module), walk_op, &w,
+	    MlirWalkPreOrder);
+	mlirModuleDestroy(module);
+	*out = a;
+	rc = 0;
+
+out:
+	mlirContextDetachDiagnosticHandler(ctx, handler);
+	mlirContextDestroy(ctx);
+	mlirDialectRegistryDestroy(registry);
+	free(diag.first);
+	free(copy);
+	return rc;
+}
+
+int
+analysis_load(const char *path, struct analysis **out, char **err)
+{
+	char	*buf;
+	size_t	 len;
+	int	 rc;
+
+	*out = NULL;
+	if (util_read_file(path, ANALYSIS_MAX_INPUT, &buf, &len, err) != 0)
+		return -1;
+	rc = analysis_parse(path, buf, len, out, err);
+	free(buf);
+	return rc;
+}
+
+void
+analysis_free(struct analysis *a)
+{
+	struct op_desc	*d;
+	size_t		 i;
+
+	if (a == NULL)
+		return;
+	for (i = 0; i < a->nops; i++) {
+		d = &a->ops[i];
+		free((char *)d->kind);
+		free((char *)d->op_name);
+		free((char *)d->name);
+		free((char *)d->function);
+		free((char *)d->loc);
+		free((char *)d->reason);
+	}
+	free(a->ops);
+	free(a);
+}
+
+size_t
+analysis_count(const struct analysis *a)
+{
+	return a->nops;
+}
+
+const struct op_desc *
+analysis_op(const struct analysis *a, size_t i)
+{
+	if (i >= a->nops)
+		return NULL;
+	return &a->ops[i];
+}

@@ -1,0 +1,36 @@
+/*
+ * Internals shared by the files of analysis/: the analysis itself and the
+ * MLIR C API helpers the parser and the op recogniser both use.
+ */
+#ifndef AUTOSCHED_ANALYSIS_INT_H
+#define AUTOSCHED_ANALYSIS_INT_H
+
+#include <mlir-c/IR.h>
+
+#include "analysis/analysis.h"
+
+struct analysis {
+	struct op_desc	*ops;
+	size_t		 nops;
+	size_t		 cap;
+};
+
+/*
+ * "file:line:col" of an MLIR location, looking through name, call-site and
+ * fused locations. The parser names the buffer "-"; that becomes file.
+ * "file:0:0" when the location carries no position. Caller frees.
+ */
+char	*analysis_loc_string(MlirLocation, const char *file);
+
+/* The printed form of a type, for messages. Caller frees. */
+char	*analysis_type_string(MlirType);
+
+/*
+ * Describe op into *d if it is contraction-like (see contraction.c).
+ * Returns 1 if it is, with the strings of *d allocated (analysis_free frees
+ * them), or 0 if the op is not one to list.
+ */
+int	 analysis_describe(MlirOperation op, const char *file,
+	    struct op_desc *d);
+
+#endif

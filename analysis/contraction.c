@@ -1,0 +1,596 @@
+/*
+ * Recognising contractions: decide which linalg ops are contraction-like and
+ * whether each is a plain (batch) matmul, from its indexing maps, operand
+ * types and body (mul + add, inputs optionally widened), through MLIR's C API.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mlir-c/AffineExpr.h>
+#include <mlir-c/AffineMap.h>
+#include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/BuiltinTypes.h>
+#include <mlir-c/Dialect/Linalg.h>
+
+#include "analysis/analysis_int.h"
+#include "util/util.h"
+
+/* More loop dimensions than this is not a matmul of any kind. */
+#define MAX_DIMS	16
+
+/* The roles a loop dimension can have in a (batch) matmul. */
+enum role { ROLE_NONE, ROLE_BATCH, ROLE_M, ROLE_N, ROLE_K };
+
+/* Named ops of the matmul family: listed even when they are not tunable. */
+static const char *matmul_family[] = {
+	"matmul", "batch_matmul", "batch_reduce_matmul", "contract",
+	"matvec", "vecmat", "batch_matvec", "batch_vecmat", "dot",
+	"mmt4d", "batch_mmt4d", "quantized_matmul", "quantized_batch_matmul",
+};
+
+/* What is learnt about one op while it is looked at. */
+struct look {
+	MlirOperation	 op;
+	char		*reason;	/* first reason it is not tunable */
+	int		 shaped;	/* roles known: m/n/k/batch meaningful */
+	int		 nbatch;
+	int		 pos[5];	/* loop dim of each role */
+	int		 apos[3], bpos[3], cpos[3];	/* result index of a role in a map */
+};
+
+static int
+strref_is(MlirStringRef s, const char *lit)
+{
+	return s.length == strlen(lit) && memcmp(s.data, lit, s.length) == 0;
+}
+
+static void look_fail(struct look *, const char *, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Record why the op is not tunable; the first reason found is kept. */
+static void
+look_fail(struct look *l, const char *fmt, ...)
+{
+	char	buf[512];
+	va_list	ap;
+
+	if (l->reason != NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	l->reason = xstrdup(buf);
+}
+
+static enum elem_type
+elem_of(MlirType t)
+{
+	if (mlirTypeIsAF32(t))
+		return ELEM_F32;
+	if (mlirTypeIsAF64(t))
+		return ELEM_F64;
+	if (mlirTypeIsAF16(t))
+		return ELEM_F16;
+	if (mlirTypeIsABF16(t))
+		return ELEM_BF16;
+	if (mlirTypeIsAInteger(t) && mlirIntegerTypeIsSignless(t)) {
+		switch (mlirIntegerTypeGetWidth(t)) {
+		case 8:
+			return ELEM_I8;
+		case 16:
+			return ELEM_I16;
+		case 32:
+			return ELEM_I32;
+		case 64:
+			return ELEM_I64;
+		}
+	}
+	return ELEM_UNKNOWN;
+}
+
+/* The symbol name of the nearest enclosing function-like op. Caller frees. */
+static char *
+enclosing_function(MlirOperation op)
+{
+	MlirAttribute	name;
+	MlirStringRef	s;
+
+	for (op = mlirOperationGetParentOperation(op);
+	    !mlirOperationIsNull(op);
+	    op = mlirOperationGetParentOperation(op)) {
+		/* func.func, util.func, gpu.func, …: a symbol with a function type. */
+		if (mlirAttributeIsNull(mlirOperationGetAttributeByName(op,
+		    mlirStringRefCreateFromCString("function_type"))))
+			continue;
+		name = mlirOperationGetAttributeByName(op,
+		    mlirStringRefCreateFromCString("sym_name"));
+		if (mlirAttributeIsNull(name) || !mlirAttributeIsAString(name))
+			continue;
+		s = mlirStringAttrGetValue(name);
+		return xstrndup(s.data, s.length);
+	}
+	return xstrdup("");
+}
+
+/*
+ * Whether op is one to list, and under which family ("matmul", "generic",
+ * "convolution", …). Contraction-like: the matmul family, convolutions, any
+ * op MLIR calls a contraction, and generics with two inputs, one output and
+ * a loop dimension the output does not use (a reduction).
+ */
+static const char *
+contraction_like(MlirOperation op, MlirStringRef opname)
+{
+	static const char	 linalg[] = "linalg.";
+	MlirStringRef		 fam;
+	MlirAttribute		 maps, last;
+	size_t			 i;
+
+	if (opname.length <= sizeof linalg - 1 ||
+	    memcmp(opname.data, linalg, sizeof linalg - 1) != 0)
+		return NULL;
+	fam = mlirStringRefCreate(opname.data + sizeof linalg - 1,
+	    opname.length - (sizeof linalg - 1));
+	for (i = 0; i < sizeof matmul_family / sizeof matmul_family[0]; i++)
+		if (strref_is(fam, matmul_family[i]))
+			return matmul_family[i];
+	if (mlirLinalgIsAContractionOp(op))
+		return strref_is(fam, "generic") ? "generic" : "contraction";
+	if (mlirLinalgIsAConvolutionOp(op))
+		return "convolution";
+	if (!strref_is(fam, "generic") || mlirOperationGetNumOperands(op) != 3)
+		return NULL;
+	maps = mlirLinalgGetIndexingMapsAttribute(op);
+	if (mlirAttributeIsNull(maps) || !mlirAttributeIsAArray(maps) ||
+	    mlirArrayAttrGetNumElements(maps) != 3)
+		return NULL;
+	last = mlirArrayAttrGetElement(maps, 2);
+	if (!mlirAttributeIsAAffineMap(last))
+		return NULL;
+	if (mlirAffineMapGetNumResults(mlirAffineMapAttrGetValue(last)) <
+	    mlirAffineMapGetNumDims(mlirAffineMapAttrGetValue(last)))
+		return "generic";
+	return NULL;
+}
+
+/* One element of a DenseI32Array attribute of length 1, or -1. */
+static int
+single_dim(MlirAttribute a)
+{
+	if (mlirAttributeIsNull(a) || !mlirAttributeIsADenseI32Array(a) ||
+	    mlirDenseArrayGetNumElements(a) != 1)
+		return -1;
+	return mlirDenseI32ArrayGetElement(a, 0);
+}
+
+static int
+dims_count(MlirAttribute a)
+{
+	if (mlirAttributeIsNull(a) || !mlirAttributeIsADenseI32Array(a))
+		return -1;
+	return (int)mlirDenseArrayGetNumElements(a);
+}
+
+/*
+ * Give each loop dimension its role from the indexing maps and check that
+ * they make a plain (batch) matmul: one m, one n, one k, at most one batch
+ * (outermost), and an output stored m×n.
+ */
+static void
+look_maps(struct look *l, const char *family)
+{
+	MlirAttribute			 maps, attr;
+	MlirAffineMap			 map[3];
+	MlirAffineExpr			 e;
+	MlirLinalgContractionDimensions	 cd;
+	unsigned			 used[MAX_DIMS];
+	int				 count[5] = { 0 };
+	int				*where[3] = { l->apos, l->bpos, l->cpos };
+	intptr_t			 ndims, i, j, nres;
+	int				 p, r;
+
+	maps = mlirLinalgGetIndexingMapsAttribute(l->op);
+	if (mlirAttributeIsNull(maps) || !mlirAttributeIsAArray(maps)) {
+		look_fail(l, "no indexing maps");
+		return;
+	}
+	if (mlirOperationGetNumOperands(l->op) != 3 ||
+	    mlirArrayAttrGetNumElements(maps) != 3) {
+		look_fail(l, "%ld operands: not 2 inputs and 1 output",
+		    (long)mlirOperationGetNumOperands(l->op));
+		return;
+	}
+	for (i = 0; i < 3; i++) {
+		attr = mlirArrayAttrGetElement(maps, i);
+		if (!mlirAttributeIsAAffineMap(attr)) {
+			look_fail(l, "indexing map %ld is not an affine map",
+			    (long)i);
+			return;
+		}
+		map[i] = mlirAffineMapAttrGetValue(attr);
+	}
+	ndims = mlirAffineMapGetNumDims(map[0]);
+	if (ndims > MAX_DIMS) {
+		look_fail(l, "%ld loop dimensions", (long)ndims);
+		return;
+	}
+	memset(used, 0, sizeof used);
+	for (i = 0; i < 3; i++) {
+		if (mlirAffineMapGetNumDims(map[i]) != ndims ||
+		    mlirAffineMapGetNumSymbols(map[i]) != 0) {
+			look_fail(l, "indexing maps are not projected "
+			    "permutations");
+			return;
+		}
+		nres = mlirAffineMapGetNumResults(map[i]);
+		for (j = 0; j < nres; j++) {
+			e = mlirAffineMapGetResult(map[i], j);
+			if (!mlirAffineExprIsADim(e)) {
+				look_fail(l, "indexing maps are not projected "
+				    "permutations (strided or offset access)");
+				return;
+			}
+			p = (int)mlirAffineDimExprGetPosition(e);
+			if (p < 0 || p >= ndims || (used[p] & (1u << i))) {
+				look_fail(l, "indexing maps are not projected "
+				    "permutations");
+				return;
+			}
+			used[p] |= 1u << i;
+		}
+	}
+
+	for (p = 0; p < 5; p++)
+		l->pos[p] = -1;
+	for (p = 0; p < ndims; p++) {
+		switch (used[p]) {
+		case 7:
+			r = ROLE_BATCH;
+			break;
+		case 5:
+			r = ROLE_M;
+			break;
+		case 6:
+			r = ROLE_N;
+			break;
+		case 3:
+			r = ROLE_K;
+			break;
+		default:
+			look_fail(l, "contraction with an extra dimension "
+			    "(d%d is not batch, m, n or k)", p);
+			return;
+		}
+		count[r]++;
+		l->pos[r] = p;
+	}
+	if (strcmp(family, "mmt4d") == 0 || strcmp(family, "batch_mmt4d") == 0) {
+		look_fail(l, "packed layout (%s): not a plain matmul", family);
+		return;
+	}
+	if (count[ROLE_M] != 1 || count[ROLE_N] != 1 || count[ROLE_K] != 1 ||
+	    count[ROLE_BATCH] > 1) {
+		look_fail(l, "not a plain (batch) matmul: %d batch, %d m, "
+		    "%d n, %d k dimensions", count[ROLE_BATCH], count[ROLE_M],
+		    count[ROLE_N], count[ROLE_K]);
+		return;
+	}
+	l->nbatch = count[ROLE_BATCH];
+
+	/* Where each role sits in each operand. */
+	for (i = 0; i < 3; i++) {
+		where[i][0] = where[i][1] = where[i][2] = -1;
+		nres = mlirAffineMapGetNumResults(map[i]);
+		/* Slots 0 and 1: the two matrix dims in stored order. */
+		for (j = 0, r = 0; j < nres && r < 3; j++) {
+			p = (int)mlirAffineDimExprGetPosition(
+			    mlirAffineMapGetResult(map[i], j));
+			if (p != l->pos[ROLE_BATCH])
+				where[i][r++] = p;
+		}
+	}
+	if (l->nbatch == 1 && (
+	    mlirAffineDimExprGetPosition(mlirAffineMapGetResult(map[0], 0)) !=
+	    l->pos[ROLE_BATCH] ||
+	    mlirAffineDimExprGetPosition(mlirAffineMapGetResult(map[1], 0)) !=
+	    l->pos[ROLE_BATCH] ||
+	    mlirAffineDimExprGetPosition(mlirAffineMapGetResult(map[2], 0)) !=
+	    l->pos[ROLE_BATCH])) {
+		look_fail(l, "batch dimension is not the outermost one");
+		return;
+	}
+	if (l->cpos[0] != l->pos[ROLE_M]) {
+		look_fail(l, "transposed result (stored n×m)");
+		return;
+	}
+
+	/* MLIR's own view, which also reads the iterator types. */
+	cd = mlirLinalgInferContractionDimensions(l->op);
+	if (single_dim(cd.m) != l->pos[ROLE_M] ||
+	    single_dim(cd.n) != l->pos[ROLE_N] ||
+	    single_dim(cd.k) != l->pos[ROLE_K] ||
+	    dims_count(cd.batch) != l->nbatch ||
+	    (l->nbatch && single_dim(cd.batch) != l->pos[ROLE_BATCH])) {
+		look_fail(l, "iterator types do not make a matmul");
+		return;
+	}
+	l->shaped = 1;
+}
+
+/* The op defining v, or a null op for a block argument. */
+static MlirOperation
+def_op(MlirValue v)
+{
+	MlirOperation	none = { NULL };
+
+	if (mlirValueIsAOpResult(v))
+		return mlirOpResultGetOwner(v);
+	return none;
+}
+
+/* v's argument number if it is an argument of block, else -1. */
+static int
+arg_no(MlirValue v, MlirBlock block)
+{
+	if (!mlirValueIsABlockArgument(v) ||
+	    !mlirBlockEqual(mlirBlockArgumentGetOwner(v), block))
+		return -1;
+	return (int)mlirBlockArgumentGetArgNumber(v);
+}
+
+static int
+op_is(MlirOperation op, const char *name)
+{
+	return !mlirOperationIsNull(op) &&
+	    strref_is(mlirIdentifierStr(mlirOperationGetName(op)), name);
+}
+
+/*
+ * Follow one multiplicand back to a block argument through at most one
+ * widening cast. Returns the argument number or -1; *cast gets the cast's
+ * name ("" for none).
+ */
+static int
+multiplicand(MlirValue v, MlirBlock block, const char **cast)
+{
+	static const char	*casts[] = { "arith.extf", "arith.extsi",
+				    "arith.extui" };
+	MlirOperation		 op;
+	size_t			 i;
+
+	*cast = "";
+	if (arg_no(v, block) >= 0)
+		return arg_no(v, block);
+	op = def_op(v);
+	for (i = 0; i < sizeof casts / sizeof casts[0]; i++) {
+		if (op_is(op, casts[i]) &&
+		    mlirOperationGetNumOperands(op) == 1) {
+			*cast = casts[i];
+			return arg_no(mlirOperationGetOperand(op, 0), block);
+		}
+	}
+	return -1;
+}
+
+/* Whether the widening cast (or none) fits the types of an input and acc. */
+static int
+cast_fits(const char *cast, enum elem_type in, enum elem_type acc, int *uns)
+{
+	*uns = 0;
+	if (in == acc)
+		return *cast == '\0';
+	if (analysis_elem_is_float(in) != analysis_elem_is_float(acc) ||
+	    analysis_elem_size(in) > analysis_elem_size(acc))
+		return 0;
+	if (analysis_elem_is_float(in))
+		return strcmp(cast, "arith.extf") == 0;
+	*uns = strcmp(cast, "arith.extui") == 0;
+	return strcmp(cast, "arith.extsi") == 0 || *uns;
+}
+
+/*
+ * Check the body is acc + lhs·rhs: yield(add(acc, mul(a', b'))) where a' and
+ * b' are the inputs, each optionally widened, and nothing else.
+ */
+static void
+look_body(struct look *l, struct op_desc *d)
+{
+	static const char	*bad = "body is not a multiply-accumulate "
+				    "(mul + add, inputs widened by extf/extsi/extui)";
+	MlirRegion		 region;
+	MlirBlock		 block;
+	MlirOperation		 yield, add, mul, o;
+	MlirValue		 v;
+	const char		*cast[2] = { "", "" };
+	int			 isf, nops = 0, ncast = 0, i, arg, a0, a1;
+
+	if (mlirOperationGetNumRegions(l->op) != 1) {
+		look_fail(l, "no body");
+		return;
+	}
+	region = mlirOperationGetRegion(l->op, 0);
+	block = mlirRegionGetFirstBlock(region);
+	if (mlirBlockIsNull(block) || mlirBlockGetNumArguments(block) != 3) {
+		look_fail(l, "%s", bad);
+		return;
+	}
+	for (o = mlirBlockGetFirstOperation(block); !mlirOperationIsNull(o);
+	    o = mlirOperationGetNextInBlock(o))
+		nops++;
+	isf = analysis_elem_is_float(d->acc);
+	yield = mlirBlockGetTerminator(block);
+	if (!op_is(yield, "linalg.yield") ||
+	    mlirOperationGetNumOperands(yield) != 1)
+		goto bad;
+	add = def_op(mlirOperationGetOperand(yield, 0));
+	if (!op_is(add, isf ? "arith.addf" : "arith.addi") ||
+	    mlirOperationGetNumOperands(add) != 2)
+		goto bad;
+	/* acc + mul, either way round. */
+	if (arg_no(mlirOperationGetOperand(add, 0), block) == 2)
+		v = mlirOperationGetOperand(add, 1);
+	else if (arg_no(mlirOperationGetOperand(add, 1), block) == 2)
+		v = mlirOperationGetOperand(add, 0);
+	else
+		goto bad;
+	mul = def_op(v);
+	if (!op_is(mul, isf ? "arith.mulf" : "arith.muli") ||
+	    mlirOperationGetNumOperands(mul) != 2)
+		goto bad;
+	a0 = a1 = -1;
+	for (i = 0; i < 2; i++) {
+		const char *c;
+
+		arg = multiplicand(mlirOperationGetOperand(mul, i), block, &c);
+		if (arg == 0)
+			a0 = i, cast[0] = c;
+		else if (arg == 1)
+			a1 = i, cast[1] = c;
+		if (*c != '\0')
+			ncast++;
+	}
+	if (a0 < 0 || a1 < 0 || a0 == a1 || nops != 3 + ncast)
+		goto bad;
+	if (!cast_fits(cast[0], d->lhs, d->acc, &d->lhs_unsigned) ||
+	    !cast_fits(cast[1], d->rhs, d->acc, &d->rhs_unsigned))
+		goto bad;
+	return;
+bad:
+	look_fail(l, "%s", bad);
+}
+
+/* Operand i's shaped type, or a null type (with a reason) if it has none. */
+static MlirType
+operand_type(struct look *l, intptr_t i)
+{
+	MlirType	t, none = { NULL };
+
+	t = mlirValueGetType(mlirOperationGetOperand(l->op, i));
+	if (!mlirTypeIsARankedTensor(t) && !mlirTypeIsAMemRef(t)) {
+		look_fail(l, "operand %ld is not a ranked tensor or memref",
+		    (long)i);
+		return none;
+	}
+	return t;
+}
+
+static int64_t
+dim_size(MlirType t, int idx)
+{
+	int64_t	s;
+
+	if (idx < 0 || idx >= mlirShapedTypeGetRank(t))
+		return -1;
+	s = mlirShapedTypeGetDimSize(t, idx);
+	return mlirShapedTypeIsDynamicSize(s) ? -1 : s;
+}
+
+/* Sizes and element types from the operands' types. */
+static void
+look_types(struct look *l, struct op_desc *d)
+{
+	MlirType	 t[3];
+	enum elem_type	*e[3] = { &d->lhs, &d->rhs, &d->acc };
+	char		*s;
+	int		 i, nb = l->nbatch;
+
+	for (i = 0; i < 3; i++) {
+		t[i] = operand_type(l, i);
+		if (mlirTypeIsNull(t[i]))
+			return;
+		*e[i] = elem_of(mlirShapedTypeGetElementType(t[i]));
+	}
+	for (i = 0; i < 3; i++) {
+		if (*e[i] == ELEM_UNKNOWN) {
+			s = analysis_type_string(
+			    mlirShapedTypeGetElementType(t[i]));
+			look_fail(l, "unsupported element type %s", s);
+			free(s);
+		}
+	}
+	if (!l->shaped)
+		return;
+	d->transpose_a = l->apos[0] == l->pos[ROLE_K];
+	d->transpose_b = l->bpos[0] == l->pos[ROLE_N];
+	d->batch = nb ? dim_size(t[2], 0) : 1;
+	d->m = dim_size(t[2], nb);
+	d->n = dim_size(t[2], nb + 1);
+	d->k = dim_size(t[0], nb + (d->transpose_a ? 0 : 1));
+	for (i = 0; i < 3; i++) {
+		if (!mlirShapedTypeHasStaticShape(t[i])) {
+			s = analysis_type_string(t[i]);
+			look_fail(l, "dynamic dimensions (%s): static shapes "
+			    "are needed", s);
+			free(s);
+			break;
+		}
+	}
+	if (l->reason == NULL)
+		look_body(l, d);
+}
+
+static void
+size_str(char *buf, size_t len, int64_t v)
+{
+	if (v < 0)
+		snprintf(buf, len, "?");
+	else
+		snprintf(buf, len, "%lld", (long long)v);
+}
+
+/* "matmul_1024x512x256_f32t_f32t_f32t", batch first for batch_matmul. */
+static char *
+profiler_name(const struct op_desc *d)
+{
+	char	b[24], m[24], n[24], k[24], dims[128];
+
+	size_str(b, sizeof b, d->batch);
+	size_str(m, sizeof m, d->m);
+	size_str(n, sizeof n, d->n);
+	size_str(k, sizeof k, d->k);
+	if (strcmp(d->kind, "batch_matmul") == 0)
+		snprintf(dims, sizeof dims, "%sx%sx%sx%s", b, m, n, k);
+	else
+		snprintf(dims, sizeof dims, "%sx%sx%s", m, n, k);
+	return xasprintf("%s_%s_%s%c_%s%c_%st", d->kind, dims,
+	    analysis_elem_name(d->lhs), d->transpose_a ? 'n' : 't',
+	    analysis_elem_name(d->rhs), d->transpose_b ? 'n' : 't',
+	    analysis_elem_name(d->acc));
+}
+
+int
+analysis_describe(MlirOperation op, const char *file, struct op_desc *d)
+{
+	MlirStringRef	 opname;
+	struct look	 l;
+	const char	*family;
+
+	opname = mlirIdentifierStr(mlirOperationGetName(op));
+	if ((family = contraction_like(op, opname)) == NULL)
+		return 0;
+
+	memset(&l, 0, sizeof l);
+	l.op = op;
+	d->op_name = xstrndup(opname.data, opname.length);
+	d->loc = analysis_loc_string(mlirOperationGetLocation(op), file);
+	d->function = enclosing_function(op);
+	d->batch = 1;
+	d->m = d->n = d->k = -1;
+
+	if (strcmp(family, "convolution") == 0)
+		look_fail(&l, "convolution: not a matmul");
+	else
+		look_maps(&l, family);
+	if (l.shaped)
+		d->kind = xstrdup(l.nbatch ? "batch_matmul" : "matmul");
+	else
+		d->kind = xstrdup(family);
+	look_types(&l, d);
+
+	d->tunable = l.reason == NULL;
+	d->reason = l.reason;
+	d->name = l.shaped ? profiler_name(d) : xstrdup(d->kind);
+	return 1;
+}

@@ -1,0 +1,118 @@
+/*
+ * Standalone dispatches: print a tunable op, from its description, as a
+ * module with one func.func @dispatch(%lhs, %rhs, %acc) holding a
+ * linalg.generic contraction (acc + lhs·rhs, casts kept, layouts as stored).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis_int.h"
+#include "util/util.h"
+
+/* "tensor<16x1024x80xf16>": dims in stored order, batch first if any. */
+static char *
+tensor_type(const struct op_desc *d, int64_t d0, int64_t d1,
+    enum elem_type e)
+{
+	if (strcmp(d->kind, "batch_matmul") == 0)
+		return xasprintf("tensor<%lldx%lldx%lldx%s>",
+		    (long long)d->batch, (long long)d0, (long long)d1,
+		    analysis_elem_name(e));
+	return xasprintf("tensor<%lldx%lldx%s>", (long long)d0, (long long)d1,
+	    analysis_elem_name(e));
+}
+
+/* The widening of one input into the acc type, printed as a body line. */
+static void
+emit_cast(FILE *f, const char *out, const char *in, enum elem_type from,
+    enum elem_type to, int uns)
+{
+	const char	*op;
+
+	if (analysis_elem_is_float(from))
+		op = "arith.extf";
+	else
+		op = uns ? "arith.extui" : "arith.extsi";
+	fprintf(f, "      %%%s = %s %%%s : %s to %s\n", out, op, in,
+	    analysis_elem_name(from), analysis_elem_name(to));
+}
+
+int
+analysis_emit_dispatch(const struct op_desc *d, char **text, char **err)
+{
+	FILE		*f;
+	char		*lt, *rt, *at, *buf = NULL;
+	const char	*dims, *b, *lhs_in, *rhs_in, *mul, *add, *acc;
+	size_t		 len = 0;
+	int		 batch;
+
+	*text = NULL;
+	if (!d->tunable) {
+		util_seterr(err, "%s: %s is not tunable: %s", d->loc, d->op_name,
+		    d->reason ? d->reason : "unknown reason");
+		return -1;
+	}
+	batch = strcmp(d->kind, "batch_matmul") == 0;
+	lt = d->transpose_a ? tensor_type(d, d->k, d->m, d->lhs) :
+	    tensor_type(d, d->m, d->k, d->lhs);
+	rt = d->transpose_b ? tensor_type(d, d->n, d->k, d->rhs) :
+	    tensor_type(d, d->k, d->n, d->rhs);
+	at = tensor_type(d, d->m, d->n, d->acc);
+	acc = analysis_elem_name(d->acc);
+	if (analysis_elem_is_float(d->acc))
+		mul = "arith.mulf", add = "arith.addf";
+	else
+		mul = "arith.muli", add = "arith.addi";
+	dims = batch ? "b, m, n, k" : "m, n, k";
+	b = batch ? "b, " : "";
+
+	if ((f = open_memstream(&buf, &len)) == NULL) {
+		util_seterr(err, "open_memstream failed");
+		goto out;
+	}
+	fprintf(f, "// %s from %s (%s)\n", d->name, d->loc, d->op_name);
+	fprintf(f, "module {\n");
+	fprintf(f, "  func.func @dispatch(%%lhs: %s, %%rhs: %s, %%acc: %s)"
+	    " -> %s {\n", lt, rt, at, at);
+	fprintf(f, "    %%0 = linalg.generic {indexing_maps = [\n");
+	fprintf(f, "        affine_map<(%s) -> (%s%s)>,\n", dims, b,
+	    d->transpose_a ? "k, m" : "m, k");
+	fprintf(f, "        affine_map<(%s) -> (%s%s)>,\n", dims, b,
+	    d->transpose_b ? "n, k" : "k, n");
+	fprintf(f, "        affine_map<(%s) -> (%sm, n)>],\n", dims, b);
+	fprintf(f, "        iterator_types = [%s\"parallel\", \"parallel\","
+	    " \"reduction\"]}\n", batch ? "\"parallel\", " : "");
+	fprintf(f, "        ins(%%lhs, %%rhs : %s, %s) outs(%%acc : %s) {\n",
+	    lt, rt, at);
+	fprintf(f, "    ^bb0(%%a: %s, %%b: %s, %%c: %s):\n",
+	    analysis_elem_name(d->lhs), analysis_elem_name(d->rhs), acc);
+	lhs_in = rhs_in = NULL;
+	if (d->lhs != d->acc) {
+		emit_cast(f, "a1", "a", d->lhs, d->acc, d->lhs_unsigned);
+		lhs_in = "a1";
+	}
+	if (d->rhs != d->acc) {
+		emit_cast(f, "b1", "b", d->rhs, d->acc, d->rhs_unsigned);
+		rhs_in = "b1";
+	}
+	fprintf(f, "      %%p = %s %%%s, %%%s : %s\n", mul,
+	    lhs_in ? lhs_in : "a", rhs_in ? rhs_in : "b", acc);
+	fprintf(f, "      %%s = %s %%c, %%p : %s\n", add, acc);
+	fprintf(f, "      linalg.yield %%s : %s\n", acc);
+	fprintf(f, "    } -> %s\n", at);
+	fprintf(f, "    return %%0 : %s\n", at);
+	fprintf(f, "  }\n}\n");
+	if (fclose(f) != 0) {
+		util_seterr(err, "writing the dispatch failed");
+		free(buf);
+		goto out;
+	}
+	*text = buf;
+
+out:
+	free(lt);
+	free(rt);
+	free(at);
+	return *text != NULL ? 0 : -1;
+}

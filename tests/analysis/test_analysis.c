@@ -1,0 +1,470 @@
+/*
+ * Tests of analysis/: every fixture form (pretty, generic, aliases, nested,
+ * memref, transposed, mixed precision, IREE dumps, not-tunable ops, bad MLIR),
+ * every op_desc field, and each dispatch checked by mlir-opt --verify-each.
+ */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/analysis.h"
+#include "tests/check.h"
+#include "util/util.h"
+
+/* Load a fixture; NULL (and a failed check) if it does not parse. */
+static struct analysis *
+load(const char *name)
+{
+	struct analysis	*a = NULL;
+	char		*path, *err = NULL;
+
+	path = xasprintf("%s/%s", FIXTURES, name);
+	if (analysis_load(path, &a, &err) != 0) {
+		fprintf(stderr, "%s: %s\n", name, err);
+		a = NULL;
+	}
+	CHECK(a != NULL);
+	free(path);
+	free(err);
+	return a;
+}
+
+/* The op at i, with a failed check if there is none. */
+static const struct op_desc *
+op_at(struct analysis *a, size_t i)
+{
+	const struct op_desc	*d = a ? analysis_op(a, i) : NULL;
+	static struct op_desc	 empty;
+
+	CHECK(d != NULL);
+	return d ? d : &empty;
+}
+
+/* The loc with its folder stripped: fixtures are found through FIXTURES. */
+static const char *
+base_loc(const struct op_desc *d)
+{
+	const char	*s = d->loc ? strrchr(d->loc, '/') : NULL;
+
+	return s ? s + 1 : (d->loc ? d->loc : "");
+}
+
+/* Run the dispatch of every tunable op of a fixture through mlir-opt. */
+static void
+check_dispatches(const char *name)
+{
+	struct analysis		*a;
+	const struct op_desc	*d;
+	struct proc_result	 res;
+	struct proc_opts	 opts;
+	char			*text, *err = NULL, *tmp;
+	char			*argv[] = { MLIR_OPT, "--verify-each", NULL,
+				    NULL };
+	size_t			 i;
+
+	if ((a = load(name)) == NULL)
+		return;
+	for (i = 0; i < analysis_count(a); i++) {
+		d = analysis_op(a, i);
+		if (!d->tunable) {
+			CHECK(analysis_emit_dispatch(d, &text, &err) == -1);
+			CHECK(err != NULL && strstr(err, d->reason) != NULL);
+			free(err);
+			err = NULL;
+			continue;
+		}
+		CHECK(analysis_emit_dispatch(d, &text, &err) == 0);
+		if (text == NULL) {
+			free(err);
+			err = NULL;
+			continue;
+		}
+		CHECK(strstr(text, "func.func @dispatch(%lhs: ") != NULL);
+		tmp = xasprintf("%s/test_analysis_%ld_%zu.mlir",
+		    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+		    (long)getpid(), i);
+		CHECK(util_write_file(tmp, text, strlen(text), &err) == 0);
+		argv[2] = tmp;
+		memset(&opts, 0, sizeof opts);
+		opts.timeout = 60;
+		memset(&res, 0, sizeof res);
+		CHECK(proc_run(argv, &opts, &res, &err) == 0);
+		CHECK(res.exited && res.status == 0);
+		if (!res.exited || res.status != 0)
+			fprintf(stderr, "%s (%s): mlir-opt rejects:\n%s\n%s\n",
+			    name, d->name, text, res.err ? res.err : "");
+		proc_result_free(&res);
+		unlink(tmp);
+		free(tmp);
+		free(text);
+		free(err);
+		err = NULL;
+	}
+	analysis_free(a);
+}
+
+static void
+test_seed(void)
+{
+	struct analysis		*a = load("seed.mlir");
+	const struct op_desc	*d;
+
+	if (a == NULL)
+		return;
+	CHECK(analysis_count(a) == 1);
+	d = op_at(a, 0);
+	CHECK(d->index == 0);
+	CHECK_STR(d->kind, "matmul");
+	CHECK_STR(d->op_name, "linalg.matmul");
+	CHECK_STR(d->name, "matmul_1024x512x256_f32t_f32t_f32t");
+	CHECK(d->batch == 1);
+	CHECK(d->m == 1024 && d->n == 512 && d->k == 256);
+	CHECK(d->lhs == ELEM_F32 && d->rhs == ELEM_F32 && d->acc == ELEM_F32);
+	CHECK(!d->transpose_a && !d->transpose_b);
+	CHECK(!d->lhs_unsigned && !d->rhs_unsigned);
+	CHECK_STR(d->function, "matmul");
+	CHECK_STR(base_loc(d), "seed.mlir:12:14");
+	CHECK(d->tunable == 1);
+	CHECK(d->reason == NULL);
+	CHECK(analysis_op(a, 1) == NULL);
+	analysis_free(a);
+}
+
+/* The same op text through analysis_parse, under a name of our choosing. */
+static void
+test_parse_buffer(void)
+{
+	const char	*src =
+	    "func.func @f(%a: memref<8x4xi8>, %b: memref<4x2xi8>, "
+	    "%c: memref<8x2xi8>) {\n"
+	    "  linalg.matmul ins(%a, %b : memref<8x4xi8>, memref<4x2xi8>) "
+	    "outs(%c : memref<8x2xi8>)\n"
+	    "  return\n}\n";
+	struct analysis		*a = NULL;
+	const struct op_desc	*d;
+	char			*err = NULL;
+
+	CHECK(analysis_parse("buf.mlir", src, strlen(src), &a, &err) == 0);
+	if (a == NULL)
+		return;
+	CHECK(analysis_count(a) == 1);
+	d = op_at(a, 0);
+	CHECK_STR(d->loc, "buf.mlir:2:3");
+	CHECK_STR(d->name, "matmul_8x2x4_i8t_i8t_i8t");
+	CHECK_STR(d->function, "f");
+	analysis_free(a);
+
+	/* Not NUL-terminated: only len bytes are read. */
+	CHECK(analysis_parse("cut.mlir", src, 10, &a, &err) == -1);
+	CHECK(err != NULL && strncmp(err, "cut.mlir:1:", 11) == 0);
+	free(err);
+	err = NULL;
+	/* Empty input is an empty module. */
+	CHECK(analysis_parse("empty.mlir", "", 0, &a, &err) == 0);
+	CHECK(a != NULL && analysis_count(a) == 0);
+	analysis_free(a);
+}
+
+static void
+test_forms(void)
+{
+	struct analysis		*a;
+	const struct op_desc	*d;
+
+	if ((a = load("generic_form.mlir")) != NULL) {
+		CHECK(analysis_count(a) == 1);
+		d = op_at(a, 0);
+		CHECK_STR(d->name, "matmul_128x32x64_f32t_f32t_f32t");
+		CHECK_STR(d->function, "generic_form");
+		CHECK_STR(base_loc(d), "generic_form.mlir:8:10");
+		CHECK(d->tunable);
+		analysis_free(a);
+	}
+	if ((a = load("nested.mlir")) != NULL) {
+		CHECK(analysis_count(a) == 1);
+		d = op_at(a, 0);
+		CHECK_STR(d->name, "matmul_64x16x32_bf16t_bf16t_f32t");
+		CHECK(d->lhs == ELEM_BF16 && d->acc == ELEM_F32);
+		CHECK_STR(d->function, "nested_mm");
+		CHECK_STR(base_loc(d), "nested.mlir:9:12");
+		CHECK(d->tunable);
+		analysis_free(a);
+	}
+	if ((a = load("memref.mlir")) != NULL) {
+		CHECK(analysis_count(a) == 1);
+		d = op_at(a, 0);
+		CHECK_STR(d->name, "matmul_512x256x128_f64t_f64t_f64t");
+		CHECK(d->acc == ELEM_F64);
+		CHECK_STR(base_loc(d), "memref.mlir:3:3");
+		CHECK(d->tunable);
+		analysis_free(a);
+	}
+	if ((a = load("batch_f16.mlir")) != NULL) {
+		CHECK(analysis_count(a) == 1);
+		d = op_at(a, 0);
+		CHECK_STR(d->kind, "batch_matmul");
+		CHECK_STR(d->op_name, "linalg.batch_matmul");
+		CHECK_STR(d->name, "batch_matmul_16x1024x1024x80_f16t_f16t_f16t");
+		CHECK(d->batch == 16 && d->m == 1024 && d->n == 1024 &&
+		    d->k == 80);
+		CHECK(d->lhs == ELEM_F16 && d->rhs == ELEM_F16 &&
+		    d->acc == ELEM_F16);
+		CHECK_STR(d->function, "attention_scores");
+		CHECK(d->tunable);
+		analysis_free(a);
+	}
+}
+
+static void
+test_transposed(void)
+{
+	struct analysis		*a = load("transposed.mlir");
+	const struct op_desc	*d;
+
+	if (a == NULL)
+		return;
+	CHECK(analysis_count(a) == 5);
+	d = op_at(a, 0);
+	CHECK_STR(d->name, "matmul_1024x512x256_f32n_f32t_f32t");
+	CHECK(d->transpose_a && !d->transpose_b);
+	CHECK(d->m == 1024 && d->n == 512 && d->k == 256);
+	CHECK_STR(d->function, "transpose_a");
+	d = op_at(a, 1);
+	CHECK_STR(d->name, "matmul_1024x512x256_f32t_f32n_f32t");
+	CHECK(!d->transpose_a && d->transpose_b);
+	d = op_at(a, 2);
+	CHECK_STR(d->name, "batch_matmul_8x64x128x32_f16t_f16n_f16t");
+	CHECK(d->batch == 8 && !d->transpose_a && d->transpose_b);
+	d = op_at(a, 3);
+	CHECK_STR(d->op_name, "linalg.generic");
+	CHECK_STR(d->kind, "matmul");
+	CHECK_STR(d->name, "matmul_64x16x32_f32n_f32n_f32t");
+	CHECK(d->tunable);
+	d = op_at(a, 4);
+	CHECK_STR(d->op_name, "linalg.contract");
+	CHECK_STR(d->name, "matmul_128x32x64_f32t_f32n_f32t");
+	CHECK(d->tunable);
+	analysis_free(a);
+}
+
+static void
+test_mixed(void)
+{
+	struct analysis		*a = load("mixed.mlir");
+	const struct op_desc	*d;
+
+	if (a == NULL)
+		return;
+	CHECK(analysis_count(a) == 4);
+	d = op_at(a, 0);
+	CHECK_STR(d->name, "matmul_256x64x128_i8t_i8t_i32t");
+	CHECK(d->lhs == ELEM_I8 && d->rhs == ELEM_I8 && d->acc == ELEM_I32);
+	CHECK(!d->lhs_unsigned && !d->rhs_unsigned);
+	CHECK(d->tunable);
+	d = op_at(a, 1);
+	CHECK_STR(d->name, "matmul_64x48x32_f16t_f16t_f32t");
+	CHECK(d->tunable);
+	d = op_at(a, 2);
+	CHECK_STR(d->name, "matmul_16x4x8_i8t_i8t_i32t");
+	CHECK(d->lhs_unsigned && d->rhs_unsigned);
+	CHECK(d->tunable);
+	d = op_at(a, 3);
+	CHECK_STR(d->name, "matmul_16x4x8_i8t_i16t_i32t");
+	CHECK(d->rhs == ELEM_I16 && !d->lhs_unsigned && !d->rhs_unsigned);
+	CHECK(d->tunable);
+	analysis_free(a);
+}
+
+static void
+test_iree(void)
+{
+	struct analysis		*a = load("iree_dispatch.mlir");
+	const struct op_desc	*d;
+
+	if (a == NULL)
+		return;
+	CHECK(analysis_count(a) == 1);
+	d = op_at(a, 0);
+	CHECK_STR(d->op_name, "linalg.generic");
+	CHECK_STR(d->name, "matmul_384x128x512_f16t_f16t_f32t");
+	CHECK_STR(d->function, "main_dispatch_0_matmul_384x128x512_f16xf16xf32");
+	/* The op carries an explicit loc(): MLIR's own view wins. */
+	CHECK_STR(d->loc, "model.mlir:12:10");
+	CHECK(d->tunable);
+	analysis_free(a);
+}
+
+static void
+test_multi(void)
+{
+	struct analysis		*a = load("multi.mlir");
+	const struct op_desc	*d;
+	size_t			 i;
+
+	if (a == NULL)
+		return;
+	CHECK(analysis_count(a) == 4);
+	for (i = 0; i < analysis_count(a); i++)
+		CHECK(op_at(a, i)->index == (int)i);
+	d = op_at(a, 0);
+	CHECK_STR(d->name, "matmul_32x256x784_f32t_f32t_f32t");
+	CHECK_STR(d->function, "mlp");
+	CHECK_STR(base_loc(d), "multi.mlir:6:8");
+	d = op_at(a, 1);
+	CHECK_STR(d->name, "matmul_32x10x256_f32t_f32t_f32t");
+	CHECK_STR(base_loc(d), "multi.mlir:15:8");
+	d = op_at(a, 2);
+	CHECK_STR(d->name, "batch_matmul_4x128x128x64_f32t_f32t_f32t");
+	CHECK_STR(d->function, "attention");
+	d = op_at(a, 3);
+	CHECK_STR(d->name, "batch_matmul_4x128x64x128_f32t_f32t_f32t");
+	analysis_free(a);
+}
+
+/* One not-tunable op: its kind, name and the start of its reason. */
+static void
+check_not_tunable(const struct op_desc *d, const char *function,
+    const char *kind, const char *name, const char *reason)
+{
+	CHECK_STR(d->function, function);
+	CHECK_STR(d->kind, kind);
+	CHECK_STR(d->name, name);
+	CHECK(d->tunable == 0);
+	CHECK(d->reason != NULL &&
+	    strncmp(d->reason, reason, strlen(reason)) == 0);
+	if (d->reason == NULL || strncmp(d->reason, reason, strlen(reason)))
+		fprintf(stderr, "  %s: reason \"%s\"\n", function,
+		    d->reason ? d->reason : "(null)");
+}
+
+static void
+test_not_tunable(void)
+{
+	struct analysis		*a = load("not_tunable.mlir");
+	const struct op_desc	*d;
+
+	if (a == NULL)
+		return;
+	CHECK(analysis_count(a) == 10);
+	d = op_at(a, 0);
+	check_not_tunable(d, "dynamic", "matmul",
+	    "matmul_?x?x?_f32t_f32t_f32t", "dynamic dimensions");
+	CHECK(d->m == -1 && d->n == -1 && d->k == -1);
+	CHECK(d->lhs == ELEM_F32);
+	check_not_tunable(op_at(a, 1), "packed", "mmt4d", "mmt4d",
+	    "packed layout (mmt4d)");
+	check_not_tunable(op_at(a, 2), "wrong_body", "matmul",
+	    "matmul_16x4x8_f32t_f32t_f32t", "body is not a multiply-accumulate");
+	check_not_tunable(op_at(a, 3), "conv", "convolution", "convolution",
+	    "convolution: not a matmul");
+	check_not_tunable(op_at(a, 4), "matvec", "matvec", "matvec",
+	    "not a plain (batch) matmul: 0 batch, 1 m, 0 n, 1 k");
+	check_not_tunable(op_at(a, 5), "complex", "matmul",
+	    "matmul_4x4x4_unknownt_unknownt_unknownt",
+	    "unsupported element type complex<f32>");
+	check_not_tunable(op_at(a, 6), "fp8", "matmul",
+	    "matmul_32x32x32_unknownt_unknownt_unknownt",
+	    "unsupported element type f8E4M3FN");
+	check_not_tunable(op_at(a, 7), "extra_dim", "generic", "generic",
+	    "contraction with an extra dimension");
+	check_not_tunable(op_at(a, 8), "transposed_result", "matmul",
+	    "matmul", "transposed result");
+	check_not_tunable(op_at(a, 9), "narrow_acc", "matmul",
+	    "matmul_16x4x8_f32t_f32t_f16t", "body is not a multiply-accumulate");
+	analysis_free(a);
+}
+
+/* Bad MLIR: -1 and MLIR's diagnostic, "file:line:col: message". */
+static void
+check_bad(const char *name, const char *where, const char *message)
+{
+	struct analysis	*a = NULL;
+	char		*path, *err = NULL, *want;
+
+	path = xasprintf("%s/%s", FIXTURES, name);
+	want = xasprintf("%s/%s: %s", FIXTURES, where, message);
+	CHECK(analysis_load(path, &a, &err) == -1);
+	CHECK(a == NULL);
+	CHECK_STR(err, want);
+	free(want);
+	free(path);
+	free(err);
+}
+
+static void
+test_bad(void)
+{
+	struct analysis	*a = NULL;
+	char		*err = NULL;
+
+	check_bad("bad_syntax.mlir", "bad_syntax.mlir:3:12", "expected ':'");
+	check_bad("bad_type.mlir", "bad_type.mlir:2:29",
+	    "expected non-function type");
+	check_bad("removed_op.mlir", "removed_op.mlir:2:8",
+	    "custom op 'linalg.matmul_transpose_b' is unknown");
+	check_bad("bad_verify.mlir", "bad_verify.mlir:2:8",
+	    "'linalg.matmul' op inferred input/output operand #2 has shape's "
+	    "dimension #1 to be 8, but found 4");
+	CHECK(analysis_load(FIXTURES "/no_such_file.mlir", &a, &err) == -1);
+	CHECK(err != NULL && strstr(err, "no_such_file.mlir") != NULL);
+	free(err);
+}
+
+static void
+test_elem(void)
+{
+	CHECK_STR(analysis_elem_name(ELEM_BF16), "bf16");
+	CHECK_STR(analysis_elem_name(ELEM_UNKNOWN), "unknown");
+	CHECK_STR(analysis_elem_name((enum elem_type)99), "unknown");
+	CHECK(analysis_elem_size(ELEM_I8) == 1);
+	CHECK(analysis_elem_size(ELEM_F64) == 8);
+	CHECK(analysis_elem_size(ELEM_UNKNOWN) == 0);
+	CHECK(analysis_elem_is_float(ELEM_F16));
+	CHECK(!analysis_elem_is_float(ELEM_I32));
+}
+
+/* The exact text of one dispatch, the contract backends build on. */
+static void
+test_dispatch_text(void)
+{
+	struct analysis	*a = load("mixed.mlir");
+	char		*text = NULL, *err = NULL;
+
+	if (a == NULL)
+		return;
+	CHECK(analysis_emit_dispatch(op_at(a, 2), &text, &err) == 0);
+	CHECK(text != NULL && strstr(text,
+	    "func.func @dispatch(%lhs: tensor<16x8xi8>, %rhs: tensor<8x4xi8>, "
+	    "%acc: tensor<16x4xi32>) -> tensor<16x4xi32>") != NULL);
+	CHECK(text != NULL && strstr(text, "arith.extui %a : i8 to i32"));
+	CHECK(text != NULL && strstr(text, "outs(%acc : tensor<16x4xi32>)"));
+	free(text);
+	analysis_free(a);
+}
+
+int
+main(void)
+{
+	static const char	*fixtures[] = { "seed.mlir", "generic_form.mlir",
+				    "nested.mlir", "memref.mlir",
+				    "batch_f16.mlir", "transposed.mlir",
+				    "mixed.mlir", "iree_dispatch.mlir",
+				    "multi.mlir", "not_tunable.mlir" };
+	size_t			 i;
+
+	test_elem();
+	test_seed();
+	test_parse_buffer();
+	test_forms();
+	test_transposed();
+	test_mixed();
+	test_iree();
+	test_multi();
+	test_not_tunable();
+	test_bad();
+	test_dispatch_text();
+	for (i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++)
+		check_dispatches(fixtures[i]);
+	return check_done();
+}
