@@ -18,6 +18,7 @@ struct job_opts {
 	int			 fresh;		/* measure again even what the store has */
 	int64_t			 job_id;	/* an existing (queued/claimed) job, or 0 to create one */
 	const char		*mlir_text;	/* snapshot of the input (daemon), or NULL to read the file */
+	const char		*work_dir;	/* artifacts and scratch (backend cache) */
 	const int		*cpus;		/* CPUs for measurements, NULL = the first one */
 	int			 ncpus;
 	int			 compile_nice;

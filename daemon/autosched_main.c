@@ -1,0 +1,65 @@
+/*
+ * autosched: the command-line front. Dispatches to the commands of
+ * daemon/cli.c (foreground work) and daemon/queue.c (the daemon's queue).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "build_config.h"
+#include "daemon/daemon.h"
+
+static const struct {
+	const char	*name;
+	int		(*fn)(int, char **);
+	const char	*help;
+} commands[] = {
+	{ "run", cli_run, "CFG [--db PATH] [--json]   tune in the foreground" },
+	{ "analyze", cli_analyze, "FILE.mlir [--json]        list the tunable ops" },
+	{ "space", cli_space, "CFG [--count | --list N]  the search space after constraints" },
+	{ "best", cli_best, "[--db PATH] [--op NAME]   the best configs found" },
+	{ "export", cli_export, "[--db PATH] [--op NAME]   best configs as compiler input" },
+	{ "submit", queue_submit, "CFG [--priority N]        queue a job for autoschedd" },
+	{ "status", queue_status, "[ID] [--json]             the queue and its jobs" },
+	{ "cancel", queue_cancel, "ID                        cancel a queued or running job" },
+	{ "log", queue_log, "ID                        a job's log" },
+};
+
+static void
+usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: autosched COMMAND [ARGS]   (autosched COMMAND --help)\n");
+	for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+	fprintf(f, "Exit codes: 0 success, 1 a job ran but found nothing valid, "
+	    "2 bad usage or input.\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+		printf("autosched %s (MLIR/LLVM %s)\n", AUTOSCHED_VERSION,
+		    AUTOSCHED_LLVM_VERSION);
+		return 0;
+	}
+	for (i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].fn(argc - 1, argv + 1);
+	}
+	fprintf(stderr, "autosched: unknown command \"%s\"\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,841 @@
+/*
+ * The foreground commands of `autosched`: run, analyze, space, best, export.
+ * Each returns the exit code: 0 success, 1 a job ran but found nothing
+ * valid, 2 bad usage or bad input.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/analysis.h"
+#include "backends/backend.h"
+#include "cfg/cfg.h"
+#include "daemon/daemon.h"
+#include "job/job.h"
+#include "search/space.h"
+#include "store/store.h"
+#include "util/util.h"
+
+static volatile sig_atomic_t cli_stop;
+
+static void
+cli_on_signal(int sig)
+{
+	(void)sig;
+	cli_stop = 1;
+	proc_kill_current();	/* the candidate in flight dies; the job stops at the boundary */
+}
+
+char *
+daemon_default_db(void)
+{
+	const char *e = getenv("AUTOSCHED_DB");
+
+	return xstrdup(e != NULL && *e != '\0' ? e : "autosched.db");
+}
+
+/* Parse "0,1,3" or "0-1" into a CPU list. 0 or -1. */
+static int
+cli_parse_cpus(const char *s, int **cpus, int *n)
+{
+	int *v = NULL, cnt = 0;
+	char *dup = xstrdup(s), *tok, *save = NULL;
+
+	for (tok = strtok_r(dup, ",", &save); tok != NULL;
+	    tok = strtok_r(NULL, ",", &save)) {
+		int a, b, i;
+
+		if (sscanf(tok, "%d-%d", &a, &b) == 2) {
+			;
+		} else if (sscanf(tok, "%d", &a) == 1)
+			b = a;
+		else
+			goto fail;
+		if (a < 0 || b < a || b > 4095)
+			goto fail;
+		for (i = a; i <= b; i++) {
+			v = xrealloc(v, (size_t)(cnt + 1) * sizeof *v);
+			v[cnt++] = i;
+		}
+	}
+	if (cnt == 0)
+		goto fail;
+	free(dup);
+	*cpus = v;
+	*n = cnt;
+	return 0;
+fail:
+	free(dup);
+	free(v);
+	return -1;
+}
+
+static void
+cli_print_warnings(const struct cfg *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nwarnings; i++)
+		fprintf(stderr, "autosched: warning: %s\n", c->warnings[i]);
+}
+
+static void
+run_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: autosched run CFG [--db PATH] [--json] [--fresh] [--quiet]\n"
+	    "                         [--cpus LIST]\n"
+	    "Tune every matmul of the cfg's input_file in the foreground.\n"
+	    "  --db PATH    the store (default: the cfg's database, $AUTOSCHED_DB,\n"
+	    "               or ./autosched.db)\n"
+	    "  --json       print the result as one JSON document\n"
+	    "  --fresh      measure again what the store already has\n"
+	    "  --quiet      no per-candidate blocks, only the summary\n"
+	    "  --cpus LIST  CPUs for measurements, e.g. 1 or 0,1 (default: 0,1,…\n"
+	    "               as many as the largest threads value needs)\n"
+	    "Exit: 0 found a valid config for every op, 1 found nothing valid for\n"
+	    "some op, 2 bad usage or input (nothing written).\n");
+}
+
+int
+cli_run(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "db", required_argument, NULL, 'D' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "fresh", no_argument, NULL, 'f' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "cpus", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct job_opts o;
+	struct cfg *cfg = NULL;
+	struct store *st = NULL;
+	struct sigaction sa;
+	char *err = NULL, *db = NULL, *dbdir = NULL, *work = NULL;
+	const char *dbarg = NULL;
+	int *cpus = NULL, ncpus = 0, ch, rc = 2, i;
+	enum job_outcome out;
+
+	memset(&o, 0, sizeof o);
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'D':
+			dbarg = optarg;
+			break;
+		case 'j':
+			o.json = 1;
+			break;
+		case 'f':
+			o.fresh = 1;
+			break;
+		case 'q':
+			o.quiet = 1;
+			break;
+		case 'c':
+			free(cpus);
+			if (cli_parse_cpus(optarg, &cpus, &ncpus) != 0) {
+				fprintf(stderr, "autosched run: --cpus %s: expected "
+				    "a list like 0,1 or 0-1\n", optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			run_usage(stdout);
+			return 0;
+		default:
+			run_usage(stderr);
+			return 2;
+		}
+	}
+	if (argc - optind != 1) {
+		run_usage(stderr);
+		goto out;
+	}
+	if (cfg_load(argv[optind], &cfg, &err) != 0) {
+		fprintf(stderr, "autosched: %s\n", err);
+		goto out;
+	}
+	cli_print_warnings(cfg);
+	if (dbarg != NULL)
+		db = xstrdup(dbarg);
+	else if (cfg->database != NULL)
+		db = xstrdup(cfg->database);
+	else
+		db = daemon_default_db();
+	if (cpus == NULL) {
+		/* Enough CPUs for the largest threads value, from CPU 0. */
+		int need = 1, have = util_ncpus();
+		size_t k;
+
+		for (k = 0; k < cfg->nknobs; k++) {
+			if (cfg->knobs[k].knob == KNOB_THREADS)
+				need = (int)cfg->knobs[k].values[cfg->knobs[k].n - 1];
+		}
+		if (need > have)
+			need = have;
+		ncpus = need;
+		cpus = xcalloc((size_t)ncpus, sizeof *cpus);
+		for (i = 0; i < ncpus; i++)
+			cpus[i] = i;
+	}
+	dbdir = util_dirname(db);
+	work = getenv("AUTOSCHED_WORK") ? xstrdup(getenv("AUTOSCHED_WORK")) :
+	    util_path_join(dbdir, "autosched-cache");
+	if (store_open(db, &st, &err) != 0) {
+		fprintf(stderr, "autosched: %s\n", err);
+		goto out;
+	}
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = cli_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	o.stop = &cli_stop;
+	o.cpus = cpus;
+	o.ncpus = ncpus;
+	o.work_dir = work;
+	out = job_run(cfg, st, &o, &err);
+	switch (out) {
+	case JOB_OK:
+		rc = 0;
+		break;
+	case JOB_NOTHING:
+		rc = 1;
+		break;
+	case JOB_STOPPED:
+		fprintf(stderr, "autosched: stopped; run it again to resume\n");
+		rc = 1;
+		break;
+	case JOB_BAD_INPUT:
+		fprintf(stderr, "autosched: %s\n", err ? err : "bad input");
+		rc = 2;
+		break;
+	default:
+		fprintf(stderr, "autosched: %s\n", err ? err : "job failed");
+		rc = 1;
+		break;
+	}
+out:
+	store_close(st);
+	cfg_free(cfg);
+	free(err);
+	free(db);
+	free(dbdir);
+	free(work);
+	free(cpus);
+	return rc;
+}
+
+static void
+analyze_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: autosched analyze FILE.mlir [--json] [--emit-dispatch N]\n"
+	    "List the matmul-like ops of an MLIR file (parsed by MLIR itself).\n"
+	    "  --json             one JSON object {\"file\", \"ops\": [...]}\n"
+	    "  --emit-dispatch N  print op N as a standalone dispatch function\n");
+}
+
+static json_t *
+analyze_op_json(const struct op_desc *op)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "index", json_integer(op->index));
+	json_object_set_new(o, "kind", json_string(op->kind));
+	json_object_set_new(o, "op", json_string(op->op_name));
+	json_object_set_new(o, "name", json_string(op->name ? op->name : ""));
+	json_object_set_new(o, "batch", json_integer(op->batch));
+	json_object_set_new(o, "m", json_integer(op->m));
+	json_object_set_new(o, "n", json_integer(op->n));
+	json_object_set_new(o, "k", json_integer(op->k));
+	json_object_set_new(o, "lhs", json_string(analysis_elem_name(op->lhs)));
+	json_object_set_new(o, "rhs", json_string(analysis_elem_name(op->rhs)));
+	json_object_set_new(o, "acc", json_string(analysis_elem_name(op->acc)));
+	json_object_set_new(o, "transpose_a", json_boolean(op->transpose_a));
+	json_object_set_new(o, "transpose_b", json_boolean(op->transpose_b));
+	json_object_set_new(o, "function", json_string(op->function));
+	json_object_set_new(o, "loc", json_string(op->loc));
+	json_object_set_new(o, "tunable", json_boolean(op->tunable));
+	json_object_set_new(o, "reason", op->reason ? json_string(op->reason) :
+	    json_null());
+	return o;
+}
+
+int
+cli_analyze(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "emit-dispatch", required_argument, NULL, 'e' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct analysis *an = NULL;
+	char *err = NULL, *text = NULL, *end;
+	long emit = -1;
+	int json = 0, ch, rc = 2;
+	size_t i, n;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'j':
+			json = 1;
+			break;
+		case 'e':
+			errno = 0;
+			emit = strtol(optarg, &end, 10);
+			if (errno != 0 || *end != '\0' || emit < 0) {
+				fprintf(stderr, "autosched analyze: "
+				    "--emit-dispatch %s: expected an op index\n",
+				    optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			analyze_usage(stdout);
+			return 0;
+		default:
+			analyze_usage(stderr);
+			return 2;
+		}
+	}
+	if (argc - optind != 1) {
+		analyze_usage(stderr);
+		return 2;
+	}
+	if (analysis_load(argv[optind], &an, &err) != 0) {
+		fprintf(stderr, "autosched: %s\n", err);
+		goto out;
+	}
+	n = analysis_count(an);
+	if (emit >= 0) {
+		const struct op_desc *op;
+
+		if ((size_t)emit >= n) {
+			fprintf(stderr, "autosched: %s: no op %ld (%zu listed)\n",
+			    argv[optind], emit, n);
+			goto out;
+		}
+		op = analysis_op(an, (size_t)emit);
+		if (!op->tunable) {
+			fprintf(stderr, "autosched: %s: op %ld (%s at %s) is not "
+			    "tunable: %s\n", argv[optind], emit, op->op_name,
+			    op->loc, op->reason);
+			goto out;
+		}
+		if (analysis_emit_dispatch(op, &text, &err) != 0) {
+			fprintf(stderr, "autosched: %s\n", err);
+			goto out;
+		}
+		fputs(text, stdout);
+		rc = 0;
+		goto out;
+	}
+	if (json) {
+		json_t *root = json_object(), *arr = json_array();
+		char *s;
+
+		json_object_set_new(root, "file", json_string(argv[optind]));
+		for (i = 0; i < n; i++)
+			json_array_append_new(arr, analyze_op_json(analysis_op(an, i)));
+		json_object_set_new(root, "ops", arr);
+		s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		puts(s);
+		free(s);
+		json_decref(root);
+	} else {
+		printf("%-3s %-14s %-42s %-7s %-22s %s\n", "#", "kind", "name",
+		    "tunable", "function", "loc");
+		for (i = 0; i < n; i++) {
+			const struct op_desc *op = analysis_op(an, i);
+
+			printf("%-3d %-14s %-42s %-7s %-22s %s\n", op->index,
+			    op->kind, op->name ? op->name : "-",
+			    op->tunable ? "yes" : "no", op->function, op->loc);
+			if (!op->tunable)
+				printf("    not tunable: %s\n", op->reason);
+		}
+		if (n == 0)
+			printf("(no matmul-like op found)\n");
+	}
+	rc = 0;
+out:
+	free(text);
+	free(err);
+	analysis_free(an);
+	return rc;
+}
+
+static void
+space_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: autosched space CFG [--count | --list N] [--json]\n"
+	    "The search space of each tunable op after the backend's constraints.\n"
+	    "  --count   only the number of valid configs (the default)\n"
+	    "  --list N  also the names of the first N configs\n");
+}
+
+int
+cli_space(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "count", no_argument, NULL, 'c' },
+		{ "list", required_argument, NULL, 'l' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct cfg *cfg = NULL;
+	struct analysis *an = NULL;
+	const struct backend_ops *be;
+	json_t *root = NULL, *arr = NULL;
+	char *err = NULL, *end, name[160];
+	long list = 0;
+	int json = 0, ch, rc = 2, warned = 0;
+	size_t i, j, n;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			list = 0;
+			break;
+		case 'l':
+			errno = 0;
+			list = strtol(optarg, &end, 10);
+			if (errno != 0 || *end != '\0' || list < 0) {
+				fprintf(stderr, "autosched space: --list %s: "
+				    "expected a count\n", optarg);
+				return 2;
+			}
+			break;
+		case 'j':
+			json = 1;
+			break;
+		case 'h':
+			space_usage(stdout);
+			return 0;
+		default:
+			space_usage(stderr);
+			return 2;
+		}
+	}
+	if (argc - optind != 1) {
+		space_usage(stderr);
+		return 2;
+	}
+	if (cfg_load(argv[optind], &cfg, &err) != 0) {
+		fprintf(stderr, "autosched: %s\n", err);
+		goto out;
+	}
+	cli_print_warnings(cfg);
+	if (analysis_load(cfg->input_file, &an, &err) != 0) {
+		fprintf(stderr, "autosched: %s\n", err);
+		goto out;
+	}
+	be = backend_find(cfg->backend);
+	if (json) {
+		root = json_object();
+		arr = json_array();
+		json_object_set_new(root, "cfg", json_string(cfg->path));
+		json_object_set_new(root, "backend", json_string(be->name));
+	}
+	n = analysis_count(an);
+	for (i = 0; i < n; i++) {
+		const struct op_desc *op = analysis_op(an, i);
+		struct knob_values lists[KNOB_COUNT];
+		struct space_rules rules;
+		struct space *sp = NULL;
+		const char *why = NULL;
+		char ignored[512] = "";
+		size_t nl = 0;
+		json_t *o = NULL, *names = NULL;
+
+		if (!op->tunable || !be->supports(op, &why)) {
+			if (!json)
+				printf("%s (%s): not tuned: %s\n", op->name ?
+				    op->name : op->op_name, op->loc,
+				    op->tunable ? why : op->reason);
+			continue;
+		}
+		memset(&rules, 0, sizeof rules);
+		be->rules(op, &rules);
+		for (j = 0; j < cfg->nknobs; j++) {
+			if (rules.knobs & KNOB_BIT(cfg->knobs[j].knob)) {
+				lists[nl].knob = cfg->knobs[j].knob;
+				lists[nl].values = cfg->knobs[j].values;
+				lists[nl].n = cfg->knobs[j].n;
+				nl++;
+			} else {
+				size_t l = strlen(ignored);
+
+				snprintf(ignored + l, sizeof ignored - l, "%s%s",
+				    l ? ", " : "",
+				    space_knob_name(cfg->knobs[j].knob));
+			}
+		}
+		if (!warned && ignored[0] != '\0')
+			fprintf(stderr, "autosched: %s: [SearchSpace] %s: not "
+			    "applicable to backend %s; ignored\n", cfg->path,
+			    ignored, be->name);
+		warned = 1;
+		if (space_new(op, lists, nl, &rules, &sp, &err) != 0) {
+			fprintf(stderr, "autosched: %s: [SearchSpace] for %s: %s\n",
+			    cfg->path, op->name, err);
+			goto out;
+		}
+		if (json) {
+			o = json_object();
+			names = json_array();
+			json_object_set_new(o, "index", json_integer(op->index));
+			json_object_set_new(o, "name", json_string(op->name));
+			json_object_set_new(o, "count",
+			    json_integer((json_int_t)space_count(sp)));
+		} else
+			printf("%s (%s): %llu valid configs\n", op->name, op->loc,
+			    (unsigned long long)space_count(sp));
+		for (j = 0; j < (size_t)list && j < space_count(sp); j++) {
+			struct config c;
+
+			space_get(sp, j, &c);
+			space_config_name(&c, rules.knobs, name, sizeof name);
+			if (json)
+				json_array_append_new(names, json_string(name));
+			else
+				printf("  %s\n", name);
+		}
+		if (json) {
+			if (list > 0)
+				json_object_set_new(o, "configs", names);
+			else
+				json_decref(names);
+			json_array_append_new(arr, o);
+		}
+		space_free(sp);
+	}
+	if (json) {
+		char *s;
+
+		json_object_set_new(root, "ops", arr);
+		arr = NULL;
+		s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		puts(s);
+		free(s);
+	}
+	rc = 0;
+out:
+	json_decref(arr);
+	json_decref(root);
+	analysis_free(an);
+	cfg_free(cfg);
+	free(err);
+	return rc;
+}
+
+static void
+best_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: autosched best [--db PATH] [--op NAME] [--job ID] [--all]\n"
+	    "                      [--format table|json|csv]\n"
+	    "The best verified config of each op tuned on this machine.\n"
+	    "  --op NAME  ops whose name or signature contains NAME\n"
+	    "  --all      every op ever tuned (the default when --op is absent)\n");
+}
+
+static void
+best_csv_field(const char *s)
+{
+	if (strpbrk(s, ",\"\n") == NULL) {
+		fputs(s, stdout);
+		return;
+	}
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"')
+			putchar('"');
+		putchar(*s);
+	}
+	putchar('"');
+}
+
+int
+cli_best(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "db", required_argument, NULL, 'D' },
+		{ "op", required_argument, NULL, 'o' },
+		{ "job", required_argument, NULL, 'J' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct store *st = NULL;
+	struct store_best *rows = NULL;
+	const char *op = NULL, *format = "table";
+	char *db = NULL, *err = NULL, *end;
+	int64_t job = 0;
+	size_t n = 0, i;
+	int ch, rc = 2, k;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'D':
+			free(db);
+			db = xstrdup(optarg);
+			break;
+		case 'o':
+			op = optarg;
+			break;
+		case 'J':
+			job = strtoll(optarg, &end, 10);
+			if (*end != '\0' || job <= 0) {
+				fprintf(stderr, "autosched best: --job %s: "
+				    "expected a job id\n", optarg);
+				goto out;
+			}
+			break;
+		case 'a':
+			op = NULL;
+			break;
+		case 'f':
+			format = optarg;
+			if (strcmp(format, "table") && strcmp(format, "json") &&
+			    strcmp(format, "csv")) {
+				fprintf(stderr, "autosched best: --format %s: "
+				    "expected table, json or csv\n", format);
+				goto out;
+			}
+			break;
+		case 'h':
+			best_usage(stdout);
+			rc = 0;
+			goto out;
+		default:
+			best_usage(stderr);
+			goto out;
+		}
+	}
+	if (argc != optind) {
+		best_usage(stderr);
+		goto out;
+	}
+	if (db == NULL)
+		db = daemon_default_db();
+	if (access(db, F_OK) != 0) {
+		fprintf(stderr, "autosched: %s: no such store\n", db);
+		goto out;
+	}
+	if (store_open_readonly(db, &st, &err) != 0 ||
+	    store_best(st, op, job, &rows, &n, &err) != 0) {
+		fprintf(stderr, "autosched: %s\n", err);
+		goto out;
+	}
+	if (strcmp(format, "json") == 0) {
+		json_t *arr = json_array();
+		char *s;
+
+		for (i = 0; i < n; i++) {
+			json_t *o = json_object(), *kn = json_object();
+
+			json_object_set_new(o, "op", json_string(rows[i].op_name));
+			json_object_set_new(o, "signature",
+			    json_string(rows[i].op_signature));
+			json_object_set_new(o, "config",
+			    json_string(rows[i].config_name));
+			for (k = 0; k < KNOB_COUNT; k++) {
+				if (rows[i].config.v[k] != 0)
+					json_object_set_new(kn, space_knob_name(k),
+					    json_integer(rows[i].config.v[k]));
+			}
+			json_object_set_new(o, "knobs", kn);
+			json_object_set_new(o, "gflops", json_real(rows[i].gflops));
+			json_object_set_new(o, "runtime_ms",
+			    json_real(rows[i].median_ms));
+			json_object_set_new(o, "cv", json_real(rows[i].cv));
+			json_object_set_new(o, "baseline_gflops",
+			    json_real(rows[i].baseline_gflops));
+			json_object_set_new(o, "reference_gflops",
+			    json_real(rows[i].reference_gflops));
+			json_object_set_new(o, "trials", json_integer(rows[i].trials));
+			json_object_set_new(o, "cpu", json_string(rows[i].cpu));
+			json_object_set_new(o, "toolchain",
+			    json_string(rows[i].toolchain));
+			json_object_set_new(o, "backend", json_string(rows[i].backend));
+			json_object_set_new(o, "job_id", json_integer(rows[i].job_id));
+			json_array_append_new(arr, o);
+		}
+		s = json_dumps(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		puts(s);
+		free(s);
+		json_decref(arr);
+	} else if (strcmp(format, "csv") == 0) {
+		printf("op,signature,config,gflops,runtime_ms,cv,baseline_gflops,"
+		    "speedup,reference_gflops,vs_reference,trials,backend,cpu,"
+		    "toolchain,job_id\n");
+		for (i = 0; i < n; i++) {
+			const struct store_best *r = &rows[i];
+
+			printf("%s,%s,%s,%.3f,%.6f,%.4f,%.3f,%.3f,%.3f,%.3f,%lld,",
+			    r->op_name, r->op_signature, r->config_name, r->gflops,
+			    r->median_ms, r->cv, r->baseline_gflops,
+			    r->baseline_gflops > 0 ? r->gflops / r->baseline_gflops : 0,
+			    r->reference_gflops, r->reference_gflops > 0 ?
+			    r->gflops / r->reference_gflops : 0,
+			    (long long)r->trials);
+			best_csv_field(r->backend);
+			putchar(',');
+			best_csv_field(r->cpu);
+			putchar(',');
+			best_csv_field(r->toolchain);
+			printf(",%lld\n", (long long)r->job_id);
+		}
+	} else {
+		printf("%-40s %-36s %9s %8s %8s %6s\n", "op", "best config",
+		    "GFLOP/s", "vs base", "vs BLAS", "trials");
+		for (i = 0; i < n; i++) {
+			const struct store_best *r = &rows[i];
+			char vb[16] = "-", vr[16] = "-";
+
+			if (r->baseline_gflops > 0)
+				snprintf(vb, sizeof vb, "%.2fx",
+				    r->gflops / r->baseline_gflops);
+			if (r->reference_gflops > 0)
+				snprintf(vr, sizeof vr, "%.2fx",
+				    r->gflops / r->reference_gflops);
+			printf("%-40s %-36s %9.2f %8s %8s %6lld\n", r->op_name,
+			    r->config_name, r->gflops, vb, vr,
+			    (long long)r->trials);
+		}
+		if (n == 0)
+			printf("(nothing tuned yet%s%s)\n", op ? " for " : "",
+			    op ? op : "");
+	}
+	rc = 0;
+out:
+	for (i = 0; rows != NULL && i < n; i++)
+		store_best_clear(&rows[i]);
+	free(rows);
+	store_close(st);
+	free(db);
+	free(err);
+	return rc;
+}
+
+static void
+export_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: autosched export [--db PATH] [--op NAME] [--format json]\n"
+	    "The best config of each op, as input for a compiler: one JSON\n"
+	    "object per op with its shape, types and knob values.\n");
+}
+
+int
+cli_export(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "db", required_argument, NULL, 'D' },
+		{ "op", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct store *st = NULL;
+	struct store_best *rows = NULL;
+	const char *op = NULL;
+	char *db = NULL, *err = NULL, *s;
+	json_t *root = NULL, *arr;
+	size_t n = 0, i;
+	int ch, rc = 2, k;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'D':
+			free(db);
+			db = xstrdup(optarg);
+			break;
+		case 'o':
+			op = optarg;
+			break;
+		case 'f':
+			if (strcmp(optarg, "json") != 0) {
+				fprintf(stderr, "autosched export: --format %s: "
+				    "expected json\n", optarg);
+				goto out;
+			}
+			break;
+		case 'h':
+			export_usage(stdout);
+			rc = 0;
+			goto out;
+		default:
+			export_usage(stderr);
+			goto out;
+		}
+	}
+	if (argc != optind) {
+		export_usage(stderr);
+		goto out;
+	}
+	if (db == NULL)
+		db = daemon_default_db();
+	if (access(db, F_OK) != 0) {
+		fprintf(stderr, "autosched: %s: no such store\n", db);
+		goto out;
+	}
+	if (store_open_readonly(db, &st, &err) != 0 ||
+	    store_best(st, op, 0, &rows, &n, &err) != 0) {
+		fprintf(stderr, "autosched: %s\n", err);
+		goto out;
+	}
+	root = json_object();
+	arr = json_array();
+	json_object_set_new(root, "format", json_string("autosched-configs/1"));
+	for (i = 0; i < n; i++) {
+		json_t *o = json_object(), *kn = json_object();
+
+		json_object_set_new(o, "signature", json_string(rows[i].op_signature));
+		json_object_set_new(o, "op", json_string(rows[i].op_name));
+		json_object_set_new(o, "backend", json_string(rows[i].backend));
+		json_object_set_new(o, "cpu", json_string(rows[i].cpu));
+		json_object_set_new(o, "toolchain", json_string(rows[i].toolchain));
+		json_object_set_new(o, "config", json_string(rows[i].config_name));
+		for (k = 0; k < KNOB_COUNT; k++) {
+			if (rows[i].config.v[k] != 0)
+				json_object_set_new(kn, space_knob_name(k),
+				    json_integer(rows[i].config.v[k]));
+		}
+		json_object_set_new(o, "knobs", kn);
+		json_object_set_new(o, "gflops", json_real(rows[i].gflops));
+		json_array_append_new(arr, o);
+	}
+	json_object_set_new(root, "configs", arr);
+	s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	puts(s);
+	free(s);
+	rc = 0;
+out:
+	json_decref(root);
+	for (i = 0; rows != NULL && i < n; i++)
+		store_best_clear(&rows[i]);
+	free(rows);
+	store_close(st);
+	free(db);
+	free(err);
+	return rc;
+}

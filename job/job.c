@@ -1,0 +1,745 @@
+/*
+ * The engine of a tuning job, shared by `autosched run` and autoschedd:
+ * analyse the MLIR, and for each tunable op build its space, measure the
+ * baseline, let the tuner propose batches the backend evaluates (each trial
+ * committed to the store on its own, resumed trials taken from it), confirm
+ * the top candidates interleaved with the baseline, measure the reference.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/analysis.h"
+#include "backends/backend.h"
+#include "cfg/cfg.h"
+#include "job/job.h"
+#include "job/job_int.h"
+#include "search/space.h"
+#include "store/store.h"
+#include "tuners/tuner.h"
+#include "util/util.h"
+
+#define JOB_CONFIRM_ROUNDS	3
+#define JOB_DRIFT		0.03
+#define JOB_BATCH_MAX		64
+
+/* A candidate for the confirm phase. */
+struct job_cand {
+	struct config	 config;
+	double		 gflops;	/* from tuning */
+	double		 confirm[JOB_CONFIRM_ROUNDS];
+	int		 nconfirm;
+};
+
+/* Everything one run carries from op to op. */
+struct job_ctx {
+	const struct cfg	*cfg;
+	struct store		*st;
+	const struct job_opts	*o;
+	const struct backend_ops *be;
+	struct backend_params	 params;
+	struct job_report	 rep;
+	int64_t			 job_id;
+	int64_t			 target_id;
+	double			 t0;
+	double			 sim_done;	/* simulated seconds of finished ops */
+	int			 stopped;	/* 1 stop signal, 2 cancel */
+	int64_t			 trials_total;
+	int64_t			 budget_total;
+};
+
+static void
+job_log(struct job_ctx *c, const char *level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+job_log(struct job_ctx *c, const char *level, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	if (msg == NULL)
+		return;
+	if (c->job_id > 0)
+		(void)store_log(c->st, c->job_id, level, msg);
+	free(msg);
+}
+
+/* Seconds the job has spent, simulated when the backend has a clock. */
+static double
+job_elapsed(struct job_ctx *c, struct backend *b)
+{
+	if (c->be->clock != NULL && b != NULL)
+		return c->sim_done + c->be->clock(b);
+	return util_now() - c->t0;
+}
+
+/* 1 if the job must stop at this trial boundary. */
+static int
+job_should_stop(struct job_ctx *c)
+{
+	if (c->stopped)
+		return 1;
+	if (c->o->stop != NULL && *c->o->stop) {
+		c->stopped = 1;
+		return 1;
+	}
+	if (c->job_id > 0 && store_job_cancel_requested(c->st, c->job_id)) {
+		c->stopped = 2;
+		return 1;
+	}
+	return 0;
+}
+
+/* Evaluate one config and commit it as a trial of the given phase. */
+static int
+job_trial(struct job_ctx *c, struct backend *b, struct job_op *jo,
+    const struct config *cf, const char *phase, struct trial_result *res,
+    char **err)
+{
+	struct store_trial t;
+	char name[160];
+
+	space_config_name(cf, c->rep.knobs, name, sizeof name);
+	memset(res, 0, sizeof *res);
+	if (c->be->evaluate(b, cf, res, err) != 0)
+		return -1;
+	memset(&t, 0, sizeof t);
+	t.job_id = c->job_id;
+	t.op_id = jo->op_id;
+	t.target_id = c->target_id;
+	t.phase = phase;
+	t.config_name = name;
+	t.config = *cf;
+	t.result = *res;
+	if (store_trial_add(c->st, &t, err) < 0)
+		return -1;
+	report_block(&c->rep, jo->op, name, phase, res, 0);
+	report_csv_row(&c->rep, jo->op, cf, name, phase, res);
+	return 0;
+}
+
+static int
+job_cand_cmp(const void *a, const void *b)
+{
+	const struct job_cand *x = a, *y = b;
+
+	return (x->gflops < y->gflops) - (x->gflops > y->gflops);
+}
+
+static double
+job_median(double *v, int n)
+{
+	int i, j;
+
+	for (i = 1; i < n; i++) {
+		for (j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			double t = v[j];
+
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	}
+	if (n == 0)
+		return 0;
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Records of other ops of the same kind on this target, for transfer. */
+struct job_transfer {
+	const struct op_desc	*op;
+	struct tuner_record	*rec;
+	struct op_desc		*ops;	/* copies (numbers only) */
+	size_t			 n, cap;
+};
+
+static int
+job_transfer_cb(const struct store_trial *t, const struct op_desc *op,
+    void *arg)
+{
+	struct job_transfer *x = arg;
+	struct op_desc *copy;
+
+	if (strcmp(op->kind, x->op->kind) != 0 || (op->m == x->op->m &&
+	    op->n == x->op->n && op->k == x->op->k && op->batch == x->op->batch &&
+	    op->lhs == x->op->lhs && op->transpose_a == x->op->transpose_a &&
+	    op->transpose_b == x->op->transpose_b))
+		return 0;
+	if (x->n == x->cap) {
+		x->cap = x->cap ? x->cap * 2 : 256;
+		x->rec = xrealloc(x->rec, x->cap * sizeof *x->rec);
+		x->ops = xrealloc(x->ops, x->cap * sizeof *x->ops);
+	}
+	copy = &x->ops[x->n];
+	memset(copy, 0, sizeof *copy);
+	copy->kind = x->op->kind;
+	copy->batch = op->batch;
+	copy->m = op->m;
+	copy->n = op->n;
+	copy->k = op->k;
+	copy->lhs = op->lhs;
+	copy->rhs = op->rhs;
+	copy->acc = op->acc;
+	copy->transpose_a = op->transpose_a;
+	copy->transpose_b = op->transpose_b;
+	copy->tunable = 1;
+	x->rec[x->n].config = t->config;
+	x->rec[x->n].status = t->result.status;
+	x->rec[x->n].gflops = t->result.gflops;
+	x->n++;
+	return x->n >= 100000;	/* enough */
+}
+
+/* Offer the tuner what the store knows of other shapes of this op kind. */
+static void
+job_offer_transfer(struct job_ctx *c, struct tuner *t, const struct op_desc *op)
+{
+	struct job_transfer x;
+	char *err = NULL;
+	size_t i;
+
+	if (t->ops->transfer == NULL)
+		return;
+	memset(&x, 0, sizeof x);
+	x.op = op;
+	if (store_trial_foreach(c->st, 0, c->target_id, "tune", job_transfer_cb,
+	    &x, &err) == 0 && x.n > 0) {
+		/* The copies moved while growing: point the records at them now. */
+		for (i = 0; i < x.n; i++)
+			x.rec[i].op = &x.ops[i];
+		tuner_transfer(t, x.rec, x.n);
+		job_log(c, "info", "%s: %zu records of other shapes offered for "
+		    "transfer", op->name, x.n);
+	}
+	free(err);
+	free(x.rec);
+	free(x.ops);
+}
+
+/* Tune one op: baseline, tuning loop, confirm, reference. -1 on a fatal error. */
+static int
+job_tune_op(struct job_ctx *c, struct job_op *jo, struct space *sp,
+    struct backend *b, char **err)
+{
+	const struct cfg *cfg = c->cfg;
+	const struct op_desc *op = jo->op;
+	struct tuner t = { 0 };
+	struct tuner_params tp;
+	struct trial_result res;
+	struct config base, cf;
+	struct job_cand *cands = NULL;
+	size_t ncands = 0, capcands = 0, i, n, k;
+	uint64_t idx[JOB_BATCH_MAX];
+	struct trial_result batch_res[JOB_BATCH_MAX];
+	const char **ek = NULL, **ev = NULL;
+	int *el = NULL;
+	int64_t since_best = 0;
+	double best_seen = 0;
+	char name[160], line[512];
+	int rc = -1, round;
+
+	memset(&res, 0, sizeof res);
+	memset(batch_res, 0, sizeof batch_res);
+
+	/* The baseline: the backend's untuned default. */
+	c->be->baseline(op, &base);
+	if (job_trial(c, b, jo, &base, "baseline", &res, err) != 0)
+		goto out;
+	if (res.status == TRIAL_OK || res.status == TRIAL_UNSTABLE)
+		jo->baseline_gflops = res.gflops;
+	backend_result_clear(&res);
+
+	memset(&tp, 0, sizeof tp);
+	tp.seed = cfg->seed;
+	tp.n_trial = cfg->n_trial;
+	tp.cfg_path = cfg->path;
+	tp.nextra = cfg->nextra;
+	ek = xcalloc(cfg->nextra + 1, sizeof *ek);
+	ev = xcalloc(cfg->nextra + 1, sizeof *ev);
+	el = xcalloc(cfg->nextra + 1, sizeof *el);
+	for (i = 0; i < cfg->nextra; i++) {
+		ek[i] = cfg->extra[i].key;
+		ev[i] = cfg->extra[i].value;
+		el[i] = cfg->extra[i].line;
+	}
+	tp.extra_keys = ek;
+	tp.extra_values = ev;
+	tp.extra_lines = el;
+	if (tuner_create(tuner_find(cfg->tuner), &tp, op, sp, &t, err) != 0)
+		goto out;
+	job_offer_transfer(c, &t, op);
+
+	while (jo->trials < cfg->n_trial && !job_should_stop(c)) {
+		size_t want = (size_t)(cfg->n_trial - jo->trials);
+
+		if (cfg->time_limit > 0 && job_elapsed(c, b) >= cfg->time_limit) {
+			job_log(c, "info", "%s: time limit reached", op->name);
+			break;
+		}
+		if (cfg->early_stop > 0 && since_best >= cfg->early_stop) {
+			job_log(c, "info", "%s: no improvement in %lld trials, "
+			    "stopping early", op->name, (long long)since_best);
+			break;
+		}
+		if (want > JOB_BATCH_MAX)
+			want = JOB_BATCH_MAX;
+		n = tuner_propose(&t, idx, want);
+		jo->tuner_s += tuner_overhead(&t);
+		if (n == 0)
+			break;		/* the space is exhausted */
+		for (i = 0; i < n; i++) {
+			int found = 0;
+
+			if (job_should_stop(c) || (cfg->time_limit > 0 &&
+			    job_elapsed(c, b) >= cfg->time_limit)) {
+				n = i;
+				break;
+			}
+			space_get(sp, idx[i], &cf);
+			space_config_name(&cf, c->rep.knobs, name, sizeof name);
+			if (!c->o->fresh) {
+				found = store_trial_find(c->st, jo->op_id,
+				    c->target_id, name, &batch_res[i], err);
+				if (found < 0)
+					goto out;
+			}
+			if (found) {
+				report_block(&c->rep, op, name, "tune",
+				    &batch_res[i], 1);
+				report_csv_row(&c->rep, op, &cf, name, "tune",
+				    &batch_res[i]);
+			} else {
+				if (job_trial(c, b, jo, &cf, "tune",
+				    &batch_res[i], err) != 0)
+					goto out;
+				jo->measured++;
+			}
+			jo->trials++;
+			c->trials_total++;
+			since_best++;
+			if (batch_res[i].status == TRIAL_OK) {
+				jo->ok++;
+				if (batch_res[i].gflops > best_seen) {
+					best_seen = batch_res[i].gflops;
+					since_best = 0;
+				}
+				if (ncands == capcands) {
+					capcands = capcands ? capcands * 2 : 64;
+					cands = xrealloc(cands, capcands *
+					    sizeof *cands);
+				}
+				memset(&cands[ncands], 0, sizeof *cands);
+				cands[ncands].config = cf;
+				cands[ncands].gflops = batch_res[i].gflops;
+				ncands++;
+			}
+			if (c->job_id > 0)
+				(void)store_job_set_progress(c->st, c->job_id,
+				    c->trials_total, NULL);
+			snprintf(line, sizeof line, "%s: trial %lld/%lld, best "
+			    "%.2f GFLOP/s%s", op->name, (long long)jo->trials,
+			    (long long)cfg->n_trial, best_seen,
+			    found ? " (from the store)" : "");
+			report_progress(&c->rep, line);
+			if (c->o->progress != NULL)
+				c->o->progress(line, c->o->progress_arg);
+		}
+		tuner_update(&t, idx, batch_res, n);
+		jo->tuner_s += tuner_overhead(&t);
+		for (i = 0; i < n; i++)
+			backend_result_clear(&batch_res[i]);
+	}
+	if (c->stopped) {
+		rc = 0;
+		goto out;
+	}
+
+	/* Confirm: the top few re-measured, interleaved with the baseline. */
+	qsort(cands, ncands, sizeof *cands, job_cand_cmp);
+	k = ncands < (size_t)cfg->confirm_top ? ncands : (size_t)cfg->confirm_top;
+	if (k > 0) {
+		double basev[JOB_CONFIRM_ROUNDS];
+		int nbase = 0;
+
+		for (round = 0; round < JOB_CONFIRM_ROUNDS; round++) {
+			for (i = 0; i <= k; i++) {
+				const struct config *rc_cf = i < k ?
+				    &cands[i].config : &base;
+
+				if (job_should_stop(c))
+					break;
+				if (job_trial(c, b, jo, rc_cf, i < k ? "confirm" :
+				    "baseline", &res, err) != 0)
+					goto out;
+				if (i < k)
+					cands[i].confirm[cands[i].nconfirm++] =
+					    res.status == TRIAL_OK ? res.gflops : 0;
+				else if (res.status == TRIAL_OK ||
+				    res.status == TRIAL_UNSTABLE)
+					basev[nbase++] = res.gflops;
+				backend_result_clear(&res);
+			}
+		}
+		if (c->stopped) {
+			rc = 0;
+			goto out;
+		}
+		jo->baseline2_gflops = job_median(basev, nbase);
+		for (i = 0; i < k; i++) {
+			double m = job_median(cands[i].confirm, cands[i].nconfirm);
+
+			if (m > jo->best_gflops) {
+				jo->best_gflops = m;
+				jo->best = cands[i].config;
+				jo->have_best = 1;
+			}
+		}
+	} else if (ncands > 0) {
+		jo->best = cands[0].config;
+		jo->best_gflops = cands[0].gflops;
+		jo->have_best = 1;
+	}
+	if (jo->baseline_gflops > 0 && jo->baseline2_gflops > 0 &&
+	    fabs(jo->baseline2_gflops - jo->baseline_gflops) /
+	    jo->baseline_gflops > JOB_DRIFT) {
+		jo->drift = 1;
+		job_log(c, "warning", "%s: the baseline moved from %.2f to %.2f "
+		    "GFLOP/s during the job (machine noise?)", op->name,
+		    jo->baseline_gflops, jo->baseline2_gflops);
+	}
+	if (jo->have_best) {
+		space_config_name(&jo->best, c->rep.knobs, jo->best_name,
+		    sizeof jo->best_name);
+		jo->best_ms = 2.0 * (double)op->m * (double)op->n *
+		    (double)op->k * (double)op->batch / (jo->best_gflops * 1e6);
+		job_log(c, "info", "%s: best %s at %.2f GFLOP/s after %lld trials",
+		    op->name, jo->best_name, jo->best_gflops,
+		    (long long)jo->trials);
+	} else
+		job_log(c, "warning", "%s: no valid config found in %lld trials",
+		    op->name, (long long)jo->trials);
+
+	/* The reference library at the best config's thread count. */
+	if (c->be->reference != NULL && jo->have_best) {
+		int threads = jo->best.v[KNOB_THREADS] > 0 ?
+		    (int)jo->best.v[KNOB_THREADS] : 1;
+		struct store_trial st;
+
+		if (c->be->reference(b, threads, &res, err) != 0)
+			goto out;
+		memset(&st, 0, sizeof st);
+		st.job_id = c->job_id;
+		st.op_id = jo->op_id;
+		st.target_id = c->target_id;
+		st.phase = "reference";
+		snprintf(name, sizeof name, "reference_thr_%d", threads);
+		st.config_name = name;
+		st.config.v[KNOB_THREADS] = threads;
+		st.result = res;
+		if (store_trial_add(c->st, &st, err) < 0)
+			goto out;
+		if (res.status == TRIAL_OK || res.status == TRIAL_UNSTABLE)
+			jo->reference_gflops = res.gflops;
+		backend_result_clear(&res);
+	}
+	rc = 0;
+out:
+	backend_result_clear(&res);
+	for (i = 0; i < JOB_BATCH_MAX; i++)
+		backend_result_clear(&batch_res[i]);
+	if (t.ops != NULL)
+		tuner_destroy(&t);
+	free(cands);
+	free(ek);
+	free(ev);
+	free(el);
+	return rc;
+}
+
+/* The knob lists of the cfg the backend understands; the rest reported once. */
+static size_t
+job_knob_lists(const struct cfg *cfg, uint32_t knobs, struct knob_values *out,
+    const char *backend, int warn)
+{
+	size_t i, n = 0;
+	char ignored[512] = "";
+	int line = 0;
+
+	for (i = 0; i < cfg->nknobs; i++) {
+		const struct cfg_knob *k = &cfg->knobs[i];
+
+		if (knobs & KNOB_BIT(k->knob)) {
+			out[n].knob = k->knob;
+			out[n].values = k->values;
+			out[n].n = k->n;
+			n++;
+		} else {
+			size_t l = strlen(ignored);
+
+			if (line == 0)
+				line = k->line;
+			snprintf(ignored + l, sizeof ignored - l, "%s%s",
+			    l ? ", " : "", space_knob_name(k->knob));
+		}
+	}
+	if (warn && ignored[0] != '\0')
+		fprintf(stderr, "autosched: %s:%d: [SearchSpace] %s: not "
+		    "applicable to backend %s; ignored\n", cfg->path, line,
+		    ignored, backend);
+	return n;
+}
+
+enum job_outcome
+job_run(const struct cfg *cfg, struct store *st, const struct job_opts *o,
+    char **err)
+{
+	struct job_ctx c;
+	struct analysis *an = NULL;
+	struct job_op *ops = NULL;
+	struct space **spaces = NULL;
+	struct knob_values lists[KNOB_COUNT];
+	struct space_rules rules;
+	char *mlir_text = NULL, *dispatch = NULL, *cpu = NULL, *flags = NULL;
+	char *toolchain = NULL;
+	size_t nops = 0, i, ntunable = 0, nl;
+	enum job_outcome outcome = JOB_FAILED;
+	int any_missing = 0, cpus_default[1] = { 0 }, warned = 0;
+
+	memset(&c, 0, sizeof c);
+	c.cfg = cfg;
+	c.st = st;
+	c.o = o;
+	c.t0 = util_now();
+
+	/* 1. Everything that can be wrong with the input, before any write. */
+	if (o->mlir_text != NULL) {
+		if (analysis_parse(cfg->input_file, o->mlir_text,
+		    strlen(o->mlir_text), &an, err) != 0) {
+			outcome = JOB_BAD_INPUT;
+			goto out;
+		}
+	} else if (analysis_load(cfg->input_file, &an, err) != 0) {
+		outcome = JOB_BAD_INPUT;
+		goto out;
+	}
+	if ((c.be = backend_find(cfg->backend)) == NULL) {
+		util_seterr(err, "%s: unknown backend \"%s\"", cfg->path,
+		    cfg->backend);
+		outcome = JOB_BAD_INPUT;
+		goto out;
+	}
+	nops = analysis_count(an);
+	ops = xcalloc(nops ? nops : 1, sizeof *ops);
+	spaces = xcalloc(nops ? nops : 1, sizeof *spaces);
+	for (i = 0; i < nops; i++) {
+		const struct op_desc *op = analysis_op(an, i);
+		const char *why = NULL;
+
+		ops[i].op = op;
+		ops[i].backend = c.be->name;
+		if (!op->tunable) {
+			ops[i].skipped = 1;
+			ops[i].skip_reason = op->reason;
+			continue;
+		}
+		if (!c.be->supports(op, &why)) {
+			ops[i].skipped = 1;
+			ops[i].skip_reason = why;
+			continue;
+		}
+		memset(&rules, 0, sizeof rules);
+		c.be->rules(op, &rules);
+		c.rep.knobs = rules.knobs;
+		nl = job_knob_lists(cfg, rules.knobs, lists, c.be->name,
+		    !warned && !o->json);
+		warned = 1;
+		if (space_new(op, lists, nl, &rules, &spaces[i], err) != 0) {
+			char *m = xasprintf("%s: [SearchSpace] for %s: %s",
+			    cfg->path, op->name, *err);
+
+			free(*err);
+			*err = m;
+			outcome = JOB_BAD_INPUT;
+			goto out;
+		}
+		if (space_count(spaces[i]) == 0) {
+			util_seterr(err, "%s: [SearchSpace] has no valid config "
+			    "for %s (%s at %s): every cache tile must divide its "
+			    "dimension (M=%lld N=%lld K=%lld) and every register "
+			    "tile its cache tile", cfg->path, op->name, op->kind,
+			    op->loc, (long long)op->m, (long long)op->n,
+			    (long long)op->k);
+			outcome = JOB_BAD_INPUT;
+			goto out;
+		}
+		ops[i].space_count = space_count(spaces[i]);
+		ntunable++;
+	}
+	if (ntunable == 0) {
+		util_seterr(err, "%s: no op the %s backend can tune (%zu "
+		    "contraction-like op%s found%s%s)", cfg->input_file,
+		    c.be->name, nops, nops == 1 ? "" : "s",
+		    nops ? "; first: " : "",
+		    nops ? (ops[0].skip_reason ? ops[0].skip_reason : "") : "");
+		outcome = JOB_BAD_INPUT;
+		goto out;
+	}
+
+	/* 2. The job's row, its report files. */
+	if (o->json) {
+		c.rep.blocks = 0;
+		c.rep.progress = 0;
+	} else {
+		c.rep.blocks = !o->quiet;
+		c.rep.progress = isatty(STDERR_FILENO) && isatty(STDOUT_FILENO);
+	}
+	c.rep.backend = c.be->name;
+	if (cfg->output_file != NULL) {
+		if ((c.rep.csv = fopen(cfg->output_file, "w")) == NULL) {
+			util_seterr(err, "%s: cannot write output_file %s",
+			    cfg->path, cfg->output_file);
+			outcome = JOB_BAD_INPUT;
+			goto out;
+		}
+		report_csv_header(&c.rep);
+	}
+	if (o->mlir_text == NULL) {
+		size_t len;
+
+		if (util_read_file(cfg->input_file, 64 << 20, &mlir_text, &len,
+		    err) != 0) {
+			outcome = JOB_BAD_INPUT;
+			goto out;
+		}
+	}
+	if (o->job_id > 0)
+		c.job_id = o->job_id;
+	else {
+		struct store_job j;
+		char hash[17];
+		const char *text = o->mlir_text ? o->mlir_text : mlir_text;
+
+		memset(&j, 0, sizeof j);
+		util_hash_hex(text, strlen(text), hash);
+		j.state = "running";
+		j.cfg_path = cfg->path;
+		j.cfg_text = cfg->text;
+		j.mlir_path = cfg->input_file;
+		j.mlir_text = (char *)text;
+		j.mlir_hash = hash;
+		j.tuner = cfg->tuner;
+		j.n_trial = cfg->n_trial;
+		if ((c.job_id = store_job_add(st, &j, err)) < 0)
+			goto out;
+		(void)store_job_set_state(st, c.job_id, "running", NULL, NULL);
+	}
+	job_log(&c, "info", "job started: %s, %zu tunable op%s, tuner %s, "
+	    "backend %s, %lld trials per op", cfg->path, ntunable,
+	    ntunable == 1 ? "" : "s", cfg->tuner, c.be->name,
+	    (long long)cfg->n_trial);
+
+	c.params.work_dir = o->work_dir;
+	c.params.iree_bin = cfg->iree_bin;
+	c.params.replay_db = cfg->replay_db;
+	c.params.min_time = cfg->min_time;
+	c.params.warmup = cfg->warmup;
+	c.params.min_reps = cfg->min_reps;
+	c.params.max_reps = cfg->max_reps;
+	c.params.timeout = cfg->timeout;
+	c.params.compile_timeout = cfg->compile_timeout;
+	c.params.cv_max = cfg->cv_max;
+	c.params.verify = cfg->verify;
+	c.params.cpus = o->cpus ? o->cpus : cpus_default;
+	c.params.ncpus = o->cpus ? o->ncpus : 1;
+	c.params.compile_nice = o->compile_nice;
+	c.params.seed = cfg->seed;
+	c.budget_total = (int64_t)ntunable * cfg->n_trial;
+
+	/* 3. Each op in turn. */
+	for (i = 0; i < nops && !job_should_stop(&c); i++) {
+		struct job_op *jo = &ops[i];
+		struct backend *b = NULL;
+
+		if (jo->skipped)
+			continue;
+		if (analysis_emit_dispatch(jo->op, &dispatch, err) != 0)
+			goto fail;
+		if (c.be->open(&c.params, jo->op, dispatch, &b, err) != 0)
+			goto fail;
+		free(dispatch);
+		dispatch = NULL;
+		if (c.target_id == 0) {
+			c.be->target(b, &cpu, &flags, &toolchain);
+			c.target_id = store_target(st, cpu, flags, toolchain,
+			    c.be->name, err);
+			if (c.target_id < 0) {
+				c.be->close(b);
+				goto fail;
+			}
+		}
+		if ((jo->op_id = store_op(st, jo->op, err)) < 0) {
+			c.be->close(b);
+			goto fail;
+		}
+		if (job_tune_op(&c, jo, spaces[i], b, err) != 0) {
+			c.be->close(b);
+			goto fail;
+		}
+		if (c.be->clock != NULL)
+			c.sim_done += c.be->clock(b);
+		c.be->close(b);
+		if (!jo->have_best && !c.stopped)
+			any_missing = 1;
+	}
+	report_progress(&c.rep, NULL);
+
+	if (c.stopped == 2) {
+		outcome = JOB_STOPPED;
+		job_log(&c, "info", "job cancelled");
+		(void)store_job_set_state(st, c.job_id, "cancelled", NULL, NULL);
+	} else if (c.stopped) {
+		outcome = JOB_STOPPED;
+		job_log(&c, "info", "job stopped; it resumes where it left off");
+		(void)store_job_set_state(st, c.job_id, o->job_id > 0 ?
+		    "queued" : "cancelled", NULL, NULL);
+	} else {
+		outcome = any_missing ? JOB_NOTHING : JOB_OK;
+		job_log(&c, "info", "job done");
+		(void)store_job_set_state(st, c.job_id, "done", any_missing ?
+		    "no valid config found for some op" : NULL, NULL);
+	}
+	if (o->json) {
+		char *js = report_json(c.job_id, ops, nops, (int)outcome);
+
+		puts(js);
+		free(js);
+	} else
+		report_summary(stdout, ops, nops);
+	goto out;
+fail:
+	job_log(&c, "error", "job failed: %s", *err ? *err : "?");
+	if (c.job_id > 0)
+		(void)store_job_set_state(st, c.job_id, "failed", *err, NULL);
+	outcome = JOB_FAILED;
+out:
+	if (c.rep.csv != NULL)
+		fclose(c.rep.csv);
+	for (i = 0; spaces != NULL && i < nops; i++)
+		space_free(spaces[i]);
+	free(spaces);
+	free(ops);
+	free(dispatch);
+	free(mlir_text);
+	free(cpu);
+	free(flags);
+	free(toolchain);
+	analysis_free(an);
+	return outcome;
+}

@@ -1,0 +1,267 @@
+/*
+ * What a job shows: the dispatch profiler's block per candidate, a one-line
+ * progress display on a terminal, the CSV of output_file, the final summary
+ * and the --json document.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job/job_int.h"
+#include "util/util.h"
+
+static const char *
+report_layout(int transposed)
+{
+	return transposed ? "n" : "t";
+}
+
+static const char *
+report_verification(const struct trial_result *r)
+{
+	switch (r->status) {
+	case TRIAL_OK:
+	case TRIAL_UNSTABLE:
+		return r->verified ? "SUCCESS" : "NOT VERIFIED";
+	case TRIAL_WRONG_RESULT:
+		return "FAILED";
+	default:
+		return "NOT RUN";
+	}
+}
+
+void
+report_block(struct job_report *rep, const struct op_desc *op,
+    const char *config_name, const char *phase, const struct trial_result *r,
+    int cached)
+{
+	if (!rep->blocks)
+		return;
+	if (rep->progress)
+		fputs("\r\033[K", stderr);
+	printf("----------------------------------------------------------------\n");
+	printf("Dispatch      : %s_%s\n", op->name, config_name);
+	printf("Provider      : autosched %s\n", rep->backend);
+	printf("OpKind        : %s\n", op->kind);
+	printf("Operation     : %s\n", op->name);
+	printf("Configuration : %s%s%s\n", config_name,
+	    strcmp(phase, "tune") ? " " : "", strcmp(phase, "tune") ? phase : "");
+	printf("Arguments     : --batch_count=%lld --m=%lld --n=%lld --k=%lld "
+	    "--lhs=%s%s --rhs=%s%s --result=%st\n",
+	    (long long)op->batch, (long long)op->m, (long long)op->n,
+	    (long long)op->k, analysis_elem_name(op->lhs),
+	    report_layout(op->transpose_a), analysis_elem_name(op->rhs),
+	    report_layout(op->transpose_b), analysis_elem_name(op->acc));
+	printf("                --split_k_mode=N/A --split_k_slices=N/A\n");
+	printf("Verification  : %s\n", report_verification(r));
+	if (r->status != TRIAL_OK)
+		printf("Status        : %s%s%s\n", backend_status_name(r->status),
+		    r->error ? ": " : "", r->error ? r->error : "");
+	if (r->status == TRIAL_OK || r->status == TRIAL_UNSTABLE) {
+		printf("Runtime(ms)   : %.4f (cv %.1f%%, %d reps)%s\n",
+		    r->median_ms, r->cv * 100, r->reps,
+		    cached ? " [from the store]" : "");
+		printf("GFLOPs        : %.2f\n", r->gflops);
+	} else {
+		printf("Runtime(ms)   : N/A%s\n", cached ? " [from the store]" : "");
+		printf("GFLOPs        : N/A\n");
+	}
+	fflush(stdout);
+}
+
+/* CSV field: quoted when it holds a comma, quote or newline. */
+static void
+report_csv_field(FILE *f, const char *s, int last)
+{
+	if (s == NULL)
+		s = "";
+	if (strpbrk(s, ",\"\n\r") != NULL) {
+		fputc('"', f);
+		for (; *s; s++) {
+			if (*s == '"')
+				fputc('"', f);
+			fputc(*s, f);
+		}
+		fputc('"', f);
+	} else
+		fputs(s, f);
+	fputc(last ? '\n' : ',', f);
+}
+
+void
+report_csv_header(struct job_report *rep)
+{
+	int k;
+
+	if (rep->csv == NULL)
+		return;
+	fputs("Provider,op_kind,Operation,bytes,flops,batch_count,m,n,k,lhs,rhs,"
+	    "result,split_k_mode,split_k_slices,Tile config,Core class,"
+	    "Instruction class,Verification,Runtime(ms),GFLOPs", rep->csv);
+	for (k = 0; k < KNOB_COUNT; k++)
+		fprintf(rep->csv, ",%s", space_knob_name(k));
+	fputs(",phase,status,cv,reps,compile_s,measure_s,error\n", rep->csv);
+	fflush(rep->csv);
+}
+
+void
+report_csv_row(struct job_report *rep, const struct op_desc *op,
+    const struct config *cf, const char *config_name, const char *phase,
+    const struct trial_result *r)
+{
+	FILE *f = rep->csv;
+	double flops = 2.0 * (double)op->m * (double)op->n * (double)op->k *
+	    (double)op->batch;
+	double bytes = (double)op->batch * ((double)op->m * (double)op->k *
+	    (double)analysis_elem_size(op->lhs) + (double)op->k * (double)op->n *
+	    (double)analysis_elem_size(op->rhs) + (double)op->m * (double)op->n *
+	    (double)analysis_elem_size(op->acc));
+	char prov[64];
+	int k, ran = r->status == TRIAL_OK || r->status == TRIAL_UNSTABLE;
+
+	if (f == NULL)
+		return;
+	snprintf(prov, sizeof prov, "autosched %s", rep->backend);
+	report_csv_field(f, prov, 0);
+	fprintf(f, "%s,%s,%.0f,%.0f,%lld,%lld,%lld,%lld,%s%s,%s%s,%st,N/A,N/A,",
+	    op->kind, op->name, bytes, flops, (long long)op->batch,
+	    (long long)op->m, (long long)op->n, (long long)op->k,
+	    analysis_elem_name(op->lhs), report_layout(op->transpose_a),
+	    analysis_elem_name(op->rhs), report_layout(op->transpose_b),
+	    analysis_elem_name(op->acc));
+	report_csv_field(f, config_name, 0);
+	fprintf(f, "cpu,%s,%s,", rep->backend, report_verification(r));
+	if (ran)
+		fprintf(f, "%.6f,%.3f", r->median_ms, r->gflops);
+	else
+		fputs(",", f);
+	for (k = 0; k < KNOB_COUNT; k++)
+		fprintf(f, ",%lld", (long long)cf->v[k]);
+	fprintf(f, ",%s,%s,%.4f,%d,%.3f,%.3f,", phase,
+	    backend_status_name(r->status), r->cv, r->reps, r->compile_s,
+	    r->measure_s);
+	report_csv_field(f, r->error, 1);
+	fflush(f);
+}
+
+void
+report_progress(struct job_report *rep, const char *line)
+{
+	if (!rep->progress)
+		return;
+	if (line == NULL)
+		fputs("\r\033[K", stderr);
+	else
+		fprintf(stderr, "\r\033[K%.*s", 150, line);
+	fflush(stderr);
+}
+
+void
+report_summary(FILE *f, const struct job_op *ops, size_t n)
+{
+	size_t i;
+
+	fprintf(f, "\n********************************************************\n");
+	for (i = 0; i < n; i++) {
+		const struct job_op *jo = &ops[i];
+		double base = jo->baseline2_gflops > 0 ? jo->baseline2_gflops :
+		    jo->baseline_gflops;
+
+		fprintf(f, "[%s] %s at %s\n", jo->op->name, jo->op->kind,
+		    jo->op->loc);
+		if (jo->skipped) {
+			fprintf(f, "  not tuned: %s\n", jo->skip_reason ?
+			    jo->skip_reason : "not supported");
+			continue;
+		}
+		if (!jo->have_best) {
+			fprintf(f, "  no valid config found in %lld trials "
+			    "(%lld measured)\n", (long long)jo->trials,
+			    (long long)jo->measured);
+			continue;
+		}
+		fprintf(f, "  best        : %s\n", jo->best_name);
+		fprintf(f, "  GFLOP/s     : %.2f (%.4f ms)\n", jo->best_gflops,
+		    jo->best_ms);
+		if (base > 0)
+			fprintf(f, "  vs baseline : %.2fx (baseline %.2f GFLOP/s%s)\n",
+			    jo->best_gflops / base, base,
+			    jo->drift ? ", DRIFT: it moved > 3% during the job" : "");
+		if (jo->reference_gflops > 0)
+			fprintf(f, "  vs OpenBLAS : %.2fx (OpenBLAS %.2f GFLOP/s, "
+			    "%lld thread%s)\n", jo->best_gflops /
+			    jo->reference_gflops, jo->reference_gflops,
+			    (long long)jo->best.v[KNOB_THREADS],
+			    jo->best.v[KNOB_THREADS] == 1 ? "" : "s");
+		fprintf(f, "  trials      : %lld (%lld measured now, %lld valid), "
+		    "space %llu configs\n", (long long)jo->trials,
+		    (long long)jo->measured, (long long)jo->ok,
+		    (unsigned long long)jo->space_count);
+	}
+	fprintf(f, "********************************************************\n");
+	fflush(f);
+}
+
+char *
+report_json(int64_t job_id, const struct job_op *ops, size_t n, int outcome)
+{
+	json_t *root = json_object(), *arr = json_array();
+	char *s;
+	size_t i;
+
+	json_object_set_new(root, "job_id", json_integer(job_id));
+	json_object_set_new(root, "outcome", json_integer(outcome));
+	for (i = 0; i < n; i++) {
+		const struct job_op *jo = &ops[i];
+		json_t *o = json_object();
+		double base = jo->baseline2_gflops > 0 ? jo->baseline2_gflops :
+		    jo->baseline_gflops;
+		int k;
+
+		json_object_set_new(o, "index", json_integer(jo->op->index));
+		json_object_set_new(o, "name", json_string(jo->op->name));
+		json_object_set_new(o, "kind", json_string(jo->op->kind));
+		json_object_set_new(o, "loc", json_string(jo->op->loc));
+		json_object_set_new(o, "tuned", json_boolean(!jo->skipped));
+		if (jo->skipped) {
+			json_object_set_new(o, "reason", json_string(
+			    jo->skip_reason ? jo->skip_reason : ""));
+			json_array_append_new(arr, o);
+			continue;
+		}
+		json_object_set_new(o, "trials", json_integer(jo->trials));
+		json_object_set_new(o, "measured", json_integer(jo->measured));
+		json_object_set_new(o, "valid", json_integer(jo->ok));
+		json_object_set_new(o, "space", json_integer((json_int_t)jo->space_count));
+		if (jo->have_best) {
+			json_t *kn = json_object();
+
+			json_object_set_new(o, "best", json_string(jo->best_name));
+			for (k = 0; k < KNOB_COUNT; k++) {
+				if (jo->best.v[k] != 0)
+					json_object_set_new(kn, space_knob_name(k),
+					    json_integer(jo->best.v[k]));
+			}
+			json_object_set_new(o, "knobs", kn);
+			json_object_set_new(o, "gflops", json_real(jo->best_gflops));
+			json_object_set_new(o, "runtime_ms", json_real(jo->best_ms));
+		} else
+			json_object_set_new(o, "best", json_null());
+		json_object_set_new(o, "baseline_gflops", json_real(base));
+		json_object_set_new(o, "speedup", json_real(base > 0 &&
+		    jo->have_best ? jo->best_gflops / base : 0));
+		json_object_set_new(o, "baseline_drift", json_boolean(jo->drift));
+		json_object_set_new(o, "reference_gflops",
+		    json_real(jo->reference_gflops));
+		json_object_set_new(o, "vs_reference", json_real(
+		    jo->reference_gflops > 0 ? jo->best_gflops /
+		    jo->reference_gflops : 0));
+		json_object_set_new(o, "tuner_seconds", json_real(jo->tuner_s));
+		json_array_append_new(arr, o);
+	}
+	json_object_set_new(root, "ops", arr);
+	s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(root);
+	return s;
+}
