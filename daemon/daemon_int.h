@@ -1,0 +1,70 @@
+/*
+ * Internals shared by the files of daemon/: the service's own configuration
+ * (conf.c), the wake socket and lock beside the store (wake.c), and the one
+ * way a cfg becomes a queued job (queue.c), used by submit and the spool.
+ */
+#ifndef AUTOSCHED_DAEMON_INT_H
+#define AUTOSCHED_DAEMON_INT_H
+
+#include <stdint.h>
+
+struct store_job;
+
+#define SERVICE_CONF_DEFAULT	"/etc/autosched/autoschedd.conf"
+
+/* autoschedd.conf, section [autoschedd]. */
+struct service_conf {
+	char	*path;		/* the file read; NULL when running on defaults */
+	char	*database;	/* NULL = the default store */
+	char	*spool;		/* a folder watched for cfgs; NULL = none */
+	int	 log_level;	/* syslog priority: LOG_ERR … LOG_DEBUG */
+	int	*cpus;		/* CPUs measurements are pinned to; NULL = the engine's default */
+	int	 ncpus;
+	int	 compile_nice;	/* niceness added to compiles, 0-19 */
+	double	 poll;		/* fallback poll when idle, seconds */
+};
+
+/*
+ * Read autoschedd.conf at path. Relative paths in it start from its folder.
+ * With missing_ok a file that does not exist gives the defaults. On error -1
+ * and *err names file:line: key and what was expected. Caller frees *out with
+ * service_conf_free.
+ */
+int	 service_conf_load(const char *path, int missing_ok,
+	    struct service_conf **out, char **err) __attribute__((warn_unused_result));
+int	 service_conf_parse(const char *path, const char *text, size_t len,
+	    struct service_conf **out, char **err) __attribute__((warn_unused_result));
+void	 service_conf_free(struct service_conf *);
+/* "err", "warning", "notice", "info", "debug" → syslog priority, or -1. */
+int	 service_conf_level(const char *);
+
+/*
+ * The wake socket (DB.wake, a unix datagram socket beside the store): the
+ * service binds it and sleeps on it; submit sends one byte to it.
+ */
+int	 service_wake_open(const char *db, int *fd, char **err)
+	    __attribute__((warn_unused_result));
+void	 service_wake_drain(int fd);
+void	 service_wake_close(const char *db, int fd);
+/* Wake the service of db: 1 if one was listening, 0 if none, -1 on error. */
+int	 queue_wake(const char *db);
+
+/*
+ * The lock (DB.lock, flock'd and holding the pid) that keeps a second
+ * service off a store: 0 and *fd held until exit, or -1 with *err naming the
+ * holder.
+ */
+int	 service_lock(const char *db, int *fd, char **err)
+	    __attribute__((warn_unused_result));
+
+/*
+ * Validate the cfg at cfg_path and its MLIR as `run` does (at least one
+ * tunable op) and fill *j with a queued job snapshotting both texts (cfg_path
+ * made absolute). Warnings of the cfg reader go to warn (may be NULL). On bad
+ * input -1 and *err says why. The caller clears *j (store_job_clear).
+ */
+int	 queue_snapshot(const char *cfg_path, int priority, struct store_job *j,
+	    void (*warn)(const char *, void *), void *arg, char **err)
+	    __attribute__((warn_unused_result));
+
+#endif

@@ -1,0 +1,627 @@
+/*
+ * The queue commands of `autosched`: submit (validate, snapshot, queue, wake
+ * the service), status, cancel and log. The queue itself lives in the store.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "analysis/analysis.h"
+#include "cfg/cfg.h"
+#include "daemon/daemon.h"
+#include "daemon/daemon_int.h"
+#include "store/store.h"
+#include "util/util.h"
+
+#define QUEUE_MLIR_MAX	((size_t)256 * 1024 * 1024)
+
+/* The options a queue command was given. */
+struct queue_args {
+	const char	*db;
+	const char	*arg;		/* the one positional argument */
+	long		 priority;
+	int		 json;
+};
+
+#define QA_DB		0x1
+#define QA_PRIORITY	0x2
+#define QA_JSON		0x4
+#define QA_ARG		0x8	/* a positional argument is required */
+#define QA_ARG_OPT	0x10	/* … or allowed */
+
+/* Parse argv (argv[0] is the command's name). -1 after a usage message. */
+static int
+queue_args(const char *cmd, const char *usage, int flags, int argc,
+    char **argv, struct queue_args *qa)
+{
+	const char *val;
+	char *end;
+	int i;
+
+	memset(qa, 0, sizeof *qa);
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		size_t nl = 0;
+
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			fprintf(stderr, "usage: autosched %s %s\n", cmd, usage);
+			return -1;
+		}
+		if (strncmp(a, "--db", 4) == 0)
+			nl = 4;
+		else if (strncmp(a, "--priority", 10) == 0)
+			nl = 10;
+		if (nl != 0 && (a[nl] == '\0' || a[nl] == '=')) {
+			if (a[nl] == '=')
+				val = a + nl + 1;
+			else if (i + 1 < argc)
+				val = argv[++i];
+			else {
+				fprintf(stderr, "autosched %s: %s needs a value\n",
+				    cmd, a);
+				goto usage;
+			}
+			if (nl == 4 && (flags & QA_DB)) {
+				qa->db = val;
+				continue;
+			}
+			if (nl == 10 && (flags & QA_PRIORITY)) {
+				errno = 0;
+				qa->priority = strtol(val, &end, 10);
+				if (errno != 0 || end == val || *end != '\0' ||
+				    qa->priority < -1000000 ||
+				    qa->priority > 1000000) {
+					fprintf(stderr, "autosched %s: --priority:"
+					    " \"%s\" is not a whole number\n",
+					    cmd, val);
+					goto usage;
+				}
+				continue;
+			}
+		}
+		if (strcmp(a, "--json") == 0 && (flags & QA_JSON)) {
+			qa->json = 1;
+			continue;
+		}
+		if (*a == '-' && a[1] != '\0') {
+			fprintf(stderr, "autosched %s: unknown option %s\n", cmd,
+			    a);
+			goto usage;
+		}
+		if (qa->arg != NULL || !(flags & (QA_ARG | QA_ARG_OPT))) {
+			fprintf(stderr, "autosched %s: unexpected argument %s\n",
+			    cmd, a);
+			goto usage;
+		}
+		qa->arg = a;
+	}
+	if ((flags & QA_ARG) && qa->arg == NULL) {
+		fprintf(stderr, "autosched %s: missing argument\n", cmd);
+		goto usage;
+	}
+	return 0;
+usage:
+	fprintf(stderr, "usage: autosched %s %s\n", cmd, usage);
+	return -1;
+}
+
+/* A job id from the command line, or -1 after a message. */
+static int64_t
+queue_job_id(const char *cmd, const char *s)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v <= 0) {
+		fprintf(stderr, "autosched %s: \"%s\" is not a job id\n", cmd, s);
+		return -1;
+	}
+	return (int64_t)v;
+}
+
+/* Open the store of a queue command; read_only for status and log. */
+static int
+queue_open(const char *cmd, const struct queue_args *qa, int read_only,
+    char **dbp, struct store **st)
+{
+	char *err = NULL;
+	int rc;
+
+	*dbp = qa->db != NULL ? xstrdup(qa->db) : daemon_default_db();
+	if (access(*dbp, F_OK) != 0) {
+		fprintf(stderr, "autosched %s: %s: no such store (give --db or"
+		    " set AUTOSCHED_DB)\n", cmd, *dbp);
+		return -1;
+	}
+	if (read_only)
+		rc = store_open_readonly(*dbp, st, &err);
+	else
+		rc = store_open(*dbp, st, &err);
+	if (rc != 0) {
+		fprintf(stderr, "autosched %s: %s\n", cmd, err);
+		free(err);
+		return -1;
+	}
+	return 0;
+}
+
+/* Read job id; 2 and a message when the store has no such job. */
+static int
+queue_get(const char *cmd, struct store *st, const char *db, int64_t id,
+    struct store_job *j)
+{
+	char *err = NULL;
+	int rc;
+
+	memset(j, 0, sizeof *j);
+	if ((rc = store_job_get(st, id, j, &err)) == 1)
+		return 0;
+	if (rc == 0)
+		fprintf(stderr, "autosched %s: no job %lld in %s\n", cmd,
+		    (long long)id, db);
+	else
+		fprintf(stderr, "autosched %s: %s\n", cmd, err);
+	free(err);
+	return 2;
+}
+
+static void
+queue_warn(const char *msg, void *arg)
+{
+	fprintf(stderr, "autosched submit: warning: %s\n", msg);
+}
+
+int
+queue_snapshot(const char *cfg_path, int priority, struct store_job *j,
+    void (*warn)(const char *, void *), void *arg, char **err)
+{
+	struct cfg *cfg = NULL;
+	struct analysis *an = NULL;
+	char *mlir = NULL, *abs = NULL, hash[17];
+	size_t len, i, ntunable = 0;
+	int rc = -1;
+
+	memset(j, 0, sizeof *j);
+	if (cfg_load(cfg_path, &cfg, err) != 0)
+		goto out;
+	for (i = 0; warn != NULL && i < cfg->nwarnings; i++)
+		warn(cfg->warnings[i], arg);
+
+	/* Analyse the very text we snapshot: the file may change meanwhile. */
+	if (util_read_file(cfg->input_file, QUEUE_MLIR_MAX, &mlir, &len,
+	    err) != 0)
+		goto out;
+	if (analysis_parse(cfg->input_file, mlir, len, &an, err) != 0)
+		goto out;
+	for (i = 0; i < analysis_count(an); i++) {
+		if (analysis_op(an, i)->tunable)
+			ntunable++;
+	}
+	if (ntunable == 0) {
+		util_seterr(err, "%s: no tunable op (matmul, batch_matmul or a"
+		    " matmul-like linalg.generic) in %s", cfg_path,
+		    cfg->input_file);
+		goto out;
+	}
+	util_hash_hex(mlir, len, hash);
+
+	/* The service runs elsewhere: relative paths must not depend on our cwd. */
+	if ((abs = realpath(cfg_path, NULL)) == NULL)
+		abs = xstrdup(cfg_path);
+
+	j->state = xstrdup("queued");
+	j->priority = priority;
+	j->cfg_path = abs;
+	j->cfg_text = xstrdup(cfg->text);
+	if ((j->mlir_path = realpath(cfg->input_file, NULL)) == NULL)
+		j->mlir_path = xstrdup(cfg->input_file);
+	j->mlir_text = mlir;
+	j->mlir_hash = xstrdup(hash);
+	j->tuner = xstrdup(cfg->tuner != NULL ? cfg->tuner : "");
+	/* The job's budget: n_trial for each tunable op. */
+	j->n_trial = cfg->n_trial * (int64_t)ntunable;
+	mlir = NULL;
+	rc = 0;
+out:
+	free(mlir);
+	analysis_free(an);
+	cfg_free(cfg);
+	return rc;
+}
+
+int
+queue_submit(int argc, char **argv)
+{
+	struct queue_args qa;
+	struct store_job j;
+	struct store *st = NULL;
+	char *db = NULL, *err = NULL;
+	int64_t id;
+	int rc = 2;
+
+	memset(&j, 0, sizeof j);
+	if (queue_args("submit", "CFG [--db PATH] [--priority N]",
+	    QA_DB | QA_PRIORITY | QA_ARG, argc, argv, &qa) != 0)
+		return 2;
+	/* Validate before touching the store: a bad cfg leaves no trace. */
+	if (queue_snapshot(qa.arg, (int)qa.priority, &j, queue_warn, NULL,
+	    &err) != 0) {
+		fprintf(stderr, "autosched submit: %s\n", err);
+		goto out;
+	}
+	db = qa.db != NULL ? xstrdup(qa.db) : daemon_default_db();
+	if (store_open(db, &st, &err) != 0) {
+		fprintf(stderr, "autosched submit: %s\n", err);
+		goto out;
+	}
+	if ((id = store_job_add(st, &j, &err)) < 0) {
+		fprintf(stderr, "autosched submit: %s\n", err);
+		rc = 1;
+		goto out;
+	}
+	printf("%lld\n", (long long)id);
+	fflush(stdout);
+	if (queue_wake(db) == 0)
+		fprintf(stderr, "autosched submit: no autoschedd serves %s yet:"
+		    " job %lld waits in the queue\n", db, (long long)id);
+	rc = 0;
+out:
+	if (st != NULL)
+		store_close(st);
+	store_job_clear(&j);
+	free(db);
+	free(err);
+	return rc;
+}
+
+/* "2024-05-01 12:00:05" in local time, or "-" for 0. */
+static const char *
+queue_time(double t, char *buf, size_t len)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (t <= 0 || localtime_r(&tt, &tm) == NULL)
+		return "-";
+	strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+	return buf;
+}
+
+/* "1h 02m", "3m 20s", "42s". */
+static const char *
+queue_duration(double s, char *buf, size_t len)
+{
+	long v = s < 0 ? 0 : (long)(s + 0.5);
+
+	if (v >= 3600)
+		snprintf(buf, len, "%ldh %02ldm", v / 3600, (v % 3600) / 60);
+	else if (v >= 60)
+		snprintf(buf, len, "%ldm %02lds", v / 60, v % 60);
+	else
+		snprintf(buf, len, "%lds", v);
+	return buf;
+}
+
+/* Seconds left from the rate so far, or -1 when it cannot be told. */
+static double
+queue_eta(const struct store_job *j)
+{
+	double elapsed = util_wall() - j->started;
+
+	if (strcmp(j->state, "running") != 0 || j->started <= 0 ||
+	    j->trials_done <= 0 || elapsed <= 0)
+		return -1;
+	if (j->trials_done >= j->n_trial)
+		return 0;
+	return (double)(j->n_trial - j->trials_done) * elapsed /
+	    (double)j->trials_done;
+}
+
+static json_t *
+queue_json_job(const struct store_job *j)
+{
+	json_t *o = json_object();
+	double eta = queue_eta(j);
+
+	json_object_set_new(o, "id", json_integer(j->id));
+	json_object_set_new(o, "state", json_string(j->state));
+	json_object_set_new(o, "priority", json_integer(j->priority));
+	json_object_set_new(o, "cfg", json_string(j->cfg_path ?
+	    j->cfg_path : ""));
+	json_object_set_new(o, "input", json_string(j->mlir_path ?
+	    j->mlir_path : ""));
+	json_object_set_new(o, "input_hash", json_string(j->mlir_hash ?
+	    j->mlir_hash : ""));
+	json_object_set_new(o, "tuner", json_string(j->tuner ? j->tuner : ""));
+	json_object_set_new(o, "trials_done", json_integer(j->trials_done));
+	json_object_set_new(o, "trials_budget", json_integer(j->n_trial));
+	json_object_set_new(o, "created", json_real(j->created));
+	json_object_set_new(o, "started", j->started > 0 ?
+	    json_real(j->started) : json_null());
+	json_object_set_new(o, "finished", j->finished > 0 ?
+	    json_real(j->finished) : json_null());
+	json_object_set_new(o, "eta_s", eta >= 0 ? json_real(eta) : json_null());
+	json_object_set_new(o, "cancel_requested",
+	    json_boolean(j->cancel_requested));
+	json_object_set_new(o, "error", j->error ? json_string(j->error) :
+	    json_null());
+	return o;
+}
+
+static void
+queue_print_list(struct store_job *jobs, size_t n)
+{
+	char tbuf[32];
+	size_t i;
+
+	printf("%-6s %-10s %5s %13s  %-19s  %s\n", "ID", "STATE", "PRIO",
+	    "TRIALS", "CREATED", "CFG");
+	for (i = 0; i < n; i++) {
+		struct store_job *j = &jobs[i];
+		char trials[32];
+
+		snprintf(trials, sizeof trials, "%lld/%lld",
+		    (long long)j->trials_done, (long long)j->n_trial);
+		printf("%-6lld %-10s %5d %13s  %-19s  %s\n", (long long)j->id,
+		    j->state, j->priority, trials,
+		    queue_time(j->created, tbuf, sizeof tbuf),
+		    j->cfg_path ? j->cfg_path : "");
+	}
+}
+
+static void
+queue_print_job(const struct store_job *j, const struct store_best *best,
+    size_t nbest)
+{
+	char tbuf[32], dbuf[32];
+	double eta = queue_eta(j);
+	size_t i;
+
+	printf("job %lld: %s%s\n", (long long)j->id, j->state,
+	    j->cancel_requested && strcmp(j->state, "running") == 0 ?
+	    " (cancel requested)" : "");
+	printf("  cfg:      %s\n", j->cfg_path ? j->cfg_path : "");
+	printf("  input:    %s (hash %s)\n", j->mlir_path ? j->mlir_path : "",
+	    j->mlir_hash ? j->mlir_hash : "-");
+	printf("  tuner:    %s, priority %d\n", j->tuner ? j->tuner : "",
+	    j->priority);
+	printf("  trials:   %lld / %lld\n", (long long)j->trials_done,
+	    (long long)j->n_trial);
+	printf("  created:  %s\n", queue_time(j->created, tbuf, sizeof tbuf));
+	if (j->started > 0)
+		printf("  started:  %s\n", queue_time(j->started, tbuf,
+		    sizeof tbuf));
+	if (j->finished > 0)
+		printf("  finished: %s (took %s)\n", queue_time(j->finished,
+		    tbuf, sizeof tbuf), queue_duration(j->finished -
+		    j->started, dbuf, sizeof dbuf));
+	if (eta >= 0)
+		printf("  eta:      %s\n", queue_duration(eta, dbuf,
+		    sizeof dbuf));
+	if (j->error != NULL && *j->error != '\0')
+		printf("  error:    %s\n", j->error);
+	if (nbest == 0) {
+		printf("  best:     none yet\n");
+		return;
+	}
+	printf("  best so far:\n");
+	printf("    %-40s %-32s %10s %10s %10s\n", "OP", "CONFIG", "GFLOPS",
+	    "MS", "BASELINE");
+	for (i = 0; i < nbest; i++) {
+		char base[32];
+
+		if (best[i].baseline_gflops > 0)
+			snprintf(base, sizeof base, "%.2f",
+			    best[i].baseline_gflops);
+		else
+			snprintf(base, sizeof base, "-");
+		printf("    %-40s %-32s %10.2f %10.4f %10s\n",
+		    best[i].op_name ? best[i].op_name : "",
+		    best[i].config_name ? best[i].config_name : "",
+		    best[i].gflops, best[i].median_ms, base);
+	}
+}
+
+static json_t *
+queue_json_best(const struct store_best *best, size_t nbest)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; i < nbest; i++) {
+		json_t *o = json_object();
+
+		json_object_set_new(o, "op", json_string(best[i].op_name ?
+		    best[i].op_name : ""));
+		json_object_set_new(o, "signature", json_string(
+		    best[i].op_signature ? best[i].op_signature : ""));
+		json_object_set_new(o, "config", json_string(
+		    best[i].config_name ? best[i].config_name : ""));
+		json_object_set_new(o, "gflops", json_real(best[i].gflops));
+		json_object_set_new(o, "median_ms", json_real(best[i].median_ms));
+		json_object_set_new(o, "cv", json_real(best[i].cv));
+		json_object_set_new(o, "baseline_gflops", best[i].baseline_gflops
+		    > 0 ? json_real(best[i].baseline_gflops) : json_null());
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+static void
+queue_json_print(json_t *o)
+{
+	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	putchar('\n');
+	json_decref(o);
+}
+
+int
+queue_status(int argc, char **argv)
+{
+	struct queue_args qa;
+	struct store *st = NULL;
+	struct store_job j, *jobs = NULL;
+	struct store_best *best = NULL;
+	size_t n = 0, nbest = 0, i;
+	char *db = NULL, *err = NULL;
+	int64_t id = 0;
+	int rc = 2;
+
+	memset(&j, 0, sizeof j);
+	if (queue_args("status", "[ID] [--db PATH] [--json]",
+	    QA_DB | QA_JSON | QA_ARG_OPT, argc, argv, &qa) != 0)
+		return 2;
+	if (qa.arg != NULL && (id = queue_job_id("status", qa.arg)) < 0)
+		return 2;
+	if (queue_open("status", &qa, 1, &db, &st) != 0)
+		goto out;
+
+	if (id == 0) {
+		if (store_job_list(st, &jobs, &n, &err) != 0) {
+			fprintf(stderr, "autosched status: %s\n", err);
+			rc = 1;
+			goto out;
+		}
+		if (qa.json) {
+			json_t *a = json_array();
+
+			for (i = 0; i < n; i++)
+				json_array_append_new(a, queue_json_job(&jobs[i]));
+			queue_json_print(a);
+		} else if (n == 0)
+			printf("no jobs in %s\n", db);
+		else
+			queue_print_list(jobs, n);
+		rc = 0;
+		goto out;
+	}
+
+	if ((rc = queue_get("status", st, db, id, &j)) != 0)
+		goto out;
+	if (store_best(st, NULL, id, &best, &nbest, &err) != 0) {
+		fprintf(stderr, "autosched status: %s\n", err);
+		rc = 1;
+		goto out;
+	}
+	if (qa.json) {
+		json_t *o = queue_json_job(&j);
+
+		json_object_set_new(o, "best", queue_json_best(best, nbest));
+		queue_json_print(o);
+	} else
+		queue_print_job(&j, best, nbest);
+	rc = 0;
+out:
+	for (i = 0; i < nbest; i++)
+		store_best_clear(&best[i]);
+	free(best);
+	for (i = 0; i < n; i++)
+		store_job_clear(&jobs[i]);
+	free(jobs);
+	store_job_clear(&j);
+	if (st != NULL)
+		store_close(st);
+	free(db);
+	free(err);
+	return rc;
+}
+
+int
+queue_cancel(int argc, char **argv)
+{
+	struct queue_args qa;
+	struct store *st = NULL;
+	struct store_job j;
+	char *db = NULL, *err = NULL;
+	int64_t id;
+	int rc = 2;
+
+	memset(&j, 0, sizeof j);
+	if (queue_args("cancel", "ID [--db PATH]", QA_DB | QA_ARG, argc, argv,
+	    &qa) != 0)
+		return 2;
+	if ((id = queue_job_id("cancel", qa.arg)) < 0)
+		return 2;
+	if (queue_open("cancel", &qa, 0, &db, &st) != 0)
+		goto out;
+	if ((rc = queue_get("cancel", st, db, id, &j)) != 0)
+		goto out;
+	if (strcmp(j.state, "queued") != 0 && strcmp(j.state, "running") != 0) {
+		fprintf(stderr, "autosched cancel: job %lld has already ended"
+		    " (%s)\n", (long long)id, j.state);
+		rc = 2;
+		goto out;
+	}
+	if (store_job_cancel(st, id, &err) != 0) {
+		fprintf(stderr, "autosched cancel: %s\n", err);
+		rc = 1;
+		goto out;
+	}
+	store_job_clear(&j);
+	if ((rc = queue_get("cancel", st, db, id, &j)) != 0)
+		goto out;
+	if (strcmp(j.state, "running") == 0)
+		printf("job %lld: stops at its next trial boundary\n",
+		    (long long)id);
+	else
+		printf("job %lld: %s\n", (long long)id, j.state);
+	rc = 0;
+out:
+	store_job_clear(&j);
+	if (st != NULL)
+		store_close(st);
+	free(db);
+	free(err);
+	return rc;
+}
+
+static void
+queue_log_line(double when, const char *level, const char *msg, void *arg)
+{
+	char tbuf[32];
+
+	printf("%s %-7s %s\n", queue_time(when, tbuf, sizeof tbuf), level, msg);
+}
+
+int
+queue_log(int argc, char **argv)
+{
+	struct queue_args qa;
+	struct store *st = NULL;
+	struct store_job j;
+	char *db = NULL, *err = NULL;
+	int64_t id;
+	int rc = 2;
+
+	memset(&j, 0, sizeof j);
+	if (queue_args("log", "ID [--db PATH]", QA_DB | QA_ARG, argc, argv,
+	    &qa) != 0)
+		return 2;
+	if ((id = queue_job_id("log", qa.arg)) < 0)
+		return 2;
+	if (queue_open("log", &qa, 1, &db, &st) != 0)
+		goto out;
+	if ((rc = queue_get("log", st, db, id, &j)) != 0)
+		goto out;
+	if (store_log_foreach(st, id, queue_log_line, NULL, &err) != 0) {
+		fprintf(stderr, "autosched log: %s\n", err);
+		rc = 1;
+		goto out;
+	}
+	rc = 0;
+out:
+	store_job_clear(&j);
+	if (st != NULL)
+		store_close(st);
+	free(db);
+	free(err);
+	return rc;
+}

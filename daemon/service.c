@@ -1,0 +1,762 @@
+/*
+ * autoschedd: runs the queued jobs of one store one at a time, highest
+ * priority first, with the same engine as `autosched run`. Sleeps on its wake
+ * socket and spool folder when idle; signal handlers only set flags.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef HAVE_LIBSYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
+
+#include "cfg/cfg.h"
+#include "daemon/daemon.h"
+#include "daemon/daemon_int.h"
+#include "job/job.h"
+#include "store/store.h"
+#include "util/util.h"
+
+#define SERVICE_SPOOL_SETTLE	1.0	/* seconds a spooled file must rest */
+#define SERVICE_SPOOL_IGNORED	256
+
+static volatile sig_atomic_t service_stop;
+static volatile sig_atomic_t service_hup;
+
+struct service {
+	char			*conf_path;
+	int			 conf_given;	/* -f: must exist */
+	struct service_conf	*conf;
+	/* The conf the running job points into, and one SIGHUP replaced. */
+	const struct service_conf *job_conf;
+	struct service_conf	*retired;
+	const char		*db_arg;	/* --db */
+	char			*db;
+	char			*work;		/* the engine's work folder */
+	int			 foreground;	/* -d */
+
+	struct store		*st;
+	int			 lock_fd;
+	int			 wake_fd;
+
+	char			*spool;		/* watched folder, or NULL */
+	int			 spool_fd;	/* inotify */
+	int			 spool_retry;	/* a file was too fresh */
+	char			*ignored[SERVICE_SPOOL_IGNORED]; /* unmovable */
+	size_t			 nignored;
+
+	int64_t			 job_id;	/* running, 0 when idle */
+	uint64_t		 watchdog_usec;
+	double			 watchdog_last;
+	sigset_t		 sigs;		/* TERM, INT, HUP */
+	sigset_t		 oldmask;	/* without them */
+};
+
+static void
+service_sighandler(int sig)
+{
+	int saved = errno;
+
+	if (sig == SIGHUP)
+		service_hup = 1;
+	else {
+		service_stop = 1;
+		/* A measurement may take long: do not wait for it. */
+		proc_kill_current();
+	}
+	errno = saved;
+}
+
+static void PRINTFLIKE(1, 2)
+service_notify(const char *fmt, ...)
+{
+#ifdef HAVE_LIBSYSTEMD
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) != -1) {
+		sd_notify(0, s);
+		free(s);
+	}
+	va_end(ap);
+#else
+	(void)fmt;
+#endif
+}
+
+static void
+service_watchdog(struct service *sv, int force)
+{
+	double now;
+
+	if (sv->watchdog_usec == 0)
+		return;
+	now = util_now();
+	if (force || now - sv->watchdog_last >= sv->watchdog_usec / 4e6) {
+		service_notify("WATCHDOG=1");
+		sv->watchdog_last = now;
+	}
+}
+
+static const char *
+service_level_name(int prio)
+{
+	switch (prio) {
+	case LOG_EMERG: case LOG_ALERT: case LOG_CRIT: case LOG_ERR:
+		return "error";
+	case LOG_WARNING:
+		return "warning";
+	case LOG_DEBUG:
+		return "debug";
+	default:
+		return "info";
+	}
+}
+
+/*
+ * Log a line: "<N>…" for the journal, or plain with -d. With a job_id the
+ * line also goes to the job's log in the store.
+ */
+static void PRINTFLIKE(4, 5)
+service_log(struct service *sv, int prio, int64_t job_id, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg, tbuf[32];
+	time_t now;
+	struct tm tm;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) == -1) {
+		va_end(ap);
+		return;
+	}
+	va_end(ap);
+	if (job_id != 0 && sv->st != NULL && prio <= LOG_INFO)
+		store_log(sv->st, job_id, service_level_name(prio), msg);
+	if (sv->conf != NULL && prio > sv->conf->log_level)
+		goto out;
+	if (sv->foreground) {
+		now = time(NULL);
+		localtime_r(&now, &tm);
+		strftime(tbuf, sizeof tbuf, "%H:%M:%S", &tm);
+		fprintf(stderr, "%s autoschedd: %s%s%s\n", tbuf,
+		    prio <= LOG_WARNING ? service_level_name(prio) : "",
+		    prio <= LOG_WARNING ? ": " : "", msg);
+	} else
+		fprintf(stderr, "<%d>%s\n", prio, msg);
+out:
+	free(msg);
+}
+
+/* Start, stop or move the watch of the spool folder the conf names. */
+static void
+service_spool_setup(struct service *sv)
+{
+	const char *want = sv->conf->spool;
+	char *err = NULL, *d;
+
+	if (want != NULL && sv->spool != NULL && strcmp(want, sv->spool) == 0)
+		return;
+	if (sv->spool_fd != -1)
+		close(sv->spool_fd);
+	sv->spool_fd = -1;
+	free(sv->spool);
+	sv->spool = NULL;
+	if (want == NULL)
+		return;
+
+	d = util_path_join(want, "done");
+	if (util_mkdirs(d, &err) == 0) {
+		free(d);
+		d = util_path_join(want, "failed");
+		if (util_mkdirs(d, &err) != 0)
+			goto fail;
+	} else
+		goto fail;
+	free(d);
+	d = NULL;
+	sv->spool_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (sv->spool_fd == -1 || inotify_add_watch(sv->spool_fd, want,
+	    IN_CLOSE_WRITE | IN_MOVED_TO) == -1) {
+		/* The fallback poll still finds what is dropped. */
+		service_log(sv, LOG_WARNING, 0, "spool %s: inotify: %s", want,
+		    strerror(errno));
+	}
+	sv->spool = xstrdup(want);
+	service_log(sv, LOG_INFO, 0, "spool: watching %s", want);
+	return;
+fail:
+	service_log(sv, LOG_ERR, 0, "spool: %s (no spool)", err);
+	free(err);
+	free(d);
+}
+
+static void
+service_spool_drain(struct service *sv)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+
+	if (sv->spool_fd == -1)
+		return;
+	while (read(sv->spool_fd, buf, sizeof buf) > 0)
+		;
+}
+
+/* Move spool/name to spool/sub/ (a fresh name if taken), the reason beside. */
+static void
+service_spool_move(struct service *sv, const char *path, const char *name,
+    const char *sub, const char *reason)
+{
+	char *dir = util_path_join(sv->spool, sub), *dst, *rpath, *text;
+	char *err = NULL;
+	int i;
+
+	dst = util_path_join(dir, name);
+	for (i = 1; access(dst, F_OK) == 0 && i < 10000; i++) {
+		free(dst);
+		dst = xasprintf("%s/%s.%d", dir, name, i);
+	}
+	if (rename(path, dst) != 0) {
+		service_log(sv, LOG_ERR, 0, "spool: %s: cannot move to %s: %s",
+		    path, dst, strerror(errno));
+		/* Never take a file twice. */
+		if (unlink(path) != 0 && sv->nignored < SERVICE_SPOOL_IGNORED)
+			sv->ignored[sv->nignored++] = xstrdup(name);
+		goto out;
+	}
+	rpath = xasprintf("%s.reason", dst);
+	text = xasprintf("%s\n", reason);
+	if (util_write_file(rpath, text, strlen(text), &err) != 0) {
+		service_log(sv, LOG_WARNING, 0, "spool: %s", err);
+		free(err);
+	}
+	free(rpath);
+	free(text);
+out:
+	free(dst);
+	free(dir);
+}
+
+static void
+service_spool_warn(const char *msg, void *arg)
+{
+	service_log(arg, LOG_WARNING, 0, "spool: %s", msg);
+}
+
+/* Submit one spooled cfg, as `autosched submit` would. */
+static void
+service_spool_take(struct service *sv, const char *path, const char *name)
+{
+	struct store_job j;
+	char *err = NULL, *reason;
+	int64_t id;
+
+	if (queue_snapshot(path, 0, &j, service_spool_warn, sv, &err) != 0) {
+		service_log(sv, LOG_WARNING, 0, "spool: %s: refused: %s", name,
+		    err);
+		service_spool_move(sv, path, name, "failed", err);
+		goto out;
+	}
+	if ((id = store_job_add(sv->st, &j, &err)) < 0) {
+		/* Left in place: taken again once the store answers. */
+		service_log(sv, LOG_ERR, 0, "spool: %s: %s", name, err);
+		goto out;
+	}
+	service_log(sv, LOG_INFO, id, "spool: %s: queued as job %lld", name,
+	    (long long)id);
+	reason = xasprintf("queued as job %lld", (long long)id);
+	service_spool_move(sv, path, name, "done", reason);
+	free(reason);
+out:
+	store_job_clear(&j);
+	free(err);
+}
+
+/* Take every *.cfg in the spool that has been left alone for a moment. */
+static void
+service_spool_scan(struct service *sv)
+{
+	struct dirent *de;
+	struct stat sb;
+	DIR *d;
+	size_t len, i;
+	double now, mtime;
+
+	if (sv->spool == NULL)
+		return;
+	service_spool_drain(sv);
+	sv->spool_retry = 0;
+	if ((d = opendir(sv->spool)) == NULL) {
+		service_log(sv, LOG_ERR, 0, "spool: %s: %s", sv->spool,
+		    strerror(errno));
+		return;
+	}
+	now = util_wall();
+	while ((de = readdir(d)) != NULL) {
+		char *path;
+
+		len = strlen(de->d_name);
+		if (de->d_name[0] == '.' || len < 5 ||
+		    strcmp(de->d_name + len - 4, ".cfg") != 0)
+			continue;
+		for (i = 0; i < sv->nignored; i++) {
+			if (strcmp(sv->ignored[i], de->d_name) == 0)
+				break;
+		}
+		if (i < sv->nignored)
+			continue;
+		path = util_path_join(sv->spool, de->d_name);
+		if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+			free(path);
+			continue;
+		}
+		/* Still being written, perhaps: look again soon. */
+		mtime = (double)sb.st_mtim.tv_sec + sb.st_mtim.tv_nsec / 1e9;
+		if (now - mtime < SERVICE_SPOOL_SETTLE) {
+			sv->spool_retry = 1;
+			free(path);
+			continue;
+		}
+		service_spool_take(sv, path, de->d_name);
+		free(path);
+	}
+	closedir(d);
+}
+
+/* SIGHUP: read the configuration again; keep the old one if the new is bad. */
+static void
+service_reload(struct service *sv)
+{
+	struct service_conf *c, *old;
+	const char *a, *b;
+	char *err = NULL;
+
+	if (service_conf_load(sv->conf_path, !sv->conf_given, &c, &err) != 0) {
+		service_log(sv, LOG_ERR, 0, "reload: %s (keeping the running"
+		    " configuration)", err);
+		free(err);
+		return;
+	}
+	a = c->database;
+	b = sv->conf->database;
+	if (sv->db_arg == NULL && ((a == NULL) != (b == NULL) ||
+	    (a != NULL && strcmp(a, b) != 0)))
+		service_log(sv, LOG_WARNING, 0, "reload: database: a new"
+		    " path takes effect at the next start (serving %s)", sv->db);
+	old = sv->conf;
+	sv->conf = c;
+	if (old == sv->job_conf) {
+		service_conf_free(sv->retired);
+		sv->retired = old;
+	} else
+		service_conf_free(old);
+	service_spool_setup(sv);
+	service_log(sv, LOG_INFO, 0, "reload: configuration %s read",
+	    sv->conf_path);
+}
+
+/*
+ * After each trial of a job: status for systemd, and what must not wait
+ * for the job's end (SIGHUP, spooled cfgs).
+ */
+static void
+service_progress(const char *line, void *arg)
+{
+	struct service *sv = arg;
+	struct pollfd pfd;
+
+	service_log(sv, LOG_DEBUG, 0, "job %lld: %s", (long long)sv->job_id,
+	    line);
+	service_notify("STATUS=job %lld: %s", (long long)sv->job_id, line);
+	service_watchdog(sv, 0);
+	if (sv->wake_fd != -1)
+		service_wake_drain(sv->wake_fd);
+	if (service_hup) {
+		service_hup = 0;
+		service_reload(sv);
+	}
+	if (sv->spool_fd != -1) {
+		pfd.fd = sv->spool_fd;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, 0) == 1 || sv->spool_retry)
+			service_spool_scan(sv);
+	}
+}
+
+/* The cfg of a job wants a CSV report: keep it only if we may write there. */
+static void
+service_job_output(struct service *sv, int64_t id, struct cfg *cfg)
+{
+	char *dir;
+
+	if (cfg->output_file == NULL)
+		return;
+	dir = util_dirname(cfg->output_file);
+	if (access(dir, W_OK) != 0) {
+		service_log(sv, LOG_WARNING, id, "output_file %s: the service"
+		    " cannot write there (%s): no CSV report; the results are"
+		    " in the store", cfg->output_file, strerror(errno));
+		free(cfg->output_file);
+		cfg->output_file = NULL;
+	}
+	free(dir);
+}
+
+/*
+ * Without cpus in the conf, as `autosched run`: from CPU 0, as many as the
+ * largest threads value needs. Caller frees.
+ */
+static int *
+service_job_cpus(const struct cfg *cfg, int *ncpus)
+{
+	int need = 1, have = util_ncpus(), *cpus, i;
+	size_t k;
+
+	for (k = 0; k < cfg->nknobs; k++) {
+		if (cfg->knobs[k].knob == KNOB_THREADS && cfg->knobs[k].n > 0)
+			need = (int)cfg->knobs[k].values[cfg->knobs[k].n - 1];
+	}
+	if (need > have)
+		need = have;
+	if (need < 1)
+		need = 1;
+	cpus = xcalloc((size_t)need, sizeof *cpus);
+	for (i = 0; i < need; i++)
+		cpus[i] = i;
+	*ncpus = need;
+	return cpus;
+}
+
+/* Claim the next job and run it: 1 ran one, 0 queue empty, -1 store error. */
+static int
+service_run_one(struct service *sv)
+{
+	struct store_job j;
+	struct job_opts opts;
+	struct cfg *cfg = NULL;
+	enum job_outcome outcome;
+	const char *state;
+	char *err = NULL, *serr = NULL;
+	int *cpus = NULL, rc;
+
+	memset(&j, 0, sizeof j);
+	if ((rc = store_job_claim(sv->st, &j, &err)) != 1) {
+		if (rc < 0)
+			service_log(sv, LOG_ERR, 0, "claim: %s", err);
+		goto out;
+	}
+	sv->job_id = j.id;
+	sv->job_conf = sv->conf;
+	service_log(sv, LOG_INFO, j.id, "job %lld: %s %s (%lld of %lld"
+	    " trials done)", (long long)j.id, j.trials_done > 0 ? "resuming" :
+	    "starting", j.cfg_path ? j.cfg_path : "", (long long)j.trials_done,
+	    (long long)j.n_trial);
+	service_notify("STATUS=job %lld: starting", (long long)j.id);
+
+	if (j.cfg_text == NULL || cfg_parse(j.cfg_path ? j.cfg_path : "job.cfg",
+	    j.cfg_text, strlen(j.cfg_text), 0, &cfg, &err) != 0) {
+		service_log(sv, LOG_ERR, j.id, "job %lld: %s", (long long)j.id,
+		    err ? err : "no cfg snapshot");
+		state = "failed";
+		goto done;
+	}
+	service_job_output(sv, j.id, cfg);
+
+	memset(&opts, 0, sizeof opts);
+	opts.quiet = 1;
+	opts.job_id = j.id;
+	opts.mlir_text = j.mlir_text;
+	opts.work_dir = sv->work;
+	if (sv->conf->cpus != NULL) {
+		opts.cpus = sv->conf->cpus;
+		opts.ncpus = sv->conf->ncpus;
+	} else {
+		cpus = service_job_cpus(cfg, &opts.ncpus);
+		opts.cpus = cpus;
+	}
+	opts.compile_nice = sv->conf->compile_nice;
+	opts.stop = &service_stop;
+	opts.progress = service_progress;
+	opts.progress_arg = sv;
+
+	/* Signals reach the handler while the job runs: it kills the child. */
+	sigprocmask(SIG_SETMASK, &sv->oldmask, NULL);
+	outcome = job_run(cfg, sv->st, &opts, &err);
+	sigprocmask(SIG_BLOCK, &sv->sigs, NULL);
+
+	/* The engine sets the job's state; we log, and mend one left running. */
+	switch (outcome) {
+	case JOB_OK:
+		state = "done";
+		service_log(sv, LOG_INFO, 0, "job %lld: done", (long long)j.id);
+		break;
+	case JOB_NOTHING:
+		state = "done";
+		service_log(sv, LOG_WARNING, 0, "job %lld: done, but nothing"
+		    " valid found for some op", (long long)j.id);
+		break;
+	case JOB_STOPPED:
+		if (store_job_cancel_requested(sv->st, j.id) == 1) {
+			state = "cancelled";
+			service_log(sv, LOG_INFO, 0, "job %lld: cancelled",
+			    (long long)j.id);
+		} else {
+			/* Stopped by SIGTERM: resumed at the next start. */
+			state = "queued";
+			service_log(sv, LOG_INFO, 0, "job %lld: stopped, back"
+			    " in the queue", (long long)j.id);
+		}
+		break;
+	default:
+		state = "failed";
+		service_log(sv, LOG_ERR, 0, "job %lld: failed: %s",
+		    (long long)j.id, err ? err : "unknown error");
+		break;
+	}
+	store_job_clear(&j);
+	if (store_job_get(sv->st, opts.job_id, &j, &serr) == 1 &&
+	    strcmp(j.state, "running") != 0)
+		goto idle;
+done:
+	if (store_job_set_state(sv->st, sv->job_id, state,
+	    strcmp(state, "queued") != 0 ? err : NULL, &serr) != 0)
+		service_log(sv, LOG_ERR, 0, "job %lld: %s",
+		    (long long)sv->job_id, serr);
+idle:
+	sv->job_id = 0;
+	sv->job_conf = NULL;
+	service_conf_free(sv->retired);
+	sv->retired = NULL;
+	service_notify("STATUS=idle");
+	rc = 1;
+out:
+	cfg_free(cfg);
+	store_job_clear(&j);
+	free(cpus);
+	free(serr);
+	free(err);
+	return rc;
+}
+
+/* Sleep until a wake-up, a spool event, a signal or the fallback poll. */
+static void
+service_wait(struct service *sv)
+{
+	struct pollfd pfd[2];
+	struct timespec ts;
+	double timeout = sv->conf->poll;
+	nfds_t n = 0;
+
+	if (sv->spool_retry && timeout > SERVICE_SPOOL_SETTLE)
+		timeout = SERVICE_SPOOL_SETTLE;
+	if (sv->watchdog_usec != 0 && timeout > sv->watchdog_usec / 2e6)
+		timeout = sv->watchdog_usec / 2e6;
+	if (sv->wake_fd != -1) {
+		pfd[n].fd = sv->wake_fd;
+		pfd[n++].events = POLLIN;
+	}
+	if (sv->spool_fd != -1) {
+		pfd[n].fd = sv->spool_fd;
+		pfd[n++].events = POLLIN;
+	}
+	ts.tv_sec = (time_t)timeout;
+	ts.tv_nsec = (long)((timeout - (double)ts.tv_sec) * 1e9);
+	/* The signals are blocked until ppoll atomically lets them in. */
+	if (service_stop || service_hup)
+		return;
+	if (ppoll(pfd, n, &ts, &sv->oldmask) == -1 && errno != EINTR)
+		service_log(sv, LOG_ERR, 0, "ppoll: %s", strerror(errno));
+	if (sv->wake_fd != -1)
+		service_wake_drain(sv->wake_fd);
+	service_watchdog(sv, 0);
+}
+
+/* The store: --db, the conf's, systemd's StateDirectory, the default. */
+static char *
+service_db_path(struct service *sv)
+{
+	const char *state = getenv("STATE_DIRECTORY");
+	char *first, *p;
+
+	if (sv->db_arg != NULL)
+		return xstrdup(sv->db_arg);
+	if (sv->conf->database != NULL)
+		return xstrdup(sv->conf->database);
+	if (state != NULL && *state != '\0') {
+		first = xstrdup(state);
+		if ((p = strchr(first, ':')) != NULL)
+			*p = '\0';
+		p = util_path_join(first, "autosched.db");
+		free(first);
+		return p;
+	}
+	return daemon_default_db();
+}
+
+static void
+service_usage(void)
+{
+	fprintf(stderr, "usage: autoschedd [-dn] [-f CONF] [--db PATH]\n");
+}
+
+int
+service_main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "db", required_argument, NULL, 'D' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct service sv;
+	struct sigaction sa;
+	char *err = NULL, *dir = NULL;
+	int ch, check = 0, rc = 1, n;
+	size_t i;
+
+	memset(&sv, 0, sizeof sv);
+	sv.lock_fd = sv.wake_fd = sv.spool_fd = -1;
+	sv.conf_path = xstrdup(SERVICE_CONF_DEFAULT);
+	while ((ch = getopt_long(argc, argv, "dnf:h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'd':
+			sv.foreground = 1;
+			break;
+		case 'n':
+			check = 1;
+			break;
+		case 'f':
+			free(sv.conf_path);
+			sv.conf_path = xstrdup(optarg);
+			sv.conf_given = 1;
+			break;
+		case 'D':
+			sv.db_arg = optarg;
+			break;
+		default:
+			service_usage();
+			rc = 2;
+			goto out;
+		}
+	}
+	if (optind != argc) {
+		service_usage();
+		rc = 2;
+		goto out;
+	}
+
+	if (service_conf_load(sv.conf_path, !sv.conf_given, &sv.conf,
+	    &err) != 0) {
+		fprintf(stderr, "autoschedd: %s\n", err);
+		rc = 2;
+		goto out;
+	}
+	if (check) {
+		if (sv.conf->path == NULL)
+			fprintf(stderr, "autoschedd: %s: not found, the"
+			    " defaults apply\n", sv.conf_path);
+		printf("configuration OK\n");
+		rc = 0;
+		goto out;
+	}
+
+	/* Flags only; the mask keeps them for ppoll and the job's run. */
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = service_sighandler;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	sigemptyset(&sv.sigs);
+	sigaddset(&sv.sigs, SIGTERM);
+	sigaddset(&sv.sigs, SIGINT);
+	sigaddset(&sv.sigs, SIGHUP);
+	sigprocmask(SIG_BLOCK, &sv.sigs, &sv.oldmask);
+	sigdelset(&sv.oldmask, SIGTERM);
+	sigdelset(&sv.oldmask, SIGINT);
+	sigdelset(&sv.oldmask, SIGHUP);
+
+	sv.db = service_db_path(&sv);
+	dir = util_dirname(sv.db);
+	sv.work = getenv("AUTOSCHED_WORK") ? xstrdup(getenv("AUTOSCHED_WORK")) :
+	    util_path_join(dir, "autosched-cache");
+	if (util_mkdirs(dir, &err) != 0 ||
+	    service_lock(sv.db, &sv.lock_fd, &err) != 0 ||
+	    store_open(sv.db, &sv.st, &err) != 0) {
+		service_log(&sv, LOG_ERR, 0, "%s", err);
+		goto out;
+	}
+	if ((n = store_job_requeue_running(sv.st, &err)) < 0) {
+		service_log(&sv, LOG_ERR, 0, "%s", err);
+		goto out;
+	}
+	if (n > 0)
+		service_log(&sv, LOG_NOTICE, 0, "%d job%s left running by a"
+		    " crash: back in the queue, resumed", n, n == 1 ? "" : "s");
+	if (service_wake_open(sv.db, &sv.wake_fd, &err) != 0) {
+		service_log(&sv, LOG_WARNING, 0, "%s: submits wake us only at"
+		    " the %.0fs poll", err, sv.conf->poll);
+		free(err);
+		err = NULL;
+	}
+	service_spool_setup(&sv);
+
+#ifdef HAVE_LIBSYSTEMD
+	if (sd_watchdog_enabled(0, &sv.watchdog_usec) <= 0)
+		sv.watchdog_usec = 0;
+#endif
+	service_log(&sv, LOG_INFO, 0, "serving %s (pid %ld)", sv.db,
+	    (long)getpid());
+	service_notify("READY=1\nSTATUS=idle");
+	service_watchdog(&sv, 1);
+
+	while (!service_stop) {
+		if (service_hup) {
+			service_hup = 0;
+			service_reload(&sv);
+		}
+		service_spool_scan(&sv);
+		if (service_stop)
+			break;
+		if (service_run_one(&sv) == 1)
+			continue;
+		service_wait(&sv);
+	}
+	service_notify("STOPPING=1\nSTATUS=stopping");
+	service_log(&sv, LOG_INFO, 0, "stopping");
+	rc = 0;
+out:
+	if (sv.spool_fd != -1)
+		close(sv.spool_fd);
+	if (sv.db != NULL)
+		service_wake_close(sv.db, sv.wake_fd);
+	if (sv.st != NULL)
+		store_close(sv.st);
+	if (sv.lock_fd != -1)
+		close(sv.lock_fd);
+	for (i = 0; i < sv.nignored; i++)
+		free(sv.ignored[i]);
+	free(sv.spool);
+	service_conf_free(sv.conf);
+	service_conf_free(sv.retired);
+	free(sv.conf_path);
+	free(sv.db);
+	free(sv.work);
+	free(dir);
+	free(err);
+	return rc;
+}

@@ -1,0 +1,114 @@
+/*
+ * autoschedd.conf: values, defaults, and one clear error (file:line: key)
+ * for each kind of mistake.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "daemon/daemon_int.h"
+#include "tests/check.h"
+#include "util/util.h"
+
+/* Parse text as /etc/x/autoschedd.conf; returns the error (caller frees) or NULL. */
+static char *
+parse(const char *text, struct service_conf **c)
+{
+	char *err = NULL;
+
+	*c = NULL;
+	if (service_conf_parse("/etc/x/autoschedd.conf", text, strlen(text), c,
+	    &err) == 0) {
+		CHECK(err == NULL);
+		return NULL;
+	}
+	CHECK(*c == NULL);
+	CHECK(err != NULL);
+	return err;
+}
+
+/* The error of text must contain want. */
+static void
+bad(const char *text, const char *want)
+{
+	struct service_conf *c;
+	char *err = parse(text, &c);
+
+	CHECK(err != NULL);
+	if (err != NULL && strstr(err, want) == NULL) {
+		fprintf(stderr, "error \"%s\" lacks \"%s\"\n", err, want);
+		CHECK(0);
+	}
+	free(err);
+	service_conf_free(c);
+}
+
+int
+main(void)
+{
+	struct service_conf *c;
+	char *err = NULL;
+
+	CHECK(parse("; comment\n[autoschedd]\ndatabase = /var/lib/a/a.db\n"
+	    "spool = spool\nlog_level = debug\ncpus = 0\ncompile_nice = 10\n"
+	    "poll_interval = 5\n", &c) == NULL);
+	if (c != NULL) {
+		CHECK_STR(c->database, "/var/lib/a/a.db");
+		CHECK_STR(c->spool, "/etc/x/spool");	/* from the conf's folder */
+		CHECK(c->log_level == LOG_DEBUG);
+		CHECK(c->ncpus == 1 && c->cpus[0] == 0);
+		CHECK(c->compile_nice == 10);
+		CHECK(c->poll == 5);
+		CHECK_STR(c->path, "/etc/x/autoschedd.conf");
+	}
+	service_conf_free(c);
+
+	/* Empty: the defaults. Keys before any section are fine too. */
+	CHECK(parse("", &c) == NULL);
+	if (c != NULL) {
+		CHECK(c->database == NULL && c->spool == NULL);
+		CHECK(c->log_level == LOG_INFO && c->cpus == NULL);
+		CHECK(c->poll == 30 && c->compile_nice == 0);
+	}
+	service_conf_free(c);
+	CHECK(parse("log_level = warning\n", &c) == NULL);
+	CHECK(c != NULL && c->log_level == LOG_WARNING);
+	service_conf_free(c);
+
+	bad("[autoschedd]\ndatabse = x\n",
+	    "/etc/x/autoschedd.conf:2: databse: unknown key (did you mean database?)");
+	bad("[autoschedd]\nfoo = x\n", "autoschedd.conf:2: foo: unknown key");
+	bad("[autoschedd]\n\n\ncpus = 0,4096\n", "autoschedd.conf:4: cpus:");
+	bad("[autoschedd]\ncpus = 0,0\n", "cpus: CPU 0 listed twice");
+	bad("[autoschedd]\ncpus = 1-0\n", "backwards");
+	bad("[autoschedd]\ncpus = a\n", "is not a list of CPUs");
+	bad("[autoschedd]\ncpus = 99999\n", "cpus:");
+	bad("[autoschedd]\nlog_level = loud\n", ":2: log_level: \"loud\" is not a level");
+	bad("[autoschedd]\ncompile_nice = 25\n", ":2: compile_nice:");
+	bad("[autoschedd]\npoll_interval = 0\n", ":2: poll_interval:");
+	bad("[autoschedd]\nspool = a\nspool = b\n", ":3: spool: given twice (first on line 2)");
+	bad("[server]\ndatabase = x\n", ":2: [server]: unknown section");
+	bad("[autoschedd]\nthis is not ini\n", ":2: syntax error");
+	bad("[autoschedd]\ndatabase = \n", ":2: database: empty path");
+	{
+		char line[400];
+
+		memset(line, 'a', sizeof line - 1);
+		line[sizeof line - 1] = '\0';
+		memcpy(line, "database=", 9);
+		bad(line, ":1: line too long");
+	}
+
+	/* A missing file: the defaults if allowed, else an error naming it. */
+	CHECK(service_conf_load("/nonexistent/autoschedd.conf", 1, &c, &err) == 0);
+	CHECK(c != NULL && c->path == NULL);
+	service_conf_free(c);
+	CHECK(service_conf_load("/nonexistent/autoschedd.conf", 0, &c, &err) == -1);
+	CHECK(err != NULL && strstr(err, "/nonexistent/autoschedd.conf") != NULL);
+	free(err);
+
+	CHECK(service_conf_level("err") == LOG_ERR);
+	CHECK(service_conf_level("notice") == LOG_NOTICE);
+	CHECK(service_conf_level("LOUD") == -1);
+	return check_done();
+}
