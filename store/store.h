@@ -16,21 +16,31 @@
 
 struct store;
 
-/* Open (creating and migrating as needed) the store at path. Caller closes. */
+/*
+ * Open (creating and migrating as needed) the store at path: WAL mode, 5 s
+ * busy timeout, foreign keys on. Refuses a store whose schema is newer than
+ * STORE_SCHEMA_VERSION. Caller closes. Errors read "store PATH: message".
+ */
 int	 store_open(const char *path, struct store **out, char **err)
 	    __attribute__((warn_unused_result));
-/* Open an existing store read-only (replay, queries). */
+/* Open an existing store read-only (replay, queries); no migration. */
 int	 store_open_readonly(const char *path, struct store **out, char **err)
 	    __attribute__((warn_unused_result));
 void	 store_close(struct store *);
+/* The schema version (PRAGMA user_version) of an open store, or -1. */
+int	 store_schema_version(struct store *, char **err);
 
 /* The id of a target (found or created). -1 with *err on failure. */
 int64_t	 store_target(struct store *, const char *cpu, const char *flags,
 	    const char *toolchain, const char *backend, char **err);
 /* The id of an op by its signature (found or created). */
 int64_t	 store_op(struct store *, const struct op_desc *, char **err);
-/* "matmul_1024x512x256_f32t_f32t_f32t" plus transposes: what makes two ops the same. */
-char	*store_op_signature(const struct op_desc *);	/* caller frees */
+/*
+ * What makes two ops the same: "matmul_1024x512x256_f32t_f32t_f32t", a
+ * batch_matmul "batch_matmul_8x64x64x64_…", plus "_ta"/"_tb" if transposed.
+ * Built from kind, sizes and types, never from op->name. Caller frees.
+ */
+char	*store_op_signature(const struct op_desc *);
 
 /* Jobs. States: "queued", "running", "done", "failed", "cancelled". */
 struct store_job {
@@ -51,28 +61,48 @@ struct store_job {
 };
 void	 store_job_clear(struct store_job *);
 
-/* Insert a job (state as given in j->state) and return its id, or -1. */
+/*
+ * Insert a job (state j->state, "queued" if NULL; created now if 0) and
+ * return its id, or -1. The strings are copied.
+ */
 int64_t	 store_job_add(struct store *, const struct store_job *j, char **err);
 /* Read job id into *j (caller clears). 1 found, 0 not found, -1 error. */
 int	 store_job_get(struct store *, int64_t id, struct store_job *j, char **err);
 /* All jobs, newest first; *jobs is an array the caller frees (and clears each). */
 int	 store_job_list(struct store *, struct store_job **jobs, size_t *n, char **err);
-/* Atomically take the highest-priority oldest queued job and mark it running. 1/0/-1. */
+/*
+ * Atomically take the highest-priority, then oldest, queued job, mark it
+ * running and stamp started; *j gets it (caller clears). 1 taken, 0 none
+ * queued, -1 error.
+ */
 int	 store_job_claim(struct store *, struct store_job *j, char **err);
-/* Set state (and error text, may be NULL); stamps started/finished as fits. */
+/*
+ * Set state (and error text, NULL clears it): "running" stamps started (if
+ * unset), done/failed/cancelled stamp finished, "queued" clears both and
+ * any cancel request. -1 with *err if there is no such job.
+ */
 int	 store_job_set_state(struct store *, int64_t id, const char *state,
 	    const char *error, char **err);
-/* Jobs left "running" (by a crash) go back to "queued". Returns how many, or -1. */
+/*
+ * Jobs left "running" (by a crash) go back to "queued", except those asked
+ * to cancel, which become "cancelled". Returns how many were requeued, or -1.
+ */
 int	 store_job_requeue_running(struct store *, char **err);
-/* Ask a job to stop: a queued job becomes cancelled now, a running one at its next trial. */
+/*
+ * Ask a job to stop: a queued job becomes cancelled now, a running one gets
+ * cancel_requested and stops at its next trial. -1 with *err if there is no
+ * such job or it has already finished.
+ */
 int	 store_job_cancel(struct store *, int64_t id, char **err);
+/* 1 if job id was asked to stop, 0 if not, -1 if the store cannot say. */
 int	 store_job_cancel_requested(struct store *, int64_t id);
+/* Record how many trials job id has done. */
 int	 store_job_set_progress(struct store *, int64_t id, int64_t done, char **err);
 
-/* Append a log line to a job's log. */
+/* Append a log line to a job's log (committed at once). 0 or -1. */
 int	 store_log(struct store *, int64_t job_id, const char *level,
 	    const char *msg);
-/* Call fn for each log line of a job, oldest first. */
+/* Call fn for each log line of a job, oldest first (strings borrowed). */
 int	 store_log_foreach(struct store *, int64_t job_id,
 	    void (*fn)(double when, const char *level, const char *msg, void *),
 	    void *arg, char **err);
@@ -87,7 +117,12 @@ struct store_trial {
 	struct trial_result	 result;
 	double			 created;
 };
-/* Record one trial, committed on its own. Returns its id or -1. */
+/*
+ * Record one trial, committed on its own: a killed process loses at most
+ * the trial in flight. job_id 0 = no job; config_name NULL = named by
+ * space_config_name from the nonzero knobs; created 0 = now. Returns its
+ * id or -1.
+ */
 int64_t	 store_trial_add(struct store *, const struct store_trial *, char **err);
 /*
  * Find the latest "tune" trial of config_name for op and target. 1 and *res
@@ -95,15 +130,27 @@ int64_t	 store_trial_add(struct store *, const struct store_trial *, char **err)
  */
 int	 store_trial_find(struct store *, int64_t op_id, int64_t target_id,
 	    const char *config_name, struct trial_result *res, char **err);
-/* Call fn for each "tune" trial of op (0 = any op) on target (0 = any), oldest first. */
+/*
+ * Call fn for each trial of op (0 = any op) on target (0 = any) in phase
+ * (NULL = any), oldest first. The trial's strings (phase, config_name,
+ * result.error) and op's are borrowed from the store until fn returns; op
+ * is rebuilt from the ops row (function and loc are ""). fn may call the
+ * store. A nonzero return from fn stops the walk and is returned; else 0,
+ * or -1 with *err on a store error.
+ */
 int	 store_trial_foreach(struct store *, int64_t op_id, int64_t target_id,
 	    const char *phase,
 	    int (*fn)(const struct store_trial *, const struct op_desc *, void *),
 	    void *arg, char **err);
-/* Number of trials of job_id in the given phase (NULL = all). */
+/* Number of trials of job_id (0 = all jobs) in phase (NULL = all), or -1. */
 int64_t	 store_trial_count(struct store *, int64_t job_id, const char *phase);
 
-/* The best verified trial per op (and target). */
+/*
+ * The best "ok" trial per op and target, by gflops. Within a job that ran a
+ * confirm phase only its confirm figures count (the tune maximum is the
+ * luckiest of many noisy draws); a job without one offers its best tune
+ * trial; across jobs the highest wins.
+ */
 struct store_best {
 	int64_t		 op_id;
 	char		*op_signature;
@@ -116,16 +163,21 @@ struct store_best {
 	int64_t		 trials;
 	char		*cpu, *toolchain, *backend;
 	int64_t		 job_id;
+	int64_t		 target_id;
+	int64_t		 trial_id;	/* the winning row */
+	int		 confirmed;	/* 1 if the figures are confirm-phase */
 };
 void	 store_best_clear(struct store_best *);
 /*
- * Best configs: one row per op (and target), filtered by op name or
- * signature substring (NULL = all) and job (0 = all). Caller frees the array.
+ * Best configs: one row per op and target, ordered by op name, filtered by
+ * op name or signature substring (NULL = all) and job (0 = all; with a job,
+ * baseline, reference and trial count come from that job too). trials
+ * counts the "tune" trials. Caller clears each row and frees the array.
  */
 int	 store_best(struct store *, const char *op_filter, int64_t job_id,
 	    struct store_best **rows, size_t *n, char **err);
 
-/* PRAGMA integrity_check: 0 if "ok". */
+/* PRAGMA integrity_check and foreign_key_check: 0 if clean, else -1, *err. */
 int	 store_check(struct store *, char **err);
 
 #endif

@@ -1,0 +1,76 @@
+/*
+ * Internals shared by the files of store/: the connection, the cache of
+ * prepared statements and the error helpers. Nothing outside store/ sees this.
+ */
+#ifndef AUTOSCHED_STORE_INT_H
+#define AUTOSCHED_STORE_INT_H
+
+#include <sqlite3.h>
+
+#include "store/store.h"
+
+/* Every cached statement has a slot; its SQL lives beside the code using it. */
+enum store_stmt {
+	ST_TARGET_FIND,
+	ST_TARGET_ADD,
+	ST_OP_FIND,
+	ST_OP_ADD,
+	ST_JOB_ADD,
+	ST_JOB_GET,
+	ST_JOB_LIST,
+	ST_JOB_NEXT,
+	ST_JOB_START,
+	ST_JOB_SET_STATE,
+	ST_JOB_CANCEL_QUEUED,
+	ST_JOB_CANCEL_RUNNING,
+	ST_JOB_CANCEL_ASKED,
+	ST_JOB_PROGRESS,
+	ST_JOB_REQUEUE_CANCELLED,
+	ST_JOB_REQUEUE,
+	ST_LOG_ADD,
+	ST_LOG_LIST,
+	ST_TRIAL_ADD,
+	ST_TRIAL_FIND,
+	ST_TRIAL_WALK,
+	ST_TRIAL_COUNT,
+	ST_TRIAL_COUNT_ALL,
+	ST_BEST,
+	ST_COUNT
+};
+
+struct store {
+	sqlite3		*db;
+	char		*path;
+	int		 readonly;
+	sqlite3_stmt	*stmt[ST_COUNT];
+};
+
+/*
+ * The prepared statement for slot id (SQL sql). The cached one unless it is
+ * in use (a callback of a walk calling back into the store), in which case a
+ * fresh one is prepared and *owned set. Give it back with store_stmt_done.
+ */
+sqlite3_stmt	*store_stmt(struct store *, enum store_stmt id, const char *sql,
+		    int *owned, char **err);
+void		 store_stmt_done(sqlite3_stmt *, int owned);
+
+/* *err = "store PATH: what: sqlite's message". Returns -1 for tail calls. */
+int		 store_fail(struct store *, char **err, const char *what);
+/* Run SQL without results (BEGIN, COMMIT, …). 0 or -1 with *err. */
+int		 store_exec(struct store *, const char *sql, char **err);
+/* Roll back the open transaction, if any, keeping the first error. */
+void		 store_rollback(struct store *);
+
+/* Bind text, or NULL when s is NULL. */
+int		 store_bind_text(sqlite3_stmt *, int i, const char *s);
+/* Bind an id, or NULL when id <= 0 (no job, say). */
+int		 store_bind_id(sqlite3_stmt *, int i, int64_t id);
+/* Step st once: the id in its first column, 0 if no row, -1 with *err. */
+int64_t		 store_step_id(struct store *, sqlite3_stmt *, char **err);
+/* A copy of a text column, or NULL for NULL. Caller frees. */
+char		*store_column_dup(sqlite3_stmt *, int i);
+
+/* The migrations from version v to v + 1, v from 0. schema.c. */
+extern const char *const store_migrations[STORE_SCHEMA_VERSION];
+
+#endif

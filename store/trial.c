@@ -1,0 +1,410 @@
+/*
+ * Trials: recording one (its own committed transaction), finding a config
+ * already measured (resume), walking them (replay, reports) and picking the
+ * best config per op and target.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/util.h"
+#include "store/store_int.h"
+
+#define KNOB_COLUMNS							\
+	"tile_m, tile_n, tile_k, vector_m, vector_n, vector_k, threads, "	\
+	"block_dim_x, block_dim_y, block_dim_z, pipeline_depth"
+#define RESULT_COLUMNS							\
+	"status, runtime_ms, min_ms, max_ms, cv, reps, gflops, compile_s, "	\
+	"measure_s, verified, max_err, artifact, error"
+
+static const char *const trial_phases[] = {
+	"baseline", "tune", "confirm", "reference"
+};
+
+static int
+trial_phase_ok(const char *phase)
+{
+	size_t	i;
+
+	for (i = 0; i < sizeof trial_phases / sizeof trial_phases[0]; i++) {
+		if (strcmp(phase, trial_phases[i]) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* The element type called name (as analysis_elem_name spells it). */
+static enum elem_type
+trial_elem_lookup(const char *name)
+{
+	int	t;
+
+	if (name == NULL)
+		return ELEM_UNKNOWN;
+	for (t = ELEM_UNKNOWN + 1; t <= ELEM_I64; t++) {
+		if (strcmp(analysis_elem_name(t), name) == 0)
+			return t;
+	}
+	return ELEM_UNKNOWN;
+}
+
+static void
+config_from_row(sqlite3_stmt *st, int col, struct config *c)
+{
+	int	k;
+
+	for (k = 0; k < KNOB_COUNT; k++)
+		c->v[k] = sqlite3_column_int64(st, col + k);
+}
+
+/*
+ * Fill r from RESULT_COLUMNS starting at col. The error text is copied when
+ * copy is set (caller clears), else borrowed from the statement.
+ */
+static void
+result_from_row(sqlite3_stmt *st, int col, struct trial_result *r, int copy)
+{
+	const char	*status, *artifact, *error;
+	int		 s;
+
+	memset(r, 0, sizeof *r);
+	status = (const char *)sqlite3_column_text(st, col);
+	s = status != NULL ? backend_status_lookup(status) : -1;
+	r->status = s >= 0 ? (enum trial_status)s : TRIAL_ERROR;
+	r->median_ms = sqlite3_column_double(st, col + 1);
+	r->min_ms = sqlite3_column_double(st, col + 2);
+	r->max_ms = sqlite3_column_double(st, col + 3);
+	r->cv = sqlite3_column_double(st, col + 4);
+	r->reps = sqlite3_column_int(st, col + 5);
+	r->gflops = sqlite3_column_double(st, col + 6);
+	r->compile_s = sqlite3_column_double(st, col + 7);
+	r->measure_s = sqlite3_column_double(st, col + 8);
+	r->verified = sqlite3_column_int(st, col + 9);
+	r->max_err = sqlite3_column_double(st, col + 10);
+	artifact = (const char *)sqlite3_column_text(st, col + 11);
+	if (artifact != NULL)
+		snprintf(r->artifact, sizeof r->artifact, "%s", artifact);
+	error = (const char *)sqlite3_column_text(st, col + 12);
+	if (error != NULL)
+		r->error = copy ? xstrdup(error) : (char *)error;
+}
+
+static const char sql_trial_add[] =
+	"INSERT INTO trials (job_id, op_id, target_id, phase, config_name, "
+	KNOB_COLUMNS ", " RESULT_COLUMNS ", created) VALUES (?1, ?2, ?3, ?4, "
+	"?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
+	"?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)";
+
+int64_t
+store_trial_add(struct store *s, const struct store_trial *t, char **err)
+{
+	const struct trial_result *r = &t->result;
+	sqlite3_stmt	*st;
+	char		 name[256];
+	const char	*config_name = t->config_name;
+	uint32_t	 knobs = 0;
+	int64_t		 id = -1;
+	int		 owned, k;
+
+	if (t->phase == NULL || !trial_phase_ok(t->phase)) {
+		util_seterr(err, "store %s: bad trial phase \"%s\"", s->path,
+		    t->phase != NULL ? t->phase : "(null)");
+		return -1;
+	}
+	if (config_name == NULL) {
+		for (k = 0; k < KNOB_COUNT; k++) {
+			if (t->config.v[k] != 0)
+				knobs |= KNOB_BIT(k);
+		}
+		space_config_name(&t->config, knobs, name, sizeof name);
+		config_name = name;
+	}
+
+	if ((st = store_stmt(s, ST_TRIAL_ADD, sql_trial_add, &owned,
+	    err)) == NULL)
+		return -1;
+	store_bind_id(st, 1, t->job_id);
+	sqlite3_bind_int64(st, 2, t->op_id);
+	sqlite3_bind_int64(st, 3, t->target_id);
+	store_bind_text(st, 4, t->phase);
+	store_bind_text(st, 5, config_name);
+	for (k = 0; k < KNOB_COUNT; k++)
+		sqlite3_bind_int64(st, 6 + k, t->config.v[k]);
+	store_bind_text(st, 17, backend_status_name(r->status));
+	sqlite3_bind_double(st, 18, r->median_ms);
+	sqlite3_bind_double(st, 19, r->min_ms);
+	sqlite3_bind_double(st, 20, r->max_ms);
+	sqlite3_bind_double(st, 21, r->cv);
+	sqlite3_bind_int(st, 22, r->reps);
+	sqlite3_bind_double(st, 23, r->gflops);
+	sqlite3_bind_double(st, 24, r->compile_s);
+	sqlite3_bind_double(st, 25, r->measure_s);
+	sqlite3_bind_int(st, 26, r->verified);
+	sqlite3_bind_double(st, 27, r->max_err);
+	/* artifact is a fixed buffer: bound its length, it may lack the NUL. */
+	sqlite3_bind_text(st, 28, r->artifact, (int)strnlen(r->artifact,
+	    sizeof r->artifact), SQLITE_TRANSIENT);
+	store_bind_text(st, 29, r->error);
+	sqlite3_bind_double(st, 30, t->created != 0 ? t->created : util_wall());
+
+	/* Autocommit: the row is durable (against kill -9) once step returns. */
+	if (sqlite3_step(st) != SQLITE_DONE)
+		store_fail(s, err, "adding a trial");
+	else
+		id = sqlite3_last_insert_rowid(s->db);
+	store_stmt_done(st, owned);
+	return id;
+}
+
+static const char sql_trial_find[] =
+	"SELECT " RESULT_COLUMNS " FROM trials WHERE op_id = ?1 AND "
+	"target_id = ?2 AND config_name = ?3 AND phase = 'tune' "
+	"ORDER BY id DESC LIMIT 1";
+
+int
+store_trial_find(struct store *s, int64_t op_id, int64_t target_id,
+    const char *config_name, struct trial_result *res, char **err)
+{
+	sqlite3_stmt	*st;
+	int		 owned, rc;
+
+	memset(res, 0, sizeof *res);
+	if ((st = store_stmt(s, ST_TRIAL_FIND, sql_trial_find, &owned,
+	    err)) == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, op_id);
+	sqlite3_bind_int64(st, 2, target_id);
+	store_bind_text(st, 3, config_name);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		result_from_row(st, 0, res, 1);
+		rc = 1;
+	} else if (rc == SQLITE_DONE)
+		rc = 0;
+	else
+		rc = store_fail(s, err, "looking up a trial");
+	store_stmt_done(st, owned);
+	return rc;
+}
+
+/* Ranges rather than "?1 = 0 OR op_id = ?1", so the index serves both. */
+static const char sql_trial_walk[] =
+	"SELECT t.id, t.job_id, t.op_id, t.target_id, t.phase, t.config_name, "
+	"t.tile_m, t.tile_n, t.tile_k, t.vector_m, t.vector_n, t.vector_k, "
+	"t.threads, t.block_dim_x, t.block_dim_y, t.block_dim_z, "
+	"t.pipeline_depth, t.status, t.runtime_ms, t.min_ms, t.max_ms, t.cv, "
+	"t.reps, t.gflops, t.compile_s, t.measure_s, t.verified, t.max_err, "
+	"t.artifact, t.error, t.created, "
+	"o.name, o.kind, o.op_name, o.batch, o.m, o.n, o.k, o.lhs, o.rhs, "
+	"o.acc, o.transpose_a, o.transpose_b, o.lhs_unsigned, o.rhs_unsigned "
+	"FROM trials t JOIN ops o ON o.id = t.op_id "
+	"WHERE t.op_id BETWEEN ?1 AND ?2 AND t.target_id BETWEEN ?3 AND ?4 "
+	"AND (?5 IS NULL OR t.phase = ?5) ORDER BY t.id";
+
+int
+store_trial_foreach(struct store *s, int64_t op_id, int64_t target_id,
+    const char *phase,
+    int (*fn)(const struct store_trial *, const struct op_desc *, void *),
+    void *arg, char **err)
+{
+	struct store_trial	 t;
+	struct op_desc		 op;
+	sqlite3_stmt		*st;
+	int			 owned, rc, stop = 0;
+
+	if ((st = store_stmt(s, ST_TRIAL_WALK, sql_trial_walk, &owned,
+	    err)) == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, op_id > 0 ? op_id : 1);
+	sqlite3_bind_int64(st, 2, op_id > 0 ? op_id : INT64_MAX);
+	sqlite3_bind_int64(st, 3, target_id > 0 ? target_id : 1);
+	sqlite3_bind_int64(st, 4, target_id > 0 ? target_id : INT64_MAX);
+	store_bind_text(st, 5, phase);
+	while (stop == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		memset(&t, 0, sizeof t);
+		t.id = sqlite3_column_int64(st, 0);
+		t.job_id = sqlite3_column_int64(st, 1);
+		t.op_id = sqlite3_column_int64(st, 2);
+		t.target_id = sqlite3_column_int64(st, 3);
+		t.phase = (const char *)sqlite3_column_text(st, 4);
+		t.config_name = (const char *)sqlite3_column_text(st, 5);
+		config_from_row(st, 6, &t.config);
+		result_from_row(st, 6 + KNOB_COUNT, &t.result, 0);
+		t.created = sqlite3_column_double(st, 30);
+
+		memset(&op, 0, sizeof op);
+		op.name = (const char *)sqlite3_column_text(st, 31);
+		op.kind = (const char *)sqlite3_column_text(st, 32);
+		op.op_name = (const char *)sqlite3_column_text(st, 33);
+		op.batch = sqlite3_column_int64(st, 34);
+		op.m = sqlite3_column_int64(st, 35);
+		op.n = sqlite3_column_int64(st, 36);
+		op.k = sqlite3_column_int64(st, 37);
+		op.lhs = trial_elem_lookup((const char *)
+		    sqlite3_column_text(st, 38));
+		op.rhs = trial_elem_lookup((const char *)
+		    sqlite3_column_text(st, 39));
+		op.acc = trial_elem_lookup((const char *)
+		    sqlite3_column_text(st, 40));
+		op.transpose_a = sqlite3_column_int(st, 41);
+		op.transpose_b = sqlite3_column_int(st, 42);
+		op.lhs_unsigned = sqlite3_column_int(st, 43);
+		op.rhs_unsigned = sqlite3_column_int(st, 44);
+		op.function = "";
+		op.loc = "";
+		op.tunable = 1;
+
+		stop = fn(&t, &op, arg);
+	}
+	if (stop != 0)
+		rc = stop;
+	else if (rc != SQLITE_DONE)
+		rc = store_fail(s, err, "walking trials");
+	else
+		rc = 0;
+	store_stmt_done(st, owned);
+	return rc;
+}
+
+static const char sql_trial_count[] =
+	"SELECT count(*) FROM trials WHERE job_id BETWEEN ?1 AND ?2 "
+	"AND (?3 IS NULL OR phase = ?3)";
+static const char sql_trial_count_all[] =
+	"SELECT count(*) FROM trials WHERE (?3 IS NULL OR phase = ?3)";
+
+int64_t
+store_trial_count(struct store *s, int64_t job_id, const char *phase)
+{
+	sqlite3_stmt	*st;
+	int64_t		 n;
+	int		 owned;
+
+	/* job 0 counts trials without a job too, which BETWEEN would miss. */
+	if (job_id > 0)
+		st = store_stmt(s, ST_TRIAL_COUNT, sql_trial_count, &owned,
+		    NULL);
+	else
+		st = store_stmt(s, ST_TRIAL_COUNT_ALL, sql_trial_count_all,
+		    &owned, NULL);
+	if (st == NULL)
+		return -1;
+	if (job_id > 0) {
+		sqlite3_bind_int64(st, 1, job_id);
+		sqlite3_bind_int64(st, 2, job_id);
+	}
+	store_bind_text(st, 3, phase);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	else
+		n = -1;
+	store_stmt_done(st, owned);
+	return n;
+}
+
+void
+store_best_clear(struct store_best *b)
+{
+	free(b->op_signature);
+	free(b->op_name);
+	free(b->config_name);
+	free(b->cpu);
+	free(b->toolchain);
+	free(b->backend);
+	memset(b, 0, sizeof *b);
+}
+
+/*
+ * The winner per op and target. Within one job that confirmed, only its
+ * confirm figures count (the tune maximum is the luckiest of many noisy
+ * draws); a job that did not confirm offers its best tune figure. Across
+ * jobs, the highest of those. The schema's view "best" is the same query
+ * without the job filter (?2).
+ */
+static const char sql_best[] =
+	"WITH per_job AS ("
+	" SELECT t.*, row_number() OVER (PARTITION BY t.op_id, t.target_id,"
+	"  t.job_id ORDER BY t.phase = 'confirm' DESC, t.gflops DESC, t.id DESC)"
+	"  AS jr FROM trials t WHERE t.status = 'ok'"
+	"  AND t.phase IN ('tune', 'confirm') AND (?2 = 0 OR t.job_id = ?2)),"
+	" ranked AS ("
+	" SELECT per_job.*, row_number() OVER (PARTITION BY op_id, target_id"
+	"  ORDER BY gflops DESC, id DESC) AS rn FROM per_job WHERE jr = 1)"
+	"SELECT r.op_id, o.signature, o.name, r.config_name, "
+	" r.tile_m, r.tile_n, r.tile_k, r.vector_m, r.vector_n, r.vector_k,"
+	" r.threads, r.block_dim_x, r.block_dim_y, r.block_dim_z,"
+	" r.pipeline_depth, r.gflops, r.runtime_ms, r.cv,"
+	" (SELECT b.gflops FROM trials b WHERE b.op_id = r.op_id"
+	"  AND b.target_id = r.target_id AND b.phase = 'baseline'"
+	"  AND b.status = 'ok' AND (?2 = 0 OR b.job_id = ?2)"
+	"  ORDER BY b.id DESC LIMIT 1),"
+	" (SELECT b.gflops FROM trials b WHERE b.op_id = r.op_id"
+	"  AND b.target_id = r.target_id AND b.phase = 'reference'"
+	"  AND b.status = 'ok' AND (?2 = 0 OR b.job_id = ?2)"
+	"  ORDER BY b.id DESC LIMIT 1),"
+	" (SELECT count(*) FROM trials c WHERE c.op_id = r.op_id"
+	"  AND c.target_id = r.target_id AND c.phase = 'tune'"
+	"  AND (?2 = 0 OR c.job_id = ?2)),"
+	" g.cpu, g.toolchain, g.backend, r.job_id, r.target_id, r.id,"
+	" r.phase = 'confirm' "
+	"FROM ranked r JOIN ops o ON o.id = r.op_id"
+	" JOIN targets g ON g.id = r.target_id "
+	"WHERE r.rn = 1 AND (?1 IS NULL OR instr(o.name, ?1) > 0"
+	" OR instr(o.signature, ?1) > 0) "
+	"ORDER BY o.name, o.signature, r.target_id";
+
+int
+store_best(struct store *s, const char *op_filter, int64_t job_id,
+    struct store_best **rows, size_t *n, char **err)
+{
+	sqlite3_stmt		*st;
+	struct store_best	*v = NULL, *b;
+	size_t			 len = 0, cap = 0, i;
+	int			 owned, rc;
+
+	*rows = NULL;
+	*n = 0;
+	if ((st = store_stmt(s, ST_BEST, sql_best, &owned, err)) == NULL)
+		return -1;
+	store_bind_text(st, 1, op_filter != NULL && *op_filter != '\0' ?
+	    op_filter : NULL);
+	sqlite3_bind_int64(st, 2, job_id > 0 ? job_id : 0);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (len == cap) {
+			cap = cap ? cap * 2 : 16;
+			v = xrealloc(v, cap * sizeof *v);
+		}
+		b = &v[len++];
+		memset(b, 0, sizeof *b);
+		b->op_id = sqlite3_column_int64(st, 0);
+		b->op_signature = store_column_dup(st, 1);
+		b->op_name = store_column_dup(st, 2);
+		b->config_name = store_column_dup(st, 3);
+		config_from_row(st, 4, &b->config);
+		b->gflops = sqlite3_column_double(st, 15);
+		b->median_ms = sqlite3_column_double(st, 16);
+		b->cv = sqlite3_column_double(st, 17);
+		b->baseline_gflops = sqlite3_column_double(st, 18);
+		b->reference_gflops = sqlite3_column_double(st, 19);
+		b->trials = sqlite3_column_int64(st, 20);
+		b->cpu = store_column_dup(st, 21);
+		b->toolchain = store_column_dup(st, 22);
+		b->backend = store_column_dup(st, 23);
+		b->job_id = sqlite3_column_int64(st, 24);
+		b->target_id = sqlite3_column_int64(st, 25);
+		b->trial_id = sqlite3_column_int64(st, 26);
+		b->confirmed = sqlite3_column_int(st, 27);
+	}
+	if (rc != SQLITE_DONE) {
+		store_fail(s, err, "finding the best configs");
+		store_stmt_done(st, owned);
+		for (i = 0; i < len; i++)
+			store_best_clear(&v[i]);
+		free(v);
+		return -1;
+	}
+	store_stmt_done(st, owned);
+	*rows = v;
+	*n = len;
+	return 0;
+}

@@ -1,0 +1,899 @@
+/*
+ * Tests of the store: schema and migrations, ids, trial round trips, resume,
+ * walks, best, the job queue (claimed from several processes at once), logs,
+ * and a kill -9 in the middle of inserting trials.
+ */
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "store/store.h"
+#include "util/util.h"
+#include "tests/check.h"
+
+static char	tmpdir[] = "/tmp/test_store.XXXXXX";
+
+/* A fresh store path in the test's folder. Caller frees. */
+static char *
+db_path(const char *name)
+{
+	return xasprintf("%s/%s.db", tmpdir, name);
+}
+
+/* Run SQL straight on a file, for what the store API must not allow. */
+static void
+raw_exec(const char *path, const char *sql)
+{
+	sqlite3	*db;
+
+	if (sqlite3_open(path, &db) != SQLITE_OK ||
+	    sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		fprintf(stderr, "raw_exec %s: %s\n", sql, sqlite3_errmsg(db));
+	sqlite3_close(db);
+}
+
+static const char *
+raw_text(const char *path, const char *sql, char *buf, size_t len)
+{
+	sqlite3		*db;
+	sqlite3_stmt	*st;
+
+	buf[0] = '\0';
+	if (sqlite3_open(path, &db) != SQLITE_OK)
+		return buf;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW &&
+		    sqlite3_column_text(st, 0) != NULL)
+			snprintf(buf, len, "%s", sqlite3_column_text(st, 0));
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(db);
+	return buf;
+}
+
+static struct op_desc
+make_op(const char *name, int64_t m, int64_t n, int64_t k, int ta, int tb)
+{
+	struct op_desc op;
+
+	memset(&op, 0, sizeof op);
+	op.kind = "matmul";
+	op.op_name = "linalg.matmul";
+	op.name = name;
+	op.batch = 1;
+	op.m = m;
+	op.n = n;
+	op.k = k;
+	op.lhs = op.rhs = op.acc = ELEM_F32;
+	op.transpose_a = ta;
+	op.transpose_b = tb;
+	op.function = "main";
+	op.loc = "x.mlir:1:1";
+	op.tunable = 1;
+	return op;
+}
+
+/* A trial whose every field is derived from seed, to check round trips. */
+static void
+make_trial(struct store_trial *t, int64_t job, int64_t op, int64_t target,
+    const char *phase, const char *config_name, int seed, double gflops)
+{
+	int	k;
+
+	memset(t, 0, sizeof *t);
+	t->job_id = job;
+	t->op_id = op;
+	t->target_id = target;
+	t->phase = phase;
+	t->config_name = config_name;
+	for (k = 0; k < KNOB_COUNT; k++)
+		t->config.v[k] = seed * 100 + k + 1;
+	t->result.status = (enum trial_status)(seed % TRIAL_STATUS_COUNT);
+	t->result.median_ms = 1.5 + seed;
+	t->result.min_ms = 1.25 + seed;
+	t->result.max_ms = 2.75 + seed;
+	t->result.cv = 0.0125 * seed;
+	t->result.reps = 10 + seed;
+	t->result.gflops = gflops;
+	t->result.compile_s = 0.5 * seed;
+	t->result.measure_s = 0.25 * seed;
+	t->result.verified = seed & 1;
+	t->result.max_err = 1e-6 * seed;
+	snprintf(t->result.artifact, sizeof t->result.artifact,
+	    "%016x", 0xabc000u + seed);
+	t->result.error = seed % 3 ? NULL : xasprintf("error 'it's' \"%d\"\n"
+	    "second line", seed);
+	t->created = 1700000000.5 + seed;
+}
+
+static int
+result_equal(const struct trial_result *a, const struct trial_result *b)
+{
+	if (a->error == NULL || b->error == NULL) {
+		if (a->error != b->error)
+			return 0;
+	} else if (strcmp(a->error, b->error) != 0)
+		return 0;
+	return a->status == b->status && a->median_ms == b->median_ms &&
+	    a->min_ms == b->min_ms && a->max_ms == b->max_ms &&
+	    a->cv == b->cv && a->reps == b->reps && a->gflops == b->gflops &&
+	    a->compile_s == b->compile_s && a->measure_s == b->measure_s &&
+	    a->verified == b->verified && a->max_err == b->max_err &&
+	    strcmp(a->artifact, b->artifact) == 0;
+}
+
+static void
+test_schema(void)
+{
+	struct store	*s;
+	char		*path = db_path("schema"), *other, *err = NULL;
+	char		 buf[64];
+
+	CHECK(store_open(path, &s, &err) == 0);
+	CHECK(store_schema_version(s, NULL) == STORE_SCHEMA_VERSION);
+	store_close(s);
+	CHECK(atoi(raw_text(path, "PRAGMA user_version", buf, sizeof buf)) ==
+	    STORE_SCHEMA_VERSION);
+	CHECK_STR(raw_text(path, "PRAGMA journal_mode", buf, sizeof buf), "wal");
+	CHECK(atoi(raw_text(path, "SELECT value FROM meta WHERE key = "
+	    "'schema_version'", buf, sizeof buf)) == STORE_SCHEMA_VERSION);
+	raw_text(path, "SELECT value FROM meta WHERE key = 'created'", buf,
+	    sizeof buf);
+	CHECK(atof(buf) > 1e9);
+
+	/* Reopen: nothing to migrate, created stays. */
+	CHECK(store_open(path, &s, &err) == 0);
+	CHECK(store_schema_version(s, NULL) == STORE_SCHEMA_VERSION);
+	CHECK(store_check(s, &err) == 0);
+	store_close(s);
+
+	/* Read-only: reads, refuses writes. */
+	CHECK(store_open_readonly(path, &s, &err) == 0);
+	CHECK(store_target(s, "cpu", "", "", "x", &err) == -1);
+	CHECK(err != NULL && strstr(err, path) != NULL);
+	free(err);
+	err = NULL;
+	store_close(s);
+
+	/* A store from the future is refused, clearly. */
+	raw_exec(path, "PRAGMA user_version = 99");
+	CHECK(store_open(path, &s, &err) == -1 && s == NULL);
+	CHECK(err != NULL && strstr(err, "newer") != NULL &&
+	    strstr(err, path) != NULL);
+	free(err);
+	err = NULL;
+	CHECK(store_open_readonly(path, &s, &err) == -1);
+	free(err);
+	err = NULL;
+
+	/* Some other program's database is not ours to migrate. */
+	other = db_path("foreign");
+	raw_exec(other, "CREATE TABLE t (x)");
+	CHECK(store_open(other, &s, &err) == -1);
+	CHECK(err != NULL && strstr(err, "not an autosched store") != NULL);
+	free(err);
+	err = NULL;
+	free(other);
+
+	/* A missing file cannot be opened read-only. */
+	other = db_path("missing");
+	CHECK(store_open_readonly(other, &s, &err) == -1);
+	CHECK(err != NULL && strncmp(err, "store ", 6) == 0);
+	free(err);
+	free(other);
+	free(path);
+}
+
+static void
+test_ids(struct store *s)
+{
+	struct op_desc	 a = make_op("matmul_64x32x16_f32t_f32t_f32t", 64, 32,
+			    16, 0, 0);
+	struct op_desc	 b = a, c = a;
+	char		*sig, *err = NULL;
+	int64_t		 t1, t2, t3, o1, o2, o3;
+
+	t1 = store_target(s, "znver4", "avx512f", "llvm 22", "mlir-cpu", &err);
+	t2 = store_target(s, "znver4", "avx512f", "llvm 22", "mlir-cpu", &err);
+	t3 = store_target(s, "znver4", "avx512f", "llvm 22", "iree", &err);
+	CHECK(t1 > 0 && t1 == t2 && t3 > 0 && t3 != t1);
+	CHECK(store_target(s, NULL, NULL, NULL, NULL, &err) > 0);
+
+	sig = store_op_signature(&a);
+	CHECK_STR(sig, "matmul_64x32x16_f32t_f32t_f32t");
+	free(sig);
+	b.transpose_b = 1;
+	sig = store_op_signature(&b);
+	CHECK_STR(sig, "matmul_64x32x16_f32t_f32t_f32t_tb");
+	free(sig);
+	c.kind = "batch_matmul";
+	c.batch = 4;
+	c.lhs = c.rhs = ELEM_I8;
+	c.acc = ELEM_I32;
+	c.lhs_unsigned = 1;
+	c.transpose_a = 1;
+	sig = store_op_signature(&c);
+	CHECK_STR(sig, "batch_matmul_4x64x32x16_u8t_i8t_i32t_ta");
+	free(sig);
+
+	o1 = store_op(s, &a, &err);
+	o2 = store_op(s, &a, &err);
+	o3 = store_op(s, &b, &err);
+	CHECK(o1 > 0 && o1 == o2 && o3 > 0 && o3 != o1);
+	/* Same op under another name (another file): the same row. */
+	a.name = "renamed";
+	CHECK(store_op(s, &a, &err) == o1);
+	CHECK(store_op(s, &c, &err) > 0);
+	CHECK(err == NULL);
+	free(err);
+}
+
+static void
+test_trials(struct store *s)
+{
+	struct op_desc		 op = make_op("matmul_128x128x128_f32t_f32t_f32t",
+				    128, 128, 128, 0, 0);
+	struct store_trial	 t;
+	struct trial_result	 r;
+	char			*err = NULL, name[32];
+	int64_t			 opid, tgt, id;
+	int			 i;
+
+	opid = store_op(s, &op, &err);
+	tgt = store_target(s, "cpu-trials", "", "tc", "mlir-cpu", &err);
+
+	/* Every field round-trips, with and without error text. */
+	for (i = 0; i < 6; i++) {
+		snprintf(name, sizeof name, "cfg_%d", i);
+		make_trial(&t, 0, opid, tgt, "tune", name, i, 10.0 * i);
+		CHECK((id = store_trial_add(s, &t, &err)) > 0);
+		CHECK(store_trial_find(s, opid, tgt, name, &r, &err) == 1);
+		CHECK(result_equal(&r, &t.result));
+		backend_result_clear(&r);
+		free(t.result.error);
+	}
+
+	/* The latest tune trial of a config is the one found. */
+	make_trial(&t, 0, opid, tgt, "tune", "cfg_1", 3, 99.0);
+	CHECK(store_trial_add(s, &t, &err) > 0);
+	CHECK(store_trial_find(s, opid, tgt, "cfg_1", &r, &err) == 1);
+	CHECK(r.gflops == 99.0 && r.error != NULL &&
+	    strcmp(r.error, t.result.error) == 0);
+	backend_result_clear(&r);
+	free(t.result.error);
+
+	/* Confirm trials, other targets and unknown configs are not resumed. */
+	make_trial(&t, 0, opid, tgt, "confirm", "cfg_only_confirmed", 1, 5);
+	CHECK(store_trial_add(s, &t, &err) > 0);
+	CHECK(store_trial_find(s, opid, tgt, "cfg_only_confirmed", &r,
+	    &err) == 0);
+	CHECK(store_trial_find(s, opid, tgt + 1000, "cfg_1", &r, &err) == 0);
+	CHECK(store_trial_find(s, opid, tgt, "nope", &r, &err) == 0);
+
+	/* Bad input is refused before SQL. */
+	make_trial(&t, 0, opid, tgt, "warmup", "x", 1, 1);
+	CHECK(store_trial_add(s, &t, &err) == -1);
+	CHECK(err != NULL && strstr(err, "warmup") != NULL);
+	free(err);
+	err = NULL;
+	make_trial(&t, 0, opid + 1000, tgt, "tune", "x", 1, 1);
+	CHECK(store_trial_add(s, &t, &err) == -1);	/* no such op */
+	CHECK(err != NULL && strstr(err, "FOREIGN KEY") != NULL);
+	free(err);
+	err = NULL;
+
+	/* Without a name, the config is named by the search module. */
+	make_trial(&t, 0, opid, tgt, "tune", NULL, 1, 1);
+	CHECK(store_trial_add(s, &t, &err) > 0);
+
+	CHECK(store_trial_count(s, 0, NULL) >= 9);
+}
+
+struct walk {
+	int	n;
+	int	stop_at;
+	int64_t	last_id;
+	int	ordered;
+	int	op_ok;
+	int	phase_ok;
+	const char *phase;
+	int	nested;
+	struct store *s;
+};
+
+static int
+walk_fn(const struct store_trial *t, const struct op_desc *op, void *arg)
+{
+	struct walk	*w = arg;
+	struct trial_result r;
+
+	w->n++;
+	if (t->id <= w->last_id)
+		w->ordered = 0;
+	w->last_id = t->id;
+	if (op->m != 256 || op->n != 64 || op->k != 32 || op->lhs != ELEM_F32 ||
+	    op->acc != ELEM_F32 || op->transpose_b != 1 || op->batch != 1 ||
+	    strcmp(op->kind, "matmul") != 0 || strcmp(op->name, "walk_op") != 0)
+		w->op_ok = 0;
+	if (w->phase != NULL && strcmp(t->phase, w->phase) != 0)
+		w->phase_ok = 0;
+	/* The store may be used from inside a walk. */
+	if (w->s != NULL && store_trial_find(w->s, t->op_id, t->target_id,
+	    t->config_name, &r, NULL) >= 0) {
+		w->nested++;
+		backend_result_clear(&r);
+	}
+	return w->stop_at != 0 && w->n == w->stop_at ? 7 : 0;
+}
+
+static void
+test_foreach(struct store *s)
+{
+	struct op_desc		 op = make_op("walk_op", 256, 64, 32, 0, 1);
+	struct op_desc		 op2 = make_op("walk_other", 8, 8, 8, 0, 0);
+	struct store_trial	 t;
+	struct walk		 w;
+	char			*err = NULL, name[32];
+	int64_t			 o1, o2, g1, g2;
+	int			 i;
+
+	o1 = store_op(s, &op, &err);
+	o2 = store_op(s, &op2, &err);
+	g1 = store_target(s, "walk-cpu", "", "", "mlir-cpu", &err);
+	g2 = store_target(s, "walk-cpu2", "", "", "mlir-cpu", &err);
+	for (i = 0; i < 20; i++) {
+		snprintf(name, sizeof name, "w%d", i);
+		make_trial(&t, 0, i % 4 == 3 ? o2 : o1, i % 2 ? g2 : g1,
+		    i % 5 == 0 ? "baseline" : "tune", name, i, i);
+		CHECK(store_trial_add(s, &t, &err) > 0);
+		free(t.result.error);
+	}
+	/* o1: i % 4 != 3 → 15 trials; on g1 (even i): 10; tune & g1: 8. */
+#define WALK_INIT(w) do { memset(&(w), 0, sizeof (w)); (w).ordered = 1;	\
+	(w).op_ok = 1; (w).phase_ok = 1; } while (0)
+	WALK_INIT(w);
+	CHECK(store_trial_foreach(s, o1, 0, NULL, walk_fn, &w, &err) == 0);
+	CHECK(w.n == 15 && w.ordered && w.op_ok);
+	WALK_INIT(w);
+	CHECK(store_trial_foreach(s, o1, g1, NULL, walk_fn, &w, &err) == 0);
+	CHECK(w.n == 10);
+	WALK_INIT(w);
+	w.phase = "tune";
+	w.s = s;
+	CHECK(store_trial_foreach(s, o1, g1, "tune", walk_fn, &w, &err) == 0);
+	CHECK(w.n == 8 && w.phase_ok && w.nested == 8);
+	WALK_INIT(w);
+	CHECK(store_trial_foreach(s, 0, g2, NULL, walk_fn, &w, &err) == 0);
+	CHECK(w.n == 10);
+	WALK_INIT(w);
+	w.stop_at = 3;
+	CHECK(store_trial_foreach(s, o1, 0, NULL, walk_fn, &w, &err) == 7);
+	CHECK(w.n == 3);
+	WALK_INIT(w);
+	CHECK(store_trial_foreach(s, 0, 0, "baseline", walk_fn, &w, &err) == 0);
+	CHECK(w.n >= 4);
+	CHECK(err == NULL);
+}
+
+static void
+test_best(struct store *s)
+{
+	struct op_desc		 a = make_op("best_a", 512, 512, 512, 0, 0);
+	struct op_desc		 b = make_op("best_b", 1024, 64, 64, 0, 0);
+	struct store_trial	 t;
+	struct store_best	*rows;
+	struct store_job	 j;
+	size_t			 n, i;
+	char			*err = NULL;
+	int64_t			 oa, ob, g, j1, j2;
+
+	memset(&j, 0, sizeof j);
+	j1 = store_job_add(s, &j, &err);
+	j2 = store_job_add(s, &j, &err);
+	oa = store_op(s, &a, &err);
+	ob = store_op(s, &b, &err);
+	g = store_target(s, "best-cpu", "", "llvm", "mlir-cpu", &err);
+
+#define ADD(job, op, phase, name, st, gf) do {			\
+	make_trial(&t, job, op, g, phase, name, 1, gf);			\
+	t.result.status = (st);						\
+	free(t.result.error);						\
+	t.result.error = NULL;						\
+	CHECK(store_trial_add(s, &t, &err) > 0);			\
+} while (0)
+	/* Job 1 on a: tune, then confirm of the top two. */
+	ADD(j1, oa, "baseline", "base", TRIAL_OK, 20);
+	ADD(j1, oa, "reference", "openblas", TRIAL_OK, 150);
+	ADD(j1, oa, "tune", "c1", TRIAL_OK, 100);
+	ADD(j1, oa, "tune", "c2", TRIAL_OK, 98);
+	ADD(j1, oa, "tune", "c3", TRIAL_OK, 97);
+	ADD(j1, oa, "tune", "wrong", TRIAL_WRONG_RESULT, 500);
+	ADD(j1, oa, "confirm", "c1", TRIAL_OK, 90);
+	ADD(j1, oa, "confirm", "c2", TRIAL_OK, 92);
+	/* Job 2 on b: tune only; a failed baseline. */
+	ADD(j2, ob, "baseline", "base", TRIAL_CRASHED, 0);
+	ADD(j2, ob, "tune", "d1", TRIAL_OK, 40);
+	ADD(j2, ob, "tune", "d2", TRIAL_UNSTABLE, 80);
+	ADD(j2, ob, "tune", "d3", TRIAL_OK, 45);
+	/* Job 2 also tunes a, unconfirmed, lower than a's confirmed best. */
+	ADD(j2, oa, "tune", "c9", TRIAL_OK, 91);
+	ADD(j2, oa, "baseline", "base", TRIAL_OK, 21);
+
+	CHECK(store_best(s, "best_", 0, &rows, &n, &err) == 0);
+	CHECK(n == 2);
+	if (n == 2) {
+		CHECK_STR(rows[0].op_name, "best_a");
+		CHECK_STR(rows[0].config_name, "c2");	/* confirmed winner */
+		CHECK(rows[0].gflops == 92 && rows[0].confirmed == 1);
+		CHECK(rows[0].baseline_gflops == 21);	/* latest */
+		CHECK(rows[0].reference_gflops == 150);
+		CHECK(rows[0].trials == 5);
+		CHECK(rows[0].job_id == j1 && rows[0].target_id == g);
+		CHECK(rows[0].config.v[KNOB_TILE_M] == 101);
+		CHECK_STR(rows[0].cpu, "best-cpu");
+		CHECK_STR(rows[0].backend, "mlir-cpu");
+		CHECK_STR(rows[1].op_name, "best_b");
+		CHECK_STR(rows[1].config_name, "d3");
+		CHECK(rows[1].confirmed == 0 && rows[1].baseline_gflops == 0 &&
+		    rows[1].reference_gflops == 0 && rows[1].trials == 3);
+	}
+	for (i = 0; i < n; i++)
+		store_best_clear(&rows[i]);
+	free(rows);
+
+	/* Filter by signature substring and by job. */
+	CHECK(store_best(s, "matmul_1024x64x64", 0, &rows, &n, &err) == 0);
+	CHECK(n == 1 && strcmp(rows[0].op_name, "best_b") == 0);
+	for (i = 0; i < n; i++)
+		store_best_clear(&rows[i]);
+	free(rows);
+	CHECK(store_best(s, "best_a", j2, &rows, &n, &err) == 0);
+	CHECK(n == 1 && strcmp(rows[0].config_name, "c9") == 0 &&
+	    rows[0].trials == 1 && rows[0].reference_gflops == 0 &&
+	    rows[0].baseline_gflops == 21);
+	for (i = 0; i < n; i++)
+		store_best_clear(&rows[i]);
+	free(rows);
+	CHECK(store_best(s, "no such op", 0, &rows, &n, &err) == 0 && n == 0);
+	free(rows);
+	CHECK(err == NULL);
+}
+
+static void
+test_jobs(struct store *s)
+{
+	struct store_job	 j, got, *list;
+	size_t			 n, i;
+	char			*err = NULL;
+	int64_t			 lo, hi1, hi2, run;
+
+	/* Two store_best jobs are queued already; take them out of the way. */
+	while (store_job_claim(s, &got, &err) == 1) {
+		CHECK(store_job_set_state(s, got.id, "done", NULL, &err) == 0);
+		store_job_clear(&got);
+	}
+
+	memset(&j, 0, sizeof j);
+	j.cfg_path = "/x/auto-scheduler.cfg";
+	j.cfg_text = "[Env]\ninput_file = m.mlir\n";
+	j.mlir_path = "/x/m.mlir";
+	j.mlir_text = "module {}";
+	j.mlir_hash = "0123456789abcdef";
+	j.tuner = "grid";
+	j.n_trial = 16;
+	j.created = 1000;
+	lo = store_job_add(s, &j, &err);
+	j.priority = 5;
+	j.created = 3000;
+	hi1 = store_job_add(s, &j, &err);
+	j.created = 2000;	/* older, same priority: first */
+	hi2 = store_job_add(s, &j, &err);
+	CHECK(lo > 0 && hi1 > 0 && hi2 > 0);
+
+	CHECK(store_job_get(s, lo, &got, &err) == 1);
+	CHECK_STR(got.state, "queued");
+	CHECK_STR(got.cfg_text, j.cfg_text);
+	CHECK_STR(got.mlir_hash, j.mlir_hash);
+	CHECK_STR(got.tuner, "grid");
+	CHECK(got.n_trial == 16 && got.created == 1000 && got.started == 0 &&
+	    got.error == NULL && got.priority == 0);
+	store_job_clear(&got);
+	CHECK(store_job_get(s, 99999, &got, &err) == 0);
+
+	CHECK(store_job_claim(s, &got, &err) == 1 && got.id == hi2);
+	CHECK_STR(got.state, "running");
+	CHECK(got.started > 1e9);
+	store_job_clear(&got);
+	CHECK(store_job_claim(s, &got, &err) == 1 && got.id == hi1);
+	store_job_clear(&got);
+	CHECK(store_job_claim(s, &got, &err) == 1 && got.id == lo);
+	store_job_clear(&got);
+	CHECK(store_job_claim(s, &got, &err) == 0);
+
+	/* Cancel: a running job is asked, a queued one stops at once. */
+	CHECK(store_job_cancel_requested(s, hi2) == 0);
+	CHECK(store_job_cancel(s, hi2, &err) == 0);
+	CHECK(store_job_cancel_requested(s, hi2) == 1);
+	CHECK(store_job_get(s, hi2, &got, &err) == 1);
+	CHECK_STR(got.state, "running");
+	store_job_clear(&got);
+	j.priority = 0;
+	j.created = 0;
+	run = store_job_add(s, &j, &err);
+	CHECK(store_job_cancel(s, run, &err) == 0);
+	CHECK(store_job_get(s, run, &got, &err) == 1);
+	CHECK_STR(got.state, "cancelled");
+	CHECK(got.finished > 1e9 && got.created > 1e9);
+	store_job_clear(&got);
+	CHECK(store_job_cancel(s, run, &err) == -1);	/* already over */
+	CHECK(err != NULL && strstr(err, "cancelled") != NULL);
+	free(err);
+	err = NULL;
+	CHECK(store_job_cancel(s, 99999, &err) == -1);
+	free(err);
+	err = NULL;
+
+	/* Progress, states, stamps, errors. */
+	CHECK(store_job_set_progress(s, lo, 7, &err) == 0);
+	CHECK(store_job_set_state(s, lo, "failed", "backend 'x' died", &err) == 0);
+	CHECK(store_job_get(s, lo, &got, &err) == 1);
+	CHECK(got.trials_done == 7 && got.finished > 0);
+	CHECK_STR(got.error, "backend 'x' died");
+	store_job_clear(&got);
+	CHECK(store_job_set_state(s, lo, "bogus", NULL, &err) == -1);
+	free(err);
+	err = NULL;
+	CHECK(store_job_set_state(s, 99999, "done", NULL, &err) == -1);
+	free(err);
+	err = NULL;
+
+	/* A crash leaves hi1 running (requeued) and hi2 asked to stop. */
+	CHECK(store_job_requeue_running(s, &err) == 1);
+	CHECK(store_job_get(s, hi1, &got, &err) == 1);
+	CHECK_STR(got.state, "queued");
+	CHECK(got.started == 0);
+	store_job_clear(&got);
+	CHECK(store_job_get(s, hi2, &got, &err) == 1);
+	CHECK_STR(got.state, "cancelled");
+	store_job_clear(&got);
+	CHECK(store_job_requeue_running(s, &err) == 0);
+
+	CHECK(store_job_list(s, &list, &n, &err) == 0);
+	CHECK(n >= 4 && list[0].id == run);	/* newest first */
+	for (i = 0; i < n; i++)
+		store_job_clear(&list[i]);
+	free(list);
+	CHECK(err == NULL);
+}
+
+static void
+log_fn(double when, const char *level, const char *msg, void *arg)
+{
+	char	**out = arg, *s;
+
+	s = xasprintf("%s%s:%s|", *out ? *out : "", level, msg);
+	free(*out);
+	*out = s;
+	(void)when;
+}
+
+static void
+test_log(struct store *s)
+{
+	struct store_job	 j;
+	char			*out = NULL, *err = NULL;
+	int64_t			 id;
+
+	memset(&j, 0, sizeof j);
+	j.state = "done";
+	id = store_job_add(s, &j, &err);
+	CHECK(store_log(s, id, "info", "started") == 0);
+	CHECK(store_log(s, id, "warn", "knob 'block_dim_x' ignored") == 0);
+	CHECK(store_log(s, id, NULL, "done") == 0);
+	CHECK(store_log(s, 99999, "info", "no such job") == -1);
+	CHECK(store_log_foreach(s, id, log_fn, &out, &err) == 0);
+	CHECK_STR(out, "info:started|warn:knob 'block_dim_x' ignored|info:done|");
+	free(out);
+}
+
+/* Several processes claim from one queue: each job is taken exactly once. */
+static void
+test_claim_race(void)
+{
+	struct store		*s;
+	struct store_job	 j;
+	char			*path = db_path("race"), *err = NULL;
+	int			 fds[2], c, i, nchild = 4, njobs = 60;
+	int			 seen[61];
+	int64_t			 id;
+	pid_t			 pids[4];
+	FILE			*f;
+
+	CHECK(store_open(path, &s, &err) == 0);
+	memset(&j, 0, sizeof j);
+	for (i = 0; i < njobs; i++)
+		store_job_add(s, &j, &err);
+	store_close(s);
+	if (pipe(fds) != 0)
+		return;
+	for (c = 0; c < nchild; c++) {
+		if ((pids[c] = fork()) == 0) {
+			close(fds[0]);
+			if (store_open(path, &s, &err) != 0)
+				_exit(2);
+			while (store_job_claim(s, &j, &err) == 1) {
+				id = j.id;
+				if (write(fds[1], &id, sizeof id) != sizeof id)
+					_exit(3);
+				store_job_clear(&j);
+			}
+			store_close(s);
+			_exit(err != NULL ? 4 : 0);
+		}
+	}
+	close(fds[1]);
+	memset(seen, 0, sizeof seen);
+	f = fdopen(fds[0], "r");
+	while (fread(&id, sizeof id, 1, f) == 1) {
+		if (id >= 1 && id <= njobs)
+			seen[id]++;
+		else
+			CHECK(!"claimed id out of range");
+	}
+	fclose(f);
+	for (c = 0; c < nchild; c++) {
+		int st;
+		CHECK(waitpid(pids[c], &st, 0) == pids[c] && WIFEXITED(st) &&
+		    WEXITSTATUS(st) == 0);
+	}
+	for (i = 1; i <= njobs; i++) {
+		if (seen[i] != 1)
+			fprintf(stderr, "job %d claimed %d times\n", i, seen[i]);
+		CHECK(seen[i] == 1);
+	}
+	free(path);
+}
+
+/* The fault test: rows a killed writer committed must all be whole. */
+#define KILL_PAD	3000	/* an error text spanning pages */
+
+static char *
+kill_error(int64_t i)
+{
+	char	*head = xasprintf("trial %" PRId64 " #", i);
+	char	*e = xmalloc(KILL_PAD + 1);
+
+	memset(e, 'a' + (int)(i % 26), KILL_PAD);
+	memcpy(e, head, strlen(head));
+	e[KILL_PAD] = '\0';
+	free(head);
+	return e;
+}
+
+/* Insert trial number i of the fault test's pattern. */
+static int64_t
+kill_add(struct store *s, int64_t opid, int64_t tgt, int64_t i)
+{
+	struct store_trial	 t;
+	char			 name[32];
+	int64_t			 id;
+
+	memset(&t, 0, sizeof t);
+	t.op_id = opid;
+	t.target_id = tgt;
+	t.phase = "tune";
+	snprintf(name, sizeof name, "k%" PRId64, i);
+	t.config_name = name;
+	t.config.v[KNOB_TILE_M] = i;
+	t.config.v[KNOB_PIPELINE_DEPTH] = i * 3;
+	t.result.reps = (int)i;
+	t.result.median_ms = i + 0.25;
+	memcpy(t.result.artifact, "feedfacefeedface", 17);
+	t.result.error = kill_error(i);
+	id = store_trial_add(s, &t, NULL);
+	free(t.result.error);
+	return id;
+}
+
+struct kill_check {
+	int64_t	n;
+	int	bad;
+};
+
+static int
+kill_walk(const struct store_trial *t, const struct op_desc *op, void *arg)
+{
+	struct kill_check *k = arg;
+	int64_t		 i = t->config.v[KNOB_TILE_M];
+	char		*want = kill_error(i);
+
+	k->n++;
+	if (t->result.reps != (int)i || t->result.median_ms != i + 0.25 ||
+	    t->config.v[KNOB_PIPELINE_DEPTH] != i * 3 ||
+	    t->result.error == NULL || strcmp(t->result.error, want) != 0 ||
+	    strcmp(t->result.artifact, "feedfacefeedface") != 0) {
+		fprintf(stderr, "trial %" PRId64 " is torn\n", t->id);
+		k->bad++;
+	}
+	free(want);
+	return 0;
+}
+
+static void
+test_kill(void)
+{
+	struct store		*s;
+	struct op_desc		 op = make_op("kill_op", 32, 32, 32, 0, 0);
+	struct kill_check	 k;
+	char			*path = db_path("kill"), *err = NULL;
+	int			 fds[2], st, round;
+	int64_t			 opid, tgt, i, last = 0, committed;
+	pid_t			 pid;
+	FILE			*f;
+
+	CHECK(store_open(path, &s, &err) == 0);
+	opid = store_op(s, &op, &err);
+	tgt = store_target(s, "kill-cpu", "", "", "mlir-cpu", &err);
+	store_close(s);
+
+	for (round = 0; round < 8; round++) {
+		if (pipe(fds) != 0)
+			return;
+		if ((pid = fork()) == 0) {
+			close(fds[0]);
+			if (store_open(path, &s, &err) != 0)
+				_exit(2);
+			for (i = last + 1;; i++) {
+				if (kill_add(s, opid, tgt, i) < 0)
+					_exit(3);
+				/* Told only after the commit returned. */
+				if (write(fds[1], &i, sizeof i) != sizeof i)
+					_exit(4);
+			}
+		}
+		close(fds[1]);
+		f = fdopen(fds[0], "r");
+		/* Let it commit a few hundred, then kill it mid-stride. */
+		committed = 0;
+		while (committed < last + 200 + 37 * round &&
+		    fread(&i, sizeof i, 1, f) == 1)
+			committed = i;
+		kill(pid, SIGKILL);
+		while (fread(&i, sizeof i, 1, f) == 1)
+			committed = i;
+		fclose(f);
+		CHECK(waitpid(pid, &st, 0) == pid && WIFSIGNALED(st) &&
+		    WTERMSIG(st) == SIGKILL);
+
+		/* Reopen as the restarted daemon would. */
+		CHECK(store_open(path, &s, &err) == 0);
+		if (s == NULL)
+			break;
+		CHECK(store_check(s, &err) == 0);
+		memset(&k, 0, sizeof k);
+		CHECK(store_trial_foreach(s, opid, tgt, "tune", kill_walk, &k,
+		    &err) == 0);
+		/* All it said it committed, perhaps one more, all whole. */
+		CHECK(k.bad == 0);
+		CHECK(k.n >= committed && k.n <= committed + 1);
+		CHECK(store_trial_count(s, 0, "tune") == k.n);
+
+		/* Inserting goes on, here and in the next round's child. */
+		CHECK(kill_add(s, opid, tgt, k.n + 1) == k.n + 1);
+		last = k.n + 1;
+		store_close(s);
+	}
+	free(path);
+	CHECK(err == NULL);
+}
+
+/* While a writer holds its transaction open, readers (status) go on. */
+static void
+test_concurrent_read(void)
+{
+	struct store		*s, *ro;
+	struct store_job	*list;
+	sqlite3			*w;
+	size_t			 n, i;
+	char			*path = db_path("busy"), *err = NULL;
+	double			 t0;
+
+	CHECK(store_open(path, &s, &err) == 0);
+	store_close(s);
+	CHECK(sqlite3_open(path, &w) == SQLITE_OK);
+	CHECK(sqlite3_exec(w, "BEGIN IMMEDIATE; INSERT INTO jobs (created) "
+	    "VALUES (1)", NULL, NULL, NULL) == SQLITE_OK);
+	t0 = util_now();
+	CHECK(store_open_readonly(path, &ro, &err) == 0);
+	CHECK(store_open(path, &s, &err) == 0);
+	if (ro != NULL && s != NULL) {
+		CHECK(store_job_list(ro, &list, &n, &err) == 0 && n == 0);
+		free(list);
+		CHECK(store_job_cancel_requested(s, 1) == 0);
+	}
+	CHECK(util_now() - t0 < 1.0);
+	CHECK(sqlite3_exec(w, "COMMIT", NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(w);
+	if (ro != NULL) {
+		CHECK(store_job_list(ro, &list, &n, &err) == 0 && n == 1);
+		for (i = 0; i < n; i++)
+			store_job_clear(&list[i]);
+		free(list);
+	}
+	store_close(ro);
+	store_close(s);
+	free(err);
+	free(path);
+}
+
+static void
+test_check_damage(void)
+{
+	struct store	*s;
+	char		*path = db_path("fk"), *err = NULL;
+
+	CHECK(store_open(path, &s, &err) == 0);
+	CHECK(store_check(s, &err) == 0);
+	store_close(s);
+	/* A row pointing nowhere, written behind the store's back. */
+	raw_exec(path, "INSERT INTO job_log (job_id, time, level, message) "
+	    "VALUES (42, 0, 'info', 'orphan')");
+	CHECK(store_open(path, &s, &err) == 0);
+	CHECK(store_check(s, &err) == -1);
+	CHECK(err != NULL && strstr(err, "job_log") != NULL);
+	free(err);
+	store_close(s);
+	free(path);
+}
+
+int
+main(void)
+{
+	struct store	*s;
+	char		*path, *err = NULL;
+
+	if (mkdtemp(tmpdir) == NULL) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_schema();
+
+	path = db_path("main");
+	if (store_open(path, &s, &err) != 0) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	test_ids(s);
+	test_trials(s);
+	test_foreach(s);
+	test_best(s);
+	test_jobs(s);
+	test_log(s);
+	CHECK(store_check(s, &err) == 0);
+	if (err != NULL)
+		fprintf(stderr, "%s\n", err);
+	store_close(s);
+	free(path);
+
+	test_claim_race();
+	test_kill();
+	test_concurrent_read();
+	test_check_damage();
+
+	if (check_failed == 0 && getenv("KEEP_TEST_STORE") == NULL) {
+		char *cmd = xasprintf("rm -rf '%s'", tmpdir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not remove %s\n", tmpdir);
+		free(cmd);
+	}
+	return check_done();
+}
