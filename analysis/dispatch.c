@@ -43,7 +43,7 @@ analysis_emit_dispatch(const struct op_desc *d, char **text, char **err)
 {
 	FILE		*f;
 	char		*lt, *rt, *at, *buf = NULL;
-	const char	*dims, *b, *lhs_in, *rhs_in, *mul, *add, *acc;
+	const char	*dims, *b, *lhs_in, *rhs_in, *mul, *add, *acc, *p;
 	size_t		 len = 0;
 	int		 batch;
 
@@ -71,7 +71,11 @@ analysis_emit_dispatch(const struct op_desc *d, char **text, char **err)
 		util_seterr(err, "open_memstream failed");
 		goto out;
 	}
-	fprintf(f, "// %s from %s (%s)\n", d->name, d->loc, d->op_name);
+	/* A file name may hold anything: no line break ends the comment early. */
+	fprintf(f, "// %s from ", d->name);
+	for (p = d->loc; *p != '\0'; p++)
+		fputc((unsigned char)*p < 0x20 ? '?' : *p, f);
+	fprintf(f, " (%s)\n", d->op_name);
 	fprintf(f, "module {\n");
 	fprintf(f, "  func.func @dispatch(%%lhs: %s, %%rhs: %s, %%acc: %s)"
 	    " -> %s {\n", lt, rt, at, at);

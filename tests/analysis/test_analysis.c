@@ -155,6 +155,17 @@ test_parse_buffer(void)
 	CHECK_STR(d->function, "f");
 	analysis_free(a);
 
+	/* A name with a line break must not break the dispatch's comment. */
+	CHECK(analysis_parse("odd\nname.mlir", src, strlen(src), &a, &err) == 0);
+	if (a != NULL) {
+		char *text = NULL;
+
+		CHECK(analysis_emit_dispatch(op_at(a, 0), &text, &err) == 0);
+		CHECK(text != NULL && strstr(text, "odd?name.mlir:2:3") != NULL);
+		free(text);
+		analysis_free(a);
+	}
+
 	/* Not NUL-terminated: only len bytes are read. */
 	CHECK(analysis_parse("cut.mlir", src, 10, &a, &err) == -1);
 	CHECK(err != NULL && strncmp(err, "cut.mlir:1:", 11) == 0);
