@@ -81,6 +81,31 @@ features_cpu_init(void)
 #endif
 }
 
+/*
+ * Bytes per element. Not analysis_elem_size: that lives in the MLIR-linked
+ * analysis library, and search must stay light enough for any module to link.
+ */
+static double
+features_elem_size(enum elem_type t)
+{
+	switch (t) {
+	case ELEM_F64:
+	case ELEM_I64:
+		return 8;
+	case ELEM_F16:
+	case ELEM_BF16:
+	case ELEM_I16:
+		return 2;
+	case ELEM_I8:
+		return 1;
+	case ELEM_F32:
+	case ELEM_I32:
+		return 4;
+	default:
+		return 0;
+	}
+}
+
 static double
 features_log2(int64_t v)
 {
@@ -122,9 +147,9 @@ space_features(const struct op_desc *op, const struct config *c,
 	n = op->n > 0 ? op->n : 1;
 	k = op->k > 0 ? op->k : 1;
 	batch = op->batch > 0 ? op->batch : 1;
-	ea = (double)analysis_elem_size(op->lhs);
-	eb = (double)analysis_elem_size(op->rhs);
-	ec = (double)analysis_elem_size(op->acc);
+	ea = features_elem_size(op->lhs);
+	eb = features_elem_size(op->rhs);
+	ec = features_elem_size(op->acc);
 	if (ea == 0)
 		ea = 4;
 	if (eb == 0)

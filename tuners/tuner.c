@@ -19,6 +19,7 @@ extern const struct tuner_ops tuner_xgboost_ops;
 static const struct tuner_ops *const tuner_table[] = {
 	&tuner_grid_ops,
 	&tuner_random_ops,
+	&tuner_xgboost_ops,
 	NULL
 };
 
