@@ -3,7 +3,6 @@
  * diagnostics as "file:line:col: message", and walk every operation to list
  * the contraction-like ones.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

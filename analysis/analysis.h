@@ -37,7 +37,8 @@ int		 analysis_elem_is_float(enum elem_type);
  */
 struct op_desc {
 	int		 index;		/* position among all ops listed, from 0 */
-	const char	*kind;		/* "matmul" | "batch_matmul" (tunable); else the op's family */
+	/* "matmul" | "batch_matmul" when shaped like one, else the op's family */
+	const char	*kind;		/* ("mmt4d", "convolution", "generic", …) */
 	const char	*op_name;	/* the MLIR op name, e.g. "linalg.generic" */
 	const char	*name;		/* "matmul_1024x512x256_f32t_f32t_f32t" */
 	int64_t		 batch;		/* 1 for plain matmul */
@@ -48,7 +49,7 @@ struct op_desc {
 	int		 lhs_unsigned;	/* integer lhs widened with extui, not extsi */
 	int		 rhs_unsigned;	/* integer rhs widened with extui, not extsi */
 	const char	*function;	/* enclosing func's symbol name, "" if none */
-	const char	*loc;		/* "file:line:col" */
+	const char	*loc;		/* "file:line:col" (an explicit loc() in the IR wins; :0:0 if none) */
 	int		 tunable;
 	const char	*reason;	/* why not tunable; NULL when tunable */
 };
@@ -77,7 +78,10 @@ const struct op_desc	*analysis_op(const struct analysis *, size_t i);
  *   func.func @dispatch(%lhs: tensor<…>, %rhs: tensor<…>, %acc: tensor<…>) -> tensor<…>
  * in destination-passing style (the result is acc + lhs·rhs, acc is the outs
  * operand), with static shapes exactly as the op's operands are stored
- * (transposed operands stay transposed). Caller frees *text.
+ * (transposed operands stay transposed). The body is a linalg.generic
+ * contraction with the op's casts (extf/extsi/extui), which the transform
+ * dialect tiles and vectorizes into vector.contract. Caller frees *text;
+ * -1 with *err for an op that is not tunable.
  */
 int	 analysis_emit_dispatch(const struct op_desc *, char **text, char **err)
 	    __attribute__((warn_unused_result));

@@ -487,6 +487,24 @@ dim_size(MlirType t, int idx)
 	return mlirShapedTypeIsDynamicSize(s) ? -1 : s;
 }
 
+/* Whether a memref's rows are contiguous (innermost stride 1), as t/n assume. */
+static int
+rows_contiguous(MlirType t)
+{
+	int64_t		strides[MAX_DIMS], offset;
+	intptr_t	rank;
+
+	if (!mlirTypeIsAMemRef(t))
+		return 1;
+	rank = mlirShapedTypeGetRank(t);
+	if (rank <= 0 || rank > MAX_DIMS)
+		return 1;
+	if (mlirLogicalResultIsFailure(mlirMemRefTypeGetStridesAndOffset(t,
+	    strides, &offset)))
+		return 0;
+	return strides[rank - 1] == 1;
+}
+
 /* Sizes and element types from the operands' types. */
 static void
 look_types(struct look *l, struct op_desc *d)
@@ -496,6 +514,8 @@ look_types(struct look *l, struct op_desc *d)
 	char		*s;
 	int		 i, nb = l->nbatch;
 
+	if (mlirOperationGetNumOperands(l->op) < 3)
+		return;
 	for (i = 0; i < 3; i++) {
 		t[i] = operand_type(l, i);
 		if (mlirTypeIsNull(t[i]))
@@ -523,6 +543,13 @@ look_types(struct look *l, struct op_desc *d)
 			s = analysis_type_string(t[i]);
 			look_fail(l, "dynamic dimensions (%s): static shapes "
 			    "are needed", s);
+			free(s);
+			break;
+		}
+		if (!rows_contiguous(t[i])) {
+			s = analysis_type_string(t[i]);
+			look_fail(l, "strided layout (%s): rows are not "
+			    "contiguous", s);
 			free(s);
 			break;
 		}

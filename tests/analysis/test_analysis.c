@@ -386,6 +386,37 @@ test_not_tunable(void)
 	analysis_free(a);
 }
 
+static void
+test_edge(void)
+{
+	struct analysis		*a = load("edge.mlir");
+	const struct op_desc	*d;
+
+	if (a == NULL)
+		return;
+	CHECK(analysis_count(a) == 8);
+	check_not_tunable(op_at(a, 0), "scalar_input", "generic", "generic",
+	    "contraction with an extra dimension");
+	check_not_tunable(op_at(a, 1), "batch_inner", "generic", "generic",
+	    "batch dimension is not the outermost one");
+	check_not_tunable(op_at(a, 2), "all_parallel_iter", "generic",
+	    "generic", "iterator types do not make a matmul");
+	check_not_tunable(op_at(a, 3), "int_to_float", "matmul",
+	    "matmul_16x4x8_i8t_i8t_f32t", "body is not a multiply-accumulate");
+	check_not_tunable(op_at(a, 4), "reduce_and_dot", "batch_reduce_matmul",
+	    "batch_reduce_matmul", "not a plain (batch) matmul: 0 batch, 1 m, "
+	    "1 n, 2 k");
+	check_not_tunable(op_at(a, 5), "reduce_and_dot", "dot", "dot",
+	    "not a plain (batch) matmul");
+	/* Padded rows are fine: the problem is the same. */
+	d = op_at(a, 6);
+	CHECK_STR(d->name, "matmul_16x4x8_f32t_f32t_f32t");
+	CHECK(d->tunable);
+	check_not_tunable(op_at(a, 7), "column_major", "matmul",
+	    "matmul_16x4x8_f32t_f32t_f32t", "strided layout");
+	analysis_free(a);
+}
+
 /* Bad MLIR: -1 and MLIR's diagnostic, "file:line:col: message". */
 static void
 check_bad(const char *name, const char *where, const char *message)
@@ -461,7 +492,8 @@ main(void)
 				    "nested.mlir", "memref.mlir",
 				    "batch_f16.mlir", "transposed.mlir",
 				    "mixed.mlir", "iree_dispatch.mlir",
-				    "multi.mlir", "not_tunable.mlir" };
+				    "multi.mlir", "not_tunable.mlir",
+				    "edge.mlir" };
 	size_t			 i;
 
 	test_elem();
@@ -473,6 +505,7 @@ main(void)
 	test_iree();
 	test_multi();
 	test_not_tunable();
+	test_edge();
 	test_bad();
 	test_dispatch_text();
 	for (i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++)
