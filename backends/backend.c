@@ -8,6 +8,7 @@
 
 /* A new backend is a folder, its ops table, and one line here. */
 static const struct backend_ops *const backend_table[] = {
+	&mlircpu_backend,
 	NULL
 };
 

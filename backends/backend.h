@@ -99,6 +99,7 @@ struct backend_ops {
 };
 
 /* The registry. */
+extern const struct backend_ops mlircpu_backend;	/* backends/mlir-cpu */
 const struct backend_ops *backend_find(const char *name);
 const struct backend_ops *const *backend_all(size_t *n);
 

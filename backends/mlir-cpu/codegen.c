@@ -1,0 +1,233 @@
+/*
+ * mlir-cpu code generation: fill the transform-dialect schedule templates
+ * (templates/NAME.in) for one config of one op.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/mlir-cpu/mlircpu_int.h"
+#include "util/util.h"
+
+/* The largest divisor of d not above want (at least 1). */
+static int64_t
+divisor_below(int64_t d, int64_t want)
+{
+	int64_t t;
+
+	if (want >= d)
+		return d;
+	for (t = want; t > 1; t--) {
+		if (d % t == 0)
+			return t;
+	}
+	return 1;
+}
+
+void
+mlircpu_complete(const struct op_desc *op, const struct config *cfg,
+    struct config *out)
+{
+	static const int64_t defaults[KNOB_COUNT] = {
+		[KNOB_TILE_M] = 64, [KNOB_TILE_N] = 256, [KNOB_TILE_K] = 256,
+		[KNOB_VECTOR_M] = 4, [KNOB_VECTOR_N] = 16, [KNOB_VECTOR_K] = 1,
+		[KNOB_THREADS] = 1,
+	};
+	const int64_t dim[3] = { op->m, op->n, op->k };
+	int i;
+
+	memset(out, 0, sizeof *out);
+	for (i = KNOB_TILE_M; i <= KNOB_THREADS; i++)
+		out->v[i] = cfg != NULL && cfg->v[i] > 0 ? cfg->v[i] : defaults[i];
+	/*
+	 * Clamp to the op: tiles to the dimension (the space keeps tiles that
+	 * divide it), register tiles to the cache tile. Values the cfg gave are
+	 * kept when they fit; defaults shrink to a divisor.
+	 */
+	for (i = 0; i < 3; i++) {
+		int64_t *t = &out->v[KNOB_TILE_M + i];
+		int64_t *v = &out->v[KNOB_VECTOR_M + i];
+
+		if (*t > dim[i] || dim[i] % *t != 0)
+			*t = divisor_below(dim[i], *t);
+		if (*v > *t || *t % *v != 0)
+			*v = divisor_below(*t, *v);
+	}
+}
+
+char *
+mlircpu_fill(const char *tpl, const char *const *kv)
+{
+	size_t cap = strlen(tpl) + 256, len = 0, n, i;
+	char *out = xmalloc(cap);
+	const char *p = tpl, *at, *end;
+
+	while ((at = strchr(p, '@')) != NULL) {
+		const char *val = NULL;
+
+		end = strchr(at + 1, '@');
+		if (end != NULL) {
+			for (i = 0; kv[i] != NULL; i += 2) {
+				n = strlen(kv[i]);
+				if ((size_t)(end - at - 1) == n &&
+				    strncmp(at + 1, kv[i], n) == 0) {
+					val = kv[i + 1];
+					break;
+				}
+			}
+		}
+		/* Copy the text before '@', then the value or the '@' itself. */
+		n = (size_t)(at - p);
+		if (val == NULL)
+			n++;
+		while (len + n + (val ? strlen(val) : 0) + 1 > cap)
+			cap *= 2;
+		out = xrealloc(out, cap);
+		memcpy(out + len, p, n);
+		len += n;
+		if (val != NULL) {
+			memcpy(out + len, val, strlen(val));
+			len += strlen(val);
+			p = end + 1;
+		} else
+			p = at + 1;
+	}
+	n = strlen(p);
+	if (len + n + 1 > cap)
+		out = xrealloc(out, len + n + 1);
+	memcpy(out + len, p, n + 1);
+	return out;
+}
+
+/* ", !transform.any_op" n times: the result types of a tiling op. */
+static char *
+any_ops(int n)
+{
+	char *s = xcalloc((size_t)n * 20 + 1, 1);
+	int i;
+
+	for (i = 0; i < n; i++)
+		strcat(s, ", !transform.any_op");
+	return s;
+}
+
+/*
+ * The pack_transpose (or no-op) step that moves the outer dims of operand
+ * opnd's packed layout to [batch][m or n][k] so that a register-tile panel
+ * is contiguous along K. It is needed when K is stored before M (A
+ * transposed) or before N (B not transposed).
+ */
+static char *
+pack_step(int opnd, int in, int swap, int batch)
+{
+	char o[8], i[8], s[8];
+	const char *const kv[] = {
+		"OPND", o, "IN", i, "OUT", s,
+		"PERM", batch ? "0, 2, 1" : "1, 0", NULL,
+	};
+
+	snprintf(o, sizeof o, "%d", opnd);
+	snprintf(i, sizeof i, "%d", in);
+	snprintf(s, sizeof s, "%d", in + 1);
+	return mlircpu_fill(swap ? mlircpu_tpl_pack_transpose_mlir :
+	    mlircpu_tpl_pack_keep_mlir, kv);
+}
+
+char *
+mlircpu_schedule(const struct op_desc *op, const struct config *cfg,
+    enum mlircpu_fault fault)
+{
+	struct config c;
+	int batch = op->batch > 1 || strcmp(op->kind, "batch_matmul") == 0;
+	const char *b0 = batch ? "0, " : "", *b1 = batch ? "1, " : "";
+	char name[160], cache_tile[96], cache_order[32], par_tile[64];
+	char k_tile[48], pack_sizes[64], reg_tile[64], reg_order[32];
+	char cache_loops[8], reg_loops[8];
+	char *cache_types, *reg_types, *tiling, *pa, *pb, *out;
+	int ncache = batch ? 4 : 3, nreg = batch ? 4 : 3;
+
+	mlircpu_complete(op, cfg, &c);
+	space_config_name(&c, (KNOB_BIT(KNOB_THREADS) << 1) - 1,
+	    name, sizeof name);
+	/* Cache tiles: loops n, k, m (a B panel is reused across the m tiles). */
+	snprintf(cache_tile, sizeof cache_tile, "%s%lld, %lld, %lld", b1,
+	    (long long)c.v[KNOB_TILE_M], (long long)c.v[KNOB_TILE_N],
+	    (long long)c.v[KNOB_TILE_K]);
+	snprintf(cache_order, sizeof cache_order, "%s",
+	    batch ? "0, 2, 3, 1" : "1, 2, 0");
+	snprintf(par_tile, sizeof par_tile, "%s%lld, %lld", b1,
+	    (long long)c.v[KNOB_TILE_M], (long long)c.v[KNOB_TILE_N]);
+	snprintf(k_tile, sizeof k_tile, "%s0, 0, %lld", b0,
+	    (long long)c.v[KNOB_TILE_K]);
+	/* Pack M and N by the register tile; K stays whole (one reduction dim). */
+	snprintf(pack_sizes, sizeof pack_sizes, "%s%lld, %lld, 0", b0,
+	    (long long)c.v[KNOB_VECTOR_M], (long long)c.v[KNOB_VECTOR_N]);
+	/* Register tiles: loops n, m, then k innermost, vector_k per step. */
+	snprintf(reg_tile, sizeof reg_tile, "%s1, 1, %lld", b1,
+	    (long long)c.v[KNOB_VECTOR_K]);
+	snprintf(reg_order, sizeof reg_order, "%s",
+	    batch ? "0, 2, 1, 3" : "1, 0, 2");
+	snprintf(cache_loops, sizeof cache_loops, "%d", ncache);
+	snprintf(reg_loops, sizeof reg_loops, "%d", nreg);
+	cache_types = any_ops(ncache);
+	reg_types = any_ops(nreg);
+	{
+		const char *const kv[] = {
+			"CACHE_TILE", cache_tile, "CACHE_ORDER", cache_order,
+			"CACHE_LOOPS", cache_loops, "CACHE_TYPES", cache_types,
+			"PAR_TILE", par_tile, "K_TILE", k_tile, NULL,
+		};
+		tiling = mlircpu_fill(c.v[KNOB_THREADS] > 1 ?
+		    mlircpu_tpl_tile_parallel_mlir :
+		    mlircpu_tpl_tile_serial_mlir, kv);
+	}
+	pa = pack_step(0, 0, op->transpose_a, batch);
+	pb = pack_step(1, 1, !op->transpose_b, batch);
+	{
+		const char *const kv[] = {
+			"CONFIG", name, "CACHE_TILING", tiling,
+			"PACK_SIZES", pack_sizes, "PACK_A", pa, "PACK_B", pb,
+			"REG_TILE", reg_tile, "REG_ORDER", reg_order,
+			"REG_LOOPS", reg_loops, "REG_TYPES", reg_types, NULL,
+		};
+		out = mlircpu_fill(mlircpu_tpl_schedule_mlir, kv);
+	}
+	if (fault == FAULT_COMPILE_FAIL) {
+		/* Test-only: a schedule the MLIR parser rejects. */
+		char *bad = xasprintf("%s\nthis is not MLIR (AUTOSCHED_TEST_FAULT)\n",
+		    out);
+
+		free(out);
+		out = bad;
+	}
+	free(cache_types);
+	free(reg_types);
+	free(tiling);
+	free(pa);
+	free(pb);
+	return out;
+}
+
+char *
+mlircpu_pipeline(const char *schedule_path)
+{
+	const char *const kv[] = { "SCHEDULE", schedule_path, NULL };
+	char *filled, *out, *line, *save;
+	size_t len = 0;
+
+	filled = mlircpu_fill(mlircpu_tpl_lower_pipeline, kv);
+	out = xcalloc(strlen(filled) + 1, 1);
+	/* Join the lines, dropping comments and blanks. */
+	for (line = strtok_r(filled, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		while (*line == ' ' || *line == '\t')
+			line++;
+		if (*line == '#' || *line == '\0')
+			continue;
+		memcpy(out + len, line, strlen(line));
+		len += strlen(line);
+	}
+	out[len] = '\0';
+	free(filled);
+	return out;
+}

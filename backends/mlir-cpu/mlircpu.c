@@ -1,0 +1,375 @@
+/*
+ * The mlir-cpu backend: tunes a matmul dispatch for this CPU with MLIR's
+ * transform dialect, compiles it with the pinned LLVM toolchain and times it
+ * in the autosched-measure child against OpenBLAS.
+ *
+ * Kernel ABI. Each artifact is a shared object exporting
+ *	void *dispatch(const void *lhs, const void *rhs, void *acc);
+ * (MLIR's bare-pointer calling convention of func @dispatch). lhs, rhs and
+ * acc point at dense row-major buffers laid out exactly as the dispatch's
+ * operands are stored (batch first; a transposed operand stays transposed),
+ * 64-byte aligned. The call computes acc += lhs·rhs in place and returns acc.
+ * A kernel built for threads > 1 runs an OpenMP team of OMP_NUM_THREADS.
+ *
+ * Knobs: tile_m/n/k (cache tiles), vector_m/n/k (register tile), threads.
+ * Baseline (untuned default): tile 64x256x256, register tile 4x16x1,
+ * 1 thread, each shrunk to the largest divisor of the op's dimension.
+ */
+#include <ctype.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backends/mlir-cpu/mlircpu_int.h"
+#include "build_config.h"
+#include "util/util.h"
+
+#define SIMD_BYTES	32	/* AVX2 */
+#define VECTOR_REGS	16
+
+/* Bytes of an element of the type the kernel accumulates in. */
+static size_t
+acc_bytes(const struct op_desc *op)
+{
+	size_t n = analysis_elem_size(op->acc);
+
+	/* f16/bf16 arithmetic is done in f32 lanes on AVX2. */
+	return n == 2 ? 4 : n ? n : 4;
+}
+
+/*
+ * The register budget: the accumulator tile plus one B row and one broadcast
+ * A value must fit the 16 vector registers, and vector_n fills whole SIMD
+ * registers (or is the whole, narrow, N dimension).
+ */
+static int
+mlircpu_vector_ok(const struct op_desc *op, int64_t vm, int64_t vn, int64_t vk)
+{
+	int64_t lanes = SIMD_BYTES / (int64_t)acc_bytes(op);
+	int64_t regs_n;
+
+	if (vm < 1 || vn < 1 || vk < 1 || vk > 8 || vm > 16)
+		return 0;
+	if (vn % lanes != 0 && vn != op->n)
+		return 0;
+	regs_n = (vn + lanes - 1) / lanes;
+	return vm * regs_n + regs_n + 1 <= VECTOR_REGS;
+}
+
+static void
+mlircpu_rules(const struct op_desc *op, struct space_rules *r)
+{
+	memset(r, 0, sizeof *r);
+	r->knobs = KNOB_BIT(KNOB_TILE_M) | KNOB_BIT(KNOB_TILE_N) |
+	    KNOB_BIT(KNOB_TILE_K) | KNOB_BIT(KNOB_VECTOR_M) |
+	    KNOB_BIT(KNOB_VECTOR_N) | KNOB_BIT(KNOB_VECTOR_K) |
+	    KNOB_BIT(KNOB_THREADS);
+	mlircpu_complete(op, NULL, &r->defaults);
+	r->vector_ok = mlircpu_vector_ok;
+}
+
+static void
+mlircpu_baseline(const struct op_desc *op, struct config *c)
+{
+	mlircpu_complete(op, NULL, c);
+}
+
+static int
+mlircpu_supports(const struct op_desc *op, const char **reason)
+{
+	static const struct {
+		enum elem_type l, r, a;
+	} types[] = {
+		{ ELEM_F32, ELEM_F32, ELEM_F32 },
+		{ ELEM_F64, ELEM_F64, ELEM_F64 },
+		{ ELEM_F16, ELEM_F16, ELEM_F32 },
+		{ ELEM_F16, ELEM_F16, ELEM_F16 },
+		{ ELEM_BF16, ELEM_BF16, ELEM_F32 },
+		{ ELEM_BF16, ELEM_BF16, ELEM_BF16 },
+		{ ELEM_I8, ELEM_I8, ELEM_I32 },
+	};
+	size_t i;
+
+	if (op->kind == NULL || (strcmp(op->kind, "matmul") != 0 &&
+	    strcmp(op->kind, "batch_matmul") != 0)) {
+		*reason = "mlir-cpu tunes matmul and batch_matmul only";
+		return 0;
+	}
+	if (op->m < 1 || op->n < 1 || op->k < 1 || op->batch < 1) {
+		*reason = "mlir-cpu needs static, non-empty shapes";
+		return 0;
+	}
+	for (i = 0; i < sizeof types / sizeof types[0]; i++) {
+		if (op->lhs == types[i].l && op->rhs == types[i].r &&
+		    op->acc == types[i].a) {
+			*reason = NULL;
+			return 1;
+		}
+	}
+	*reason = "mlir-cpu supports f32, f64, f16/bf16 (into f32 or themselves) "
+	    "and i8xi8->i32 only";
+	return 0;
+}
+
+/* The AUTOSCHED_TEST_FAULT kind aimed at the config called name, if any. */
+static enum mlircpu_fault
+fault_for(const char *name)
+{
+	static const char *const kinds[] = { "", "compile_fail", "compile_hang",
+	    "crash", "hang", "wrong" };
+	const char *f = getenv("AUTOSCHED_TEST_FAULT"), *colon;
+	size_t i;
+
+	if (f == NULL || (colon = strchr(f, ':')) == NULL)
+		return FAULT_NONE;
+	if (strstr(name, colon + 1) == NULL)
+		return FAULT_NONE;
+	for (i = 1; i < sizeof kinds / sizeof kinds[0]; i++) {
+		if (strlen(kinds[i]) == (size_t)(colon - f) &&
+		    strncmp(f, kinds[i], (size_t)(colon - f)) == 0)
+			return (enum mlircpu_fault)i;
+	}
+	return FAULT_NONE;
+}
+
+/* Where autosched-measure is: $AUTOSCHED_MEASURE, beside us, libexec, build tree. */
+static char *
+find_harness(void)
+{
+	char self[PATH_MAX], *dir, *p;
+	const char *env = getenv("AUTOSCHED_MEASURE");
+	ssize_t n;
+
+	if (env != NULL && *env != '\0')
+		return xstrdup(env);
+	n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		dir = util_dirname(self);
+		p = util_path_join(dir, "autosched-measure");
+		free(dir);
+		if (access(p, X_OK) == 0)
+			return p;
+		free(p);
+	}
+	p = xstrdup(AUTOSCHED_LIBEXEC_DIR "/autosched-measure");
+	if (access(p, X_OK) == 0)
+		return p;
+	free(p);
+	return xstrdup(AUTOSCHED_BINARY_DIR "/backends/mlir-cpu/autosched-measure");
+}
+
+/* The first line of `tool --version`, or "unknown". Caller frees. */
+static char *
+tool_version(const char *tool)
+{
+	char *const argv[] = { (char *)tool, "--version", NULL };
+	struct proc_opts o;
+	struct proc_result pr;
+	char *err = NULL, *v = NULL, *s;
+
+	memset(&o, 0, sizeof o);
+	o.timeout = 30;
+	if (proc_run(argv, &o, &pr, &err) != 0) {
+		free(err);
+		return xstrdup("unknown");
+	}
+	if (pr.exited && pr.status == 0) {
+		/* mlir-opt prints a banner line first: take the first one with a digit. */
+		for (s = strtok(pr.out, "\n"); s != NULL; s = strtok(NULL, "\n")) {
+			while (isspace((unsigned char)*s))
+				s++;
+			if (strpbrk(s, "0123456789") != NULL) {
+				v = xstrdup(s);
+				break;
+			}
+		}
+	}
+	proc_result_free(&pr);
+	return v != NULL ? v : xstrdup("unknown");
+}
+
+/* CPU model and the flags that matter for code generation, from /proc/cpuinfo. */
+static void
+cpu_describe(char **model, char **flags)
+{
+	static const char *const wanted[] = { "avx", "avx2", "avx512bw",
+	    "avx512f", "avx512vl", "avx512_bf16", "avx512_fp16",
+	    "avx512_vnni", "avx_vnni", "amx_bf16", "amx_int8", "amx_tile",
+	    "f16c", "fma", "sse4_2", NULL };
+	char *buf = NULL, *line, *save, *tok, *s2, *out;
+	size_t len, i;
+	int seen[32] = { 0 };
+
+	*model = NULL;
+	out = xcalloc(1, 512);
+	if (util_read_file("/proc/cpuinfo", 4 << 20, &buf, &len, NULL) == 0) {
+		for (line = strtok_r(buf, "\n", &save); line != NULL;
+		    line = strtok_r(NULL, "\n", &save)) {
+			char *colon = strchr(line, ':');
+
+			if (colon == NULL)
+				continue;
+			if (*model == NULL && strncmp(line, "model name", 10) == 0)
+				*model = xstrdup(colon + 2 <= line + strlen(line) ?
+				    colon + 2 : "");
+			if (strncmp(line, "flags", 5) != 0 || seen[31])
+				continue;
+			seen[31] = 1;
+			for (tok = strtok_r(colon + 1, " \t", &s2); tok != NULL;
+			    tok = strtok_r(NULL, " \t", &s2)) {
+				for (i = 0; wanted[i] != NULL; i++) {
+					if (strcmp(tok, wanted[i]) == 0)
+						seen[i] = 1;
+				}
+			}
+		}
+	}
+	/* wanted[] is sorted, so the list comes out sorted. */
+	for (i = 0; wanted[i] != NULL; i++) {
+		if (seen[i]) {
+			if (*out)
+				strcat(out, ",");
+			strcat(out, wanted[i]);
+		}
+	}
+	free(buf);
+	if (*model == NULL)
+		*model = xstrdup("unknown");
+	*flags = out;
+}
+
+static int
+mlircpu_open(const struct backend_params *params, const struct op_desc *op,
+    const char *dispatch_mlir, struct backend **out, char **err)
+{
+	struct backend *be;
+	const char *reason, *bin = getenv("AUTOSCHED_LLVM_BIN");
+	char *opt, *clang, *v1, *v2;
+	size_t len = 0;
+	int i;
+
+	*out = NULL;
+	if (!mlircpu_supports(op, &reason)) {
+		util_seterr(err, "mlir-cpu: %s: %s", op->name ? op->name : "op",
+		    reason);
+		return -1;
+	}
+	if (params->work_dir == NULL) {
+		util_seterr(err, "mlir-cpu: no work folder");
+		return -1;
+	}
+	be = xcalloc(1, sizeof *be);
+	be->params = *params;
+	be->op = *op;
+	be->dispatch = xstrdup(dispatch_mlir);
+	be->work_dir = util_path_join(params->work_dir, "mlir-cpu");
+	if (util_mkdirs(be->work_dir, err) != 0)
+		goto fail;
+	be->llvm_bin = xstrdup(bin != NULL && *bin ? bin : AUTOSCHED_LLVM_BIN);
+	be->harness = find_harness();
+	if (access(be->harness, X_OK) != 0) {
+		util_seterr(err, "mlir-cpu: measurement harness %s not found "
+		    "(set AUTOSCHED_MEASURE)", be->harness);
+		goto fail;
+	}
+	opt = util_path_join(be->llvm_bin, "mlir-opt");
+	clang = util_path_join(be->llvm_bin, "clang-" AUTOSCHED_LLVM_VERSION);
+	v1 = tool_version(opt);
+	v2 = tool_version(clang);
+	be->toolchain = xasprintf("mlir-opt %s; %s", v1, v2);
+	free(opt);
+	free(clang);
+	free(v1);
+	free(v2);
+	cpu_describe(&be->cpu, &be->flags);
+	if (params->cpus != NULL && params->ncpus > 0) {
+		be->cpus = xcalloc((size_t)params->ncpus, 12);
+		for (i = 0; i < params->ncpus; i++)
+			len += (size_t)sprintf(be->cpus + len, "%s%d",
+			    i ? "," : "", params->cpus[i]);
+	}
+	*out = be;
+	return 0;
+fail:
+	free(be->dispatch);
+	free(be->work_dir);
+	free(be->llvm_bin);
+	free(be->harness);
+	free(be);
+	return -1;
+}
+
+static void
+mlircpu_target(struct backend *be, char **cpu, char **flags, char **toolchain)
+{
+	*cpu = xstrdup(be->cpu);
+	*flags = xstrdup(be->flags);
+	*toolchain = xstrdup(be->toolchain);
+}
+
+static int
+mlircpu_evaluate(struct backend *be, const struct config *cfg,
+    struct trial_result *res, char **err)
+{
+	struct config c;
+	enum mlircpu_fault fault;
+	char name[160], *sched, *so;
+	int rc = 0;
+
+	backend_result_clear(res);
+	space_config_name(cfg, (KNOB_BIT(KNOB_THREADS) << 1) - 1, name,
+	    sizeof name);
+	fault = fault_for(name);
+	mlircpu_complete(&be->op, cfg, &c);
+	sched = mlircpu_schedule(&be->op, &c, fault);
+	so = mlircpu_compile(be, sched, (int)c.v[KNOB_THREADS], fault, res);
+	if (so != NULL)
+		rc = mlircpu_measure(be, so, (int)c.v[KNOB_THREADS], fault, res,
+		    err);
+	free(sched);
+	free(so);
+	return rc;
+}
+
+static int
+mlircpu_reference(struct backend *be, int threads, struct trial_result *res,
+    char **err)
+{
+	backend_result_clear(res);
+	return mlircpu_measure(be, NULL, threads > 0 ? threads : 1, FAULT_NONE,
+	    res, err);
+}
+
+static void
+mlircpu_close(struct backend *be)
+{
+	if (be == NULL)
+		return;
+	free(be->dispatch);
+	free(be->work_dir);
+	free(be->llvm_bin);
+	free(be->harness);
+	free(be->toolchain);
+	free(be->cpu);
+	free(be->flags);
+	free(be->cpus);
+	free(be);
+}
+
+const struct backend_ops mlircpu_backend = {
+	.name = "mlir-cpu",
+	.description = "MLIR transform-dialect schedules compiled for this CPU "
+	    "(LLVM " AUTOSCHED_LLVM_VERSION "), timed against OpenBLAS",
+	.rules = mlircpu_rules,
+	.baseline = mlircpu_baseline,
+	.supports = mlircpu_supports,
+	.open = mlircpu_open,
+	.target = mlircpu_target,
+	.evaluate = mlircpu_evaluate,
+	.reference = mlircpu_reference,
+	.clock = NULL,
+	.close = mlircpu_close,
+};

@@ -1,0 +1,419 @@
+/*
+ * Tests of the mlir-cpu backend on small real matmuls: compile, run, verify
+ * (several layouts and types), the test-only fault switch for every failure
+ * kind, and the artifact cache. Run as: test_mlircpu eval|types|faults|cache.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/analysis.h"
+#include "backends/backend.h"
+#include "search/space.h"
+#include "tests/check.h"
+#include "util/util.h"
+
+static char work_dir[] = "/tmp/autosched-test-mlircpu-XXXXXX";
+
+static void
+params_init(struct backend_params *p)
+{
+	memset(p, 0, sizeof *p);
+	p->work_dir = work_dir;
+	p->min_time = 0.01;
+	p->warmup = 1;
+	p->min_reps = 3;
+	p->max_reps = 50;
+	p->timeout = 60;
+	p->compile_timeout = 120;
+	p->cv_max = 0;		/* no stability verdict: tests must not depend on load */
+	p->verify = 1;
+	p->seed = 42;
+}
+
+static void
+op_init(struct op_desc *op, const char *kind, int64_t b, int64_t m, int64_t n,
+    int64_t k, enum elem_type in, enum elem_type acc, int ta, int tb)
+{
+	memset(op, 0, sizeof *op);
+	op->kind = kind;
+	op->op_name = "linalg.generic";
+	op->name = "test_op";
+	op->batch = b;
+	op->m = m;
+	op->n = n;
+	op->k = k;
+	op->lhs = op->rhs = in;
+	op->acc = acc;
+	op->transpose_a = ta;
+	op->transpose_b = tb;
+	op->function = "";
+	op->loc = "test";
+	op->tunable = 1;
+}
+
+static const char *
+tname(enum elem_type t)
+{
+	switch (t) {
+	case ELEM_F64:
+		return "f64";
+	case ELEM_F16:
+		return "f16";
+	case ELEM_BF16:
+		return "bf16";
+	case ELEM_I8:
+		return "i8";
+	case ELEM_I32:
+		return "i32";
+	default:
+		return "f32";
+	}
+}
+
+/* A dispatch written by hand: a linalg.generic contraction, casts in the body. */
+static char *
+generic_dispatch(const struct op_desc *op)
+{
+	int batch = strcmp(op->kind, "batch_matmul") == 0;
+	char bp[32] = "", lt[96], rt[96], at[96], body[512];
+	const char *in = tname(op->lhs), *acc = tname(op->acc);
+	const char *dims = batch ? "b, m, n, k" : "m, n, k", *b = batch ? "b, " : "";
+	int flt = op->acc != ELEM_I32;
+
+	if (batch)
+		snprintf(bp, sizeof bp, "%lldx", (long long)op->batch);
+	snprintf(lt, sizeof lt, "tensor<%s%lldx%lldx%s>", bp,
+	    (long long)(op->transpose_a ? op->k : op->m),
+	    (long long)(op->transpose_a ? op->m : op->k), in);
+	snprintf(rt, sizeof rt, "tensor<%s%lldx%lldx%s>", bp,
+	    (long long)(op->transpose_b ? op->n : op->k),
+	    (long long)(op->transpose_b ? op->k : op->n), in);
+	snprintf(at, sizeof at, "tensor<%s%lldx%lldx%s>", bp, (long long)op->m,
+	    (long long)op->n, acc);
+	if (op->lhs != op->acc)
+		snprintf(body, sizeof body,
+		    "      %%a1 = %s %%a : %s to %s\n"
+		    "      %%b1 = %s %%b : %s to %s\n"
+		    "      %%p = %s %%a1, %%b1 : %s\n",
+		    flt ? "arith.extf" : "arith.extsi", in, acc,
+		    flt ? "arith.extf" : "arith.extsi", in, acc,
+		    flt ? "arith.mulf" : "arith.muli", acc);
+	else
+		snprintf(body, sizeof body, "      %%p = %s %%a, %%b : %s\n",
+		    flt ? "arith.mulf" : "arith.muli", acc);
+	return xasprintf(
+	    "module {\n"
+	    "  func.func @dispatch(%%lhs: %s, %%rhs: %s, %%acc: %s) -> %s {\n"
+	    "    %%0 = linalg.generic {indexing_maps = [\n"
+	    "        affine_map<(%s) -> (%s%s)>,\n"
+	    "        affine_map<(%s) -> (%s%s)>,\n"
+	    "        affine_map<(%s) -> (%sm, n)>],\n"
+	    "        iterator_types = [%s\"parallel\", \"parallel\", \"reduction\"]}\n"
+	    "        ins(%%lhs, %%rhs : %s, %s) outs(%%acc : %s) {\n"
+	    "    ^bb0(%%a: %s, %%b: %s, %%c: %s):\n"
+	    "%s"
+	    "      %%s = %s %%c, %%p : %s\n"
+	    "      linalg.yield %%s : %s\n"
+	    "    } -> %s\n"
+	    "    return %%0 : %s\n"
+	    "  }\n"
+	    "}\n",
+	    lt, rt, at, at,
+	    dims, b, op->transpose_a ? "k, m" : "m, k",
+	    dims, b, op->transpose_b ? "n, k" : "k, n",
+	    dims, b, batch ? "\"parallel\", " : "", lt, rt, at, in, in, acc,
+	    body, flt ? "arith.addf" : "arith.addi", acc, acc, at, at);
+}
+
+/* The named-op form, as a user would write it. */
+static char *
+named_dispatch(const struct op_desc *op)
+{
+	return xasprintf(
+	    "func.func @dispatch(%%lhs: tensor<%lldx%lldxf32>, %%rhs: tensor<%lldx%lldxf32>,"
+	    " %%acc: tensor<%lldx%lldxf32>) -> tensor<%lldx%lldxf32> {\n"
+	    "  %%0 = linalg.matmul ins(%%lhs, %%rhs : tensor<%lldx%lldxf32>, tensor<%lldx%lldxf32>)"
+	    " outs(%%acc : tensor<%lldx%lldxf32>) -> tensor<%lldx%lldxf32>\n"
+	    "  return %%0 : tensor<%lldx%lldxf32>\n"
+	    "}\n",
+	    (long long)op->m, (long long)op->k, (long long)op->k, (long long)op->n,
+	    (long long)op->m, (long long)op->n, (long long)op->m, (long long)op->n,
+	    (long long)op->m, (long long)op->k, (long long)op->k, (long long)op->n,
+	    (long long)op->m, (long long)op->n, (long long)op->m, (long long)op->n,
+	    (long long)op->m, (long long)op->n);
+}
+
+static void
+cfg_set(struct config *c, int tm, int tn, int tk, int vm, int vn, int vk, int thr)
+{
+	memset(c, 0, sizeof *c);
+	c->v[KNOB_TILE_M] = tm;
+	c->v[KNOB_TILE_N] = tn;
+	c->v[KNOB_TILE_K] = tk;
+	c->v[KNOB_VECTOR_M] = vm;
+	c->v[KNOB_VECTOR_N] = vn;
+	c->v[KNOB_VECTOR_K] = vk;
+	c->v[KNOB_THREADS] = thr;
+}
+
+/* Open a backend for op/dispatch, evaluate cfg, check the status; returns it. */
+static enum trial_status
+run_one(const struct backend_params *p, const struct op_desc *op,
+    const char *dispatch, const struct config *cfg, enum trial_status want,
+    struct trial_result *res)
+{
+	const struct backend_ops *ops = backend_find("mlir-cpu");
+	struct backend *be = NULL;
+	char *err = NULL, name[160];
+	int rc;
+
+	space_config_name(cfg, 0x7f, name, sizeof name);
+	CHECK(ops != NULL);
+	if (ops == NULL)
+		return TRIAL_ERROR;
+	rc = ops->open(p, op, dispatch, &be, &err);
+	CHECK(rc == 0);
+	if (rc != 0) {
+		fprintf(stderr, "open: %s\n", err);
+		free(err);
+		return TRIAL_ERROR;
+	}
+	rc = ops->evaluate(be, cfg, res, &err);
+	CHECK(rc == 0);
+	if (rc != 0)
+		fprintf(stderr, "evaluate: %s\n", err);
+	fprintf(stderr, "%s %s: %s %.1f GFLOP/s compile %.2fs verified %d%s%s\n",
+	    op->name, name, backend_status_name(res->status), res->gflops,
+	    res->compile_s, res->verified, res->error ? " -- " : "",
+	    res->error ? res->error : "");
+	CHECK(res->status == want);
+	if (want == TRIAL_OK) {
+		CHECK(res->verified == 1);
+		CHECK(res->gflops > 0);
+		CHECK(res->reps >= 3);
+		CHECK(res->artifact[0] != '\0');
+	}
+	ops->close(be);
+	free(err);
+	return res->status;
+}
+
+static void
+test_eval(void)
+{
+	struct backend_params p;
+	struct op_desc op;
+	struct config c;
+	struct trial_result r;
+	const struct backend_ops *ops = backend_find("mlir-cpu");
+	struct backend *be = NULL;
+	char *d, *err = NULL, *cpu, *flags, *tc;
+	const char *reason;
+
+	memset(&r, 0, sizeof r);
+	params_init(&p);
+	op_init(&op, "matmul", 1, 64, 48, 32, ELEM_F32, ELEM_F32, 0, 0);
+	op.name = "matmul_64x48x32_f32";
+
+	/* Named op, serial, then the generic form with two threads. */
+	d = named_dispatch(&op);
+	cfg_set(&c, 32, 48, 32, 4, 16, 1, 1);
+	run_one(&p, &op, d, &c, TRIAL_OK, &r);
+	backend_result_clear(&r);
+	free(d);
+	d = generic_dispatch(&op);
+	cfg_set(&c, 32, 16, 16, 8, 8, 2, 2);
+	run_one(&p, &op, d, &c, TRIAL_OK, &r);
+	backend_result_clear(&r);
+
+	/* The reference and the target description. */
+	CHECK(ops->open(&p, &op, d, &be, &err) == 0);
+	if (be != NULL) {
+		CHECK(ops->reference(be, 1, &r, &err) == 0);
+		CHECK(r.status == TRIAL_OK && r.gflops > 0);
+		backend_result_clear(&r);
+		ops->target(be, &cpu, &flags, &tc);
+		fprintf(stderr, "target: %s | %s | %s\n", cpu, flags, tc);
+		CHECK(*cpu != '\0' && strstr(tc, "mlir-opt") != NULL);
+		free(cpu);
+		free(flags);
+		free(tc);
+		ops->close(be);
+	}
+	free(d);
+
+	/* Transposed operands. */
+	op_init(&op, "matmul", 1, 64, 48, 32, ELEM_F32, ELEM_F32, 0, 1);
+	op.name = "matmul_transpose_b";
+	d = generic_dispatch(&op);
+	cfg_set(&c, 64, 48, 32, 4, 16, 1, 1);
+	run_one(&p, &op, d, &c, TRIAL_OK, &r);
+	backend_result_clear(&r);
+	free(d);
+	op_init(&op, "matmul", 1, 64, 48, 32, ELEM_F32, ELEM_F32, 1, 0);
+	op.name = "matmul_transpose_a";
+	d = generic_dispatch(&op);
+	run_one(&p, &op, d, &c, TRIAL_OK, &r);
+	backend_result_clear(&r);
+	free(d);
+
+	/* Batch. */
+	op_init(&op, "batch_matmul", 3, 32, 48, 16, ELEM_F32, ELEM_F32, 0, 0);
+	op.name = "batch_matmul_3x32x48x16";
+	d = generic_dispatch(&op);
+	cfg_set(&c, 16, 48, 16, 4, 16, 1, 1);
+	run_one(&p, &op, d, &c, TRIAL_OK, &r);
+	backend_result_clear(&r);
+	free(d);
+
+	/* Rules: register budget and SIMD width. */
+	op_init(&op, "matmul", 1, 64, 48, 32, ELEM_F32, ELEM_F32, 0, 0);
+	{
+		struct space_rules rules;
+
+		ops->rules(&op, &rules);
+		CHECK(rules.vector_ok(&op, 4, 16, 1));
+		CHECK(rules.vector_ok(&op, 6, 16, 1));
+		CHECK(!rules.vector_ok(&op, 8, 16, 1));
+		CHECK(!rules.vector_ok(&op, 4, 12, 1));
+		CHECK(rules.defaults.v[KNOB_THREADS] == 1);
+		CHECK(op.n % rules.defaults.v[KNOB_TILE_N] == 0);
+	}
+	op.kind = "conv_2d";
+	CHECK(!ops->supports(&op, &reason) && reason != NULL);
+	op_init(&op, "matmul", 1, 64, 48, 32, ELEM_I8, ELEM_F32, 0, 0);
+	CHECK(!ops->supports(&op, &reason));
+}
+
+static void
+test_types(void)
+{
+	struct backend_params p;
+	struct op_desc op;
+	struct config c;
+	struct trial_result r;
+	char *d;
+
+	memset(&r, 0, sizeof r);
+	params_init(&p);
+	cfg_set(&c, 32, 48, 32, 4, 16, 1, 1);
+	op_init(&op, "matmul", 1, 64, 48, 32, ELEM_F16, ELEM_F32, 0, 0);
+	op.name = "matmul_f16_f32";
+	d = generic_dispatch(&op);
+	run_one(&p, &op, d, &c, TRIAL_OK, &r);
+	backend_result_clear(&r);
+	free(d);
+	op_init(&op, "matmul", 1, 64, 48, 32, ELEM_I8, ELEM_I32, 0, 1);
+	op.name = "matmul_i8_i32_tb";
+	d = generic_dispatch(&op);
+	run_one(&p, &op, d, &c, TRIAL_OK, &r);
+	backend_result_clear(&r);
+	free(d);
+	op_init(&op, "matmul", 1, 64, 48, 32, ELEM_F64, ELEM_F64, 0, 0);
+	op.name = "matmul_f64";
+	d = generic_dispatch(&op);
+	cfg_set(&c, 32, 48, 32, 4, 8, 1, 1);
+	run_one(&p, &op, d, &c, TRIAL_OK, &r);
+	backend_result_clear(&r);
+	free(d);
+}
+
+static void
+test_faults(void)
+{
+	static const struct {
+		const char		*kind;
+		enum trial_status	 want;
+	} faults[] = {
+		{ "compile_fail", TRIAL_COMPILE_FAILED },
+		{ "compile_hang", TRIAL_COMPILE_TIMEOUT },
+		{ "crash", TRIAL_CRASHED },
+		{ "hang", TRIAL_TIMEOUT },
+		{ "wrong", TRIAL_WRONG_RESULT },
+	};
+	struct backend_params p;
+	struct op_desc op;
+	struct config c, other;
+	struct trial_result r;
+	char *d, env[200], name[160];
+	size_t i;
+
+	memset(&r, 0, sizeof r);
+	params_init(&p);
+	p.timeout = 3;
+	p.compile_timeout = 60;
+	op_init(&op, "matmul", 1, 64, 48, 32, ELEM_F32, ELEM_F32, 0, 0);
+	op.name = "matmul_fault";
+	d = generic_dispatch(&op);
+	cfg_set(&c, 16, 48, 32, 4, 16, 1, 1);
+	cfg_set(&other, 64, 48, 32, 4, 16, 1, 1);
+	space_config_name(&c, 0x7f, name, sizeof name);
+	for (i = 0; i < sizeof faults / sizeof faults[0]; i++) {
+		/* compile_hang would otherwise wait for the whole compile budget. */
+		p.compile_timeout = strcmp(faults[i].kind, "compile_hang") == 0 ?
+		    3 : 120;
+		snprintf(env, sizeof env, "%s:%s", faults[i].kind, name);
+		setenv("AUTOSCHED_TEST_FAULT", env, 1);
+		run_one(&p, &op, d, &c, faults[i].want, &r);
+		CHECK(r.error != NULL);
+		backend_result_clear(&r);
+	}
+	/* The switch aims at one config only: the others still run right. */
+	p.compile_timeout = 120;
+	run_one(&p, &op, d, &other, TRIAL_OK, &r);
+	backend_result_clear(&r);
+	unsetenv("AUTOSCHED_TEST_FAULT");
+	free(d);
+}
+
+static void
+test_cache(void)
+{
+	struct backend_params p;
+	struct op_desc op;
+	struct config c;
+	struct trial_result r1, r2;
+	char *d;
+
+	memset(&r1, 0, sizeof r1);
+	memset(&r2, 0, sizeof r2);
+	params_init(&p);
+	op_init(&op, "matmul", 1, 64, 48, 32, ELEM_F32, ELEM_F32, 0, 0);
+	op.name = "matmul_cache";
+	d = generic_dispatch(&op);
+	cfg_set(&c, 64, 16, 32, 2, 16, 1, 1);
+	run_one(&p, &op, d, &c, TRIAL_OK, &r1);
+	run_one(&p, &op, d, &c, TRIAL_OK, &r2);
+	CHECK(r1.compile_s > 0);
+	CHECK(r2.compile_s == 0);
+	CHECK(strcmp(r1.artifact, r2.artifact) == 0);
+	backend_result_clear(&r1);
+	backend_result_clear(&r2);
+	free(d);
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "eval";
+
+	if (mkdtemp(work_dir) == NULL) {
+		perror("mkdtemp");
+		return 1;
+	}
+	if (strcmp(what, "eval") == 0)
+		test_eval();
+	else if (strcmp(what, "types") == 0)
+		test_types();
+	else if (strcmp(what, "faults") == 0)
+		test_faults();
+	else if (strcmp(what, "cache") == 0)
+		test_cache();
+	else {
+		fprintf(stderr, "usage: test_mlircpu eval|types|faults|cache\n");
+		return 2;
+	}
+	return check_done();
+}
