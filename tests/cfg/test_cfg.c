@@ -245,6 +245,9 @@ test_values(void)
 	CHECK(cfg != NULL);
 	cfg_free(cfg);
 	EXPECT_ERR("[Env]\ninput_file = matmul.mlir\n[SearchSpace]\n"
+	    "tile_m = 2147483649\n", ":4: [SearchSpace] tile_m: 2147483649 is "
+	    "too large (at most 2147483648)");
+	EXPECT_ERR("[Env]\ninput_file = matmul.mlir\n[SearchSpace]\n"
 	    "block_dim_x = [2048]\n", ":4: [SearchSpace] block_dim_x: largest "
 	    "block 2048x1x1");
 	EXPECT_ERR("[Env]\ninput_file = matmul.mlir\n[SearchSpace]\n"
@@ -348,6 +351,30 @@ test_strategy(void)
 		EXPECT_ERR(text, want);
 		free(text);
 		free(want);
+	}
+	/* A key of another tuner than the one in use says so. */
+	for (i = 0; i < n; i++) {
+		const struct tuner_ops *u;
+		size_t j;
+
+		if (all[i]->keys == NULL || all[i]->keys[0] == NULL)
+			continue;
+		for (j = 0; j < n && (all[j] == all[i] ||
+		    (all[j]->keys != NULL && all[j]->keys[0] != NULL)); j++)
+			;
+		if (j == n)
+			continue;
+		u = all[j];
+		text = xasprintf("[Env]\ninput_file = matmul.mlir\n"
+		    "[SearchStrategy]\n%s = 1\ntuner = %s\n", all[i]->keys[0],
+		    u->long_name);
+		want = xasprintf(":4: [SearchStrategy] %s: read by tuner %s only, "
+		    "and this cfg uses tuner %s", all[i]->keys[0], all[i]->name,
+		    u->name);
+		EXPECT_ERR(text, want);
+		free(text);
+		free(want);
+		break;
 	}
 	if ((t = tuner_find("grid")) == NULL)
 		PENDING("tuner grid");
