@@ -125,7 +125,7 @@ cli_run(int argc, char **argv)
 
 	memset(&o, 0, sizeof o);
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'D':
 			dbarg = optarg;
@@ -286,7 +286,7 @@ cli_analyze(int argc, char **argv)
 	size_t i, n;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'j':
 			json = 1;
@@ -406,7 +406,7 @@ cli_space(int argc, char **argv)
 	size_t i, j, n;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
 			list = 0;
@@ -591,7 +591,7 @@ cli_best(int argc, char **argv)
 	int ch, rc = 2, k;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'D':
 			free(db);
@@ -763,7 +763,7 @@ cli_export(int argc, char **argv)
 	int ch, rc = 2, k;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'D':
 			free(db);

@@ -126,6 +126,16 @@ job_trial(struct job_ctx *c, struct backend *b, struct job_op *jo,
 	return 0;
 }
 
+/*
+ * A result that ran and verified. An unstable one (CV above the limit) is
+ * noisy, not wrong: it may win, and the confirm phase measures it again.
+ */
+static int
+job_valid(const struct trial_result *r)
+{
+	return r->status == TRIAL_OK || r->status == TRIAL_UNSTABLE;
+}
+
 static int
 job_cand_cmp(const void *a, const void *b)
 {
@@ -252,7 +262,7 @@ job_tune_op(struct job_ctx *c, struct job_op *jo, struct space *sp,
 	c->be->baseline(op, &base);
 	if (job_trial(c, b, jo, &base, "baseline", &res, err) != 0)
 		goto out;
-	if (res.status == TRIAL_OK || res.status == TRIAL_UNSTABLE)
+	if (job_valid(&res))
 		jo->baseline_gflops = res.gflops;
 	backend_result_clear(&res);
 
@@ -324,7 +334,7 @@ job_tune_op(struct job_ctx *c, struct job_op *jo, struct space *sp,
 			jo->trials++;
 			c->trials_total++;
 			since_best++;
-			if (batch_res[i].status == TRIAL_OK) {
+			if (job_valid(&batch_res[i])) {
 				jo->ok++;
 				if (batch_res[i].gflops > best_seen) {
 					best_seen = batch_res[i].gflops;
@@ -380,9 +390,8 @@ job_tune_op(struct job_ctx *c, struct job_op *jo, struct space *sp,
 					goto out;
 				if (i < k)
 					cands[i].confirm[cands[i].nconfirm++] =
-					    res.status == TRIAL_OK ? res.gflops : 0;
-				else if (res.status == TRIAL_OK ||
-				    res.status == TRIAL_UNSTABLE)
+					    job_valid(&res) ? res.gflops : 0;
+				else if (job_valid(&res))
 					basev[nbase++] = res.gflops;
 				backend_result_clear(&res);
 			}
@@ -445,7 +454,7 @@ job_tune_op(struct job_ctx *c, struct job_op *jo, struct space *sp,
 		st.result = res;
 		if (store_trial_add(c->st, &st, err) < 0)
 			goto out;
-		if (res.status == TRIAL_OK || res.status == TRIAL_UNSTABLE)
+		if (job_valid(&res))
 			jo->reference_gflops = res.gflops;
 		backend_result_clear(&res);
 	}

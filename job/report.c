@@ -56,8 +56,9 @@ report_block(struct job_report *rep, const struct op_desc *op,
 	printf("                --split_k_mode=N/A --split_k_slices=N/A\n");
 	printf("Verification  : %s\n", report_verification(r));
 	if (r->status != TRIAL_OK)
-		printf("Status        : %s%s%s\n", backend_status_name(r->status),
-		    r->error ? ": " : "", r->error ? r->error : "");
+		printf("Status        : %s%s%s%s\n", backend_status_name(r->status),
+		    r->error ? " (" : "", r->error ? r->error : "",
+		    r->error ? ")" : "");
 	if (r->status == TRIAL_OK || r->status == TRIAL_UNSTABLE) {
 		printf("Runtime(ms)   : %.4f (cv %.1f%%, %d reps)%s\n",
 		    r->median_ms, r->cv * 100, r->reps,

@@ -442,7 +442,8 @@ test_best(struct store *s)
 		CHECK_STR(rows[0].cpu, "best-cpu");
 		CHECK_STR(rows[0].backend, "mlir-cpu");
 		CHECK_STR(rows[1].op_name, "best_b");
-		CHECK_STR(rows[1].config_name, "d3");
+		/* Unstable is noisy, not wrong: it can win. */
+		CHECK_STR(rows[1].config_name, "d2");
 		CHECK(rows[1].confirmed == 0 && rows[1].baseline_gflops == 0 &&
 		    rows[1].reference_gflops == 0 && rows[1].trials == 3);
 	}
