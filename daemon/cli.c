@@ -117,6 +117,7 @@ cli_run(int argc, char **argv)
 	struct job_opts o;
 	struct cfg *cfg = NULL;
 	struct store *st = NULL;
+	struct job *job = NULL;
 	struct sigaction sa;
 	char *err = NULL, *db = NULL, *dbdir = NULL, *work = NULL;
 	const char *dbarg = NULL;
@@ -189,6 +190,15 @@ cli_run(int argc, char **argv)
 	dbdir = util_dirname(db);
 	work = getenv("AUTOSCHED_WORK") ? xstrdup(getenv("AUTOSCHED_WORK")) :
 	    util_path_join(dbdir, "autosched-cache");
+	o.cpus = cpus;
+	o.ncpus = ncpus;
+	o.work_dir = work;
+	o.stop = &cli_stop;
+	/* Everything about the input is checked before the store is touched. */
+	if (job_prepare(cfg, &o, &job, &err) != 0) {
+		fprintf(stderr, "autosched: %s\n", err);
+		goto out;
+	}
 	if (store_open(db, &st, &err) != 0) {
 		fprintf(stderr, "autosched: %s\n", err);
 		goto out;
@@ -198,11 +208,7 @@ cli_run(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	o.stop = &cli_stop;
-	o.cpus = cpus;
-	o.ncpus = ncpus;
-	o.work_dir = work;
-	out = job_run(cfg, st, &o, &err);
+	out = job_execute(job, st, &err);
 	switch (out) {
 	case JOB_OK:
 		rc = 0;
@@ -224,6 +230,7 @@ cli_run(int argc, char **argv)
 		break;
 	}
 out:
+	job_free(job);
 	store_close(st);
 	cfg_free(cfg);
 	free(err);

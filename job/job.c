@@ -5,6 +5,7 @@
  * committed to the store on its own, resumed trials taken from it), confirm
  * the top candidates interleaved with the baseline, measure the reference.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -35,7 +36,7 @@ struct job_cand {
 };
 
 /* Everything one run carries from op to op. */
-struct job_ctx {
+struct job {
 	const struct cfg	*cfg;
 	struct store		*st;
 	const struct job_opts	*o;
@@ -49,14 +50,20 @@ struct job_ctx {
 	int			 stopped;	/* 1 stop signal, 2 cancel */
 	int64_t			 trials_total;
 	int64_t			 budget_total;
+	struct analysis		*an;
+	struct job_op		*ops;
+	struct space		**spaces;
+	size_t			 nops;
+	size_t			 ntunable;
+	char			*mlir_text;	/* read from the file, or NULL */
 };
 
 static void
-job_log(struct job_ctx *c, const char *level, const char *fmt, ...)
+job_log(struct job *c, const char *level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 static void
-job_log(struct job_ctx *c, const char *level, const char *fmt, ...)
+job_log(struct job *c, const char *level, const char *fmt, ...)
 {
 	va_list ap;
 	char *msg;
@@ -74,7 +81,7 @@ job_log(struct job_ctx *c, const char *level, const char *fmt, ...)
 
 /* Seconds the job has spent, simulated when the backend has a clock. */
 static double
-job_elapsed(struct job_ctx *c, struct backend *b)
+job_elapsed(struct job *c, struct backend *b)
 {
 	if (c->be->clock != NULL && b != NULL)
 		return c->sim_done + c->be->clock(b);
@@ -83,7 +90,7 @@ job_elapsed(struct job_ctx *c, struct backend *b)
 
 /* 1 if the job must stop at this trial boundary. */
 static int
-job_should_stop(struct job_ctx *c)
+job_should_stop(struct job *c)
 {
 	if (c->stopped)
 		return 1;
@@ -100,7 +107,7 @@ job_should_stop(struct job_ctx *c)
 
 /* Evaluate one config and commit it as a trial of the given phase. */
 static int
-job_trial(struct job_ctx *c, struct backend *b, struct job_op *jo,
+job_trial(struct job *c, struct backend *b, struct job_op *jo,
     const struct config *cf, const char *phase, struct trial_result *res,
     char **err)
 {
@@ -209,7 +216,7 @@ job_transfer_cb(const struct store_trial *t, const struct op_desc *op,
 
 /* Offer the tuner what the store knows of other shapes of this op kind. */
 static void
-job_offer_transfer(struct job_ctx *c, struct tuner *t, const struct op_desc *op)
+job_offer_transfer(struct job *c, struct tuner *t, const struct op_desc *op)
 {
 	struct job_transfer x;
 	char *err = NULL;
@@ -235,7 +242,7 @@ job_offer_transfer(struct job_ctx *c, struct tuner *t, const struct op_desc *op)
 
 /* Tune one op: baseline, tuning loop, confirm, reference. -1 on a fatal error. */
 static int
-job_tune_op(struct job_ctx *c, struct job_op *jo, struct space *sp,
+job_tune_op(struct job *c, struct job_op *jo, struct space *sp,
     struct backend *b, char **err)
 {
 	const struct cfg *cfg = c->cfg;
@@ -505,135 +512,149 @@ job_knob_lists(const struct cfg *cfg, uint32_t knobs, struct knob_values *out,
 	return n;
 }
 
-enum job_outcome
-job_run(const struct cfg *cfg, struct store *st, const struct job_opts *o,
+int
+job_prepare(const struct cfg *cfg, const struct job_opts *o, struct job **out,
     char **err)
 {
-	struct job_ctx c;
-	struct analysis *an = NULL;
-	struct job_op *ops = NULL;
-	struct space **spaces = NULL;
+	struct job *c = xcalloc(1, sizeof *c);
 	struct knob_values lists[KNOB_COUNT];
 	struct space_rules rules;
-	char *mlir_text = NULL, *dispatch = NULL, *cpu = NULL, *flags = NULL;
-	char *toolchain = NULL;
-	size_t nops = 0, i, ntunable = 0, nl;
-	enum job_outcome outcome = JOB_FAILED;
-	int any_missing = 0, cpus_default[1] = { 0 }, warned = 0;
+	size_t i, nl, len;
+	int warned = 0;
 
-	memset(&c, 0, sizeof c);
-	c.cfg = cfg;
-	c.st = st;
-	c.o = o;
-	c.t0 = util_now();
-
-	/* 1. Everything that can be wrong with the input, before any write. */
+	*out = NULL;
+	c->cfg = cfg;
+	c->o = o;
 	if (o->mlir_text != NULL) {
 		if (analysis_parse(cfg->input_file, o->mlir_text,
-		    strlen(o->mlir_text), &an, err) != 0) {
-			outcome = JOB_BAD_INPUT;
-			goto out;
-		}
-	} else if (analysis_load(cfg->input_file, &an, err) != 0) {
-		outcome = JOB_BAD_INPUT;
-		goto out;
+		    strlen(o->mlir_text), &c->an, err) != 0)
+			goto fail;
+	} else {
+		if (util_read_file(cfg->input_file, 64 << 20, &c->mlir_text, &len,
+		    err) != 0)
+			goto fail;
+		if (analysis_parse(cfg->input_file, c->mlir_text, len, &c->an,
+		    err) != 0)
+			goto fail;
 	}
-	if ((c.be = backend_find(cfg->backend)) == NULL) {
+	if ((c->be = backend_find(cfg->backend)) == NULL) {
 		util_seterr(err, "%s: unknown backend \"%s\"", cfg->path,
 		    cfg->backend);
-		outcome = JOB_BAD_INPUT;
-		goto out;
+		goto fail;
 	}
-	nops = analysis_count(an);
-	ops = xcalloc(nops ? nops : 1, sizeof *ops);
-	spaces = xcalloc(nops ? nops : 1, sizeof *spaces);
-	for (i = 0; i < nops; i++) {
-		const struct op_desc *op = analysis_op(an, i);
+	c->nops = analysis_count(c->an);
+	c->ops = xcalloc(c->nops ? c->nops : 1, sizeof *c->ops);
+	c->spaces = xcalloc(c->nops ? c->nops : 1, sizeof *c->spaces);
+	for (i = 0; i < c->nops; i++) {
+		const struct op_desc *op = analysis_op(c->an, i);
+		struct job_op *jo = &c->ops[i];
 		const char *why = NULL;
 
-		ops[i].op = op;
-		ops[i].backend = c.be->name;
+		jo->op = op;
+		jo->backend = c->be->name;
 		if (!op->tunable) {
-			ops[i].skipped = 1;
-			ops[i].skip_reason = op->reason;
+			jo->skipped = 1;
+			jo->skip_reason = op->reason;
 			continue;
 		}
-		if (!c.be->supports(op, &why)) {
-			ops[i].skipped = 1;
-			ops[i].skip_reason = why;
+		if (!c->be->supports(op, &why)) {
+			jo->skipped = 1;
+			jo->skip_reason = why;
 			continue;
 		}
 		memset(&rules, 0, sizeof rules);
-		c.be->rules(op, &rules);
-		c.rep.knobs = rules.knobs;
-		nl = job_knob_lists(cfg, rules.knobs, lists, c.be->name,
+		c->be->rules(op, &rules);
+		c->rep.knobs = rules.knobs;
+		nl = job_knob_lists(cfg, rules.knobs, lists, c->be->name,
 		    !warned && !o->json);
 		warned = 1;
-		if (space_new(op, lists, nl, &rules, &spaces[i], err) != 0) {
+		if (space_new(op, lists, nl, &rules, &c->spaces[i], err) != 0) {
 			char *m = xasprintf("%s: [SearchSpace] for %s: %s",
 			    cfg->path, op->name, *err);
 
 			free(*err);
 			*err = m;
-			outcome = JOB_BAD_INPUT;
-			goto out;
+			goto fail;
 		}
-		if (space_count(spaces[i]) == 0) {
+		if (space_count(c->spaces[i]) == 0) {
 			util_seterr(err, "%s: [SearchSpace] has no valid config "
 			    "for %s (%s at %s): every cache tile must divide its "
 			    "dimension (M=%lld N=%lld K=%lld) and every register "
 			    "tile its cache tile", cfg->path, op->name, op->kind,
 			    op->loc, (long long)op->m, (long long)op->n,
 			    (long long)op->k);
-			outcome = JOB_BAD_INPUT;
-			goto out;
+			goto fail;
 		}
-		ops[i].space_count = space_count(spaces[i]);
-		ntunable++;
+		jo->space_count = space_count(c->spaces[i]);
+		c->ntunable++;
 	}
-	if (ntunable == 0) {
+	if (c->ntunable == 0) {
 		util_seterr(err, "%s: no op the %s backend can tune (%zu "
-		    "contraction-like op%s found%s%s)", cfg->input_file,
-		    c.be->name, nops, nops == 1 ? "" : "s",
-		    nops ? "; first: " : "",
-		    nops ? (ops[0].skip_reason ? ops[0].skip_reason : "") : "");
-		outcome = JOB_BAD_INPUT;
-		goto out;
+		    "matmul-like op%s found%s%s)", cfg->input_file,
+		    c->be->name, c->nops, c->nops == 1 ? "" : "s",
+		    c->nops ? "; first: " : "",
+		    c->nops ? (c->ops[0].skip_reason ? c->ops[0].skip_reason :
+		    "") : "");
+		goto fail;
 	}
+	*out = c;
+	return 0;
+fail:
+	job_free(c);
+	return -1;
+}
 
-	/* 2. The job's row, its report files. */
+void
+job_free(struct job *c)
+{
+	size_t i;
+
+	if (c == NULL)
+		return;
+	for (i = 0; c->spaces != NULL && i < c->nops; i++)
+		space_free(c->spaces[i]);
+	free(c->spaces);
+	free(c->ops);
+	free(c->mlir_text);
+	analysis_free(c->an);
+	free(c);
+}
+
+enum job_outcome
+job_execute(struct job *c, struct store *st, char **err)
+{
+	const struct cfg *cfg = c->cfg;
+	const struct job_opts *o = c->o;
+	char *dispatch = NULL, *cpu = NULL, *flags = NULL, *toolchain = NULL;
+	enum job_outcome outcome = JOB_FAILED;
+	int any_missing = 0;
+	static const int cpus_default[1] = { 0 };
+	size_t i;
+
+	c->st = st;
+	c->t0 = util_now();
 	if (o->json) {
-		c.rep.blocks = 0;
-		c.rep.progress = 0;
+		c->rep.blocks = 0;
+		c->rep.progress = 0;
 	} else {
-		c.rep.blocks = !o->quiet;
-		c.rep.progress = isatty(STDERR_FILENO) && isatty(STDOUT_FILENO);
+		c->rep.blocks = !o->quiet;
+		c->rep.progress = isatty(STDERR_FILENO) && isatty(STDOUT_FILENO);
 	}
-	c.rep.backend = c.be->name;
+	c->rep.backend = c->be->name;
 	if (cfg->output_file != NULL) {
-		if ((c.rep.csv = fopen(cfg->output_file, "w")) == NULL) {
-			util_seterr(err, "%s: cannot write output_file %s",
-			    cfg->path, cfg->output_file);
-			outcome = JOB_BAD_INPUT;
-			goto out;
+		if ((c->rep.csv = fopen(cfg->output_file, "w")) == NULL) {
+			util_seterr(err, "%s: output_file %s: %s", cfg->path,
+			    cfg->output_file, strerror(errno));
+			goto fail;
 		}
-		report_csv_header(&c.rep);
-	}
-	if (o->mlir_text == NULL) {
-		size_t len;
-
-		if (util_read_file(cfg->input_file, 64 << 20, &mlir_text, &len,
-		    err) != 0) {
-			outcome = JOB_BAD_INPUT;
-			goto out;
-		}
+		report_csv_header(&c->rep);
 	}
 	if (o->job_id > 0)
-		c.job_id = o->job_id;
+		c->job_id = o->job_id;
 	else {
 		struct store_job j;
 		char hash[17];
-		const char *text = o->mlir_text ? o->mlir_text : mlir_text;
+		const char *text = o->mlir_text ? o->mlir_text : c->mlir_text;
 
 		memset(&j, 0, sizeof j);
 		util_hash_hex(text, strlen(text), hash);
@@ -645,110 +666,122 @@ job_run(const struct cfg *cfg, struct store *st, const struct job_opts *o,
 		j.mlir_hash = hash;
 		j.tuner = cfg->tuner;
 		j.n_trial = cfg->n_trial;
-		if ((c.job_id = store_job_add(st, &j, err)) < 0)
-			goto out;
-		(void)store_job_set_state(st, c.job_id, "running", NULL, NULL);
+		if ((c->job_id = store_job_add(st, &j, err)) < 0)
+			goto fail;
+		(void)store_job_set_state(st, c->job_id, "running", NULL, NULL);
 	}
-	job_log(&c, "info", "job started: %s, %zu tunable op%s, tuner %s, "
-	    "backend %s, %lld trials per op", cfg->path, ntunable,
-	    ntunable == 1 ? "" : "s", cfg->tuner, c.be->name,
+	job_log(c, "info", "job started: %s, %zu tunable op%s, tuner %s, "
+	    "backend %s, %lld trials per op", cfg->path, c->ntunable,
+	    c->ntunable == 1 ? "" : "s", cfg->tuner, c->be->name,
 	    (long long)cfg->n_trial);
 
-	c.params.work_dir = o->work_dir;
-	c.params.iree_bin = cfg->iree_bin;
-	c.params.replay_db = cfg->replay_db;
-	c.params.min_time = cfg->min_time;
-	c.params.warmup = cfg->warmup;
-	c.params.min_reps = cfg->min_reps;
-	c.params.max_reps = cfg->max_reps;
-	c.params.timeout = cfg->timeout;
-	c.params.compile_timeout = cfg->compile_timeout;
-	c.params.cv_max = cfg->cv_max;
-	c.params.verify = cfg->verify;
-	c.params.cpus = o->cpus ? o->cpus : cpus_default;
-	c.params.ncpus = o->cpus ? o->ncpus : 1;
-	c.params.compile_nice = o->compile_nice;
-	c.params.seed = cfg->seed;
-	c.budget_total = (int64_t)ntunable * cfg->n_trial;
+	c->params.work_dir = o->work_dir;
+	c->params.iree_bin = cfg->iree_bin;
+	c->params.replay_db = cfg->replay_db;
+	c->params.min_time = cfg->min_time;
+	c->params.warmup = cfg->warmup;
+	c->params.min_reps = cfg->min_reps;
+	c->params.max_reps = cfg->max_reps;
+	c->params.timeout = cfg->timeout;
+	c->params.compile_timeout = cfg->compile_timeout;
+	c->params.cv_max = cfg->cv_max;
+	c->params.verify = cfg->verify;
+	c->params.cpus = o->cpus ? o->cpus : cpus_default;
+	c->params.ncpus = o->cpus ? o->ncpus : 1;
+	c->params.compile_nice = o->compile_nice;
+	c->params.seed = cfg->seed;
+	c->budget_total = (int64_t)c->ntunable * cfg->n_trial;
 
-	/* 3. Each op in turn. */
-	for (i = 0; i < nops && !job_should_stop(&c); i++) {
-		struct job_op *jo = &ops[i];
+	for (i = 0; i < c->nops && !job_should_stop(c); i++) {
+		struct job_op *jo = &c->ops[i];
 		struct backend *b = NULL;
 
 		if (jo->skipped)
 			continue;
 		if (analysis_emit_dispatch(jo->op, &dispatch, err) != 0)
 			goto fail;
-		if (c.be->open(&c.params, jo->op, dispatch, &b, err) != 0)
+		if (c->be->open(&c->params, jo->op, dispatch, &b, err) != 0)
 			goto fail;
 		free(dispatch);
 		dispatch = NULL;
-		if (c.target_id == 0) {
-			c.be->target(b, &cpu, &flags, &toolchain);
-			c.target_id = store_target(st, cpu, flags, toolchain,
-			    c.be->name, err);
-			if (c.target_id < 0) {
-				c.be->close(b);
+		if (c->target_id == 0) {
+			c->be->target(b, &cpu, &flags, &toolchain);
+			c->target_id = store_target(st, cpu, flags, toolchain,
+			    c->be->name, err);
+			if (c->target_id < 0) {
+				c->be->close(b);
 				goto fail;
 			}
 		}
 		if ((jo->op_id = store_op(st, jo->op, err)) < 0) {
-			c.be->close(b);
+			c->be->close(b);
 			goto fail;
 		}
-		if (job_tune_op(&c, jo, spaces[i], b, err) != 0) {
-			c.be->close(b);
+		if (job_tune_op(c, jo, c->spaces[i], b, err) != 0) {
+			c->be->close(b);
 			goto fail;
 		}
-		if (c.be->clock != NULL)
-			c.sim_done += c.be->clock(b);
-		c.be->close(b);
-		if (!jo->have_best && !c.stopped)
+		if (c->be->clock != NULL)
+			c->sim_done += c->be->clock(b);
+		c->be->close(b);
+		if (!jo->have_best && !c->stopped)
 			any_missing = 1;
 	}
-	report_progress(&c.rep, NULL);
+	report_progress(&c->rep, NULL);
 
-	if (c.stopped == 2) {
+	if (c->stopped == 2) {
 		outcome = JOB_STOPPED;
-		job_log(&c, "info", "job cancelled");
-		(void)store_job_set_state(st, c.job_id, "cancelled", NULL, NULL);
-	} else if (c.stopped) {
+		job_log(c, "info", "job cancelled");
+		(void)store_job_set_state(st, c->job_id, "cancelled", NULL, NULL);
+	} else if (c->stopped) {
 		outcome = JOB_STOPPED;
-		job_log(&c, "info", "job stopped; it resumes where it left off");
-		(void)store_job_set_state(st, c.job_id, o->job_id > 0 ?
+		job_log(c, "info", "job stopped; it resumes where it left off");
+		(void)store_job_set_state(st, c->job_id, o->job_id > 0 ?
 		    "queued" : "cancelled", NULL, NULL);
 	} else {
 		outcome = any_missing ? JOB_NOTHING : JOB_OK;
-		job_log(&c, "info", "job done");
-		(void)store_job_set_state(st, c.job_id, "done", any_missing ?
+		job_log(c, "info", "job done");
+		(void)store_job_set_state(st, c->job_id, "done", any_missing ?
 		    "no valid config found for some op" : NULL, NULL);
 	}
 	if (o->json) {
-		char *js = report_json(c.job_id, ops, nops, (int)outcome);
+		char *js = report_json(c->job_id, c->ops, c->nops, (int)outcome);
 
 		puts(js);
 		free(js);
 	} else
-		report_summary(stdout, ops, nops);
+		report_summary(stdout, c->ops, c->nops);
 	goto out;
 fail:
-	job_log(&c, "error", "job failed: %s", *err ? *err : "?");
-	if (c.job_id > 0)
-		(void)store_job_set_state(st, c.job_id, "failed", *err, NULL);
+	job_log(c, "error", "job failed: %s", *err ? *err : "?");
+	if (c->job_id > 0)
+		(void)store_job_set_state(st, c->job_id, "failed", *err, NULL);
 	outcome = JOB_FAILED;
 out:
-	if (c.rep.csv != NULL)
-		fclose(c.rep.csv);
-	for (i = 0; spaces != NULL && i < nops; i++)
-		space_free(spaces[i]);
-	free(spaces);
-	free(ops);
+	if (c->rep.csv != NULL)
+		fclose(c->rep.csv);
+	c->rep.csv = NULL;
 	free(dispatch);
-	free(mlir_text);
 	free(cpu);
 	free(flags);
 	free(toolchain);
-	analysis_free(an);
 	return outcome;
+}
+
+enum job_outcome
+job_run(const struct cfg *cfg, struct store *st, const struct job_opts *o,
+    char **err)
+{
+	struct job *j = NULL;
+	enum job_outcome out;
+
+	if (job_prepare(cfg, o, &j, err) != 0) {
+		if (o->job_id > 0)
+			(void)store_job_set_state(st, o->job_id, "failed", *err,
+			    NULL);
+		return JOB_BAD_INPUT;
+	}
+	out = job_execute(j, st, err);
+	job_free(j);
+	return out;
 }

@@ -37,7 +37,20 @@ enum job_outcome {
 	JOB_FAILED = 4,		/* internal failure (store, backend setup) */
 };
 
-/* Run a job to its end. *err is set for JOB_BAD_INPUT and JOB_FAILED. */
+struct job;
+
+/*
+ * Check everything that can be wrong with the input (MLIR, backend, spaces)
+ * without writing anything. -1 with *err (the caller exits 2) or 0 and a job
+ * the caller frees with job_free. cfg and opts are borrowed for the job's life.
+ */
+int	 job_prepare(const struct cfg *, const struct job_opts *, struct job **,
+	    char **err) __attribute__((warn_unused_result));
+/* Run a prepared job to its end, recording into the store. */
+enum job_outcome job_execute(struct job *, struct store *, char **err);
+void	 job_free(struct job *);
+
+/* job_prepare + job_execute. *err is set for JOB_BAD_INPUT and JOB_FAILED. */
 enum job_outcome job_run(const struct cfg *, struct store *, const struct job_opts *,
 	    char **err);
 
