@@ -1,0 +1,41 @@
+# Under systemd (no -d): sd_notify READY=1, STATUS= per trial, watchdog
+# pings, STOPPING=1; log lines carry syslog priorities for the journal.
+. "$(dirname "$0")/lib.sh"
+
+mkjob a 32 32 32 3
+# A stand-in for systemd's notify socket: record every datagram.
+python3 - "$T/notify" "$T/notify.log" <<'PY' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(0.5)
+end = time.time() + 90
+with open(sys.argv[2], "a", buffering=1) as f:
+    while time.time() < end:
+        try:
+            f.write(s.recv(4096).decode() + "\n")
+        except socket.timeout:
+            pass
+        if "STOPPING=1" in open(sys.argv[2]).read():
+            break
+PY
+LPID=$!
+wait_for 10 test -S "$T/notify" || fail "no notify socket"
+
+NOTIFY_SOCKET=$T/notify WATCHDOG_USEC=1000000 "$ASD" -f "$T/autoschedd.conf" \
+    --db "$DB" > "$T/daemon.log" 2>&1 &
+DPID=$!
+check "READY=1" wait_for 20 grep -q "READY=1" "$T/notify.log"
+id=$("$AS" submit "$T/a.cfg" --db "$DB") || fail "submit"
+check "job done" wait_for 60 is_state "$id" done
+check "STATUS= names the job and its progress" grep -q "STATUS=job $id: .*trial" "$T/notify.log"
+check "STATUS=idle after the job" grep -q "STATUS=idle" "$T/notify.log"
+sleep 1.2
+check "watchdog pings when idle" [ "$(grep -c "WATCHDOG=1" "$T/notify.log")" -ge 3 ]
+stop_daemon TERM
+check "exit 0" [ "$DRC" -eq 0 ]
+check "STOPPING=1" wait_for 10 grep -q "STOPPING=1" "$T/notify.log"
+wait "$LPID" 2>/dev/null
+check "journal priorities on log lines" grep -q "^<6>serving" "$T/daemon.log"
+check "debug lines at <7>" grep -q "^<7>job $id: " "$T/daemon.log"
+finish
