@@ -1,11 +1,12 @@
 # Shared by the daemon's shell tests (sourced): a temporary folder, tiny jobs,
 # autoschedd started and stopped by its pid, waits with deadlines, and checks
 # that print the closing "N passed, N failed" line.
-# Usage of a test: bash test_X.sh AUTOSCHED AUTOSCHEDD SOURCE_DIR
+# Usage of a test: bash test_X.sh AUTOSCHED AUTOSCHEDD SOURCE_DIR NOTIFY_SINK
 set -u
 AS=$1
 ASD=$2
 SRC=$3
+SINK=${4:-}
 T=$(mktemp -d /tmp/autosched-daemon-test.XXXXXX)
 DB=$T/queue.db
 export AUTOSCHED_WORK=$T/work
