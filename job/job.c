@@ -105,7 +105,10 @@ job_should_stop(struct job *c)
 	return 0;
 }
 
-/* Evaluate one config and commit it as a trial of the given phase. */
+/*
+ * Evaluate one config and commit it as a trial of the given phase. 0 when
+ * recorded, 1 when a stop interrupted it (nothing recorded), -1 on error.
+ */
 static int
 job_trial(struct job *c, struct backend *b, struct job_op *jo,
     const struct config *cf, const char *phase, struct trial_result *res,
@@ -118,6 +121,12 @@ job_trial(struct job *c, struct backend *b, struct job_op *jo,
 	memset(res, 0, sizeof *res);
 	if (c->be->evaluate(b, cf, res, err) != 0)
 		return -1;
+	if (c->o->stop != NULL && *c->o->stop) {
+		/* Our own stop killed the child: not the candidate's outcome. */
+		backend_result_clear(res);
+		c->stopped = 1;
+		return 1;
+	}
 	memset(&t, 0, sizeof t);
 	t.job_id = c->job_id;
 	t.op_id = jo->op_id;
@@ -260,15 +269,17 @@ job_tune_op(struct job *c, struct job_op *jo, struct space *sp,
 	int64_t since_best = 0;
 	double best_seen = 0;
 	char name[160], line[512];
-	int rc = -1, round;
+	int rc = -1, round, r;
 
 	memset(&res, 0, sizeof res);
 	memset(batch_res, 0, sizeof batch_res);
 
 	/* The baseline: the backend's untuned default. */
 	c->be->baseline(op, &base);
-	if (job_trial(c, b, jo, &base, "baseline", &res, err) != 0)
+	if ((r = job_trial(c, b, jo, &base, "baseline", &res, err)) != 0) {
+		rc = r > 0 ? 0 : -1;
 		goto out;
+	}
 	if (job_valid(&res))
 		jo->baseline_gflops = res.gflops;
 	backend_result_clear(&res);
@@ -333,9 +344,13 @@ job_tune_op(struct job *c, struct job_op *jo, struct space *sp,
 				report_csv_row(&c->rep, op, &cf, name, "tune",
 				    &batch_res[i]);
 			} else {
-				if (job_trial(c, b, jo, &cf, "tune",
-				    &batch_res[i], err) != 0)
+				if ((r = job_trial(c, b, jo, &cf, "tune",
+				    &batch_res[i], err)) < 0)
 					goto out;
+				if (r > 0) {
+					n = i;
+					break;
+				}
 				jo->measured++;
 			}
 			jo->trials++;
@@ -392,9 +407,11 @@ job_tune_op(struct job *c, struct job_op *jo, struct space *sp,
 
 				if (job_should_stop(c))
 					break;
-				if (job_trial(c, b, jo, rc_cf, i < k ? "confirm" :
-				    "baseline", &res, err) != 0)
+				if ((r = job_trial(c, b, jo, rc_cf, i < k ?
+				    "confirm" : "baseline", &res, err)) < 0)
 					goto out;
+				if (r > 0)
+					break;
 				if (i < k)
 					cands[i].confirm[cands[i].nconfirm++] =
 					    job_valid(&res) ? res.gflops : 0;
@@ -450,6 +467,10 @@ job_tune_op(struct job *c, struct job_op *jo, struct space *sp,
 
 		if (c->be->reference(b, threads, &res, err) != 0)
 			goto out;
+		if (job_should_stop(c)) {
+			rc = 0;
+			goto out;
+		}
 		memset(&st, 0, sizeof st);
 		st.job_id = c->job_id;
 		st.op_id = jo->op_id;
@@ -665,7 +686,7 @@ job_execute(struct job *c, struct store *st, char **err)
 		j.mlir_text = (char *)text;
 		j.mlir_hash = hash;
 		j.tuner = cfg->tuner;
-		j.n_trial = cfg->n_trial;
+		j.n_trial = cfg->n_trial * (int64_t)c->ntunable;
 		if ((c->job_id = store_job_add(st, &j, err)) < 0)
 			goto fail;
 		(void)store_job_set_state(st, c->job_id, "running", NULL, NULL);
