@@ -3,6 +3,7 @@
  * (several layouts and types), the test-only fault switch for every failure
  * kind, and the artifact cache. Run as: test_mlircpu eval|types|faults|cache.
  */
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -394,6 +395,12 @@ test_cache(void)
 	free(d);
 }
 
+static int
+rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -415,5 +422,6 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: test_mlircpu eval|types|faults|cache\n");
 		return 2;
 	}
+	nftw(work_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	return check_done();
 }
