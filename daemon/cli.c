@@ -550,6 +550,67 @@ out:
 	return rc;
 }
 
+/*
+ * The best rows of the store at db (NULL = the default), filtered as
+ * store_best does. The store is closed again before returning. 0, or -1
+ * after printing why. Caller frees the rows (store_best_clear each).
+ */
+static int
+cli_load_best(const char *db, const char *op, int64_t job,
+    struct store_best **rows, size_t *n)
+{
+	struct store *st = NULL;
+	char *def = NULL, *err = NULL;
+	int rc = -1;
+
+	if (db == NULL)
+		db = def = daemon_default_db();
+	if (access(db, F_OK) != 0) {
+		fprintf(stderr, "autosched: %s: no such store\n", db);
+		goto out;
+	}
+	if (store_open_readonly(db, &st, &err) != 0 ||
+	    store_best(st, op, job, rows, n, &err) != 0) {
+		fprintf(stderr, "autosched: %s\n", err);
+		goto out;
+	}
+	rc = 0;
+out:
+	store_close(st);
+	free(def);
+	free(err);
+	return rc;
+}
+
+/* One best row as a JSON object. */
+static json_t *
+cli_best_json(const struct store_best *r)
+{
+	json_t *o = json_object(), *kn = json_object();
+	int k;
+
+	json_object_set_new(o, "op", json_string(r->op_name));
+	json_object_set_new(o, "signature", json_string(r->op_signature));
+	json_object_set_new(o, "config", json_string(r->config_name));
+	for (k = 0; k < KNOB_COUNT; k++) {
+		if (r->config.v[k] != 0)
+			json_object_set_new(kn, space_knob_name(k),
+			    json_integer(r->config.v[k]));
+	}
+	json_object_set_new(o, "knobs", kn);
+	json_object_set_new(o, "gflops", json_real(r->gflops));
+	json_object_set_new(o, "runtime_ms", json_real(r->median_ms));
+	json_object_set_new(o, "cv", json_real(r->cv));
+	json_object_set_new(o, "baseline_gflops", json_real(r->baseline_gflops));
+	json_object_set_new(o, "reference_gflops", json_real(r->reference_gflops));
+	json_object_set_new(o, "trials", json_integer(r->trials));
+	json_object_set_new(o, "cpu", json_string(r->cpu));
+	json_object_set_new(o, "toolchain", json_string(r->toolchain));
+	json_object_set_new(o, "backend", json_string(r->backend));
+	json_object_set_new(o, "job_id", json_integer(r->job_id));
+	return o;
+}
+
 static void
 best_usage(FILE *f)
 {
@@ -589,13 +650,12 @@ cli_best(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct store *st = NULL;
 	struct store_best *rows = NULL;
 	const char *op = NULL, *format = "table";
 	char *db = NULL, *err = NULL, *end;
 	int64_t job = 0;
 	size_t n = 0, i;
-	int ch, rc = 2, k;
+	int ch, rc = 2;
 
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -640,51 +700,14 @@ cli_best(int argc, char **argv)
 		best_usage(stderr);
 		goto out;
 	}
-	if (db == NULL)
-		db = daemon_default_db();
-	if (access(db, F_OK) != 0) {
-		fprintf(stderr, "autosched: %s: no such store\n", db);
+	if (cli_load_best(db, op, job, &rows, &n) != 0)
 		goto out;
-	}
-	if (store_open_readonly(db, &st, &err) != 0 ||
-	    store_best(st, op, job, &rows, &n, &err) != 0) {
-		fprintf(stderr, "autosched: %s\n", err);
-		goto out;
-	}
 	if (strcmp(format, "json") == 0) {
 		json_t *arr = json_array();
 		char *s;
 
-		for (i = 0; i < n; i++) {
-			json_t *o = json_object(), *kn = json_object();
-
-			json_object_set_new(o, "op", json_string(rows[i].op_name));
-			json_object_set_new(o, "signature",
-			    json_string(rows[i].op_signature));
-			json_object_set_new(o, "config",
-			    json_string(rows[i].config_name));
-			for (k = 0; k < KNOB_COUNT; k++) {
-				if (rows[i].config.v[k] != 0)
-					json_object_set_new(kn, space_knob_name(k),
-					    json_integer(rows[i].config.v[k]));
-			}
-			json_object_set_new(o, "knobs", kn);
-			json_object_set_new(o, "gflops", json_real(rows[i].gflops));
-			json_object_set_new(o, "runtime_ms",
-			    json_real(rows[i].median_ms));
-			json_object_set_new(o, "cv", json_real(rows[i].cv));
-			json_object_set_new(o, "baseline_gflops",
-			    json_real(rows[i].baseline_gflops));
-			json_object_set_new(o, "reference_gflops",
-			    json_real(rows[i].reference_gflops));
-			json_object_set_new(o, "trials", json_integer(rows[i].trials));
-			json_object_set_new(o, "cpu", json_string(rows[i].cpu));
-			json_object_set_new(o, "toolchain",
-			    json_string(rows[i].toolchain));
-			json_object_set_new(o, "backend", json_string(rows[i].backend));
-			json_object_set_new(o, "job_id", json_integer(rows[i].job_id));
-			json_array_append_new(arr, o);
-		}
+		for (i = 0; i < n; i++)
+			json_array_append_new(arr, cli_best_json(&rows[i]));
 		s = json_dumps(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		puts(s);
 		free(s);
@@ -736,7 +759,6 @@ out:
 	for (i = 0; rows != NULL && i < n; i++)
 		store_best_clear(&rows[i]);
 	free(rows);
-	store_close(st);
 	free(db);
 	free(err);
 	return rc;
@@ -761,13 +783,12 @@ cli_export(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct store *st = NULL;
 	struct store_best *rows = NULL;
 	const char *op = NULL;
 	char *db = NULL, *err = NULL, *s;
 	json_t *root = NULL, *arr;
 	size_t n = 0, i;
-	int ch, rc = 2, k;
+	int ch, rc = 2;
 
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -799,38 +820,13 @@ cli_export(int argc, char **argv)
 		export_usage(stderr);
 		goto out;
 	}
-	if (db == NULL)
-		db = daemon_default_db();
-	if (access(db, F_OK) != 0) {
-		fprintf(stderr, "autosched: %s: no such store\n", db);
+	if (cli_load_best(db, op, 0, &rows, &n) != 0)
 		goto out;
-	}
-	if (store_open_readonly(db, &st, &err) != 0 ||
-	    store_best(st, op, 0, &rows, &n, &err) != 0) {
-		fprintf(stderr, "autosched: %s\n", err);
-		goto out;
-	}
 	root = json_object();
 	arr = json_array();
 	json_object_set_new(root, "format", json_string("autosched-configs/1"));
-	for (i = 0; i < n; i++) {
-		json_t *o = json_object(), *kn = json_object();
-
-		json_object_set_new(o, "signature", json_string(rows[i].op_signature));
-		json_object_set_new(o, "op", json_string(rows[i].op_name));
-		json_object_set_new(o, "backend", json_string(rows[i].backend));
-		json_object_set_new(o, "cpu", json_string(rows[i].cpu));
-		json_object_set_new(o, "toolchain", json_string(rows[i].toolchain));
-		json_object_set_new(o, "config", json_string(rows[i].config_name));
-		for (k = 0; k < KNOB_COUNT; k++) {
-			if (rows[i].config.v[k] != 0)
-				json_object_set_new(kn, space_knob_name(k),
-				    json_integer(rows[i].config.v[k]));
-		}
-		json_object_set_new(o, "knobs", kn);
-		json_object_set_new(o, "gflops", json_real(rows[i].gflops));
-		json_array_append_new(arr, o);
-	}
+	for (i = 0; i < n; i++)
+		json_array_append_new(arr, cli_best_json(&rows[i]));
 	json_object_set_new(root, "configs", arr);
 	s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	puts(s);
@@ -841,7 +837,6 @@ out:
 	for (i = 0; rows != NULL && i < n; i++)
 		store_best_clear(&rows[i]);
 	free(rows);
-	store_close(st);
 	free(db);
 	free(err);
 	return rc;

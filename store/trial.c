@@ -317,16 +317,23 @@ store_best_clear(struct store_best *b)
 /*
  * The winner per op and target. Within one job that confirmed, only its
  * confirm figures count (the tune maximum is the luckiest of many noisy
- * draws); a job that did not confirm offers its best tune figure. Across
+ * draws), each config by the median of its confirm rounds, as the engine
+ * chooses; a job that did not confirm offers its best tune figure. Across
  * jobs, the highest of those. The schema's view "best" is the same query
  * without the job filter (?2).
  */
 static const char sql_best[] =
-	"WITH per_job AS ("
-	" SELECT t.*, row_number() OVER (PARTITION BY t.op_id, t.target_id,"
-	"  t.job_id ORDER BY t.phase = 'confirm' DESC, t.gflops DESC, t.id DESC)"
-	"  AS jr FROM trials t WHERE t.status IN ('ok','unstable')"
-	"  AND t.phase IN ('tune', 'confirm') AND (?2 = 0 OR t.job_id = ?2)),"
+	"WITH valid AS ("
+	" SELECT t.*, row_number() OVER (PARTITION BY t.job_id, t.op_id,"
+	"  t.target_id, t.phase, t.config_name ORDER BY t.gflops, t.id) AS mr,"
+	"  count(*) OVER (PARTITION BY t.job_id, t.op_id, t.target_id, t.phase,"
+	"  t.config_name) AS mc FROM trials t"
+	"  WHERE t.status IN ('ok','unstable') AND t.phase IN ('tune', 'confirm')"
+	"  AND (?2 = 0 OR t.job_id = ?2)),"
+	" per_job AS ("
+	" SELECT valid.*, row_number() OVER (PARTITION BY op_id, target_id,"
+	"  job_id ORDER BY phase = 'confirm' DESC, gflops DESC, id DESC)"
+	"  AS jr FROM valid WHERE phase = 'tune' OR mr = (mc + 1) / 2),"
 	" ranked AS ("
 	" SELECT per_job.*, row_number() OVER (PARTITION BY op_id, target_id"
 	"  ORDER BY gflops DESC, id DESC) AS rn FROM per_job WHERE jr = 1)"
