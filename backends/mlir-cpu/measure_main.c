@@ -29,7 +29,7 @@ static const char *const mtype_names[] = { "f32", "f64", "f16", "bf16", "i8",
     "i32" };
 
 /* The kernel ABI: see mlircpu.c. */
-typedef void *(*kernel_fn)(const void *, const void *, void *);
+typedef void (*kernel_fn)(const void *, const void *, void *);
 
 struct job {
 	const char	*kernel;	/* .so path; NULL = OpenBLAS reference */

@@ -4,11 +4,11 @@
  * in the autosched-measure child against OpenBLAS.
  *
  * Kernel ABI. Each artifact is a shared object exporting
- *	void *dispatch(const void *lhs, const void *rhs, void *acc);
+ *	void dispatch(const void *lhs, const void *rhs, void *acc);
  * (MLIR's bare-pointer calling convention of func @dispatch). lhs, rhs and
  * acc point at dense row-major buffers laid out exactly as the dispatch's
  * operands are stored (batch first; a transposed operand stays transposed),
- * 64-byte aligned. The call computes acc += lhs·rhs in place and returns acc.
+ * 64-byte aligned. The call computes acc += lhs·rhs in place.
  * A kernel built for threads > 1 runs an OpenMP team of OMP_NUM_THREADS.
  *
  * Knobs: tile_m/n/k (cache tiles), vector_m/n/k (register tile), threads.

@@ -241,7 +241,8 @@ replay_index(struct backend *be)
 		j++;
 	}
 	be->nrec = j;
-	qsort(be->rec, be->nrec, sizeof *be->rec, replay_cmp);
+	if (be->nrec > 1)
+		qsort(be->rec, be->nrec, sizeof *be->rec, replay_cmp);
 	for (i = j = 0; i < be->nrec; i++) {
 		if (j > 0 && replay_cmp_key(&be->rec[j - 1], &be->rec[i]) == 0) {
 			backend_result_clear(&be->rec[i].res);
