@@ -249,6 +249,28 @@ job_offer_transfer(struct job *c, struct tuner *t, const struct op_desc *op)
 	free(x.ops);
 }
 
+/*
+ * "matmul_…: trial 5/16, best 41.20 GFLOP/s, ETA 1m20s": the ETA from the
+ * mean time of this run's trials so far, over what is left of the job.
+ */
+static void
+job_progress_line(struct job *c, const struct job_op *jo, double best,
+    int found, char *line, size_t len)
+{
+	double spent = util_now() - c->t0, eta = -1;
+	int64_t left = c->budget_total - c->trials_total;
+	char etas[32] = "";
+
+	if (c->trials_total > 0 && left >= 0)
+		eta = spent / (double)c->trials_total * (double)left;
+	if (eta >= 0)
+		snprintf(etas, sizeof etas, ", ETA %dm%02ds", (int)eta / 60,
+		    (int)eta % 60);
+	snprintf(line, len, "%s: trial %lld/%lld, best %.2f GFLOP/s%s%s",
+	    jo->op->name, (long long)jo->trials, (long long)c->cfg->n_trial,
+	    best, etas, found ? " (from the store)" : "");
+}
+
 /* Tune one op: baseline, tuning loop, confirm, reference. -1 on a fatal error. */
 static int
 job_tune_op(struct job *c, struct job_op *jo, struct space *sp,
@@ -375,10 +397,8 @@ job_tune_op(struct job *c, struct job_op *jo, struct space *sp,
 			if (c->job_id > 0)
 				(void)store_job_set_progress(c->st, c->job_id,
 				    c->trials_total, NULL);
-			snprintf(line, sizeof line, "%s: trial %lld/%lld, best "
-			    "%.2f GFLOP/s%s", op->name, (long long)jo->trials,
-			    (long long)cfg->n_trial, best_seen,
-			    found ? " (from the store)" : "");
+			job_progress_line(c, jo, best_seen, found, line,
+			    sizeof line);
 			report_progress(&c->rep, line);
 			if (c->o->progress != NULL)
 				c->o->progress(line, c->o->progress_arg);
