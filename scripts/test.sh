@@ -22,7 +22,7 @@ if [ -z "${SKIP_ASAN:-}" ]; then
 		export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 	fi
 	export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-	(cd "$top/build-asan" && ctest --output-on-failure -j "$jobs" --timeout 900 -LE slow)
+	(cd "$top/build-asan" && ctest --output-on-failure -j "$jobs" --timeout 900 -LE noasan)
 fi
 
 if [ -z "${SKIP_FUZZ:-}" ]; then
