@@ -31,9 +31,14 @@ if [ -z "${SKIP_FUZZ:-}" ]; then
 	for f in "$top"/build-fuzz/fuzz/fuzz_*; do
 		[ -x "$f" ] || continue
 		name=$(basename "$f")
-		corpus="$top/fuzz/corpus/${name#fuzz_}"
 		work=$(mktemp -d)
-		[ -d "$corpus" ] && cp -r "$corpus/." "$work/"
+		# Seed each fuzzer with the project's own inputs of its kind.
+		case $name in
+		fuzz_cfg) cp "$top"/tests/cfg/bad/*.cfg "$top"/configs/*.cfg \
+		    "$top"/configs/seed/*.cfg "$work/" ;;
+		fuzz_analysis) cp "$top"/tests/analysis/fixtures/*.mlir \
+		    "$top"/tests/job/fixtures/*.mlir "$top"/configs/*.mlir "$work/" ;;
+		esac
 		echo "-- $name"
 		ASAN_OPTIONS=detect_leaks=0 "$f" -max_total_time="${FUZZ_SECONDS:-20}" \
 		    -max_len=65536 -timeout=10 "$work" 2>&1 | tail -n 2
