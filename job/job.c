@@ -271,6 +271,31 @@ job_progress_line(struct job *c, const struct job_op *jo, double best,
 	    best, etas, found ? " (from the store)" : "");
 }
 
+/* The tuner's settings from the cfg; the caller frees the three arrays. */
+static void
+job_tuner_params(const struct cfg *cfg, struct tuner_params *tp,
+    const char ***ek, const char ***ev, int **el)
+{
+	size_t i;
+
+	memset(tp, 0, sizeof *tp);
+	tp->seed = cfg->seed;
+	tp->n_trial = cfg->n_trial;
+	tp->cfg_path = cfg->path;
+	tp->nextra = cfg->nextra;
+	*ek = xcalloc(cfg->nextra + 1, sizeof **ek);
+	*ev = xcalloc(cfg->nextra + 1, sizeof **ev);
+	*el = xcalloc(cfg->nextra + 1, sizeof **el);
+	for (i = 0; i < cfg->nextra; i++) {
+		(*ek)[i] = cfg->extra[i].key;
+		(*ev)[i] = cfg->extra[i].value;
+		(*el)[i] = cfg->extra[i].line;
+	}
+	tp->extra_keys = *ek;
+	tp->extra_values = *ev;
+	tp->extra_lines = *el;
+}
+
 /* Tune one op: baseline, tuning loop, confirm, reference. -1 on a fatal error. */
 static int
 job_tune_op(struct job *c, struct job_op *jo, struct space *sp,
@@ -306,22 +331,7 @@ job_tune_op(struct job *c, struct job_op *jo, struct space *sp,
 		jo->baseline_gflops = res.gflops;
 	backend_result_clear(&res);
 
-	memset(&tp, 0, sizeof tp);
-	tp.seed = cfg->seed;
-	tp.n_trial = cfg->n_trial;
-	tp.cfg_path = cfg->path;
-	tp.nextra = cfg->nextra;
-	ek = xcalloc(cfg->nextra + 1, sizeof *ek);
-	ev = xcalloc(cfg->nextra + 1, sizeof *ev);
-	el = xcalloc(cfg->nextra + 1, sizeof *el);
-	for (i = 0; i < cfg->nextra; i++) {
-		ek[i] = cfg->extra[i].key;
-		ev[i] = cfg->extra[i].value;
-		el[i] = cfg->extra[i].line;
-	}
-	tp.extra_keys = ek;
-	tp.extra_values = ev;
-	tp.extra_lines = el;
+	job_tuner_params(cfg, &tp, &ek, &ev, &el);
 	if (tuner_create(tuner_find(cfg->tuner), &tp, op, sp, &t, err) != 0)
 		goto out;
 	job_offer_transfer(c, &t, op);
@@ -628,6 +638,27 @@ job_prepare(const struct cfg *cfg, const struct job_opts *o, struct job **out,
 		}
 		jo->space_count = space_count(c->spaces[i]);
 		c->ntunable++;
+	}
+	/* The tuner's own keys are checked now, while nothing is written. */
+	for (i = 0; i < c->nops; i++) {
+		struct tuner_params tp;
+		struct tuner t;
+		const char **ek, **ev;
+		int *el, bad;
+
+		if (c->spaces[i] == NULL)
+			continue;
+		job_tuner_params(cfg, &tp, &ek, &ev, &el);
+		bad = tuner_create(tuner_find(cfg->tuner), &tp, c->ops[i].op,
+		    c->spaces[i], &t, err) != 0;
+		if (!bad)
+			tuner_destroy(&t);
+		free(ek);
+		free(ev);
+		free(el);
+		if (bad)
+			goto fail;
+		break;
 	}
 	if (c->ntunable == 0) {
 		util_seterr(err, "%s: no op the %s backend can tune (%zu "

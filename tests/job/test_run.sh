@@ -191,6 +191,15 @@ C
 check "empty space: exit 2" eq "$?" 2
 check "empty space: says why" grep -q 'no valid config' "$T/nospace/out.txt"
 check "empty space: nothing written" test ! -e "$T/nospace/s.db"
+mkcfg "$T/badtuner" small_f32.mlir <<'C'
+[SearchStrategy]
+tuner = XGBoostTuner
+epsilon = 2
+C
+"$AS" run "$T/badtuner/a.cfg" --db "$T/badtuner/s.db" > "$T/badtuner/out.txt" 2>&1
+check "bad tuner key: exit 2" eq "$?" 2
+check "bad tuner key: file, line, key" grep -q 'a.cfg:5: \[SearchStrategy\] epsilon' "$T/badtuner/out.txt"
+check "bad tuner key: nothing written" test ! -e "$T/badtuner/s.db"
 "$AS" run > /dev/null 2>&1
 check "usage: exit 2" eq "$?" 2
 "$AS" frobnicate > /dev/null 2>&1
