@@ -133,6 +133,37 @@ pack_step(int opnd, int in, int swap, int batch)
 	    mlircpu_tpl_pack_keep_mlir, kv);
 }
 
+/*
+ * The step that vectorizes packing A, when A is stored [m][k]: its transpose
+ * is tiled by the largest of 8, 4, 2 dividing the K tile. Caller frees.
+ */
+static char *
+pack_a_vector(int64_t tile_k, int batch, int transpose_a)
+{
+	char tile[32], loops[8], *types, *out;
+	int64_t step = 8;
+	int n = batch ? 3 : 2;
+
+	while (step > 1 && tile_k % step != 0)
+		step /= 2;
+	if (transpose_a || step == 1)
+		return xstrdup("");
+	snprintf(tile, sizeof tile, "%s1, %lld", batch ? "1, " : "",
+	    (long long)step);
+	snprintf(loops, sizeof loops, "%d", n);
+	types = any_ops(n);
+	{
+		char kstep[24];
+		const char *const kv[] = { "TR_TILE", tile, "TR_LOOPS", loops,
+		    "TR_TYPES", types, "KSTEP", kstep, NULL };
+
+		snprintf(kstep, sizeof kstep, "%lld", (long long)step);
+		out = mlircpu_fill(mlircpu_tpl_pack_a_vector_mlir, kv);
+	}
+	free(types);
+	return out;
+}
+
 char *
 mlircpu_schedule(const struct op_desc *op, const struct config *cfg,
     enum mlircpu_fault fault)
@@ -143,7 +174,7 @@ mlircpu_schedule(const struct op_desc *op, const struct config *cfg,
 	char name[160], cache_tile[96], cache_order[32], par_tile[64];
 	char k_tile[48], pack_sizes[64], reg_tile[64], reg_order[32];
 	char cache_loops[8], reg_loops[8];
-	char *cache_types, *reg_types, *tiling, *pa, *pb, *out;
+	char *cache_types, *reg_types, *tiling, *pa, *pb, *pav, *out;
 	int ncache = batch ? 4 : 3, nreg = batch ? 4 : 3;
 
 	mlircpu_complete(op, cfg, &c);
@@ -183,10 +214,12 @@ mlircpu_schedule(const struct op_desc *op, const struct config *cfg,
 	}
 	pa = pack_step(0, 0, op->transpose_a, batch);
 	pb = pack_step(1, 1, !op->transpose_b, batch);
+	pav = pack_a_vector(c.v[KNOB_TILE_K], batch, op->transpose_a);
 	{
 		const char *const kv[] = {
 			"CONFIG", name, "CACHE_TILING", tiling,
 			"PACK_SIZES", pack_sizes, "PACK_A", pa, "PACK_B", pb,
+			"PACK_A_VECTOR", pav,
 			"REG_TILE", reg_tile, "REG_ORDER", reg_order,
 			"REG_LOOPS", reg_loops, "REG_TYPES", reg_types, NULL,
 		};
@@ -205,6 +238,7 @@ mlircpu_schedule(const struct op_desc *op, const struct config *cfg,
 	free(tiling);
 	free(pa);
 	free(pb);
+	free(pav);
 	return out;
 }
 
