@@ -198,7 +198,7 @@ epsilon = 2
 C
 "$AS" run "$T/badtuner/a.cfg" --db "$T/badtuner/s.db" > "$T/badtuner/out.txt" 2>&1
 check "bad tuner key: exit 2" eq "$?" 2
-check "bad tuner key: file, line, key" grep -q 'a.cfg:5: \[SearchStrategy\] epsilon' "$T/badtuner/out.txt"
+check "bad tuner key: file, line, key" grep -q 'a.cfg:6: \[SearchStrategy\] epsilon' "$T/badtuner/out.txt"
 check "bad tuner key: nothing written" test ! -e "$T/badtuner/s.db"
 "$AS" run > /dev/null 2>&1
 check "usage: exit 2" eq "$?" 2
