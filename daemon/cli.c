@@ -404,12 +404,12 @@ cli_space(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct cfg *cfg = NULL;
-	struct analysis *an = NULL;
-	const struct backend_ops *be;
+	struct job *job = NULL;
+	struct job_opts o;
 	json_t *root = NULL, *arr = NULL;
 	char *err = NULL, *end, name[160];
 	long list = 0;
-	int json = 0, ch, rc = 2, warned = 0;
+	int json = 0, ch, rc = 2;
 	size_t i, j, n;
 
 	optind = 1;
@@ -447,67 +447,37 @@ cli_space(int argc, char **argv)
 		goto out;
 	}
 	cli_print_warnings(cfg);
-	if (analysis_load(cfg->input_file, &an, &err) != 0) {
+	/* The same checks and spaces as `run`, without running anything. */
+	memset(&o, 0, sizeof o);
+	if (job_prepare(cfg, &o, &job, &err) != 0) {
 		fprintf(stderr, "autosched: %s\n", err);
 		goto out;
 	}
-	be = backend_find(cfg->backend);
 	if (json) {
 		root = json_object();
 		arr = json_array();
 		json_object_set_new(root, "cfg", json_string(cfg->path));
-		json_object_set_new(root, "backend", json_string(be->name));
+		json_object_set_new(root, "backend", json_string(cfg->backend));
 	}
-	n = analysis_count(an);
+	n = job_nops(job);
 	for (i = 0; i < n; i++) {
-		const struct op_desc *op = analysis_op(an, i);
-		struct knob_values lists[KNOB_COUNT];
-		struct space_rules rules;
-		struct space *sp = NULL;
-		const char *why = NULL;
-		char ignored[512] = "";
-		size_t nl = 0;
-		json_t *o = NULL, *names = NULL;
+		const struct space *sp;
+		const char *skipped;
+		const struct op_desc *op = job_op(job, i, &sp, &skipped);
+		json_t *obj = NULL, *names = NULL;
 
-		if (!op->tunable || !be->supports(op, &why)) {
+		if (skipped != NULL) {
 			if (!json)
 				printf("%s (%s): not tuned: %s\n", op->name ?
-				    op->name : op->op_name, op->loc,
-				    op->tunable ? why : op->reason);
+				    op->name : op->op_name, op->loc, skipped);
 			continue;
 		}
-		memset(&rules, 0, sizeof rules);
-		be->rules(op, &rules);
-		for (j = 0; j < cfg->nknobs; j++) {
-			if (rules.knobs & KNOB_BIT(cfg->knobs[j].knob)) {
-				lists[nl].knob = cfg->knobs[j].knob;
-				lists[nl].values = cfg->knobs[j].values;
-				lists[nl].n = cfg->knobs[j].n;
-				nl++;
-			} else {
-				size_t l = strlen(ignored);
-
-				snprintf(ignored + l, sizeof ignored - l, "%s%s",
-				    l ? ", " : "",
-				    space_knob_name(cfg->knobs[j].knob));
-			}
-		}
-		if (!warned && ignored[0] != '\0')
-			fprintf(stderr, "autosched: %s: [SearchSpace] %s: not "
-			    "applicable to backend %s; ignored\n", cfg->path,
-			    ignored, be->name);
-		warned = 1;
-		if (space_new(op, lists, nl, &rules, &sp, &err) != 0) {
-			fprintf(stderr, "autosched: %s: [SearchSpace] for %s: %s\n",
-			    cfg->path, op->name, err);
-			goto out;
-		}
 		if (json) {
-			o = json_object();
+			obj = json_object();
 			names = json_array();
-			json_object_set_new(o, "index", json_integer(op->index));
-			json_object_set_new(o, "name", json_string(op->name));
-			json_object_set_new(o, "count",
+			json_object_set_new(obj, "index", json_integer(op->index));
+			json_object_set_new(obj, "name", json_string(op->name));
+			json_object_set_new(obj, "count",
 			    json_integer((json_int_t)space_count(sp)));
 		} else
 			printf("%s (%s): %llu valid configs\n", op->name, op->loc,
@@ -516,7 +486,7 @@ cli_space(int argc, char **argv)
 			struct config c;
 
 			space_get(sp, j, &c);
-			space_config_name(&c, rules.knobs, name, sizeof name);
+			space_config_name(&c, job_knobs(job), name, sizeof name);
 			if (json)
 				json_array_append_new(names, json_string(name));
 			else
@@ -524,12 +494,11 @@ cli_space(int argc, char **argv)
 		}
 		if (json) {
 			if (list > 0)
-				json_object_set_new(o, "configs", names);
+				json_object_set_new(obj, "configs", names);
 			else
 				json_decref(names);
-			json_array_append_new(arr, o);
+			json_array_append_new(arr, obj);
 		}
-		space_free(sp);
 	}
 	if (json) {
 		char *s;
@@ -544,7 +513,7 @@ cli_space(int argc, char **argv)
 out:
 	json_decref(arr);
 	json_decref(root);
-	analysis_free(an);
+	job_free(job);
 	cfg_free(cfg);
 	free(err);
 	return rc;

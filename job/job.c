@@ -676,6 +676,28 @@ fail:
 	return -1;
 }
 
+size_t
+job_nops(const struct job *c)
+{
+	return c->nops;
+}
+
+const struct op_desc *
+job_op(const struct job *c, size_t i, const struct space **space,
+    const char **skipped)
+{
+	*space = c->spaces[i];
+	*skipped = c->ops[i].skipped ? (c->ops[i].skip_reason ?
+	    c->ops[i].skip_reason : "not supported") : NULL;
+	return c->ops[i].op;
+}
+
+uint32_t
+job_knobs(const struct job *c)
+{
+	return c->rep.knobs;
+}
+
 void
 job_free(struct job *c)
 {

@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 struct cfg;
+struct op_desc;
+struct space;
 struct store;
 
 struct job_opts {
@@ -46,6 +48,13 @@ struct job;
  */
 int	 job_prepare(const struct cfg *, const struct job_opts *, struct job **,
 	    char **err) __attribute__((warn_unused_result));
+/* The ops a prepared job found, and the space of each (NULL when skipped, with why). */
+size_t	 job_nops(const struct job *);
+const struct op_desc *job_op(const struct job *, size_t i,
+	    const struct space **space, const char **skipped);
+/* The knobs the job's backend understands (for config names). */
+uint32_t job_knobs(const struct job *);
+
 /* Run a prepared job to its end, recording into the store. */
 enum job_outcome job_execute(struct job *, struct store *, char **err);
 void	 job_free(struct job *);
