@@ -113,9 +113,9 @@ any_ops(int n)
 
 /*
  * The pack_transpose (or no-op) step that moves the outer dims of operand
- * opnd's packed layout to [batch][m or n][k] so that a register-tile panel
- * is contiguous along K. It is needed when K is stored before M (A
- * transposed) or before N (B not transposed).
+ * opnd's packed layout to [batch][n][k] so that a register-tile panel is
+ * contiguous along K. It is needed when K is stored before N (B not
+ * transposed).
  */
 static char *
 pack_step(int opnd, int in, int swap, int batch)
@@ -133,37 +133,6 @@ pack_step(int opnd, int in, int swap, int batch)
 	    mlircpu_tpl_pack_keep_mlir, kv);
 }
 
-/*
- * The step that vectorizes packing A, when A is stored [m][k]: its transpose
- * is tiled by the largest of 8, 4, 2 dividing the K tile. Caller frees.
- */
-static char *
-pack_a_vector(int64_t tile_k, int batch, int transpose_a)
-{
-	char tile[32], loops[8], *types, *out;
-	int64_t step = 8;
-	int n = batch ? 3 : 2;
-
-	while (step > 1 && tile_k % step != 0)
-		step /= 2;
-	if (transpose_a || step == 1)
-		return xstrdup("");
-	snprintf(tile, sizeof tile, "%s1, %lld", batch ? "1, " : "",
-	    (long long)step);
-	snprintf(loops, sizeof loops, "%d", n);
-	types = any_ops(n);
-	{
-		char kstep[24];
-		const char *const kv[] = { "TR_TILE", tile, "TR_LOOPS", loops,
-		    "TR_TYPES", types, "KSTEP", kstep, NULL };
-
-		snprintf(kstep, sizeof kstep, "%lld", (long long)step);
-		out = mlircpu_fill(mlircpu_tpl_pack_a_vector_mlir, kv);
-	}
-	free(types);
-	return out;
-}
-
 char *
 mlircpu_schedule(const struct op_desc *op, const struct config *cfg,
     enum mlircpu_fault fault)
@@ -173,8 +142,8 @@ mlircpu_schedule(const struct op_desc *op, const struct config *cfg,
 	const char *b0 = batch ? "0, " : "", *b1 = batch ? "1, " : "";
 	char name[160], cache_tile[96], cache_order[32], par_tile[64];
 	char k_tile[48], pack_sizes[64], reg_tile[64], reg_order[32];
-	char cache_loops[8], reg_loops[8];
-	char *cache_types, *reg_types, *tiling, *pa, *pb, *pav, *out;
+	char cache_loops[8], reg_loops[8], k_loop[8];
+	char *cache_types, *reg_types, *tiling, *pb, *out;
 	int ncache = batch ? 4 : 3, nreg = batch ? 4 : 3;
 
 	mlircpu_complete(op, cfg, &c);
@@ -190,16 +159,20 @@ mlircpu_schedule(const struct op_desc *op, const struct config *cfg,
 	    (long long)c.v[KNOB_TILE_M], (long long)c.v[KNOB_TILE_N]);
 	snprintf(k_tile, sizeof k_tile, "%s0, 0, %lld", b0,
 	    (long long)c.v[KNOB_TILE_K]);
-	/* Pack M and N by the register tile; K stays whole (one reduction dim). */
-	snprintf(pack_sizes, sizeof pack_sizes, "%s%lld, %lld, 0", b0,
-	    (long long)c.v[KNOB_VECTOR_M], (long long)c.v[KNOB_VECTOR_N]);
+	/*
+	 * Pack N only, by the register tile: B's tile becomes panels, C's is
+	 * only viewed as [m][n/vn][vn] (no copy) and A is read in place.
+	 */
+	snprintf(pack_sizes, sizeof pack_sizes, "%s0, %lld, 0", b0,
+	    (long long)c.v[KNOB_VECTOR_N]);
 	/* Register tiles: loops n, m, then k innermost, vector_k per step. */
-	snprintf(reg_tile, sizeof reg_tile, "%s1, 1, %lld", b1,
-	    (long long)c.v[KNOB_VECTOR_K]);
+	snprintf(reg_tile, sizeof reg_tile, "%s%lld, 1, %lld", b1,
+	    (long long)c.v[KNOB_VECTOR_M], (long long)c.v[KNOB_VECTOR_K]);
 	snprintf(reg_order, sizeof reg_order, "%s",
 	    batch ? "0, 2, 1, 3" : "1, 0, 2");
 	snprintf(cache_loops, sizeof cache_loops, "%d", ncache);
 	snprintf(reg_loops, sizeof reg_loops, "%d", nreg);
+	snprintf(k_loop, sizeof k_loop, "%d", nreg - 1);
 	cache_types = any_ops(ncache);
 	reg_types = any_ops(nreg);
 	{
@@ -212,16 +185,14 @@ mlircpu_schedule(const struct op_desc *op, const struct config *cfg,
 		    mlircpu_tpl_tile_parallel_mlir :
 		    mlircpu_tpl_tile_serial_mlir, kv);
 	}
-	pa = pack_step(0, 0, op->transpose_a, batch);
-	pb = pack_step(1, 1, !op->transpose_b, batch);
-	pav = pack_a_vector(c.v[KNOB_TILE_K], batch, op->transpose_a);
+	pb = pack_step(1, 0, !op->transpose_b, batch);
 	{
 		const char *const kv[] = {
 			"CONFIG", name, "CACHE_TILING", tiling,
-			"PACK_SIZES", pack_sizes, "PACK_A", pa, "PACK_B", pb,
-			"PACK_A_VECTOR", pav,
+			"PACK_SIZES", pack_sizes, "PACK_B", pb,
 			"REG_TILE", reg_tile, "REG_ORDER", reg_order,
-			"REG_LOOPS", reg_loops, "REG_TYPES", reg_types, NULL,
+			"REG_LOOPS", reg_loops, "REG_TYPES", reg_types,
+			"K_LOOP", k_loop, NULL,
 		};
 		out = mlircpu_fill(mlircpu_tpl_schedule_mlir, kv);
 	}
@@ -236,9 +207,7 @@ mlircpu_schedule(const struct op_desc *op, const struct config *cfg,
 	free(cache_types);
 	free(reg_types);
 	free(tiling);
-	free(pa);
 	free(pb);
-	free(pav);
 	return out;
 }
 
