@@ -28,6 +28,7 @@ static const char *const knob_names[KNOB_COUNT] = {
 /* One of M, N, K: its cache tiles, register tiles, and which go together. */
 struct space_dim {
 	int64_t		 size;		/* M, N or K */
+	int		 ragged;	/* register tile need not divide the cache tile */
 	int64_t		*tiles;
 	size_t		 ntiles;
 	int64_t		*vecs;
@@ -135,6 +136,15 @@ space_list(enum knob k, const struct knob_values *lists, size_t nlists,
 	return v;
 }
 
+/* Does register tile v (0 = none) go in an effective cache tile eff? */
+static int
+space_vec_fits(const struct space_dim *d, int64_t eff, int64_t v)
+{
+	if (v == 0)
+		return 1;
+	return d->ragged ? v <= eff : eff % v == 0;
+}
+
 /* Can cache tile t go with register tile v on a dimension of size D? */
 static int
 space_dim_ok(const struct space_dim *d, size_t ti, int64_t v)
@@ -142,16 +152,14 @@ space_dim_ok(const struct space_dim *d, size_t ti, int64_t v)
 	int64_t t = d->tiles[ti], eff;
 
 	if (t == 0)
-		return v == 0 || d->size % v == 0;
+		return space_vec_fits(d, d->size, v);
 	eff = t < d->size ? t : d->size;
 	if (d->size % eff != 0)
 		return 0;
 	/* Of the tiles >= D (all the same config), keep the smallest. */
 	if (t > d->size && ti > 0 && d->tiles[ti - 1] >= d->size)
 		return 0;
-	if (v != 0 && eff % v != 0)
-		return 0;
-	return 1;
+	return space_vec_fits(d, eff, v);
 }
 
 static void
@@ -239,6 +247,7 @@ space_new(const struct op_desc *op, const struct knob_values *lists,
 		struct space_dim *d = &s->dim[i];
 
 		d->size = sizes[i];
+		d->ragged = (rules->ragged & KNOB_BIT(KNOB_VECTOR_M + i)) != 0;
 		d->tiles = space_list(KNOB_TILE_M + i, lists, nlists, rules, &d->ntiles);
 		d->vecs = space_list(KNOB_VECTOR_M + i, lists, nlists, rules, &d->nvecs);
 		raw = space_mul(raw, space_mul(d->ntiles, d->nvecs, &over), &over);

@@ -56,6 +56,12 @@ struct space_rules {
 	/* 1 if the register tile vm×vn×vk is allowed for op; NULL = all. */
 	int		(*vector_ok)(const struct op_desc *, int64_t vm, int64_t vn,
 			    int64_t vk);
+	/*
+	 * KNOB_BIT(KNOB_VECTOR_M/N/K) of the register tiles that need only fit
+	 * in their cache tile, not divide it: the backend handles the rest of
+	 * the cache tile (mlir-cpu peels it). 0 = all must divide.
+	 */
+	uint32_t	 ragged;
 };
 
 struct space;
@@ -64,8 +70,9 @@ struct space;
  * Build the space of op from the cfg's value lists and the backend's rules.
  * Lists of knobs the backend does not understand are ignored here (the caller
  * reports them). Per dimension d in {m,n,k}: the effective tile is
- * min(tile_d, D); it must divide D; the register tile must divide it; of the
- * tiles ≥ D only the smallest is kept (the others are the same config).
+ * min(tile_d, D); it must divide D; the register tile must divide it (or,
+ * for the dims in rules->ragged, be at most it); of the tiles ≥ D only the
+ * smallest is kept (the others are the same config).
  * GPU blocks: x·y·z ≤ 1024. Caller frees with space_free.
  */
 int	 space_new(const struct op_desc *op, const struct knob_values *lists,

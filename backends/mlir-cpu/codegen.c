@@ -42,15 +42,17 @@ mlircpu_complete(const struct op_desc *op, const struct config *cfg,
 	/*
 	 * Clamp to the op: tiles to the dimension (the space keeps tiles that
 	 * divide it), register tiles to the cache tile. Values the cfg gave are
-	 * kept when they fit; defaults shrink to a divisor.
+	 * kept when they fit; defaults shrink to a divisor. The M register
+	 * tile need not divide the M cache tile (the rest is peeled).
 	 */
 	for (i = 0; i < 3; i++) {
 		int64_t *t = &out->v[KNOB_TILE_M + i];
 		int64_t *v = &out->v[KNOB_VECTOR_M + i];
+		int given = cfg != NULL && cfg->v[KNOB_VECTOR_M + i] > 0;
 
 		if (*t > dim[i] || dim[i] % *t != 0)
 			*t = divisor_below(dim[i], *t);
-		if (*v > *t || *t % *v != 0)
+		if (*v > *t || (*t % *v != 0 && !(i == 0 && given)))
 			*v = divisor_below(*t, *v);
 	}
 }
@@ -142,8 +144,8 @@ mlircpu_schedule(const struct op_desc *op, const struct config *cfg,
 	const char *b0 = batch ? "0, " : "", *b1 = batch ? "1, " : "";
 	char name[160], cache_tile[96], cache_order[32], par_tile[64];
 	char k_tile[48], pack_sizes[64], reg_tile[64], reg_order[32];
-	char cache_loops[8], reg_loops[8], k_loop[8];
-	char *cache_types, *reg_types, *tiling, *pb, *out;
+	char cache_loops[8], reg_loops[8], m_loop[8];
+	char *cache_types, *reg_types, *tiling, *pb, *peel, *out;
 	int ncache = batch ? 4 : 3, nreg = batch ? 4 : 3;
 
 	mlircpu_complete(op, cfg, &c);
@@ -172,7 +174,7 @@ mlircpu_schedule(const struct op_desc *op, const struct config *cfg,
 	    batch ? "0, 2, 1, 3" : "1, 0, 2");
 	snprintf(cache_loops, sizeof cache_loops, "%d", ncache);
 	snprintf(reg_loops, sizeof reg_loops, "%d", nreg);
-	snprintf(k_loop, sizeof k_loop, "%d", nreg - 1);
+	snprintf(m_loop, sizeof m_loop, "%d", nreg - 2);
 	cache_types = any_ops(ncache);
 	reg_types = any_ops(nreg);
 	{
@@ -186,13 +188,19 @@ mlircpu_schedule(const struct op_desc *op, const struct config *cfg,
 		    mlircpu_tpl_tile_serial_mlir, kv);
 	}
 	pb = pack_step(1, 0, !op->transpose_b, batch);
+	if (c.v[KNOB_TILE_M] % c.v[KNOB_VECTOR_M] != 0) {
+		const char *const kv[] = { "M_LOOP", m_loop, NULL };
+
+		peel = mlircpu_fill(mlircpu_tpl_peel_m_mlir, kv);
+	} else
+		peel = xstrdup("");
 	{
 		const char *const kv[] = {
 			"CONFIG", name, "CACHE_TILING", tiling,
 			"PACK_SIZES", pack_sizes, "PACK_B", pb,
 			"REG_TILE", reg_tile, "REG_ORDER", reg_order,
 			"REG_LOOPS", reg_loops, "REG_TYPES", reg_types,
-			"K_LOOP", k_loop, NULL,
+			"PEEL_M", peel, NULL,
 		};
 		out = mlircpu_fill(mlircpu_tpl_schedule_mlir, kv);
 	}
@@ -208,6 +216,7 @@ mlircpu_schedule(const struct op_desc *op, const struct config *cfg,
 	free(reg_types);
 	free(tiling);
 	free(pb);
+	free(peel);
 	return out;
 }
 

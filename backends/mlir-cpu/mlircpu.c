@@ -68,6 +68,8 @@ mlircpu_rules(const struct op_desc *op, struct space_rules *r)
 	    KNOB_BIT(KNOB_THREADS);
 	mlircpu_complete(op, NULL, &r->defaults);
 	r->vector_ok = mlircpu_vector_ok;
+	/* The schedule peels the last M register tile of a cache tile. */
+	r->ragged = KNOB_BIT(KNOB_VECTOR_M);
 }
 
 static void

@@ -269,6 +269,29 @@ test_eval(void)
 	backend_result_clear(&r);
 	free(d);
 
+	/*
+	 * An M register tile that does not divide the M cache tile: the last
+	 * tile of each cache tile is peeled (32 = 5 x 6 + 2, 16 = 2 x 6 + 4),
+	 * with transposed operands, a batch, and threads.
+	 */
+	op_init(&op, "matmul", 1, 64, 48, 32, ELEM_F32, ELEM_F32, 1, 1);
+	op.name = "matmul_ragged_m_transposed";
+	d = generic_dispatch(&op);
+	cfg_set(&c, 32, 48, 32, 6, 16, 1, 1);
+	run_one(&p, &op, d, &c, TRIAL_OK, &r);
+	backend_result_clear(&r);
+	cfg_set(&c, 32, 16, 16, 6, 16, 2, 2);
+	run_one(&p, &op, d, &c, TRIAL_OK, &r);
+	backend_result_clear(&r);
+	free(d);
+	op_init(&op, "batch_matmul", 3, 32, 48, 16, ELEM_F32, ELEM_F32, 0, 0);
+	op.name = "batch_matmul_ragged_m";
+	d = generic_dispatch(&op);
+	cfg_set(&c, 16, 48, 16, 6, 16, 1, 1);
+	run_one(&p, &op, d, &c, TRIAL_OK, &r);
+	backend_result_clear(&r);
+	free(d);
+
 	/* Rules: register budget and SIMD width. */
 	op_init(&op, "matmul", 1, 64, 48, 32, ELEM_F32, ELEM_F32, 0, 0);
 	{
@@ -280,6 +303,7 @@ test_eval(void)
 		CHECK(!rules.vector_ok(&op, 8, 16, 1));
 		CHECK(!rules.vector_ok(&op, 4, 12, 1));
 		CHECK(rules.defaults.v[KNOB_THREADS] == 1);
+		CHECK(rules.ragged == KNOB_BIT(KNOB_VECTOR_M));
 		CHECK(op.n % rules.defaults.v[KNOB_TILE_N] == 0);
 	}
 	op.kind = "conv_2d";
@@ -308,6 +332,19 @@ test_types(void)
 	free(d);
 	op_init(&op, "matmul", 1, 64, 48, 32, ELEM_I8, ELEM_I32, 0, 1);
 	op.name = "matmul_i8_i32_tb";
+	d = generic_dispatch(&op);
+	run_one(&p, &op, d, &c, TRIAL_OK, &r);
+	backend_result_clear(&r);
+	free(d);
+	cfg_set(&c, 32, 48, 32, 6, 16, 1, 1);
+	op_init(&op, "matmul", 1, 64, 48, 32, ELEM_I8, ELEM_I32, 1, 0);
+	op.name = "matmul_i8_i32_ta_ragged_m";
+	d = generic_dispatch(&op);
+	run_one(&p, &op, d, &c, TRIAL_OK, &r);
+	backend_result_clear(&r);
+	free(d);
+	op_init(&op, "matmul", 1, 64, 48, 32, ELEM_F16, ELEM_F16, 0, 0);
+	op.name = "matmul_f16_f16_ragged_m";
 	d = generic_dispatch(&op);
 	run_one(&p, &op, d, &c, TRIAL_OK, &r);
 	backend_result_clear(&r);

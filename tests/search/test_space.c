@@ -16,14 +16,20 @@ vec_budget(const struct op_desc *op, int64_t vm, int64_t vn, int64_t vk)
 	return vm * vn <= 64 && vk == 1;
 }
 
-/* The constraints, written naively, for the brute force. */
+/*
+ * The constraints, written naively, for the brute force. A ragged register
+ * tile need only fit in the cache tile.
+ */
 static int
-naive_dim_ok(int64_t D, const int64_t *tiles, size_t nt, int64_t t, int64_t v)
+naive_dim_ok(int64_t D, const int64_t *tiles, size_t nt, int64_t t, int64_t v,
+    int ragged)
 {
 	int64_t eff = t < D ? t : D, smallest_ge = -1;
 	size_t i;
 
-	if (D % eff != 0 || eff % v != 0)
+	if (D % eff != 0)
+		return 0;
+	if (ragged ? v > eff : eff % v != 0)
 		return 0;
 	for (i = 0; i < nt; i++) {
 		if (tiles[i] >= D && (smallest_ge < 0 || tiles[i] < smallest_ge))
@@ -34,15 +40,16 @@ naive_dim_ok(int64_t D, const int64_t *tiles, size_t nt, int64_t t, int64_t v)
 	return 1;
 }
 
+/* ragged: the rules' KNOB_BIT(KNOB_VECTOR_*) mask. */
 static void
-test_bruteforce(int64_t M, int64_t N, int64_t K)
+test_bruteforce(int64_t M, int64_t N, int64_t K, uint32_t ragged)
 {
 	int64_t tm[] = { 8, 16, 24, 32, 64, 128, 256 }, tn[] = { 16, 32, 48, 64, 512 };
-	int64_t tk[] = { 1, 8, 32, 100, 200 }, vm[] = { 1, 2, 4, 8 };
+	int64_t tk[] = { 1, 8, 32, 100, 200 }, vm[] = { 1, 2, 4, 6, 8 };
 	int64_t vn[] = { 8, 16, 32 }, vk[] = { 1, 2 }, th[] = { 1, 2 };
 	struct knob_values lists[] = {
 		{ KNOB_TILE_M, tm, 7 }, { KNOB_TILE_N, tn, 5 }, { KNOB_TILE_K, tk, 5 },
-		{ KNOB_VECTOR_M, vm, 4 }, { KNOB_VECTOR_N, vn, 3 },
+		{ KNOB_VECTOR_M, vm, 5 }, { KNOB_VECTOR_N, vn, 3 },
 		{ KNOB_VECTOR_K, vk, 2 }, { KNOB_THREADS, th, 2 },
 	};
 	struct space_rules rules = { 0 };
@@ -57,15 +64,19 @@ test_bruteforce(int64_t M, int64_t N, int64_t K)
 	op.m = M; op.n = N; op.k = K; op.batch = 1;
 	rules.knobs = 0x7f;
 	rules.vector_ok = vec_budget;
+	rules.ragged = ragged;
 	CHECK(space_new(&op, lists, 7, &rules, &s, &err) == 0);
 	if (s == NULL)
 		return;
 	for (a = 0; a < 7; a++) for (b = 0; b < 5; b++) for (c = 0; c < 5; c++)
-	for (d = 0; d < 4; d++) for (e = 0; e < 3; e++) for (f = 0; f < 2; f++)
+	for (d = 0; d < 5; d++) for (e = 0; e < 3; e++) for (f = 0; f < 2; f++)
 	for (g = 0; g < 2; g++) {
-		if (naive_dim_ok(M, tm, 7, tm[a], vm[d]) &&
-		    naive_dim_ok(N, tn, 5, tn[b], vn[e]) &&
-		    naive_dim_ok(K, tk, 5, tk[c], vk[f]) &&
+		if (naive_dim_ok(M, tm, 7, tm[a], vm[d],
+		    (ragged & KNOB_BIT(KNOB_VECTOR_M)) != 0) &&
+		    naive_dim_ok(N, tn, 5, tn[b], vn[e],
+		    (ragged & KNOB_BIT(KNOB_VECTOR_N)) != 0) &&
+		    naive_dim_ok(K, tk, 5, tk[c], vk[f],
+		    (ragged & KNOB_BIT(KNOB_VECTOR_K)) != 0) &&
 		    vec_budget(&op, vm[d], vn[e], vk[f]))
 			brute++;
 	}
@@ -82,9 +93,12 @@ test_bruteforce(int64_t M, int64_t N, int64_t K)
 		if (back != (int64_t)i || seen[i])
 			ok = 0;
 		seen[i] = 1;
-		if (!naive_dim_ok(M, tm, 7, cf.v[KNOB_TILE_M], cf.v[KNOB_VECTOR_M]) ||
-		    !naive_dim_ok(N, tn, 5, cf.v[KNOB_TILE_N], cf.v[KNOB_VECTOR_N]) ||
-		    !naive_dim_ok(K, tk, 5, cf.v[KNOB_TILE_K], cf.v[KNOB_VECTOR_K]) ||
+		if (!naive_dim_ok(M, tm, 7, cf.v[KNOB_TILE_M], cf.v[KNOB_VECTOR_M],
+		    (ragged & KNOB_BIT(KNOB_VECTOR_M)) != 0) ||
+		    !naive_dim_ok(N, tn, 5, cf.v[KNOB_TILE_N], cf.v[KNOB_VECTOR_N],
+		    (ragged & KNOB_BIT(KNOB_VECTOR_N)) != 0) ||
+		    !naive_dim_ok(K, tk, 5, cf.v[KNOB_TILE_K], cf.v[KNOB_VECTOR_K],
+		    (ragged & KNOB_BIT(KNOB_VECTOR_K)) != 0) ||
 		    !vec_budget(&op, cf.v[KNOB_VECTOR_M], cf.v[KNOB_VECTOR_N],
 		    cf.v[KNOB_VECTOR_K]))
 			ok = 0;
@@ -192,9 +206,14 @@ test_gpu_blocks(void)
 int
 main(void)
 {
-	test_bruteforce(256, 512, 200);
-	test_bruteforce(100, 48, 64);
-	test_bruteforce(24, 16, 1);
+	test_bruteforce(256, 512, 200, 0);
+	test_bruteforce(100, 48, 64, 0);
+	test_bruteforce(24, 16, 1, 0);
+	/* The register tile may leave a rest of the cache tile (mlir-cpu's M). */
+	test_bruteforce(256, 512, 200, KNOB_BIT(KNOB_VECTOR_M));
+	test_bruteforce(100, 48, 64, KNOB_BIT(KNOB_VECTOR_M) |
+	    KNOB_BIT(KNOB_VECTOR_N) | KNOB_BIT(KNOB_VECTOR_K));
+	test_bruteforce(24, 16, 1, KNOB_BIT(KNOB_VECTOR_K));
 	test_huge();
 	test_names();
 	test_gpu_blocks();
