@@ -29,8 +29,8 @@ mlircpu_complete(const struct op_desc *op, const struct config *cfg,
     struct config *out)
 {
 	static const int64_t defaults[KNOB_COUNT] = {
-		[KNOB_TILE_M] = 64, [KNOB_TILE_N] = 256, [KNOB_TILE_K] = 256,
-		[KNOB_VECTOR_M] = 4, [KNOB_VECTOR_N] = 16, [KNOB_VECTOR_K] = 1,
+		[KNOB_TILE_M] = 64, [KNOB_TILE_N] = 256, [KNOB_TILE_K] = 512,
+		[KNOB_VECTOR_M] = 6, [KNOB_VECTOR_N] = 16, [KNOB_VECTOR_K] = 1,
 		[KNOB_THREADS] = 1,
 	};
 	const int64_t dim[3] = { op->m, op->n, op->k };
@@ -48,11 +48,10 @@ mlircpu_complete(const struct op_desc *op, const struct config *cfg,
 	for (i = 0; i < 3; i++) {
 		int64_t *t = &out->v[KNOB_TILE_M + i];
 		int64_t *v = &out->v[KNOB_VECTOR_M + i];
-		int given = cfg != NULL && cfg->v[KNOB_VECTOR_M + i] > 0;
 
 		if (*t > dim[i] || dim[i] % *t != 0)
 			*t = divisor_below(dim[i], *t);
-		if (*v > *t || (*t % *v != 0 && !(i == 0 && given)))
+		if (*v > *t || (i > 0 && *t % *v != 0))
 			*v = divisor_below(*t, *v);
 	}
 }

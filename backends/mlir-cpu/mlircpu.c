@@ -12,8 +12,11 @@
  * A kernel built for threads > 1 runs an OpenMP team of OMP_NUM_THREADS.
  *
  * Knobs: tile_m/n/k (cache tiles), vector_m/n/k (register tile), threads.
- * Baseline (untuned default): tile 64x256x256, register tile 4x16x1,
- * 1 thread, each shrunk to the largest divisor of the op's dimension.
+ * Baseline (untuned default): tile 64x256x512, register tile 6x16x1,
+ * 1 thread; a cache tile shrinks to the largest divisor of the op's
+ * dimension, the N and K register tiles to divisors of their cache tile, the
+ * M register tile only to fit in it (the schedule peels the rest). 6x16
+ * holds 12 accumulators in 15 of the 16 ymm registers.
  */
 #include <ctype.h>
 #include <limits.h>
