@@ -5,12 +5,12 @@
 # op the best-found GFLOP/s, the baseline's (untuned default), OpenBLAS's at
 # the same thread count and the ratios.
 #
-# Environment: BUILD (build tree, default build-perf; built if missing),
+# Environment: BUILD (build tree, default build; built if missing),
 # CPUS (CPU list to measure on, default 0), DB (store, default a fresh one in
 # a temporary folder; reusing one resumes instead of measuring again).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-build=${BUILD:-$top/build-perf}
+build=${BUILD:-$top/build}
 cpus=${CPUS:-0}
 if [ ! -x "$build/daemon/autosched" ]; then
 	cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
