@@ -429,12 +429,20 @@ job_tune_op(struct job *c, struct job_op *jo, struct space *sp,
 	if (k > 0) {
 		double basev[JOB_CONFIRM_ROUNDS];
 		int nbase = 0;
+		size_t same = k;
 
+		/* The default among the candidates is measured once a round, for both. */
+		for (i = 0; i < k; i++) {
+			if (memcmp(&cands[i].config, &base, sizeof base) == 0)
+				same = i;
+		}
 		for (round = 0; round < JOB_CONFIRM_ROUNDS; round++) {
 			for (i = 0; i <= k; i++) {
 				const struct config *rc_cf = i < k ?
 				    &cands[i].config : &base;
 
+				if (i == k && same < k)
+					continue;
 				if (job_should_stop(c))
 					break;
 				if ((r = job_trial(c, b, jo, rc_cf, i < k ?
@@ -454,7 +462,8 @@ job_tune_op(struct job *c, struct job_op *jo, struct space *sp,
 			rc = 0;
 			goto out;
 		}
-		jo->baseline2_gflops = job_median(basev, nbase);
+		jo->baseline2_gflops = same < k ? job_median(cands[same].confirm,
+		    cands[same].nconfirm) : job_median(basev, nbase);
 		for (i = 0; i < k; i++) {
 			double m = job_median(cands[i].confirm, cands[i].nconfirm);
 
