@@ -431,10 +431,24 @@ job_tune_op(struct job *c, struct job_op *jo, struct space *sp,
 		int nbase = 0;
 		size_t same = k;
 
-		/* The default among the candidates is measured once a round, for both. */
+		/*
+		 * The default among the candidates is measured once a round, for
+		 * both. A default that is a point of the space but not among the
+		 * top few competes too: tuning never reports a config slower than
+		 * the default it could have chosen.
+		 */
 		for (i = 0; i < k; i++) {
 			if (memcmp(&cands[i].config, &base, sizeof base) == 0)
 				same = i;
+		}
+		if (same == k && space_index(sp, &base) >= 0) {
+			if (k == capcands) {
+				capcands++;
+				cands = xrealloc(cands, capcands * sizeof *cands);
+			}
+			memset(&cands[k], 0, sizeof *cands);
+			cands[k].config = base;
+			same = k++;
 		}
 		for (round = 0; round < JOB_CONFIRM_ROUNDS; round++) {
 			for (i = 0; i <= k; i++) {
