@@ -11,25 +11,6 @@
 #include "backends/mlir-cpu/mlircpu_int.h"
 #include "util/util.h"
 
-static const char *
-type_arg(enum elem_type t)
-{
-	switch (t) {
-	case ELEM_F64:
-		return "f64";
-	case ELEM_F16:
-		return "f16";
-	case ELEM_BF16:
-		return "bf16";
-	case ELEM_I8:
-		return "i8";
-	case ELEM_I32:
-		return "i32";
-	default:
-		return "f32";
-	}
-}
-
 /* Pick the first n CPUs of the allowed ones into out. Returns how many. */
 static int
 pick_cpus(const struct backend *be, int n, int *out)
@@ -77,8 +58,8 @@ mlircpu_measure(struct backend *be, const char *so, int threads,
 	snprintf(shape, sizeof shape, "%lldx%lldx%lldx%lld",
 	    (long long)(op->batch > 0 ? op->batch : 1), (long long)op->m,
 	    (long long)op->n, (long long)op->k);
-	snprintf(types, sizeof types, "%s,%s,%s", type_arg(op->lhs),
-	    type_arg(op->rhs), type_arg(op->acc));
+	snprintf(types, sizeof types, "%s,%s,%s", analysis_elem_name(op->lhs),
+	    analysis_elem_name(op->rhs), analysis_elem_name(op->acc));
 	snprintf(trans, sizeof trans, "%d,%d", op->transpose_a != 0,
 	    op->transpose_b != 0);
 	snprintf(thr, sizeof thr, "%d", threads);

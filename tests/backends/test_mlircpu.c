@@ -54,32 +54,13 @@ op_init(struct op_desc *op, const char *kind, int64_t b, int64_t m, int64_t n,
 	op->tunable = 1;
 }
 
-static const char *
-tname(enum elem_type t)
-{
-	switch (t) {
-	case ELEM_F64:
-		return "f64";
-	case ELEM_F16:
-		return "f16";
-	case ELEM_BF16:
-		return "bf16";
-	case ELEM_I8:
-		return "i8";
-	case ELEM_I32:
-		return "i32";
-	default:
-		return "f32";
-	}
-}
-
 /* A dispatch written by hand: a linalg.generic contraction, casts in the body. */
 static char *
 generic_dispatch(const struct op_desc *op)
 {
 	int batch = strcmp(op->kind, "batch_matmul") == 0;
 	char bp[32] = "", lt[96], rt[96], at[96], body[512];
-	const char *in = tname(op->lhs), *acc = tname(op->acc);
+	const char *in = analysis_elem_name(op->lhs), *acc = analysis_elem_name(op->acc);
 	const char *dims = batch ? "b, m, n, k" : "m, n, k", *b = batch ? "b, " : "";
 	int flt = op->acc != ELEM_I32;
 
