@@ -121,7 +121,7 @@ cli_run(int argc, char **argv)
 	struct sigaction sa;
 	char *err = NULL, *db = NULL, *dbdir = NULL, *work = NULL;
 	const char *dbarg = NULL;
-	int *cpus = NULL, ncpus = 0, ch, rc = 2, i;
+	int *cpus = NULL, ncpus = 0, ch, rc = 2;
 	enum job_outcome out;
 
 	memset(&o, 0, sizeof o);
@@ -171,22 +171,8 @@ cli_run(int argc, char **argv)
 		db = xstrdup(cfg->database);
 	else
 		db = daemon_default_db();
-	if (cpus == NULL) {
-		/* Enough CPUs for the largest threads value, from CPU 0. */
-		int need = 1, have = util_ncpus();
-		size_t k;
-
-		for (k = 0; k < cfg->nknobs; k++) {
-			if (cfg->knobs[k].knob == KNOB_THREADS)
-				need = (int)cfg->knobs[k].values[cfg->knobs[k].n - 1];
-		}
-		if (need > have)
-			need = have;
-		ncpus = need;
-		cpus = xcalloc((size_t)ncpus, sizeof *cpus);
-		for (i = 0; i < ncpus; i++)
-			cpus[i] = i;
-	}
+	if (cpus == NULL)
+		cpus = job_default_cpus(cfg, &ncpus);
 	dbdir = util_dirname(db);
 	work = getenv("AUTOSCHED_WORK") ? xstrdup(getenv("AUTOSCHED_WORK")) :
 	    util_path_join(dbdir, "autosched-cache");

@@ -415,31 +415,6 @@ service_job_output(struct service *sv, int64_t id, struct cfg *cfg)
 	free(dir);
 }
 
-/*
- * Without cpus in the conf, as `autosched run`: from CPU 0, as many as the
- * largest threads value needs. Caller frees.
- */
-static int *
-service_job_cpus(const struct cfg *cfg, int *ncpus)
-{
-	int need = 1, have = util_ncpus(), *cpus, i;
-	size_t k;
-
-	for (k = 0; k < cfg->nknobs; k++) {
-		if (cfg->knobs[k].knob == KNOB_THREADS && cfg->knobs[k].n > 0)
-			need = (int)cfg->knobs[k].values[cfg->knobs[k].n - 1];
-	}
-	if (need > have)
-		need = have;
-	if (need < 1)
-		need = 1;
-	cpus = xcalloc((size_t)need, sizeof *cpus);
-	for (i = 0; i < need; i++)
-		cpus[i] = i;
-	*ncpus = need;
-	return cpus;
-}
-
 /* Claim the next job and run it: 1 ran one, 0 queue empty, -1 store error. */
 static int
 service_run_one(struct service *sv)
@@ -484,7 +459,7 @@ service_run_one(struct service *sv)
 		opts.cpus = sv->conf->cpus;
 		opts.ncpus = sv->conf->ncpus;
 	} else {
-		cpus = service_job_cpus(cfg, &opts.ncpus);
+		cpus = job_default_cpus(cfg, &opts.ncpus);
 		opts.cpus = cpus;
 	}
 	opts.compile_nice = sv->conf->compile_nice;

@@ -699,6 +699,27 @@ fail:
 	return -1;
 }
 
+int *
+job_default_cpus(const struct cfg *cfg, int *ncpus)
+{
+	int need = 1, have = util_ncpus(), *cpus, i;
+	size_t k;
+
+	for (k = 0; k < cfg->nknobs; k++) {
+		if (cfg->knobs[k].knob == KNOB_THREADS && cfg->knobs[k].n > 0)
+			need = (int)cfg->knobs[k].values[cfg->knobs[k].n - 1];
+	}
+	if (need > have)
+		need = have;
+	if (need < 1)
+		need = 1;
+	cpus = xcalloc((size_t)need, sizeof *cpus);
+	for (i = 0; i < need; i++)
+		cpus[i] = i;
+	*ncpus = need;
+	return cpus;
+}
+
 size_t
 job_nops(const struct job *c)
 {

@@ -42,6 +42,13 @@ enum job_outcome {
 struct job;
 
 /*
+ * The CPUs measurements use when none are given: from CPU 0, as many as the
+ * cfg's largest threads value needs (at most those this process may use).
+ * Caller frees.
+ */
+int	*job_default_cpus(const struct cfg *, int *ncpus);
+
+/*
  * Check everything that can be wrong with the input (MLIR, backend, spaces)
  * without writing anything. -1 with *err (the caller exits 2) or 0 and a job
  * the caller frees with job_free. cfg and opts are borrowed for the job's life.
