@@ -23,8 +23,10 @@
 #include "tuners/tuner.h"
 #include "util/util.h"
 
-#define JOB_CONFIRM_ROUNDS	3
-#define JOB_DRIFT		0.03
+#define JOB_CONFIRM_ROUNDS	3	/* rounds that choose among the top few */
+#define JOB_FINAL_ROUNDS	5	/* rounds after the choice: the figures */
+#define JOB_NOISE_EVERY		8	/* measured trials between two of the default */
+#define JOB_DRIFT_MIN		0.02	/* a drift smaller than this is not flagged */
 #define JOB_BATCH_MAX		64
 
 /* A candidate for the confirm phase. */
@@ -33,6 +35,11 @@ struct job_cand {
 	double		 gflops;	/* from tuning */
 	double		 confirm[JOB_CONFIRM_ROUNDS];
 	int		 nconfirm;
+};
+
+struct job_cands {
+	struct job_cand	*v;
+	size_t		 n, cap;
 };
 
 /* Everything one run carries from op to op. */
@@ -150,32 +157,6 @@ static int
 job_valid(const struct trial_result *r)
 {
 	return r->status == TRIAL_OK || r->status == TRIAL_UNSTABLE;
-}
-
-static int
-job_cand_cmp(const void *a, const void *b)
-{
-	const struct job_cand *x = a, *y = b;
-
-	return (x->gflops < y->gflops) - (x->gflops > y->gflops);
-}
-
-static double
-job_median(double *v, int n)
-{
-	int i, j;
-
-	for (i = 1; i < n; i++) {
-		for (j = i; j > 0 && v[j - 1] > v[j]; j--) {
-			double t = v[j];
-
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	}
-	if (n == 0)
-		return 0;
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* Records of other ops of the same kind on this target, for transfer. */
@@ -296,41 +277,91 @@ job_tuner_params(const struct cfg *cfg, struct tuner_params *tp,
 	tp->extra_lines = *el;
 }
 
-/* Tune one op: baseline, tuning loop, confirm, reference. -1 on a fatal error. */
+/* Keep a measurement of the 1-thread default in the op's noise series. */
+static void
+job_noise_add(struct job_op *jo, const struct trial_result *r)
+{
+	if (job_valid(r) && jo->nnoise < JOB_NOISE_MAX)
+		jo->noise[jo->nnoise++] = r->gflops;
+}
+
+/*
+ * Measure one config of a step and keep its GFLOP/s in *gflops (0 when it
+ * failed). 0 when recorded, 1 when a stop interrupted it, -1 on error.
+ */
 static int
-job_tune_op(struct job *c, struct job_op *jo, struct space *sp,
-    struct backend *b, char **err)
+job_measure(struct job *c, struct backend *b, struct job_op *jo,
+    const struct config *cf, const char *phase, double *gflops, char **err)
+{
+	struct trial_result res;
+	int r;
+
+	*gflops = 0;
+	if (job_should_stop(c))
+		return 1;
+	r = job_trial(c, b, jo, cf, phase, &res, err);
+	if (r == 0 && job_valid(&res)) {
+		*gflops = res.gflops;
+		if (memcmp(cf, &jo->deflt, sizeof *cf) == 0)
+			job_noise_add(jo, &res);
+	}
+	backend_result_clear(&res);
+	return r;
+}
+
+/* The step's outcome: 0 go on, 1 stopped (nothing more to do), -1 error. */
+
+/* The baseline: the backend's untuned default at 1 thread, measured first. */
+static int
+job_step_baseline(struct job *c, struct job_op *jo, struct backend *b,
+    char **err)
+{
+	c->be->baseline(jo->op, &jo->deflt);
+	if (jo->deflt.v[KNOB_THREADS] > 1)
+		jo->deflt.v[KNOB_THREADS] = 1;	/* the series is at 1 thread */
+	return job_measure(c, b, jo, &jo->deflt, "baseline",
+	    &jo->baseline_gflops, err);
+}
+
+/* Append a valid tuning result to the candidates for the confirm step. */
+static void
+job_cand_add(struct job_cands *cs, const struct config *cf, double gflops)
+{
+	if (cs->n == cs->cap) {
+		cs->cap = cs->cap ? cs->cap * 2 : 64;
+		cs->v = xrealloc(cs->v, cs->cap * sizeof *cs->v);
+	}
+	memset(&cs->v[cs->n], 0, sizeof *cs->v);
+	cs->v[cs->n].config = *cf;
+	cs->v[cs->n].gflops = gflops;
+	cs->n++;
+}
+
+/*
+ * The search: the tuner proposes batches, each config is measured (or taken
+ * from the store), the tuner learns; between batches the default is
+ * measured again now and then, for the noise floor and the drift check.
+ */
+static int
+job_step_search(struct job *c, struct job_op *jo, struct space *sp,
+    struct backend *b, struct job_cands *cs, char **err)
 {
 	const struct cfg *cfg = c->cfg;
 	const struct op_desc *op = jo->op;
 	struct tuner t = { 0 };
 	struct tuner_params tp;
-	struct trial_result res;
-	struct config base, cf;
-	struct job_cand *cands = NULL;
-	size_t ncands = 0, capcands = 0, i, n, k;
+	struct config cf;
 	uint64_t idx[JOB_BATCH_MAX];
 	struct trial_result batch_res[JOB_BATCH_MAX];
 	const char **ek = NULL, **ev = NULL;
 	int *el = NULL;
-	int64_t since_best = 0;
-	double best_seen = 0;
+	int64_t since_best = 0, since_noise = 0;
+	double best_seen = 0, g;
 	char name[160], line[512];
-	int rc = -1, round, r;
+	size_t i, n;
+	int rc = -1, r;
 
-	memset(&res, 0, sizeof res);
 	memset(batch_res, 0, sizeof batch_res);
-
-	/* The baseline: the backend's untuned default. */
-	c->be->baseline(op, &base);
-	if ((r = job_trial(c, b, jo, &base, "baseline", &res, err)) != 0) {
-		rc = r > 0 ? 0 : -1;
-		goto out;
-	}
-	if (job_valid(&res))
-		jo->baseline_gflops = res.gflops;
-	backend_result_clear(&res);
-
 	job_tuner_params(cfg, &tp, &ek, &ev, &el);
 	if (tuner_create(tuner_find(cfg->tuner), &tp, op, sp, &t, err) != 0)
 		goto out;
@@ -384,6 +415,7 @@ job_tune_op(struct job *c, struct job_op *jo, struct space *sp,
 					break;
 				}
 				jo->measured++;
+				since_noise++;
 			}
 			jo->trials++;
 			c->trials_total++;
@@ -394,15 +426,7 @@ job_tune_op(struct job *c, struct job_op *jo, struct space *sp,
 					best_seen = batch_res[i].gflops;
 					since_best = 0;
 				}
-				if (ncands == capcands) {
-					capcands = capcands ? capcands * 2 : 64;
-					cands = xrealloc(cands, capcands *
-					    sizeof *cands);
-				}
-				memset(&cands[ncands], 0, sizeof *cands);
-				cands[ncands].config = cf;
-				cands[ncands].gflops = batch_res[i].gflops;
-				ncands++;
+				job_cand_add(cs, &cf, batch_res[i].gflops);
 			}
 			if (c->job_id > 0)
 				(void)store_job_set_progress(c->st, c->job_id,
@@ -417,140 +441,263 @@ job_tune_op(struct job *c, struct job_op *jo, struct space *sp,
 		jo->tuner_s += tuner_overhead(&t);
 		for (i = 0; i < n; i++)
 			backend_result_clear(&batch_res[i]);
+		if (since_noise >= JOB_NOISE_EVERY) {
+			since_noise = 0;
+			if ((r = job_measure(c, b, jo, &jo->deflt, "noise", &g,
+			    err)) < 0)
+				goto out;
+		}
 	}
-	if (c->stopped) {
-		rc = 0;
-		goto out;
-	}
-
-	/* Confirm: the top few re-measured, interleaved with the baseline. */
-	qsort(cands, ncands, sizeof *cands, job_cand_cmp);
-	k = ncands < (size_t)cfg->confirm_top ? ncands : (size_t)cfg->confirm_top;
-	if (k > 0) {
-		double basev[JOB_CONFIRM_ROUNDS];
-		int nbase = 0;
-		size_t same = k;
-
-		/*
-		 * The default among the candidates is measured once a round, for
-		 * both. A default that is a point of the space but not among the
-		 * top few competes too: tuning never reports a config slower than
-		 * the default it could have chosen.
-		 */
-		for (i = 0; i < k; i++) {
-			if (memcmp(&cands[i].config, &base, sizeof base) == 0)
-				same = i;
-		}
-		if (same == k && space_index(sp, &base) >= 0) {
-			if (k == capcands) {
-				capcands++;
-				cands = xrealloc(cands, capcands * sizeof *cands);
-			}
-			memset(&cands[k], 0, sizeof *cands);
-			cands[k].config = base;
-			same = k++;
-		}
-		for (round = 0; round < JOB_CONFIRM_ROUNDS; round++) {
-			for (i = 0; i <= k; i++) {
-				const struct config *rc_cf = i < k ?
-				    &cands[i].config : &base;
-
-				if (i == k && same < k)
-					continue;
-				if (job_should_stop(c))
-					break;
-				if ((r = job_trial(c, b, jo, rc_cf, i < k ?
-				    "confirm" : "baseline", &res, err)) < 0)
-					goto out;
-				if (r > 0)
-					break;
-				if (i < k)
-					cands[i].confirm[cands[i].nconfirm++] =
-					    job_valid(&res) ? res.gflops : 0;
-				else if (job_valid(&res))
-					basev[nbase++] = res.gflops;
-				backend_result_clear(&res);
-			}
-		}
-		if (c->stopped) {
-			rc = 0;
-			goto out;
-		}
-		jo->baseline2_gflops = same < k ? job_median(cands[same].confirm,
-		    cands[same].nconfirm) : job_median(basev, nbase);
-		for (i = 0; i < k; i++) {
-			double m = job_median(cands[i].confirm, cands[i].nconfirm);
-
-			if (m > jo->best_gflops) {
-				jo->best_gflops = m;
-				jo->best = cands[i].config;
-				jo->have_best = 1;
-			}
-		}
-	} else if (ncands > 0) {
-		jo->best = cands[0].config;
-		jo->best_gflops = cands[0].gflops;
-		jo->have_best = 1;
-	}
-	if (jo->baseline_gflops > 0 && jo->baseline2_gflops > 0 &&
-	    fabs(jo->baseline2_gflops - jo->baseline_gflops) /
-	    jo->baseline_gflops > JOB_DRIFT) {
-		jo->drift = 1;
-		job_log(c, "warning", "%s: the baseline moved from %.2f to %.2f "
-		    "GFLOP/s during the job (machine noise?)", op->name,
-		    jo->baseline_gflops, jo->baseline2_gflops);
-	}
-	if (jo->have_best) {
-		space_config_name(&jo->best, c->rep.knobs, jo->best_name,
-		    sizeof jo->best_name);
-		jo->best_ms = 2.0 * (double)op->m * (double)op->n *
-		    (double)op->k * (double)op->batch / (jo->best_gflops * 1e6);
-		job_log(c, "info", "%s: best %s at %.2f GFLOP/s after %lld trials",
-		    op->name, jo->best_name, jo->best_gflops,
-		    (long long)jo->trials);
-	} else
-		job_log(c, "warning", "%s: no valid config found in %lld trials",
-		    op->name, (long long)jo->trials);
-
-	/* The reference library at the best config's thread count. */
-	if (c->be->reference != NULL && jo->have_best) {
-		int threads = jo->best.v[KNOB_THREADS] > 0 ?
-		    (int)jo->best.v[KNOB_THREADS] : 1;
-		struct store_trial st;
-
-		if (c->be->reference(b, threads, &res, err) != 0)
-			goto out;
-		if (job_should_stop(c)) {
-			rc = 0;
-			goto out;
-		}
-		memset(&st, 0, sizeof st);
-		st.job_id = c->job_id;
-		st.op_id = jo->op_id;
-		st.target_id = c->target_id;
-		st.phase = "reference";
-		snprintf(name, sizeof name, "reference_thr_%d", threads);
-		st.config_name = name;
-		st.config.v[KNOB_THREADS] = threads;
-		st.result = res;
-		if (store_trial_add(c->st, &st, err) < 0)
-			goto out;
-		if (job_valid(&res))
-			jo->reference_gflops = res.gflops;
-		backend_result_clear(&res);
-	}
-	rc = 0;
+	rc = c->stopped ? 1 : 0;
 out:
-	backend_result_clear(&res);
 	for (i = 0; i < JOB_BATCH_MAX; i++)
 		backend_result_clear(&batch_res[i]);
 	if (t.ops != NULL)
 		tuner_destroy(&t);
-	free(cands);
 	free(ek);
 	free(ev);
 	free(el);
 	return rc;
+}
+
+static int
+job_cand_cmp(const void *a, const void *b)
+{
+	const struct job_cand *x = a, *y = b;
+
+	return (x->gflops < y->gflops) - (x->gflops > y->gflops);
+}
+
+/*
+ * The choice: the top few of the search re-measured side by side, rounds
+ * interleaved, each by its median; the default competes when it is a point
+ * of the space, so tuning never chooses a config slower than the default it
+ * could have chosen. These figures choose; they are not reported (winner's
+ * curse): the final step measures the winner again.
+ */
+static int
+job_step_confirm(struct job *c, struct job_op *jo, struct space *sp,
+    struct backend *b, struct job_cands *cs, char **err)
+{
+	size_t i, k;
+	double best = 0;
+	int round, r;
+
+	if (cs->n == 0)
+		return 0;
+	qsort(cs->v, cs->n, sizeof *cs->v, job_cand_cmp);
+	k = cs->n < (size_t)c->cfg->confirm_top ? cs->n :
+	    (size_t)c->cfg->confirm_top;
+	if (k <= 1) {
+		jo->best = cs->v[0].config;
+		jo->have_best = 1;
+		return 0;
+	}
+	for (i = 0; i < k; i++) {
+		if (memcmp(&cs->v[i].config, &jo->deflt, sizeof jo->deflt) == 0)
+			break;
+	}
+	if (i == k && space_index(sp, &jo->deflt) >= 0) {
+		job_cand_add(cs, &jo->deflt, 0);
+		/* job_cand_add appended it at cs->n - 1: bring it to k. */
+		cs->v[k] = cs->v[cs->n - 1];
+		k++;
+	}
+	for (round = 0; round < JOB_CONFIRM_ROUNDS; round++) {
+		for (i = 0; i < k; i++) {
+			struct job_cand *cd = &cs->v[round % 2 ? k - 1 - i : i];
+
+			r = job_measure(c, b, jo, &cd->config, "confirm",
+			    &cd->confirm[cd->nconfirm], err);
+			if (r != 0)
+				return r;
+			cd->nconfirm++;
+		}
+	}
+	for (i = 0; i < k; i++) {
+		double m = stats_median(cs->v[i].confirm, cs->v[i].nconfirm);
+
+		if (m > best) {
+			best = m;
+			jo->best = cs->v[i].config;
+			jo->have_best = 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The figures: the chosen config measured again after the choice, in rounds
+ * interleaved (order alternating) with the default at the winner's thread
+ * count and, when that is not 1, the default at 1 thread. The reported
+ * GFLOP/s is the winner's median here; speedups are paired per round.
+ */
+static int
+job_step_final(struct job *c, struct job_op *jo, struct backend *b,
+    char **err)
+{
+	struct config bt = jo->deflt;
+	double w[JOB_FINAL_ROUNDS], d[JOB_FINAL_ROUNDS], d1[JOB_FINAL_ROUNDS];
+	const struct config *order[3];
+	double *into[3];
+	const char *phase[3];
+	int round, n, i, j, r;
+
+	if (!jo->have_best)
+		return 0;
+	jo->base_threads = jo->best.v[KNOB_THREADS] > 1 ?
+	    (int)jo->best.v[KNOB_THREADS] : 1;
+	bt.v[KNOB_THREADS] = jo->best.v[KNOB_THREADS];
+	jo->default_best = memcmp(&bt, &jo->best, sizeof bt) == 0;
+	n = 0;
+	order[n] = &jo->best, into[n] = w, phase[n++] = "final";
+	if (!jo->default_best)
+		order[n] = &bt, into[n] = d, phase[n++] = "baseline";
+	if (jo->base_threads != 1)
+		order[n] = &jo->deflt, into[n] = d1, phase[n++] = "baseline";
+	for (round = 0; round < JOB_FINAL_ROUNDS; round++) {
+		for (i = 0; i < n; i++) {
+			j = round % 2 ? n - 1 - i : i;
+			r = job_measure(c, b, jo, order[j], phase[j],
+			    &into[j][round], err);
+			if (r != 0)
+				return r;
+		}
+		jo->final_rounds++;
+	}
+	jo->best_gflops = stats_median(w, JOB_FINAL_ROUNDS);
+	if (jo->default_best)
+		memcpy(d, w, sizeof d);
+	jo->base_thr_gflops = stats_median(d, JOB_FINAL_ROUNDS);
+	(void)stats_ratio_ci(w, d, JOB_FINAL_ROUNDS, &jo->speedup);
+	if (jo->base_threads != 1) {
+		jo->base1_gflops = stats_median(d1, JOB_FINAL_ROUNDS);
+		(void)stats_ratio_ci(w, d1, JOB_FINAL_ROUNDS, &jo->speedup1);
+	} else {
+		jo->base1_gflops = jo->base_thr_gflops;
+		jo->speedup1 = jo->speedup;
+	}
+	{
+		double v[JOB_FINAL_ROUNDS];
+		int nv = 0;
+
+		for (i = 0; i < JOB_FINAL_ROUNDS; i++) {
+			if (w[i] > 0)
+				v[nv++] = w[i];
+		}
+		jo->best_cv = stats_cv(v, nv);
+	}
+	return 0;
+}
+
+/* The noise floor and the drift check, from the default's series. */
+static void
+job_step_noise(struct job *c, struct job_op *jo)
+{
+	jo->noise_cv = stats_cv(jo->noise, jo->nnoise);
+	if (stats_drift(jo->noise, jo->nnoise, JOB_DRIFT_MIN, &jo->drift) == 0 &&
+	    jo->drift.drift)
+		job_log(c, "warning", "%s: the default moved from %.2f to %.2f "
+		    "GFLOP/s during the job, more than its noise explains "
+		    "(Welch t = %.1f > %.1f over %d measurements)",
+		    jo->op->name, jo->drift.before, jo->drift.after,
+		    jo->drift.t, jo->drift.t_crit, jo->nnoise);
+}
+
+/*
+ * What the reference computed, and whether it is the op's own precision (a
+ * "vs" ratio means something only then). mlir-cpu's reference is OpenBLAS:
+ * dgemm for f64 accumulators, else sgemm on data widened to f32.
+ */
+static void
+job_reference_name(struct job_op *jo)
+{
+	const struct op_desc *op = jo->op;
+	int f64 = op->acc == ELEM_F64;
+
+	snprintf(jo->reference_name, sizeof jo->reference_name, "OpenBLAS %s",
+	    f64 ? "dgemm" : "sgemm");
+	jo->reference_same = f64 ? op->lhs == ELEM_F64 && op->rhs == ELEM_F64 :
+	    op->lhs == ELEM_F32 && op->rhs == ELEM_F32 && op->acc == ELEM_F32;
+}
+
+/* The reference library at the winner's thread count, recorded. */
+static int
+job_step_reference(struct job *c, struct job_op *jo, struct backend *b,
+    char **err)
+{
+	struct trial_result res;
+	struct store_trial st;
+	char name[64];
+	int rc = -1;
+
+	if (c->be->reference == NULL || !jo->have_best)
+		return 0;
+	memset(&res, 0, sizeof res);
+	if (c->be->reference(b, jo->base_threads, &res, err) != 0)
+		goto out;
+	if (job_should_stop(c)) {
+		rc = 1;
+		goto out;
+	}
+	memset(&st, 0, sizeof st);
+	st.job_id = c->job_id;
+	st.op_id = jo->op_id;
+	st.target_id = c->target_id;
+	st.phase = "reference";
+	snprintf(name, sizeof name, "reference_thr_%d", jo->base_threads);
+	st.config_name = name;
+	st.config.v[KNOB_THREADS] = jo->base_threads;
+	st.result = res;
+	if (store_trial_add(c->st, &st, err) < 0)
+		goto out;
+	if (job_valid(&res))
+		jo->reference_gflops = res.gflops;
+	job_reference_name(jo);
+	rc = 0;
+out:
+	backend_result_clear(&res);
+	return rc;
+}
+
+/*
+ * Tune one op: baseline, search, confirm (the choice), final (the figures,
+ * after the choice), noise floor, reference. -1 on a fatal error; a stop is
+ * not an error.
+ */
+static int
+job_tune_op(struct job *c, struct job_op *jo, struct space *sp,
+    struct backend *b, char **err)
+{
+	struct job_cands cs = { 0 };
+	int r;
+
+	if ((r = job_step_baseline(c, jo, b, err)) != 0)
+		goto out;
+	if ((r = job_step_search(c, jo, sp, b, &cs, err)) != 0)
+		goto out;
+	if ((r = job_step_confirm(c, jo, sp, b, &cs, err)) != 0)
+		goto out;
+	if ((r = job_step_final(c, jo, b, err)) != 0)
+		goto out;
+	job_step_noise(c, jo);
+	if (jo->have_best) {
+		space_config_name(&jo->best, c->rep.knobs, jo->best_name,
+		    sizeof jo->best_name);
+		jo->best_ms = jo->best_gflops > 0 ? 2.0 * (double)jo->op->m *
+		    (double)jo->op->n * (double)jo->op->k *
+		    (double)jo->op->batch / (jo->best_gflops * 1e6) : 0;
+		job_log(c, "info", "%s: best %s at %.2f GFLOP/s after %lld "
+		    "trials (measured after the choice, %d rounds)",
+		    jo->op->name, jo->best_name, jo->best_gflops,
+		    (long long)jo->trials, jo->final_rounds);
+	} else
+		job_log(c, "warning", "%s: no valid config found in %lld trials",
+		    jo->op->name, (long long)jo->trials);
+	r = job_step_reference(c, jo, b, err);
+out:
+	free(cs.v);
+	return r < 0 ? -1 : 0;
 }
 
 /* The knob lists of the cfg the backend understands; the rest reported once. */

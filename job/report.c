@@ -158,16 +158,43 @@ report_progress(struct job_report *rep, const char *line)
 	fflush(stderr);
 }
 
+double
+report_noise_floor(const struct job_op *ops, size_t n, int *nmeas)
+{
+	double cv[256];
+	size_t i;
+	int k = 0;
+
+	*nmeas = 0;
+	for (i = 0; i < n && k < 256; i++) {
+		if (ops[i].nnoise >= 3) {
+			cv[k++] = ops[i].noise_cv;
+			*nmeas += ops[i].nnoise;
+		}
+	}
+	return stats_median(cv, k);
+}
+
+/* "1.12x [1.08, 1.16]": a paired ratio and its 95% interval. */
+static void
+report_ratio(FILE *f, const struct stats_ratio *r)
+{
+	if (r->n >= 2)
+		fprintf(f, "%.2fx [%.2f, %.2f] 95%% CI", r->est, r->lo, r->hi);
+	else
+		fprintf(f, "%.2fx (one round: no interval)", r->est);
+}
+
 void
 report_summary(FILE *f, const struct job_op *ops, size_t n)
 {
 	size_t i;
+	double floor;
+	int nm;
 
 	fprintf(f, "\n********************************************************\n");
 	for (i = 0; i < n; i++) {
 		const struct job_op *jo = &ops[i];
-		double base = jo->baseline2_gflops > 0 ? jo->baseline2_gflops :
-		    jo->baseline_gflops;
 
 		fprintf(f, "[%s] %s at %s\n", jo->op->name, jo->op->kind,
 		    jo->op->loc);
@@ -182,26 +209,58 @@ report_summary(FILE *f, const struct job_op *ops, size_t n)
 			    (long long)jo->measured);
 			continue;
 		}
-		fprintf(f, "  best        : %s\n", jo->best_name);
-		fprintf(f, "  GFLOP/s     : %.2f (%.4f ms)\n", jo->best_gflops,
-		    jo->best_ms);
-		if (base > 0)
-			fprintf(f, "  vs baseline : %.2fx (baseline %.2f GFLOP/s%s)\n",
-			    jo->best_gflops / base, base,
-			    jo->drift ? ", DRIFT: it moved > 3% during the job" : "");
+		fprintf(f, "  best        : %s%s\n", jo->best_name,
+		    jo->default_best ? " (the default itself)" : "");
+		fprintf(f, "  GFLOP/s     : %.2f (%.4f ms; median of %d rounds "
+		    "measured after the choice, cv %.1f%%)\n", jo->best_gflops,
+		    jo->best_ms, jo->final_rounds, jo->best_cv * 100);
+		if (jo->speedup.n > 0) {
+			fprintf(f, "  vs default  : ");
+			report_ratio(f, &jo->speedup);
+			fprintf(f, " (the default at %d thread%s: %.2f GFLOP/s, "
+			    "interleaved)\n", jo->base_threads,
+			    jo->base_threads == 1 ? "" : "s", jo->base_thr_gflops);
+		}
+		if (jo->base_threads != 1 && jo->speedup1.n > 0) {
+			fprintf(f, "  vs default@1: ");
+			report_ratio(f, &jo->speedup1);
+			fprintf(f, " (the default at 1 thread: %.2f GFLOP/s)\n",
+			    jo->base1_gflops);
+		}
 		if (jo->reference_gflops > 0)
-			fprintf(f, "  vs OpenBLAS : %.2fx (OpenBLAS %.2f GFLOP/s, "
-			    "%lld thread%s)\n", jo->best_gflops /
-			    jo->reference_gflops, jo->reference_gflops,
-			    (long long)jo->best.v[KNOB_THREADS],
-			    jo->best.v[KNOB_THREADS] == 1 ? "" : "s");
+			fprintf(f, "  %-12s: %.2fx (%s, %d thread%s: %.2f GFLOP/s%s)\n",
+			    jo->reference_same ? "vs OpenBLAS" : "of OpenBLAS",
+			    jo->best_gflops / jo->reference_gflops,
+			    jo->reference_name, jo->base_threads,
+			    jo->base_threads == 1 ? "" : "s", jo->reference_gflops,
+			    jo->reference_same ? "" : "; not the op's precision");
+		if (jo->nnoise >= 3)
+			fprintf(f, "  noise       : cv %.1f%% over %d measurements "
+			    "of the default across the job; %s\n",
+			    jo->noise_cv * 100, jo->nnoise, jo->drift.drift ?
+			    "DRIFT: it moved more than its noise explains" :
+			    "no drift beyond its noise");
 		fprintf(f, "  trials      : %lld (%lld measured now, %lld valid), "
 		    "space %llu configs\n", (long long)jo->trials,
 		    (long long)jo->measured, (long long)jo->ok,
 		    (unsigned long long)jo->space_count);
 	}
+	floor = report_noise_floor(ops, n, &nm);
+	if (nm > 0)
+		fprintf(f, "noise floor : cv %.1f%% (median over ops of the "
+		    "default re-measured across the job; %d measurements)\n",
+		    floor * 100, nm);
 	fprintf(f, "********************************************************\n");
 	fflush(f);
+}
+
+static json_t *
+report_json_ratio(const struct stats_ratio *r)
+{
+	if (r->n == 0)
+		return json_null();
+	return json_pack("{s:f, s:f, s:f, s:i}", "est", r->est, "lo", r->lo,
+	    "hi", r->hi, "rounds", r->n);
 }
 
 char *
@@ -210,14 +269,14 @@ report_json(int64_t job_id, const struct job_op *ops, size_t n, int outcome)
 	json_t *root = json_object(), *arr = json_array();
 	char *s;
 	size_t i;
+	double floor;
+	int nm;
 
 	json_object_set_new(root, "job_id", json_integer(job_id));
 	json_object_set_new(root, "outcome", json_integer(outcome));
 	for (i = 0; i < n; i++) {
 		const struct job_op *jo = &ops[i];
 		json_t *o = json_object();
-		double base = jo->baseline2_gflops > 0 ? jo->baseline2_gflops :
-		    jo->baseline_gflops;
 		int k;
 
 		json_object_set_new(o, "index", json_integer(jo->op->index));
@@ -246,13 +305,37 @@ report_json(int64_t job_id, const struct job_op *ops, size_t n, int outcome)
 			}
 			json_object_set_new(o, "knobs", kn);
 			json_object_set_new(o, "gflops", json_real(jo->best_gflops));
+			json_object_set_new(o, "gflops_cv", json_real(jo->best_cv));
+			json_object_set_new(o, "final_rounds",
+			    json_integer(jo->final_rounds));
 			json_object_set_new(o, "runtime_ms", json_real(jo->best_ms));
+			json_object_set_new(o, "default_is_best",
+			    json_boolean(jo->default_best));
 		} else
 			json_object_set_new(o, "best", json_null());
-		json_object_set_new(o, "baseline_gflops", json_real(base));
-		json_object_set_new(o, "speedup", json_real(base > 0 &&
-		    jo->have_best ? jo->best_gflops / base : 0));
-		json_object_set_new(o, "baseline_drift", json_boolean(jo->drift));
+		/* The default at the winner's thread count, after the choice. */
+		json_object_set_new(o, "baseline_threads",
+		    json_integer(jo->base_threads));
+		json_object_set_new(o, "baseline_gflops",
+		    json_real(jo->base_thr_gflops));
+		json_object_set_new(o, "speedup", json_real(jo->speedup.est));
+		json_object_set_new(o, "speedup_ci",
+		    report_json_ratio(&jo->speedup));
+		json_object_set_new(o, "baseline1_gflops",
+		    json_real(jo->base1_gflops));
+		json_object_set_new(o, "speedup_vs_1thread",
+		    report_json_ratio(&jo->speedup1));
+		json_object_set_new(o, "first_baseline_gflops",
+		    json_real(jo->baseline_gflops));
+		json_object_set_new(o, "noise_cv", json_real(jo->noise_cv));
+		json_object_set_new(o, "noise_measurements",
+		    json_integer(jo->nnoise));
+		json_object_set_new(o, "baseline_drift",
+		    json_boolean(jo->drift.drift));
+		json_object_set_new(o, "reference", json_string(
+		    jo->reference_name));
+		json_object_set_new(o, "reference_same_precision",
+		    json_boolean(jo->reference_same));
 		json_object_set_new(o, "reference_gflops",
 		    json_real(jo->reference_gflops));
 		json_object_set_new(o, "vs_reference", json_real(
@@ -262,6 +345,9 @@ report_json(int64_t job_id, const struct job_op *ops, size_t n, int outcome)
 		json_array_append_new(arr, o);
 	}
 	json_object_set_new(root, "ops", arr);
+	floor = report_noise_floor(ops, n, &nm);
+	json_object_set_new(root, "noise_floor_cv", json_real(floor));
+	json_object_set_new(root, "noise_measurements", json_integer(nm));
 	s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(root);
 	return s;

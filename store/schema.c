@@ -150,6 +150,95 @@ static const char schema_v1[] =
 	" FROM ranked r JOIN ops o ON o.id = r.op_id"
 	" JOIN targets g ON g.id = r.target_id WHERE r.rn = 1;";
 
+
+/*
+ * Version 2: the phases of a trustworthy figure. "final" holds the chosen
+ * config measured again after it was chosen (interleaved with the default
+ * at the same thread count, recorded as "baseline"); "noise" holds the
+ * default re-measured between tuning batches (the job's noise floor). The
+ * view prefers the post-choice figure and takes the baseline at the winner's
+ * thread count. SQLite cannot widen a CHECK in place: the table is rebuilt.
+ */
+static const char schema_v2[] =
+	"DROP VIEW best;"
+	"CREATE TABLE trials_v2 ("
+	"  id             INTEGER PRIMARY KEY,"
+	"  job_id         INTEGER REFERENCES jobs (id),"
+	"  op_id          INTEGER NOT NULL REFERENCES ops (id),"
+	"  target_id      INTEGER NOT NULL REFERENCES targets (id),"
+	"  phase          TEXT NOT NULL CHECK (phase IN"
+	"                 ('baseline','tune','confirm','final','noise','reference')),"
+	"  config_name    TEXT NOT NULL,"
+	"  tile_m         INTEGER NOT NULL DEFAULT 0,"
+	"  tile_n         INTEGER NOT NULL DEFAULT 0,"
+	"  tile_k         INTEGER NOT NULL DEFAULT 0,"
+	"  vector_m       INTEGER NOT NULL DEFAULT 0,"
+	"  vector_n       INTEGER NOT NULL DEFAULT 0,"
+	"  vector_k       INTEGER NOT NULL DEFAULT 0,"
+	"  threads        INTEGER NOT NULL DEFAULT 0,"
+	"  block_dim_x    INTEGER NOT NULL DEFAULT 0,"
+	"  block_dim_y    INTEGER NOT NULL DEFAULT 0,"
+	"  block_dim_z    INTEGER NOT NULL DEFAULT 0,"
+	"  pipeline_depth INTEGER NOT NULL DEFAULT 0,"
+	"  status         TEXT NOT NULL,"
+	"  runtime_ms     REAL,"
+	"  min_ms         REAL,"
+	"  max_ms         REAL,"
+	"  cv             REAL,"
+	"  reps           INTEGER NOT NULL DEFAULT 0,"
+	"  gflops         REAL,"
+	"  compile_s      REAL,"
+	"  measure_s      REAL,"
+	"  verified       INTEGER NOT NULL DEFAULT 0,"
+	"  max_err        REAL,"
+	"  artifact       TEXT NOT NULL DEFAULT '',"
+	"  error          TEXT,"
+	"  created        REAL NOT NULL"
+	");"
+	"INSERT INTO trials_v2 SELECT * FROM trials;"
+	"DROP TABLE trials;"
+	"ALTER TABLE trials_v2 RENAME TO trials;"
+	/* Resume: "was this config of this op measured on this target?" */
+	"CREATE INDEX trials_resume ON trials (op_id, target_id, config_name, phase);"
+	/* Best per op and target, baseline and reference look-ups. */
+	"CREATE INDEX trials_best ON trials (op_id, target_id, phase, status, gflops);"
+	"CREATE INDEX trials_job ON trials (job_id, phase);"
+
+	"CREATE VIEW best AS"
+	" WITH valid AS ("
+	"  SELECT t.*, row_number() OVER (PARTITION BY t.job_id, t.op_id, t.target_id,"
+	"   t.phase, t.config_name ORDER BY t.gflops, t.id) AS mr,"
+	"  count(*) OVER (PARTITION BY t.job_id, t.op_id, t.target_id, t.phase,"
+	"   t.config_name) AS mc"
+	"  FROM trials t WHERE t.status IN ('ok','unstable') AND t.phase IN ('tune','confirm','final')),"
+	" per_job AS ("
+	"  SELECT valid.*, row_number() OVER (PARTITION BY op_id, target_id, job_id"
+	"   ORDER BY phase = 'final' DESC, phase = 'confirm' DESC, gflops DESC, id DESC) AS jr"
+	"  FROM valid WHERE phase = 'tune' OR mr = (mc + 1) / 2),"
+	" ranked AS ("
+	"  SELECT per_job.*, row_number() OVER (PARTITION BY op_id, target_id"
+	"   ORDER BY gflops DESC, id DESC) AS rn FROM per_job WHERE jr = 1)"
+	" SELECT o.name AS op, o.signature AS signature, g.cpu AS cpu,"
+	"  g.toolchain AS toolchain, g.backend AS backend,"
+	"  r.config_name AS config_name, r.phase AS phase, r.gflops AS gflops,"
+	"  r.runtime_ms AS runtime_ms, r.cv AS cv,"
+	"  r.tile_m, r.tile_n, r.tile_k, r.vector_m, r.vector_n, r.vector_k,"
+	"  r.threads, r.block_dim_x, r.block_dim_y, r.block_dim_z, r.pipeline_depth,"
+	"  (SELECT b.gflops FROM trials b WHERE b.op_id = r.op_id"
+	"   AND b.target_id = r.target_id AND b.phase = 'baseline' AND b.threads = r.threads"
+	"   AND b.status IN ('ok','unstable')"
+	"   ORDER BY b.id DESC LIMIT 1) AS baseline_gflops,"
+	"  (SELECT b.gflops FROM trials b WHERE b.op_id = r.op_id"
+	"   AND b.target_id = r.target_id AND b.phase = 'reference' AND b.status IN ('ok','unstable')"
+	"   ORDER BY b.id DESC LIMIT 1) AS reference_gflops,"
+	"  (SELECT count(*) FROM trials c WHERE c.op_id = r.op_id"
+	"   AND c.target_id = r.target_id AND c.phase = 'tune') AS trials,"
+	"  r.job_id AS job_id, r.id AS trial_id, r.op_id AS op_id,"
+	"  r.target_id AS target_id"
+	" FROM ranked r JOIN ops o ON o.id = r.op_id"
+	" JOIN targets g ON g.id = r.target_id WHERE r.rn = 1;";
+
 const char *const store_migrations[STORE_SCHEMA_VERSION] = {
 	schema_v1,
+	schema_v2,
 };

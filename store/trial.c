@@ -19,7 +19,7 @@
 	"measure_s, verified, max_err, artifact, error"
 
 static const char *const trial_phases[] = {
-	"baseline", "tune", "confirm", "reference"
+	"baseline", "tune", "confirm", "final", "noise", "reference"
 };
 
 static int
@@ -315,11 +315,13 @@ store_best_clear(struct store_best *b)
 }
 
 /*
- * The winner per op and target. Within one job that confirmed, only its
- * confirm figures count (the tune maximum is the luckiest of many noisy
- * draws), each config by the median of its confirm rounds, as the engine
- * chooses; a job that did not confirm offers its best tune figure. Across
- * jobs, the highest of those. The schema's view "best" is the same query
+ * The winner per op and target. Within one job, the figure measured after
+ * the choice ("final", the median of its rounds) counts; else, in a job that
+ * confirmed, only its confirm figures (the tune maximum is the luckiest of
+ * many noisy draws), each config by the median of its confirm rounds; a job
+ * that did neither offers its best tune figure. Across jobs, the highest of
+ * those. The baseline is the default's latest figure at the winner's thread
+ * count. The schema's view "best" is the same query
  * without the job filter (?2).
  */
 static const char sql_best[] =
@@ -328,11 +330,13 @@ static const char sql_best[] =
 	"  t.target_id, t.phase, t.config_name ORDER BY t.gflops, t.id) AS mr,"
 	"  count(*) OVER (PARTITION BY t.job_id, t.op_id, t.target_id, t.phase,"
 	"  t.config_name) AS mc FROM trials t"
-	"  WHERE t.status IN ('ok','unstable') AND t.phase IN ('tune', 'confirm')"
+	"  WHERE t.status IN ('ok','unstable')"
+	"  AND t.phase IN ('tune', 'confirm', 'final')"
 	"  AND (?2 = 0 OR t.job_id = ?2)),"
 	" per_job AS ("
 	" SELECT valid.*, row_number() OVER (PARTITION BY op_id, target_id,"
-	"  job_id ORDER BY phase = 'confirm' DESC, gflops DESC, id DESC)"
+	"  job_id ORDER BY phase = 'final' DESC, phase = 'confirm' DESC,"
+	"  gflops DESC, id DESC)"
 	"  AS jr FROM valid WHERE phase = 'tune' OR mr = (mc + 1) / 2),"
 	" ranked AS ("
 	" SELECT per_job.*, row_number() OVER (PARTITION BY op_id, target_id"
@@ -343,7 +347,7 @@ static const char sql_best[] =
 	" r.pipeline_depth, r.gflops, r.runtime_ms, r.cv,"
 	" (SELECT b.gflops FROM trials b WHERE b.op_id = r.op_id"
 	"  AND b.target_id = r.target_id AND b.phase = 'baseline'"
-	"  AND b.status IN ('ok','unstable') AND (?2 = 0 OR b.job_id = ?2)"
+	"  AND b.threads = r.threads AND b.status IN ('ok','unstable') AND (?2 = 0 OR b.job_id = ?2)"
 	"  ORDER BY b.id DESC LIMIT 1),"
 	" (SELECT b.gflops FROM trials b WHERE b.op_id = r.op_id"
 	"  AND b.target_id = r.target_id AND b.phase = 'reference'"
@@ -353,7 +357,7 @@ static const char sql_best[] =
 	"  AND c.target_id = r.target_id AND c.phase = 'tune'"
 	"  AND (?2 = 0 OR c.job_id = ?2)),"
 	" g.cpu, g.toolchain, g.backend, r.job_id, r.target_id, r.id,"
-	" r.phase = 'confirm' "
+	" r.phase IN ('confirm', 'final') "
 	"FROM ranked r JOIN ops o ON o.id = r.op_id"
 	" JOIN targets g ON g.id = r.target_id "
 	"WHERE r.rn = 1 AND (?1 IS NULL OR instr(o.name, ?1) > 0"

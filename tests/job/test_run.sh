@@ -55,14 +55,58 @@ rc=$?
 check "f32 run exits 0" eq "$rc" 0
 check "f32: 6 tune trials" eq "$(q "$T/f32/s.db" "select count(*) from trials where phase='tune'")" 6
 check "f32: all verified" eq "$(q "$T/f32/s.db" "select count(*) from trials where phase='tune' and verified=1 and status in ('ok','unstable')")" 6
-check "f32: baseline, confirm, reference recorded" eq \
-    "$(q "$T/f32/s.db" "select count(distinct phase) from trials")" 4
+check "f32: baseline, tune, confirm, final, reference recorded" eq \
+    "$(q "$T/f32/s.db" "select count(distinct phase) from trials where phase in ('baseline','tune','confirm','final','reference')")" 5
+check "f32: the winner measured 5 times after the choice" eq \
+    "$(q "$T/f32/s.db" "select count(*) || ' ' || count(distinct config_name) from trials where phase='final'")" "5 1"
+check "f32: speedup with a confidence interval" grep -Eq '^  vs default  : [0-9.]+x \[[0-9.]+, [0-9.]+\] 95% CI' "$T/f32/out.txt"
 check "f32: the dispatch profiler's block" grep -q '^Verification  : SUCCESS' "$T/f32/out.txt"
 check "f32: summary with speedup and OpenBLAS ratio" grep -q 'vs OpenBLAS' "$T/f32/out.txt"
 check "f32: CSV header" grep -q '^Provider,op_kind,Operation,bytes,flops' "$T/f32/out.csv"
 check "f32: CSV rows" ge "$(wc -l < "$T/f32/out.csv")" 8
 check "f32: job done" eq "$(q "$T/f32/s.db" "select state from jobs")" done
 check "f32: best answers" bash -c "'$AS' best --db '$T/f32/s.db' --format csv | grep -q matmul_64x48x32"
+
+# 1b. A 2-thread winner is compared with the default at 2 threads (and at
+# 1), from rounds measured after the choice; the default is re-measured
+# between batches (the noise floor).
+mkcfg "$T/thr" small_f32.mlir <<'C'
+[SearchSpace]
+tile_m = [8,16,32,64]
+tile_n = [16,48]
+tile_k = [8,16,32]
+threads = [2]
+[SearchStrategy]
+tuner = random
+n_trial = 9
+C
+"$AS" run "$T/thr/a.cfg" --db "$T/thr/s.db" --json --cpus 0,1 > "$T/thr/run.json" 2>"$T/thr/err.txt"
+check "2 threads: exit 0" eq "$?" 0
+check "2 threads: the baseline at the winner's thread count" python3 -c "
+import json,sys; o=json.load(open('$T/thr/run.json'))['ops'][0]
+s=o['speedup_ci']; s1=o['speedup_vs_1thread']
+ok = o['knobs']['threads']==2 and o['baseline_threads']==2 and \
+    s['lo']<=s['est']<=s['hi'] and s['rounds']==5 and s1 is not None and \
+    s1['rounds']==5 and o['baseline1_gflops']>0 and o['baseline_gflops']>0
+sys.exit(0 if ok else 1)"
+check "2 threads: default at 2 threads measured 5 times after the choice" eq \
+    "$(q "$T/thr/s.db" "select count(*) from trials where phase='baseline' and threads=2")" 5
+check "2 threads: the reported GFLOP/s is the median of the final rounds" python3 -c "
+import json,sqlite3,statistics,sys; o=json.load(open('$T/thr/run.json'))['ops'][0]
+v=[r[0] for r in sqlite3.connect('$T/thr/s.db').execute(
+  \"select gflops from trials where phase='final' and config_name=?\", (o['best'],))]
+sys.exit(0 if len(v)==5 and abs(statistics.median(v)-o['gflops'])<=1e-9*o['gflops'] else 1)"
+check "2 threads: the default re-measured between batches" ge \
+    "$(q "$T/thr/s.db" "select count(*) from trials where phase='noise' and threads=1")" 1
+check "2 threads: a noise floor over the job" python3 -c "
+import json,sys; d=json.load(open('$T/thr/run.json')); o=d['ops'][0]
+sys.exit(0 if o['noise_measurements']>=7 and d['noise_measurements']>=7 and d['noise_floor_cv']>0 else 1)"
+check "2 threads: best answers with the 2-thread baseline" python3 -c "
+import json,subprocess,sys
+b=json.loads(subprocess.check_output(['$AS','best','--db','$T/thr/s.db','--format','json']))
+b=b[0] if isinstance(b,list) else b
+o=json.load(open('$T/thr/run.json'))['ops'][0]
+sys.exit(0 if abs(b['gflops']-o['gflops'])<=1e-9*o['gflops'] else 1)"
 
 # 2. Resume: the same job again measures no config twice.
 "$AS" run "$T/f32/a.cfg" --db "$T/f32/s.db" --json > "$T/f32/run2.json" 2>/dev/null
