@@ -806,14 +806,16 @@ test_concurrent_read(void)
 	sqlite3			*w;
 	size_t			 n, i;
 	char			*path = db_path("busy"), *err = NULL;
-	double			 t0;
 
 	CHECK(store_open(path, &s, &err) == 0);
 	store_close(s);
 	CHECK(sqlite3_open(path, &w) == SQLITE_OK);
 	CHECK(sqlite3_exec(w, "BEGIN IMMEDIATE; INSERT INTO jobs (created) "
 	    "VALUES (1)", NULL, NULL, NULL) == SQLITE_OK);
-	t0 = util_now();
+	/*
+	 * The writer keeps its transaction open until after these calls: had
+	 * any of them waited for its lock, it would have failed (busy).
+	 */
 	CHECK(store_open_readonly(path, &ro, &err) == 0);
 	CHECK(store_open(path, &s, &err) == 0);
 	if (ro != NULL && s != NULL) {
@@ -821,7 +823,6 @@ test_concurrent_read(void)
 		free(list);
 		CHECK(store_job_cancel_requested(s, 1) == 0);
 	}
-	CHECK(util_now() - t0 < 1.0);
 	CHECK(sqlite3_exec(w, "COMMIT", NULL, NULL, NULL) == SQLITE_OK);
 	sqlite3_close(w);
 	if (ro != NULL) {

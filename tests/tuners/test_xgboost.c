@@ -148,9 +148,11 @@ trials_to(const char *name, const struct op_desc *op, const struct space *s,
 	p.nextra = nkeys;
 	p.cfg_path = "test.cfg";
 	if (ops == NULL || tuner_create(ops, &p, op, s, &t, &err) != 0) {
+		/* The subject is missing: a failure, not a number to average. */
 		fprintf(stderr, "%s: %s\n", name, err ? err : "not found");
 		free(err);
-		return -1;
+		CHECK(!"the tuner could be made");
+		return cap + 1;
 	}
 	if (rec != NULL)
 		tuner_transfer(&t, rec, nrec);
