@@ -33,14 +33,31 @@ python3 - "$work/run.json" <<'PY'
 import json, sys
 
 doc = json.load(open(sys.argv[1]))
-fmt = "%-34s %9s %9s %9s %9s %9s  %s"
-print(fmt % ("op", "best", "default", "openblas", "best/def", "best/blas",
-    "best config"))
-print(fmt % ("", "GFLOP/s", "GFLOP/s", "GFLOP/s", "", "", ""))
+fmt = "%-34s %7s %4s %7s %-20s %-20s %8s %9s %6s  %s"
+print(fmt % ("op", "best", "thr", "default", "best/default [95% CI]",
+    "best/default@1thr", "openblas", "best/blas", "noise", "best config"))
+print(fmt % ("", "GFLOP/s", "", "GFLOP/s", "(same threads)", "", "GFLOP/s",
+    "", "cv", ""))
+f = lambda x: "%.1f" % x if x else "-"
+def ci(r):
+    return "%.2f [%.2f, %.2f]" % (r["est"], r["lo"], r["hi"]) if r else "-"
 for op in doc["ops"]:
-    b, d, r = op.get("gflops"), op.get("baseline_gflops"), op.get("reference_gflops")
-    f = lambda x: "%.1f" % x if x else "-"
-    q = lambda x, y: "%.2f" % (x / y) if x and y else "-"
-    print(fmt % (op["name"], f(b), f(d), f(r), q(b, d), q(b, r),
-        op.get("best", "-") + (" (drift)" if op.get("baseline_drift") else "")))
+    if not op.get("tuned") or not op.get("best"):
+        print(fmt % (op["name"], "-", "", "", "", "", "", "", "", "no valid config"))
+        continue
+    b, r = op["gflops"], op["reference_gflops"]
+    thr = op["baseline_threads"]
+    s1 = ci(op["speedup_vs_1thread"]) if thr != 1 else "(same)"
+    blas = ("%.2f" % (b / r) if op["reference_same_precision"] else
+        "%.2f*" % (b / r)) if r else "-"
+    print(fmt % (op["name"], f(b), thr, f(op["baseline_gflops"]),
+        ci(op["speedup_ci"]), s1, f(r), blas, "%.1f%%" % (100 * op["noise_cv"]),
+        op["best"] + (" (drift)" if op.get("baseline_drift") else "")
+        + (" (= default)" if op.get("default_is_best") else "")))
+print()
+print("best and default: medians of 5 rounds measured after the choice, interleaved;")
+print("best/default: geometric mean of the paired round ratios, Student-t 95% CI;")
+print("noise: CV of the 1-thread default re-measured across the op's tuning;")
+print("job noise floor: %.1f%% over %d measurements. (* = OpenBLAS is not the op's precision)"
+    % (100 * doc.get("noise_floor_cv", 0), doc.get("noise_measurements", 0)))
 PY
