@@ -85,10 +85,36 @@ sweep_value_add(int64_t *list, size_t *n, int64_t v)
 	return 0;
 }
 
+/*
+ * The register tiles the recorder allowed are those it recorded: the rule of
+ * the recording machine (its vector width), not of the one replaying. Set
+ * for the one space_new call that asks (it is eager and single-threaded).
+ */
+static const struct sweep_walk *sweep_tiles;
+
+static int
+sweep_vector_recorded(const struct op_desc *op, int64_t vm, int64_t vn,
+    int64_t vk)
+{
+	size_t i;
+
+	(void)op;
+	for (i = 0; i < sweep_tiles->n; i++) {
+		const struct config *c = &sweep_tiles->t[i].c;
+
+		if (c->v[KNOB_VECTOR_M] == vm && c->v[KNOB_VECTOR_N] == vn &&
+		    c->v[KNOB_VECTOR_K] == vk)
+			return 1;
+	}
+	return 0;
+}
+
 /* The space of the recorded knob values, under the rules of the recorder. */
 static int
 sweep_space(struct sweep *s, const struct sweep_walk *w, char **err)
 {
+	int rc;
+
 	static int64_t vals[KNOB_COUNT][SWEEP_MAX_VALUES];
 	const struct backend_ops *rb = backend_find("mlir-cpu");
 	struct knob_values lists[KNOB_COUNT];
@@ -121,7 +147,11 @@ sweep_space(struct sweep *s, const struct sweep_walk *w, char **err)
 		lists[nl].values = vals[k];
 		lists[nl++].n = nv[k];
 	}
-	return space_new(&s->op, lists, nl, &rules, &s->space, err);
+	sweep_tiles = w;
+	rules.vector_ok = sweep_vector_recorded;
+	rc = space_new(&s->op, lists, nl, &rules, &s->space, err);
+	sweep_tiles = NULL;
+	return rc;
 }
 
 /* The recorded target's CPU and toolchain, as the store names them. */

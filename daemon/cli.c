@@ -379,6 +379,48 @@ space_usage(FILE *f)
 	    "  --list N  also the names of the first N configs\n");
 }
 
+/*
+ * Each knob's values in the space, and where they came from: the cfg's
+ * line or the backend's default candidates. Printed, or added to obj.
+ */
+static void
+cli_space_knobs(const struct job *job, const struct space *sp, json_t *obj)
+{
+	json_t *kn = obj != NULL ? json_object() : NULL;
+	const int64_t *v;
+	size_t n, i;
+	int k, line;
+
+	for (k = 0; k < KNOB_COUNT; k++) {
+		char from[32], vals[256] = "";
+		size_t len = 0;
+		json_t *arr;
+
+		if ((line = job_knob_origin(job, k)) < 0)
+			continue;
+		v = space_knob_list(sp, (enum knob)k, &n);
+		if (line > 0)
+			snprintf(from, sizeof from, "cfg line %d", line);
+		else
+			snprintf(from, sizeof from, "default");
+		if (kn != NULL) {
+			arr = json_array();
+			for (i = 0; i < n; i++)
+				json_array_append_new(arr, json_integer(v[i]));
+			json_object_set_new(kn, space_knob_name((enum knob)k),
+			    json_pack("{s:o, s:s}", "values", arr, "from", from));
+			continue;
+		}
+		for (i = 0; i < n && len < sizeof vals - 24; i++)
+			len += (size_t)snprintf(vals + len, sizeof vals - len,
+			    "%s%lld", i ? "," : "", (long long)v[i]);
+		printf("  %-9s [%s]  (%s)\n", space_knob_name((enum knob)k), vals,
+		    from);
+	}
+	if (kn != NULL)
+		json_object_set_new(obj, "knobs", kn);
+}
+
 int
 cli_space(int argc, char **argv)
 {
@@ -468,6 +510,7 @@ cli_space(int argc, char **argv)
 		} else
 			printf("%s (%s): %llu valid configs\n", op->name, op->loc,
 			    (unsigned long long)space_count(sp));
+		cli_space_knobs(job, sp, obj);
 		for (j = 0; j < (size_t)list && j < space_count(sp); j++) {
 			struct config c;
 

@@ -733,6 +733,50 @@ job_knob_lists(const struct cfg *cfg, uint32_t knobs, struct knob_values *out,
 	return n;
 }
 
+/* The cfg line that lists knob k, or 0 when it does not. */
+static int
+job_cfg_line(const struct cfg *cfg, enum knob k)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->nknobs; i++) {
+		if (cfg->knobs[i].knob == k && cfg->knobs[i].n > 0)
+			return cfg->knobs[i].line > 0 ? cfg->knobs[i].line : 1;
+	}
+	return 0;
+}
+
+/*
+ * Threads the cfg does not list are searched over the CPUs measurements use:
+ * 1, 2, 4, … up to their count, and the count itself.
+ */
+static void
+job_threads_candidates(const struct job *c, struct space_rules *r)
+{
+	int n = c->o->cpus != NULL && c->o->ncpus > 0 ? c->o->ncpus : 0, t;
+	int *cpus;
+
+	if (!(r->knobs & KNOB_BIT(KNOB_THREADS)) ||
+	    job_cfg_line(c->cfg, KNOB_THREADS) > 0)
+		return;
+	if (n == 0) {
+		cpus = job_default_cpus(c->cfg, &n);
+		free(cpus);
+	}
+	r->ncand[KNOB_THREADS] = 0;
+	for (t = 1; t < n && r->ncand[KNOB_THREADS] < SPACE_CANDS_MAX - 1; t *= 2)
+		r->cand[KNOB_THREADS][r->ncand[KNOB_THREADS]++] = t;
+	r->cand[KNOB_THREADS][r->ncand[KNOB_THREADS]++] = n > 0 ? n : 1;
+}
+
+int
+job_knob_origin(const struct job *c, int k)
+{
+	if (k < 0 || k >= KNOB_COUNT || !(c->rep.knobs & KNOB_BIT(k)))
+		return -1;
+	return job_cfg_line(c->cfg, (enum knob)k);
+}
+
 int
 job_prepare(const struct cfg *cfg, const struct job_opts *o, struct job **out,
     char **err)
@@ -786,6 +830,7 @@ job_prepare(const struct cfg *cfg, const struct job_opts *o, struct job **out,
 		memset(&rules, 0, sizeof rules);
 		c->be->rules(op, &rules);
 		c->rep.knobs = rules.knobs;
+		job_threads_candidates(c, &rules);
 		nl = job_knob_lists(cfg, rules.knobs, lists, c->be->name,
 		    !warned && !o->json);
 		warned = 1;
@@ -849,9 +894,10 @@ fail:
 int *
 job_default_cpus(const struct cfg *cfg, int *ncpus)
 {
-	int need = 1, have = util_ncpus(), *cpus, i;
+	int have = util_ncpus(), need = have, *cpus, i;
 	size_t k;
 
+	/* Threads listed: as many CPUs as the most threads; else all of them. */
 	for (k = 0; k < cfg->nknobs; k++) {
 		if (cfg->knobs[k].knob == KNOB_THREADS && cfg->knobs[k].n > 0)
 			need = (int)cfg->knobs[k].values[cfg->knobs[k].n - 1];

@@ -43,7 +43,8 @@ struct job;
 
 /*
  * The CPUs measurements use when none are given: from CPU 0, as many as the
- * cfg's largest threads value needs (at most those this process may use).
+ * cfg's largest threads value needs, or every one this process may use when
+ * the cfg lists no threads (they are then searched over 1…that count).
  * Caller frees.
  */
 int	*job_default_cpus(const struct cfg *, int *ncpus);
@@ -61,6 +62,11 @@ const struct op_desc *job_op(const struct job *, size_t i,
 	    const struct space **space, const char **skipped);
 /* The knobs the job's backend understands (for config names). */
 uint32_t job_knobs(const struct job *);
+/*
+ * Where knob k's values came from: the cfg line that lists it (> 0), 0 for
+ * the backend's default candidates, -1 when the backend does not use it.
+ */
+int	 job_knob_origin(const struct job *, int knob);
 
 /* Run a prepared job to its end, recording into the store. */
 enum job_outcome job_execute(struct job *, struct store *, char **err);

@@ -101,15 +101,17 @@ space_cmp64(const void *a, const void *b)
 
 /*
  * The value list of knob k: the cfg's (sorted, unique) if the backend
- * understands k and the cfg lists it, the backend's default if it understands
- * k only, {0} (not in use) otherwise. Caller frees.
+ * understands k and the cfg lists it; else the backend's default candidates
+ * (or its one default value) if it understands k; {0} (not in use)
+ * otherwise. Caller frees.
  */
 static int64_t *
 space_list(enum knob k, const struct knob_values *lists, size_t nlists,
     const struct space_rules *rules, size_t *n)
 {
+	const int64_t *src;
 	int64_t *v;
-	size_t i, j, m = 0;
+	size_t i, j, m = 0, ns;
 
 	if ((rules->knobs & KNOB_BIT(k)) == 0 || rules->defaults.v[k] < 0) {
 		v = xmalloc(sizeof *v);
@@ -117,22 +119,27 @@ space_list(enum knob k, const struct knob_values *lists, size_t nlists,
 		*n = 1;
 		return v;
 	}
-	for (i = 0; i < nlists; i++) {
-		if (lists[i].knob != k || lists[i].n == 0)
-			continue;
-		v = xcalloc(lists[i].n, sizeof *v);
-		memcpy(v, lists[i].values, lists[i].n * sizeof *v);
-		qsort(v, lists[i].n, sizeof *v, space_cmp64);
-		for (j = 0; j < lists[i].n; j++) {
-			if (m == 0 || v[j] != v[m - 1])
-				v[m++] = v[j];
-		}
-		*n = m;
-		return v;
+	src = &rules->defaults.v[k];
+	ns = 1;
+	if (rules->ncand[k] > 0 && rules->ncand[k] <= SPACE_CANDS_MAX) {
+		src = rules->cand[k];
+		ns = rules->ncand[k];
 	}
-	v = xmalloc(sizeof *v);
-	v[0] = rules->defaults.v[k];
-	*n = 1;
+	for (i = 0; i < nlists; i++) {
+		if (lists[i].knob == k && lists[i].n > 0) {
+			src = lists[i].values;
+			ns = lists[i].n;
+			break;
+		}
+	}
+	v = xcalloc(ns, sizeof *v);
+	memcpy(v, src, ns * sizeof *v);
+	qsort(v, ns, sizeof *v, space_cmp64);
+	for (j = 0; j < ns; j++) {
+		if (m == 0 || v[j] != v[m - 1])
+			v[m++] = v[j];
+	}
+	*n = m;
 	return v;
 }
 

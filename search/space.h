@@ -46,13 +46,22 @@ struct knob_values {
 	size_t		 n;
 };
 
+#define SPACE_CANDS_MAX	16
+
 /*
- * What a backend adds to the space: which knobs it understands, the value of
- * those the cfg does not list, and its constraint on the register tile.
+ * What a backend adds to the space: which knobs it understands, the values
+ * searched for those the cfg does not list, and its constraint on the
+ * register tile.
  */
 struct space_rules {
 	uint32_t	 knobs;		/* KNOB_BIT mask */
-	struct config	 defaults;	/* used for understood knobs absent from the cfg */
+	struct config	 defaults;	/* the default config's value of each knob */
+	/*
+	 * The default candidates of a knob the cfg does not list (derived from
+	 * the op and the target); ncand[k] == 0 means defaults.v[k] alone.
+	 */
+	int64_t		 cand[KNOB_COUNT][SPACE_CANDS_MAX];
+	size_t		 ncand[KNOB_COUNT];
 	/* 1 if the register tile vm×vn×vk is allowed for op; NULL = all. */
 	int		(*vector_ok)(const struct op_desc *, int64_t vm, int64_t vn,
 			    int64_t vk);

@@ -114,15 +114,22 @@ mlircpu_compile(struct backend *be, const char *sched, int threads,
 	char *pipeline = NULL, *pipe_arg = NULL, *opt = NULL, *translate = NULL;
 	char *clang = NULL, *rpath = NULL, *err = NULL, *llvm_lib = NULL;
 	const char *omp = threads > 1 ? "-fopenmp" : "-fno-openmp";
+	char width[40];
 	double t0 = util_now(), deadline;
 	int cached;
 
 	deadline = t0 + (be->params.compile_timeout > 0 ?
 	    be->params.compile_timeout : 1e9);
+	/*
+	 * The register tiles assume the widest vectors this CPU has: say so to
+	 * LLVM, whose tuning for some CPUs would split 512-bit operations.
+	 */
+	snprintf(width, sizeof width, "-mprefer-vector-width=%d",
+	    mlircpu_isa()->vec_bytes * 8);
 	/* Everything that shapes the artifact is in the key. */
-	key_text = xasprintf("%s\n--\n%s\n--\n%s\n--\n%s %s\n--\n%s %s\n",
+	key_text = xasprintf("%s\n--\n%s\n--\n%s\n--\n%s %s %s\n--\n%s %s\n",
 	    be->dispatch, sched, mlircpu_tpl_lower_pipeline, omp, "-O3 -march=native",
-	    be->toolchain, be->flags);
+	    width, be->toolchain, be->flags);
 	util_hash_hex(key_text, strlen(key_text), res->artifact);
 	dir = util_path_join(be->work_dir, res->artifact);
 	so = util_path_join(dir, "kernel.so");
@@ -158,9 +165,9 @@ mlircpu_compile(struct backend *be, const char *sched, int threads,
 		char *const a1[] = { opt, in, pipe_arg, "-o", llm, NULL };
 		char *const a2[] = { translate, "--mlir-to-llvmir", llm, "-o", ll,
 		    NULL };
-		char *const a3[] = { clang, "-O3", "-march=native", "-shared",
-		    "-fPIC", (char *)omp, rpath, "-Wno-override-module", ll, "-o",
-		    tso, NULL };
+		char *const a3[] = { clang, "-O3", "-march=native", width,
+		    "-shared", "-fPIC", (char *)omp, rpath, "-Wno-override-module",
+		    ll, "-o", tso, NULL };
 
 		if (step(be, "mlir-opt", fault == FAULT_COMPILE_HANG ? hang : a1,
 		    deadline, res) != 0 ||

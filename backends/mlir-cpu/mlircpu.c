@@ -29,9 +29,6 @@
 #include "build_config.h"
 #include "util/util.h"
 
-#define SIMD_BYTES	32	/* AVX2 */
-#define VECTOR_REGS	16
-
 /* Bytes of an element of the type the kernel accumulates in. */
 static size_t
 acc_bytes(const struct op_desc *op)
@@ -42,23 +39,108 @@ acc_bytes(const struct op_desc *op)
 	return n == 2 ? 4 : n ? n : 4;
 }
 
+/* Accumulator lanes of one vector register of this CPU. */
+static int64_t
+lanes_of(const struct op_desc *op)
+{
+	return mlircpu_isa()->vec_bytes / (int64_t)acc_bytes(op);
+}
+
 /*
  * The register budget: the accumulator tile plus one B row and one broadcast
- * A value must fit the 16 vector registers, and vector_n fills whole SIMD
- * registers (or is the whole, narrow, N dimension).
+ * A value must fit the vector registers of this CPU (16 with AVX2, 32 with
+ * AVX-512), and vector_n fills whole registers (or is the whole, narrow, N
+ * dimension).
  */
 static int
 mlircpu_vector_ok(const struct op_desc *op, int64_t vm, int64_t vn, int64_t vk)
 {
-	int64_t lanes = SIMD_BYTES / (int64_t)acc_bytes(op);
-	int64_t regs_n;
+	int64_t lanes = lanes_of(op), regs_n;
 
 	if (vm < 1 || vn < 1 || vk < 1 || vk > 8 || vm > 16)
 		return 0;
 	if (vn % lanes != 0 && vn != op->n)
 		return 0;
 	regs_n = (vn + lanes - 1) / lanes;
-	return vm * regs_n + regs_n + 1 <= VECTOR_REGS;
+	return vm * regs_n + regs_n + 1 <= mlircpu_isa()->vec_regs;
+}
+
+/* The largest divisor of d that is at most t (1 at least). */
+static int64_t
+largest_divisor(int64_t d, int64_t t, int64_t multiple_of)
+{
+	int64_t x;
+
+	for (x = t < d ? t : d; x > 1; x--) {
+		if (d % x == 0 && x % multiple_of == 0)
+			return x;
+	}
+	return 1;
+}
+
+static void
+cand_add(struct space_rules *r, enum knob k, int64_t v)
+{
+	size_t i;
+
+	if (v < 1)
+		return;
+	for (i = 0; i < r->ncand[k]; i++) {
+		if (r->cand[k][i] == v)
+			return;
+	}
+	if (r->ncand[k] < SPACE_CANDS_MAX)
+		r->cand[k][r->ncand[k]++] = v;
+}
+
+/*
+ * The default candidates of each knob, from the op's shape and this CPU
+ * (README: "The default space"): cache tiles are the op's divisors nearest
+ * the powers of two 16…512 (M), 64…1024 (N, multiples of the vector width
+ * where N allows) and 64…512 (K), K kept to tiles whose narrowest B panel
+ * (K × one vector) fits L1 and N to tiles whose B block at the smallest K
+ * tile fits L2; register tiles 1–4 vectors wide and 2–14 rows, as far as the
+ * registers hold them (the vector_ok rule); vector_k 1; threads 1 (the job
+ * adds the CPUs it measures on).
+ */
+static void
+mlircpu_candidates(const struct op_desc *op, struct space_rules *r)
+{
+	static const int64_t tm[] = { 16, 32, 64, 128, 256, 512 };
+	static const int64_t tn[] = { 64, 128, 256, 512, 1024 };
+	static const int64_t tk[] = { 64, 128, 256, 512 };
+	static const int64_t vm[] = { 2, 4, 6, 8, 12, 14 };
+	const struct mlircpu_isa *isa = mlircpu_isa();
+	int64_t lanes = lanes_of(op), elem = (int64_t)analysis_elem_size(op->rhs);
+	int64_t x, kmin = 0;
+	size_t i;
+
+	if (elem < 1)
+		elem = 4;
+	for (i = 0; i < sizeof tk / sizeof tk[0]; i++) {
+		x = largest_divisor(op->k, tk[i], 1);
+		if (x * lanes * elem <= isa->l1d || r->ncand[KNOB_TILE_K] == 0)
+			cand_add(r, KNOB_TILE_K, x);
+	}
+	for (i = 0; i < r->ncand[KNOB_TILE_K]; i++) {
+		if (kmin == 0 || r->cand[KNOB_TILE_K][i] < kmin)
+			kmin = r->cand[KNOB_TILE_K][i];
+	}
+	for (i = 0; i < sizeof tm / sizeof tm[0]; i++)
+		cand_add(r, KNOB_TILE_M, largest_divisor(op->m, tm[i], 1));
+	for (i = 0; i < sizeof tn / sizeof tn[0]; i++) {
+		x = largest_divisor(op->n, tn[i], op->n % lanes == 0 ? lanes : 1);
+		if (x * kmin * elem <= isa->l2 || r->ncand[KNOB_TILE_N] == 0)
+			cand_add(r, KNOB_TILE_N, x);
+	}
+	for (i = 0; i < sizeof vm / sizeof vm[0]; i++)
+		cand_add(r, KNOB_VECTOR_M, vm[i]);
+	if (op->n < lanes)
+		cand_add(r, KNOB_VECTOR_N, op->n);
+	for (x = 1; x <= 4; x++)
+		cand_add(r, KNOB_VECTOR_N, x * lanes);
+	cand_add(r, KNOB_VECTOR_K, 1);
+	cand_add(r, KNOB_THREADS, 1);
 }
 
 static void
@@ -70,6 +152,7 @@ mlircpu_rules(const struct op_desc *op, struct space_rules *r)
 	    KNOB_BIT(KNOB_VECTOR_N) | KNOB_BIT(KNOB_VECTOR_K) |
 	    KNOB_BIT(KNOB_THREADS);
 	mlircpu_complete(op, NULL, &r->defaults);
+	mlircpu_candidates(op, r);
 	r->vector_ok = mlircpu_vector_ok;
 	/* The schedule peels the last M register tile of a cache tile. */
 	r->ragged = KNOB_BIT(KNOB_VECTOR_M);
@@ -252,7 +335,7 @@ mlircpu_open(const struct backend_params *params, const struct op_desc *op,
 {
 	struct backend *be;
 	const char *reason, *bin = getenv("AUTOSCHED_LLVM_BIN");
-	char *opt, *clang, *v1, *v2;
+	char *opt, *clang, *v1, *v2, *flags;
 	size_t len = 0;
 	int i;
 
@@ -289,7 +372,11 @@ mlircpu_open(const struct backend_params *params, const struct op_desc *op,
 	free(clang);
 	free(v1);
 	free(v2);
-	cpu_describe(&be->cpu, &be->flags);
+	cpu_describe(&be->cpu, &flags);
+	/* The target records the vector ISA the kernels are built for. */
+	be->flags = xasprintf("isa=%s/%dx%dB %s", mlircpu_isa()->name,
+	    mlircpu_isa()->vec_regs, mlircpu_isa()->vec_bytes, flags);
+	free(flags);
 	if (params->cpus != NULL && params->ncpus > 0) {
 		be->cpus = xcalloc((size_t)params->ncpus, 12);
 		for (i = 0; i < params->ncpus; i++)

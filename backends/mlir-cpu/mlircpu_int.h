@@ -19,6 +19,21 @@ extern const char mlircpu_tpl_pack_keep_mlir[];
 extern const char mlircpu_tpl_peel_m_mlir[];
 extern const char mlircpu_tpl_lower_pipeline[];
 
+/* The vector ISA of this CPU (isa.c). */
+struct mlircpu_isa {
+	const char	*name;		/* "avx512", "avx2", "sse2" */
+	int		 vec_bytes;	/* widest vector register the kernels use */
+	int		 vec_regs;	/* how many of them */
+	unsigned	 fma:1, f16c:1, avx2:1, avx512f:1, avx512bw:1, avx512vl:1;
+	unsigned	 avx512_vnni:1, avx512_bf16:1, avx_vnni:1;
+	int64_t		 l1d, l2;	/* bytes, per core (sysfs; 32 KiB / 512 KiB if unknown) */
+};
+void	 mlircpu_isa_detect(struct mlircpu_isa *);
+/* Detected once; borrowed for the process's life. */
+const struct mlircpu_isa *mlircpu_isa(void);
+/* "avx512: 64-byte vectors, 32 registers, fma, f16c, avx512_vnni, …". */
+void	 mlircpu_isa_describe(const struct mlircpu_isa *, char *buf, size_t len);
+
 /* AUTOSCHED_TEST_FAULT kinds. */
 enum mlircpu_fault {
 	FAULT_NONE = 0,

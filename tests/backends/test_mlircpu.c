@@ -11,6 +11,7 @@
 
 #include "analysis/analysis.h"
 #include "backends/backend.h"
+#include "backends/mlir-cpu/mlircpu_int.h"
 #include "search/space.h"
 #include "tests/check.h"
 #include "util/util.h"
@@ -278,11 +279,20 @@ test_eval(void)
 	{
 		struct space_rules rules;
 
+		/* f32 lanes of this CPU's vectors, and how many rows fit. */
+		int64_t lanes = mlircpu_isa()->vec_bytes / 4;
+		int64_t rows2 = (mlircpu_isa()->vec_regs - 3) / 2;
+
 		ops->rules(&op, &rules);
-		CHECK(rules.vector_ok(&op, 4, 16, 1));
-		CHECK(rules.vector_ok(&op, 6, 16, 1));
-		CHECK(!rules.vector_ok(&op, 8, 16, 1));
+		CHECK(rules.vector_ok(&op, 4, lanes, 1));
+		CHECK(rules.vector_ok(&op, 6, lanes, 1));
+		/* Two vectors a row: rows·2 accumulators + 2 of B + 1 of A. */
+		CHECK(rules.vector_ok(&op, rows2, 2 * lanes, 1));
+		CHECK(!rules.vector_ok(&op, rows2 + 1, 2 * lanes, 1));
 		CHECK(!rules.vector_ok(&op, 4, 12, 1));
+		/* The default candidates span register tiles and cache tiles. */
+		CHECK(rules.ncand[KNOB_VECTOR_M] > 1 && rules.ncand[KNOB_VECTOR_N] > 1);
+		CHECK(rules.ncand[KNOB_TILE_M] >= 1 && rules.ncand[KNOB_TILE_K] >= 1);
 		CHECK(rules.defaults.v[KNOB_THREADS] == 1);
 		CHECK(rules.ragged == KNOB_BIT(KNOB_VECTOR_M));
 		CHECK(op.n % rules.defaults.v[KNOB_TILE_N] == 0);
@@ -419,6 +429,60 @@ rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	return remove(path);
 }
 
+/* 1 if /proc/cpuinfo's first flags line has flag. */
+static int
+cpuinfo_has(const char *text, const char *flag)
+{
+	const char *line = strstr(text, "\nflags"), *end, *p;
+	size_t n = strlen(flag);
+
+	if (line == NULL)
+		return -1;
+	end = strchr(line + 1, '\n');
+	for (p = strchr(line, ':'); p != NULL && p < end; p = strchr(p + 1, ' ')) {
+		if (strncmp(p + 1, flag, n) == 0 && (p[1 + n] == ' ' ||
+		    p + 1 + n == end))
+			return 1;
+	}
+	return 0;
+}
+
+/* The run-time ISA detection agrees with the kernel's view of the CPU. */
+static void
+test_isa(void)
+{
+	struct mlircpu_isa isa;
+	char *text = NULL, desc[160];
+	size_t len;
+
+	CHECK(util_read_file("/proc/cpuinfo", 4 << 20, &text, &len, NULL) == 0);
+	if (text == NULL)
+		return;
+	mlircpu_isa_detect(&isa);
+	CHECK(cpuinfo_has(text, "avx2") == isa.avx2);
+	CHECK(cpuinfo_has(text, "fma") == isa.fma);
+	CHECK(cpuinfo_has(text, "f16c") == isa.f16c);
+	CHECK(cpuinfo_has(text, "avx512f") == isa.avx512f);
+	CHECK(cpuinfo_has(text, "avx512bw") == isa.avx512bw);
+	CHECK(cpuinfo_has(text, "avx512vl") == isa.avx512vl);
+	CHECK(cpuinfo_has(text, "avx512_vnni") == isa.avx512_vnni);
+	CHECK(cpuinfo_has(text, "avx512_bf16") == isa.avx512_bf16);
+	CHECK(cpuinfo_has(text, "avx_vnni") == isa.avx_vnni);
+	/* The widths follow the flags. */
+	if (isa.avx512f && isa.avx512bw && isa.avx512vl)
+		CHECK(isa.vec_bytes == 64 && isa.vec_regs == 32 &&
+		    strcmp(isa.name, "avx512") == 0);
+	else if (isa.avx2)
+		CHECK(isa.vec_bytes == 32 && isa.vec_regs == 16);
+	else
+		CHECK(isa.vec_bytes == 16);
+	CHECK(isa.l1d >= 4096 && isa.l2 >= isa.l1d);
+	mlircpu_isa_describe(&isa, desc, sizeof desc);
+	printf("detected: %s; L1d %lld KiB, L2 %lld KiB\n", desc,
+	    (long long)isa.l1d >> 10, (long long)isa.l2 >> 10);
+	free(text);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -436,8 +500,10 @@ main(int argc, char **argv)
 		test_faults();
 	else if (strcmp(what, "cache") == 0)
 		test_cache();
+	else if (strcmp(what, "isa") == 0)
+		test_isa();
 	else {
-		fprintf(stderr, "usage: test_mlircpu eval|types|faults|cache\n");
+		fprintf(stderr, "usage: test_mlircpu eval|types|faults|cache|isa\n");
 		return 2;
 	}
 	nftw(work_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);

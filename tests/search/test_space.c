@@ -40,9 +40,13 @@ naive_dim_ok(int64_t D, const int64_t *tiles, size_t nt, int64_t t, int64_t v,
 	return 1;
 }
 
-/* ragged: the rules' KNOB_BIT(KNOB_VECTOR_*) mask. */
+/*
+ * ragged: the rules' KNOB_BIT(KNOB_VECTOR_*) mask. defaults: every list but
+ * tile_m's comes from the backend's default candidates, not the cfg (same
+ * space expected).
+ */
 static void
-test_bruteforce(int64_t M, int64_t N, int64_t K, uint32_t ragged)
+test_bruteforce(int64_t M, int64_t N, int64_t K, uint32_t ragged, int defaults)
 {
 	int64_t tm[] = { 8, 16, 24, 32, 64, 128, 256 }, tn[] = { 16, 32, 48, 64, 512 };
 	int64_t tk[] = { 1, 8, 32, 100, 200 }, vm[] = { 1, 2, 4, 6, 8 };
@@ -65,7 +69,14 @@ test_bruteforce(int64_t M, int64_t N, int64_t K, uint32_t ragged)
 	rules.knobs = 0x7f;
 	rules.vector_ok = vec_budget;
 	rules.ragged = ragged;
-	CHECK(space_new(&op, lists, 7, &rules, &s, &err) == 0);
+	if (defaults) {
+		for (i = 1; i < 7; i++) {
+			rules.ncand[lists[i].knob] = lists[i].n;
+			memcpy(rules.cand[lists[i].knob], lists[i].values,
+			    lists[i].n * sizeof lists[i].values[0]);
+		}
+	}
+	CHECK(space_new(&op, lists, defaults ? 1 : 7, &rules, &s, &err) == 0);
 	if (s == NULL)
 		return;
 	for (a = 0; a < 7; a++) for (b = 0; b < 5; b++) for (c = 0; c < 5; c++)
@@ -111,6 +122,40 @@ test_bruteforce(int64_t M, int64_t N, int64_t K, uint32_t ragged)
 
 		CHECK(space_index(s, &bad) == -1);
 	}
+	space_free(s);
+}
+
+/* A knob the cfg gives one value stays pinned whatever the candidates. */
+static void
+test_pinned(void)
+{
+	int64_t one[] = { 64 };
+	struct knob_values lists[] = { { KNOB_TILE_M, one, 1 } };
+	struct space_rules rules = { 0 };
+	struct op_desc op = { 0 };
+	struct space *s = NULL;
+	char *err = NULL;
+	size_t n;
+
+	op.m = op.n = op.k = 256;
+	op.batch = 1;
+	rules.knobs = KNOB_BIT(KNOB_TILE_M) | KNOB_BIT(KNOB_TILE_N);
+	rules.defaults.v[KNOB_TILE_M] = 32;
+	rules.defaults.v[KNOB_TILE_N] = 32;
+	rules.ncand[KNOB_TILE_M] = 3;
+	rules.cand[KNOB_TILE_M][0] = 16;
+	rules.cand[KNOB_TILE_M][1] = 32;
+	rules.cand[KNOB_TILE_M][2] = 128;
+	rules.ncand[KNOB_TILE_N] = 2;
+	rules.cand[KNOB_TILE_N][0] = 64;
+	rules.cand[KNOB_TILE_N][1] = 256;
+	CHECK(space_new(&op, lists, 1, &rules, &s, &err) == 0);
+	if (s == NULL)
+		return;
+	CHECK(space_knob_size(s, KNOB_TILE_M) == 1);
+	CHECK(space_knob_list(s, KNOB_TILE_M, &n)[0] == 64 && n == 1);
+	CHECK(space_knob_size(s, KNOB_TILE_N) == 2);
+	CHECK(space_count(s) == 2);
 	space_free(s);
 }
 
@@ -206,14 +251,19 @@ test_gpu_blocks(void)
 int
 main(void)
 {
-	test_bruteforce(256, 512, 200, 0);
-	test_bruteforce(100, 48, 64, 0);
-	test_bruteforce(24, 16, 1, 0);
-	/* The register tile may leave a rest of the cache tile (mlir-cpu's M). */
-	test_bruteforce(256, 512, 200, KNOB_BIT(KNOB_VECTOR_M));
-	test_bruteforce(100, 48, 64, KNOB_BIT(KNOB_VECTOR_M) |
-	    KNOB_BIT(KNOB_VECTOR_N) | KNOB_BIT(KNOB_VECTOR_K));
-	test_bruteforce(24, 16, 1, KNOB_BIT(KNOB_VECTOR_K));
+	int d;
+
+	for (d = 0; d <= 1; d++) {
+		test_bruteforce(256, 512, 200, 0, d);
+		test_bruteforce(100, 48, 64, 0, d);
+		test_bruteforce(24, 16, 1, 0, d);
+		/* The register tile may leave a rest of the cache tile (mlir-cpu's M). */
+		test_bruteforce(256, 512, 200, KNOB_BIT(KNOB_VECTOR_M), d);
+		test_bruteforce(100, 48, 64, KNOB_BIT(KNOB_VECTOR_M) |
+		    KNOB_BIT(KNOB_VECTOR_N) | KNOB_BIT(KNOB_VECTOR_K), d);
+		test_bruteforce(24, 16, 1, KNOB_BIT(KNOB_VECTOR_K), d);
+	}
+	test_pinned();
 	test_huge();
 	test_names();
 	test_gpu_blocks();
