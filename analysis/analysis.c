@@ -13,8 +13,6 @@
 #include "analysis/analysis_int.h"
 #include "util/util.h"
 
-/* Inputs bigger than this are refused: IREE dumps of whole models stay far below. */
-#define ANALYSIS_MAX_INPUT	(256u << 20)
 /* Cap on a printed type or diagnostic kept for a message. */
 #define ANALYSIS_MAX_TEXT	4096
 
@@ -190,6 +188,43 @@ walk_op(MlirOperation op, void *arg)
 	return MlirWalkResultSkip;
 }
 
+/*
+ * The deepest nesting of brackets in text, outside strings and comments,
+ * up to the first line where it exceeds ANALYSIS_NESTING_MAX (*line then
+ * names it). A '>' of "->" closes nothing.
+ */
+static int
+nesting_ok(const char *text, size_t len, int *line)
+{
+	size_t i;
+	int depth = 0;
+
+	*line = 1;
+	for (i = 0; i < len; i++) {
+		char c = text[i];
+
+		if (c == '\n')
+			(*line)++;
+		else if (c == '"') {
+			for (i++; i < len && text[i] != '"'; i++) {
+				if (text[i] == '\\' && i + 1 < len)
+					i++;
+				else if (text[i] == '\n')
+					(*line)++;
+			}
+		} else if (c == '/' && i + 1 < len && text[i + 1] == '/') {
+			while (i + 1 < len && text[i + 1] != '\n')
+				i++;
+		} else if (c == '(' || c == '[' || c == '{' || c == '<') {
+			if (++depth > ANALYSIS_NESTING_MAX)
+				return 0;
+		} else if ((c == ')' || c == ']' || c == '}' ||
+		    (c == '>' && (i == 0 || text[i - 1] != '-'))) && depth > 0)
+			depth--;
+	}
+	return 1;
+}
+
 int
 analysis_parse(const char *name, const char *text, size_t len,
     struct analysis **out, char **err)
@@ -202,12 +237,18 @@ analysis_parse(const char *name, const char *text, size_t len,
 	struct walk		 w;
 	struct analysis		*a = NULL;
 	char			*copy;
-	int			 rc = -1;
+	int			 rc = -1, line;
 
 	*out = NULL;
-	if (len > ANALYSIS_MAX_INPUT) {
-		util_seterr(err, "%s: input too large (%zu bytes, at most %u)",
-		    name, len, ANALYSIS_MAX_INPUT);
+	if (len > ANALYSIS_INPUT_MAX) {
+		util_seterr(err, "%s: input too large (%zu bytes, at most %zu)",
+		    name, len, ANALYSIS_INPUT_MAX);
+		return -1;
+	}
+	if (!nesting_ok(text, len, &line)) {
+		util_seterr(err, "%s:%d: nested more than %d levels deep (brackets,"
+		    " regions, types): refused before MLIR's parser, which"
+		    " recurses on nesting", name, line, ANALYSIS_NESTING_MAX);
 		return -1;
 	}
 	/* MLIR's lexer finds the end of the buffer by its NUL. */
@@ -261,7 +302,7 @@ analysis_load(const char *path, struct analysis **out, char **err)
 	int	 rc;
 
 	*out = NULL;
-	if (util_read_file(path, ANALYSIS_MAX_INPUT, &buf, &len, err) != 0)
+	if (util_read_file(path, ANALYSIS_INPUT_MAX, &buf, &len, err) != 0)
 		return -1;
 	rc = analysis_parse(path, buf, len, out, err);
 	free(buf);

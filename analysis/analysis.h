@@ -57,6 +57,15 @@ struct op_desc {
 struct analysis;
 
 /*
+ * The one limit on an MLIR input (every reader uses it): IREE dumps of whole
+ * models stay far below. And the deepest bracket nesting ((, [, {, <)
+ * handed to MLIR's parser, which recurses on it: deeper files are refused
+ * before they can overflow the stack.
+ */
+#define ANALYSIS_INPUT_MAX	((size_t)256 << 20)
+#define ANALYSIS_NESTING_MAX	512
+
+/*
  * Parse the MLIR file at path (or the text buffer, named name for messages)
  * and find its ops. Unregistered dialects are allowed. On a parse error
  * returns -1 with *err holding MLIR's diagnostic ("file:line:col: message").

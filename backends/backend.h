@@ -42,6 +42,12 @@ struct trial_result {
 	double		 max_err;	/* largest |got - want| seen when verifying */
 	char		 artifact[17];	/* hash of the generated code, "" if none */
 	char		*error;		/* what went wrong, or NULL; owner frees */
+	/*
+	 * 1 when the environment failed, not the candidate (no space left, a
+	 * tool missing, fork/exec, CPU affinity): the job stops and nothing is
+	 * recorded, so the config is measured again later.
+	 */
+	int		 env_failure;
 };
 void	 backend_result_clear(struct trial_result *);	/* frees error, zeroes */
 

@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <ini.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -87,17 +86,20 @@ struct cfg_reader {
 static int	cfg_fail(struct cfg_reader *, int, int, const char *,
 		    const char *, ...) PRINTFLIKE(5, 6);
 
-static pthread_once_t cfg_ini_once = PTHREAD_ONCE_INIT;
 static char cfg_inline_comments[] = ";#";
+static char cfg_start_comments[] = ";#";
 
 /*
- * Debian's libinih takes its options at run time: inline comments start with
- * ';' or '#' after a space (as the seed writes them), an indented line is a
- * key (no continuation lines), lines go up to CFG_LINE_MAX, first error stops.
+ * Debian's libinih takes its options at run time, in process-wide variables
+ * the daemon's own config reader sets too: so every parse sets all of them.
+ * Inline comments start with ';' or '#' after a space (as the seed writes
+ * them), an indented line is a key (no continuation lines), lines go up to
+ * CFG_LINE_MAX, first error stops.
  */
 static void
 cfg_ini_setup(void)
 {
+	ini_start_comment_prefixes = cfg_start_comments;
 	ini_allow_multiline = false;
 	ini_allow_bom = true;
 	ini_allow_inline_comments = true;
@@ -751,7 +753,7 @@ cfg_parse(const char *path, const char *text, size_t len, int check_files,
 	size_t i;
 
 	*out = NULL;
-	pthread_once(&cfg_ini_once, cfg_ini_setup);
+	cfg_ini_setup();
 
 	cfg = xcalloc(1, sizeof *cfg);
 	cfg->path = xstrdup(path != NULL ? path : "(cfg)");

@@ -39,42 +39,6 @@ daemon_default_db(void)
 	return xstrdup(e != NULL && *e != '\0' ? e : "autosched.db");
 }
 
-/* Parse "0,1,3" or "0-1" into a CPU list. 0 or -1. */
-static int
-cli_parse_cpus(const char *s, int **cpus, int *n)
-{
-	int *v = NULL, cnt = 0;
-	char *dup = xstrdup(s), *tok, *save = NULL;
-
-	for (tok = strtok_r(dup, ",", &save); tok != NULL;
-	    tok = strtok_r(NULL, ",", &save)) {
-		int a, b, i;
-
-		if (sscanf(tok, "%d-%d", &a, &b) == 2) {
-			;
-		} else if (sscanf(tok, "%d", &a) == 1)
-			b = a;
-		else
-			goto fail;
-		if (a < 0 || b < a || b > 4095)
-			goto fail;
-		for (i = a; i <= b; i++) {
-			v = xrealloc(v, (size_t)(cnt + 1) * sizeof *v);
-			v[cnt++] = i;
-		}
-	}
-	if (cnt == 0)
-		goto fail;
-	free(dup);
-	*cpus = v;
-	*n = cnt;
-	return 0;
-fail:
-	free(dup);
-	free(v);
-	return -1;
-}
-
 static void
 cli_print_warnings(const struct cfg *c)
 {
@@ -142,9 +106,11 @@ cli_run(int argc, char **argv)
 			break;
 		case 'c':
 			free(cpus);
-			if (cli_parse_cpus(optarg, &cpus, &ncpus) != 0) {
-				fprintf(stderr, "autosched run: --cpus %s: expected "
-				    "a list like 0,1 or 0-1\n", optarg);
+			cpus = NULL;
+			if (util_parse_cpus(optarg, &cpus, &ncpus, &err) != 0) {
+				fprintf(stderr, "autosched run: --cpus %s: %s\n",
+				    optarg, err);
+				free(err);
 				return 2;
 			}
 			break;
@@ -179,6 +145,7 @@ cli_run(int argc, char **argv)
 	o.cpus = cpus;
 	o.ncpus = ncpus;
 	o.work_dir = work;
+	o.db = db;
 	o.stop = &cli_stop;
 	/* Everything about the input is checked before the store is touched. */
 	if (job_prepare(cfg, &o, &job, &err) != 0) {

@@ -16,7 +16,6 @@
 
 #define CONF_MAX_SIZE	(64 * 1024)
 #define CONF_MAX_LINE	190	/* below libinih's own line buffer */
-#define CONF_MAX_CPUS	1024
 
 static const char *const conf_keys[] = {
 	"database", "spool", "log_level", "cpus", "compile_nice", "poll_interval",
@@ -80,6 +79,30 @@ conf_defaults(void)
 	return c;
 }
 
+static char conf_comments[] = ";#";
+static char conf_inline_comments[] = ";";
+
+/*
+ * libinih's options are process-wide variables the cfg reader sets too: set
+ * every one before each parse (libinih's own defaults, which this format was
+ * written for), so a SIGHUP after a job reads the file the same way.
+ */
+static void
+conf_ini_setup(void)
+{
+	ini_allow_multiline = true;
+	ini_allow_bom = true;
+	ini_start_comment_prefixes = conf_comments;
+	ini_allow_inline_comments = true;
+	ini_inline_comment_prefixes = conf_inline_comments;
+	ini_use_stack = true;
+	ini_max_line = 200;
+	ini_allow_realloc = false;
+	ini_initial_alloc = 200;
+	ini_stop_on_first_error = false;
+	ini_allow_no_value = false;
+}
+
 /* libinih reads line by line through this, so we know the line of each key. */
 static char *
 conf_reader(char *str, int num, void *stream)
@@ -115,69 +138,23 @@ conf_int(const char *s, long lo, long hi, long *out)
 	return 0;
 }
 
-/* "0", "0,1", "2-3,6": CPUs that exist here, no repeats. */
+/* "0", "0,1", "2-3,6": CPUs this process may use, no repeats (util's parser). */
 static int
 conf_cpus(struct conf_parse *cp, const char *value, const char *key)
 {
-	long ncpu = sysconf(_SC_NPROCESSORS_CONF), a, b, v;
-	char *copy = xstrdup(value), *tok, *save = NULL, *dash;
-	int *cpus = NULL, n = 0, i, rc = -1;
+	char *why = NULL;
+	int *cpus = NULL, n = 0;
 
-	if (ncpu < 1)
-		ncpu = 1;
-	for (tok = strtok_r(copy, ",", &save); tok != NULL;
-	    tok = strtok_r(NULL, ",", &save)) {
-		while (*tok == ' ' || *tok == '\t')
-			tok++;
-		if ((dash = strchr(tok, '-')) != NULL)
-			*dash++ = '\0';
-		if (conf_int(tok, 0, CONF_MAX_CPUS - 1, &a) != 0 ||
-		    (dash != NULL && conf_int(dash, 0, CONF_MAX_CPUS - 1, &b) != 0)) {
-			util_seterr(&cp->err, "%s:%d: %s: \"%s\" is not a list of"
-			    " CPUs (expected e.g. 0 or 0,1 or 2-3)", cp->path,
-			    cp->line, key, value);
-			goto out;
-		}
-		if (dash == NULL)
-			b = a;
-		if (b < a) {
-			util_seterr(&cp->err, "%s:%d: %s: range %ld-%ld is"
-			    " backwards", cp->path, cp->line, key, a, b);
-			goto out;
-		}
-		for (v = a; v <= b; v++) {
-			if (v >= ncpu) {
-				util_seterr(&cp->err, "%s:%d: %s: CPU %ld does not"
-				    " exist (this machine has %ld, from 0)",
-				    cp->path, cp->line, key, v, ncpu);
-				goto out;
-			}
-			for (i = 0; i < n; i++) {
-				if (cpus[i] == v) {
-					util_seterr(&cp->err, "%s:%d: %s: CPU %ld"
-					    " listed twice", cp->path, cp->line,
-					    key, v);
-					goto out;
-				}
-			}
-			cpus = xrealloc(cpus, (size_t)(n + 1) * sizeof *cpus);
-			cpus[n++] = (int)v;
-		}
-	}
-	if (n == 0) {
-		util_seterr(&cp->err, "%s:%d: %s: empty list of CPUs", cp->path,
-		    cp->line, key);
-		goto out;
+	if (util_parse_cpus(value, &cpus, &n, &why) != 0) {
+		util_seterr(&cp->err, "%s:%d: %s: %s", cp->path, cp->line, key,
+		    why);
+		free(why);
+		return -1;
 	}
 	free(cp->conf->cpus);
 	cp->conf->cpus = cpus;
 	cp->conf->ncpus = n;
-	cpus = NULL;
-	rc = 0;
-out:
-	free(cpus);
-	free(copy);
-	return rc;
+	return 0;
 }
 
 /* One key = value; returns 0 to stop at the first error. */
@@ -295,6 +272,7 @@ service_conf_parse(const char *path, const char *text, size_t len,
 	cp.p = text;
 	cp.end = text + len;
 	cp.conf = conf_defaults();
+	conf_ini_setup();
 	rc = ini_parse_stream(conf_reader, &cp, conf_handler, &cp);
 	if (cp.err == NULL && rc > 0)
 		util_seterr(&cp.err, "%s:%d: syntax error (expected [section]"

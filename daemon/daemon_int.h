@@ -58,13 +58,14 @@ int	 service_lock(const char *db, int *fd, char **err)
 	    __attribute__((warn_unused_result));
 
 /*
- * Validate the cfg at cfg_path and its MLIR as `run` does (at least one
- * tunable op) and fill *j with a queued job snapshotting both texts (cfg_path
- * made absolute). Warnings of the cfg reader go to warn (may be NULL). On bad
- * input -1 and *err says why. The caller clears *j (store_job_clear).
+ * Validate the cfg at cfg_path and its MLIR with run's own validator
+ * (job_prepare, for the store at db) and fill *j with a queued job
+ * snapshotting both texts as validated (cfg_path made absolute). Warnings of
+ * the cfg reader go to warn (may be NULL). On bad input -1 and *err says
+ * why. The caller clears *j (store_job_clear).
  */
-int	 queue_snapshot(const char *cfg_path, int priority, struct store_job *j,
-	    void (*warn)(const char *, void *), void *arg, char **err)
-	    __attribute__((warn_unused_result));
+int	 queue_snapshot(const char *cfg_path, const char *db, int priority,
+	    struct store_job *j, void (*warn)(const char *, void *), void *arg,
+	    char **err) __attribute__((warn_unused_result));
 
 #endif

@@ -16,10 +16,9 @@
 #include "cfg/cfg.h"
 #include "daemon/daemon.h"
 #include "daemon/daemon_int.h"
+#include "job/job.h"
 #include "store/store.h"
 #include "util/util.h"
-
-#define QUEUE_MLIR_MAX	((size_t)256 * 1024 * 1024)
 
 /* The options a queue command was given. */
 struct queue_args {
@@ -180,11 +179,13 @@ queue_warn(const char *msg, void *arg)
 }
 
 int
-queue_snapshot(const char *cfg_path, int priority, struct store_job *j,
-    void (*warn)(const char *, void *), void *arg, char **err)
+queue_snapshot(const char *cfg_path, const char *db, int priority,
+    struct store_job *j, void (*warn)(const char *, void *), void *arg,
+    char **err)
 {
 	struct cfg *cfg = NULL;
-	struct analysis *an = NULL;
+	struct job *job = NULL;
+	struct job_opts o;
 	char *mlir = NULL, *abs = NULL, hash[17];
 	size_t len, i, ntunable = 0;
 	int rc = -1;
@@ -195,21 +196,23 @@ queue_snapshot(const char *cfg_path, int priority, struct store_job *j,
 	for (i = 0; warn != NULL && i < cfg->nwarnings; i++)
 		warn(cfg->warnings[i], arg);
 
-	/* Analyse the very text we snapshot: the file may change meanwhile. */
-	if (util_read_file(cfg->input_file, QUEUE_MLIR_MAX, &mlir, &len,
+	/* Validate the very text we snapshot (it may change meanwhile), as run does. */
+	if (util_read_file(cfg->input_file, ANALYSIS_INPUT_MAX, &mlir, &len,
 	    err) != 0)
 		goto out;
-	if (analysis_parse(cfg->input_file, mlir, len, &an, err) != 0)
+	memset(&o, 0, sizeof o);
+	o.json = 1;		/* no warnings on stdout */
+	o.mlir_text = mlir;
+	o.db = db;
+	if (job_prepare(cfg, &o, &job, err) != 0)
 		goto out;
-	for (i = 0; i < analysis_count(an); i++) {
-		if (analysis_op(an, i)->tunable)
+	for (i = 0; i < job_nops(job); i++) {
+		const struct space *sp;
+		const char *skipped;
+
+		(void)job_op(job, i, &sp, &skipped);
+		if (sp != NULL)
 			ntunable++;
-	}
-	if (ntunable == 0) {
-		util_seterr(err, "%s: no tunable op (matmul, batch_matmul or a"
-		    " matmul-like linalg.generic) in %s", cfg_path,
-		    cfg->input_file);
-		goto out;
 	}
 	util_hash_hex(mlir, len, hash);
 
@@ -232,7 +235,7 @@ queue_snapshot(const char *cfg_path, int priority, struct store_job *j,
 	rc = 0;
 out:
 	free(mlir);
-	analysis_free(an);
+	job_free(job);
 	cfg_free(cfg);
 	return rc;
 }
@@ -251,13 +254,13 @@ queue_submit(int argc, char **argv)
 	if (queue_args("submit", "CFG [--db PATH] [--priority N]",
 	    QA_DB | QA_PRIORITY | QA_ARG, argc, argv, &qa) != 0)
 		return 2;
+	db = qa.db != NULL ? xstrdup(qa.db) : daemon_default_db();
 	/* Validate before touching the store: a bad cfg leaves no trace. */
-	if (queue_snapshot(qa.arg, (int)qa.priority, &j, queue_warn, NULL,
+	if (queue_snapshot(qa.arg, db, (int)qa.priority, &j, queue_warn, NULL,
 	    &err) != 0) {
 		fprintf(stderr, "autosched submit: %s\n", err);
 		goto out;
 	}
-	db = qa.db != NULL ? xstrdup(qa.db) : daemon_default_db();
 	if (store_open(db, &st, &err) != 0) {
 		fprintf(stderr, "autosched submit: %s\n", err);
 		goto out;
@@ -325,6 +328,13 @@ queue_eta(const struct store_job *j)
 	    (double)j->trials_done;
 }
 
+/* 1 if the job is "running" but no runner holds its lease (it died). */
+static int
+queue_abandoned(const char *db, const struct store_job *j)
+{
+	return strcmp(j->state, "running") == 0 && !job_runner_alive(db, j->id);
+}
+
 static json_t *
 queue_json_job(const struct store_job *j)
 {
@@ -378,16 +388,17 @@ queue_print_list(struct store_job *jobs, size_t n)
 }
 
 static void
-queue_print_job(const struct store_job *j, const struct store_best *best,
-    size_t nbest)
+queue_print_job(const struct store_job *j, int abandoned,
+    const struct store_best *best, size_t nbest)
 {
 	char tbuf[32], dbuf[32];
 	double eta = queue_eta(j);
 	size_t i;
 
-	printf("job %lld: %s%s\n", (long long)j->id, j->state,
+	printf("job %lld: %s%s%s\n", (long long)j->id, j->state,
 	    j->cancel_requested && strcmp(j->state, "running") == 0 ?
-	    " (cancel requested)" : "");
+	    " (cancel requested)" : "", abandoned ? " (abandoned: no runner"
+	    " holds it; its runner died)" : "");
 	printf("  cfg:      %s\n", j->cfg_path ? j->cfg_path : "");
 	printf("  input:    %s (hash %s)\n", j->mlir_path ? j->mlir_path : "",
 	    j->mlir_hash ? j->mlir_hash : "-");
@@ -514,10 +525,12 @@ queue_status(int argc, char **argv)
 	if (qa.json) {
 		json_t *o = queue_json_job(&j);
 
+		json_object_set_new(o, "abandoned",
+		    json_boolean(queue_abandoned(db, &j)));
 		json_object_set_new(o, "best", queue_json_best(best, nbest));
 		queue_json_print(o);
 	} else
-		queue_print_job(&j, best, nbest);
+		queue_print_job(&j, queue_abandoned(db, &j), best, nbest);
 	rc = 0;
 out:
 	for (i = 0; i < nbest; i++)
@@ -558,6 +571,19 @@ queue_cancel(int argc, char **argv)
 		fprintf(stderr, "autosched cancel: job %lld has already ended"
 		    " (%s)\n", (long long)id, j.state);
 		rc = 2;
+		goto out;
+	}
+	if (queue_abandoned(db, &j)) {
+		/* Nobody would ever see the request: end it now. */
+		if (store_job_set_state(st, id, "cancelled", "abandoned: its"
+		    " runner died", &err) != 0) {
+			fprintf(stderr, "autosched cancel: %s\n", err);
+			rc = 1;
+			goto out;
+		}
+		printf("job %lld: cancelled (its runner had died)\n",
+		    (long long)id);
+		rc = 0;
 		goto out;
 	}
 	if (store_job_cancel(st, id, &err) != 0) {

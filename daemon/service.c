@@ -264,7 +264,7 @@ service_spool_take(struct service *sv, const char *path, const char *name)
 	char *err = NULL, *reason;
 	int64_t id;
 
-	if (queue_snapshot(path, 0, &j, service_spool_warn, sv, &err) != 0) {
+	if (queue_snapshot(path, sv->db, 0, &j, service_spool_warn, sv, &err) != 0) {
 		service_log(sv, LOG_WARNING, 0, "spool: %s: refused: %s", name,
 		    err);
 		service_spool_move(sv, path, name, "failed", err);
@@ -455,6 +455,7 @@ service_run_one(struct service *sv)
 	opts.job_id = j.id;
 	opts.mlir_text = j.mlir_text;
 	opts.work_dir = sv->work;
+	opts.db = sv->db;
 	if (sv->conf->cpus != NULL) {
 		opts.cpus = sv->conf->cpus;
 		opts.ncpus = sv->conf->ncpus;
@@ -557,6 +558,40 @@ service_wait(struct service *sv)
 	if (sv->wake_fd != -1)
 		service_wake_drain(sv->wake_fd);
 	service_watchdog(sv, 0);
+}
+
+/*
+ * Jobs left "running" whose runner is dead (nobody holds their lease): back
+ * in the queue, or cancelled when a cancel was asked. A job a live
+ * `autosched run` holds is left alone. The count requeued, or -1.
+ */
+static int
+service_requeue(struct service *sv, char **err)
+{
+	struct store_job *jobs = NULL;
+	size_t n = 0, i;
+	int count = 0;
+
+	if (store_job_list(sv->st, &jobs, &n, err) != 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		const struct store_job *j = &jobs[i];
+
+		if (strcmp(j->state, "running") != 0 ||
+		    job_runner_alive(sv->db, j->id))
+			continue;
+		if (store_job_set_state(sv->st, j->id, j->cancel_requested ?
+		    "cancelled" : "queued", NULL, err) != 0) {
+			count = -1;
+			break;
+		}
+		if (!j->cancel_requested)
+			count++;
+	}
+	for (i = 0; i < n; i++)
+		store_job_clear(&jobs[i]);
+	free(jobs);
+	return count;
 }
 
 /* The store: --db, the conf's, systemd's StateDirectory, the default. */
@@ -675,7 +710,7 @@ service_main(int argc, char **argv)
 		service_log(&sv, LOG_ERR, 0, "%s", err);
 		goto out;
 	}
-	if ((n = store_job_requeue_running(sv.st, &err)) < 0) {
+	if ((n = service_requeue(&sv, &err)) < 0) {
 		service_log(&sv, LOG_ERR, 0, "%s", err);
 		goto out;
 	}

@@ -6,11 +6,13 @@
  * the top candidates interleaved with the baseline, measure the reference.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analysis/analysis.h"
@@ -63,6 +65,14 @@ struct job {
 	size_t			 nops;
 	size_t			 ntunable;
 	char			*mlir_text;	/* read from the file, or NULL */
+	int			 ncpus;		/* CPUs measurements use */
+	dev_t			 db_dev;	/* the store file when the job began */
+	ino_t			 db_ino;
+	int			 db_known;
+	int			 run_lock;	/* the lease of this cfg on the store, or -1 */
+	int			 job_lock;	/* the lease of the job id, or -1 */
+	char			*job_lock_path;
+	char			*csv_tmp;	/* the report while written */
 };
 
 static void
@@ -113,6 +123,26 @@ job_should_stop(struct job *c)
 }
 
 /*
+ * 1 (with *err) if the store file the job began with was deleted or replaced:
+ * what the job records from now on would go nowhere anyone reads.
+ */
+static int
+job_store_gone(struct job *c, char **err)
+{
+	struct stat sb;
+
+	if (!c->db_known)
+		return 0;
+	if (stat(c->o->db, &sb) == 0 && sb.st_dev == c->db_dev &&
+	    sb.st_ino == c->db_ino)
+		return 0;
+	util_seterr(err, "the store %s was deleted or replaced while the job"
+	    " ran: stopping, nothing more is recorded (results since then are"
+	    " lost)", c->o->db);
+	return 1;
+}
+
+/*
  * Evaluate one config and commit it as a trial of the given phase. 0 when
  * recorded, 1 when a stop interrupted it (nothing recorded), -1 on error.
  */
@@ -133,6 +163,19 @@ job_trial(struct job *c, struct backend *b, struct job_op *jo,
 		backend_result_clear(res);
 		c->stopped = 1;
 		return 1;
+	}
+	if (res->env_failure) {
+		/* Not the candidate's outcome: record nothing, measure it later. */
+		util_seterr(err, "%s: %s: the environment failed, not the config:"
+		    " %s; nothing recorded for it, the job stops (run it again"
+		    " once this is fixed: it resumes)", jo->op->name, name,
+		    res->error ? res->error : "?");
+		backend_result_clear(res);
+		return -1;
+	}
+	if (job_store_gone(c, err)) {
+		backend_result_clear(res);
+		return -1;
 	}
 	memset(&t, 0, sizeof t);
 	t.job_id = c->job_id;
@@ -746,6 +789,135 @@ job_cfg_line(const struct cfg *cfg, enum knob k)
 	return 0;
 }
 
+uint64_t
+job_memory_limit(void)
+{
+	const char *e = getenv("AUTOSCHED_MEMORY_LIMIT");
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	unsigned long long mib;
+	char *end;
+
+	if (e != NULL && *e != '\0') {
+		errno = 0;
+		mib = strtoull(e, &end, 10);
+		if (errno == 0 && *end == '\0' && mib > 0 && mib < (1ULL << 40))
+			return (uint64_t)mib << 20;
+	}
+	if (pages <= 0 || psize <= 0)
+		return (uint64_t)4 << 30;
+	return (uint64_t)pages * (uint64_t)psize / 2;
+}
+
+/*
+ * The bytes of an op's operands and result, plus a second result for the
+ * verifier; 0 when the product overflows 64 bits (never fits).
+ */
+static uint64_t
+job_op_bytes(const struct op_desc *op)
+{
+	uint64_t b = op->batch > 0 ? (uint64_t)op->batch : 1, m = (uint64_t)op->m,
+	    n = (uint64_t)op->n, k = (uint64_t)op->k, x, y, z, sum;
+
+	if (op->m <= 0 || op->n <= 0 || op->k <= 0 ||
+	    __builtin_mul_overflow(b, m, &x) || __builtin_mul_overflow(x, k, &x) ||
+	    __builtin_mul_overflow(x, analysis_elem_size(op->lhs), &x) ||
+	    __builtin_mul_overflow(b, k, &y) || __builtin_mul_overflow(y, n, &y) ||
+	    __builtin_mul_overflow(y, analysis_elem_size(op->rhs), &y) ||
+	    __builtin_mul_overflow(b, m, &z) || __builtin_mul_overflow(z, n, &z) ||
+	    __builtin_mul_overflow(z, analysis_elem_size(op->acc), &z) ||
+	    __builtin_mul_overflow(z, 2, &z) ||
+	    __builtin_add_overflow(x, y, &sum) || __builtin_add_overflow(sum, z, &sum))
+		return 0;
+	return sum;
+}
+
+/*
+ * 1 if a and b name the same file: the same inode when both exist, else
+ * the same real folder and the same last name (a file still to be made).
+ */
+static int
+job_same_path(const char *a, const char *b)
+{
+	char *da, *db_, *ra, *rb;
+	const char *ba, *bb;
+	int same;
+
+	if (access(a, F_OK) == 0 && access(b, F_OK) == 0)
+		return util_same_file(a, b);
+	da = util_dirname(a);
+	db_ = util_dirname(b);
+	ra = realpath(da, NULL);
+	rb = realpath(db_, NULL);
+	ba = strrchr(a, '/') ? strrchr(a, '/') + 1 : a;
+	bb = strrchr(b, '/') ? strrchr(b, '/') + 1 : b;
+	same = ra != NULL && rb != NULL && strcmp(ra, rb) == 0 &&
+	    strcmp(ba, bb) == 0;
+	free(da);
+	free(db_);
+	free(ra);
+	free(rb);
+	return same;
+}
+
+/*
+ * output_file may name neither the store (nor its journal files), the
+ * input, the cfg, the replayed store, nor an existing file that is not one
+ * of our reports: the CSV must never destroy anything.
+ */
+static int
+job_check_output(const struct cfg *cfg, const struct job_opts *o, char **err)
+{
+	static const char *const sfx[] = { "", "-wal", "-shm", "-journal" };
+	const char *out = cfg->output_file, *what = NULL;
+	char *p, buf[sizeof REPORT_CSV_MAGIC];
+	struct stat sb;
+	size_t i;
+	FILE *f;
+
+	if (out == NULL)
+		return 0;
+	for (i = 0; o->db != NULL && i < sizeof sfx / sizeof sfx[0]; i++) {
+		p = xasprintf("%s%s", o->db, sfx[i]);
+		if (job_same_path(out, p))
+			what = i == 0 ? "the store" : "the store's journal";
+		free(p);
+	}
+	if (what == NULL && job_same_path(out, cfg->input_file))
+		what = "the input MLIR";
+	if (what == NULL && job_same_path(out, cfg->path))
+		what = "the cfg itself";
+	if (what == NULL && cfg->replay_db != NULL &&
+	    job_same_path(out, cfg->replay_db))
+		what = "the replayed store";
+	if (what != NULL) {
+		util_seterr(err, "%s: [Env] output_file: %s is %s; expected a"
+		    " new file for the CSV report", cfg->path, out, what);
+		return -1;
+	}
+	if (lstat(out, &sb) != 0)
+		return 0;
+	if (!S_ISREG(sb.st_mode)) {
+		util_seterr(err, "%s: [Env] output_file: %s exists and is not a"
+		    " regular file; expected a new file for the CSV report",
+		    cfg->path, out);
+		return -1;
+	}
+	memset(buf, 0, sizeof buf);
+	if ((f = fopen(out, "rb")) != NULL) {
+		if (fread(buf, 1, sizeof buf - 1, f) == 0)
+			buf[0] = '\0';
+		fclose(f);
+	}
+	if (sb.st_size > 0 && strcmp(buf, REPORT_CSV_MAGIC) != 0) {
+		util_seterr(err, "%s: [Env] output_file: %s exists and is not a"
+		    " report autosched wrote; expected a new file (or a previous"
+		    " report) for the CSV report: move it away or name another",
+		    cfg->path, out);
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Threads the cfg does not list are searched over the CPUs measurements use:
  * 1, 2, 4, … up to their count, and the count itself.
@@ -777,6 +949,23 @@ job_knob_origin(const struct job *c, int k)
 	return job_cfg_line(c->cfg, (enum knob)k);
 }
 
+/* The largest threads value of the cfg, and the line giving it (0 if none). */
+static int64_t
+job_max_threads(const struct cfg *cfg, int *line)
+{
+	int64_t max = 1;
+	size_t k;
+
+	*line = 0;
+	for (k = 0; k < cfg->nknobs; k++) {
+		if (cfg->knobs[k].knob == KNOB_THREADS && cfg->knobs[k].n > 0) {
+			max = cfg->knobs[k].values[cfg->knobs[k].n - 1];
+			*line = cfg->knobs[k].line;
+		}
+	}
+	return max;
+}
+
 int
 job_prepare(const struct cfg *cfg, const struct job_opts *o, struct job **out,
     char **err)
@@ -790,12 +979,15 @@ job_prepare(const struct cfg *cfg, const struct job_opts *o, struct job **out,
 	*out = NULL;
 	c->cfg = cfg;
 	c->o = o;
+	c->run_lock = c->job_lock = -1;
+	if (job_check_output(cfg, o, err) != 0)
+		goto fail;
 	if (o->mlir_text != NULL) {
 		if (analysis_parse(cfg->input_file, o->mlir_text,
 		    strlen(o->mlir_text), &c->an, err) != 0)
 			goto fail;
 	} else {
-		if (util_read_file(cfg->input_file, 64 << 20, &c->mlir_text, &len,
+		if (util_read_file(cfg->input_file, ANALYSIS_INPUT_MAX, &c->mlir_text, &len,
 		    err) != 0)
 			goto fail;
 		if (analysis_parse(cfg->input_file, c->mlir_text, len, &c->an,
@@ -807,6 +999,7 @@ job_prepare(const struct cfg *cfg, const struct job_opts *o, struct job **out,
 		    cfg->backend);
 		goto fail;
 	}
+	c->ncpus = o->cpus != NULL ? o->ncpus : util_ncpus();
 	c->nops = analysis_count(c->an);
 	c->ops = xcalloc(c->nops ? c->nops : 1, sizeof *c->ops);
 	c->spaces = xcalloc(c->nops ? c->nops : 1, sizeof *c->spaces);
@@ -827,8 +1020,40 @@ job_prepare(const struct cfg *cfg, const struct job_opts *o, struct job **out,
 			jo->skip_reason = why;
 			continue;
 		}
+		/* A backend with a clock replays: nothing runs here. */
+		if (c->be->clock == NULL && job_op_bytes(op) == 0) {
+			util_seterr(err, "%s: %s (%s at %s): the sizes of its buffers"
+			    " overflow 64 bits (M=%lld N=%lld K=%lld batch=%lld)",
+			    cfg->input_file, op->name, op->kind, op->loc,
+			    (long long)op->m, (long long)op->n, (long long)op->k,
+			    (long long)op->batch);
+			goto fail;
+		}
+		if (c->be->clock == NULL && job_op_bytes(op) > job_memory_limit()) {
+			util_seterr(err, "%s: %s (%s at %s): its buffers need %llu"
+			    " MiB, above the memory limit of %llu MiB (half of"
+			    " physical memory; set AUTOSCHED_MEMORY_LIMIT in MiB)",
+			    cfg->input_file, op->name, op->kind, op->loc,
+			    (unsigned long long)(job_op_bytes(op) >> 20),
+			    (unsigned long long)(job_memory_limit() >> 20));
+			goto fail;
+		}
 		memset(&rules, 0, sizeof rules);
 		c->be->rules(op, &rules);
+		if (c->be->clock == NULL && (rules.knobs & KNOB_BIT(KNOB_THREADS))) {
+			int tline;
+			int64_t tmax = job_max_threads(cfg, &tline);
+
+			if (tmax > c->ncpus) {
+				util_seterr(err, "%s:%d: [SearchSpace] threads: %lld"
+				    " threads on the %d CPU%s measurements use win"
+				    " nothing; expected at most %d (or more CPUs:"
+				    " --cpus, or cpus in autoschedd.conf)", cfg->path,
+				    tline, (long long)tmax, c->ncpus,
+				    c->ncpus == 1 ? "" : "s", c->ncpus);
+				goto fail;
+			}
+		}
 		c->rep.knobs = rules.knobs;
 		job_threads_candidates(c, &rules);
 		nl = job_knob_lists(cfg, rules.knobs, lists, c->be->name,
@@ -935,6 +1160,66 @@ job_knobs(const struct job *c)
 	return c->rep.knobs;
 }
 
+int
+job_runner_alive(const char *db, int64_t id)
+{
+	char *p = xasprintf("%s.job-%lld.lock", db, (long long)id);
+	int held = util_lock_held(p);
+
+	free(p);
+	return held;
+}
+
+/* Take the lease of job id (see job_runner_alive). 0, or -1 with *err. */
+static int
+job_lease(struct job *c, int64_t id, char **err)
+{
+	int r;
+
+	c->job_lock_path = xasprintf("%s.job-%lld.lock", c->o->db, (long long)id);
+	if ((r = util_lock(c->job_lock_path, 0, &c->job_lock, err)) < 0)
+		return -1;
+	if (r > 0) {
+		util_seterr(err, "job %lld is running under another runner;"
+		    " nothing done", (long long)id);
+		return -1;
+	}
+	return 0;
+}
+
+/* The lease of the cfg and input of a new job: 0, 1 when held elsewhere, -1. */
+static int
+job_run_lease(struct job *c, char **err)
+{
+	const struct cfg *cfg = c->cfg;
+	char *rc_ = realpath(cfg->path, NULL), *ri = realpath(cfg->input_file, NULL);
+	char *key, *p, hash[17], pid[32] = "";
+	int r;
+	FILE *f;
+
+	key = xasprintf("%s\n%s", rc_ ? rc_ : cfg->path,
+	    ri ? ri : cfg->input_file);
+	util_hash_hex(key, strlen(key), hash);
+	p = xasprintf("%s.run-%s.lock", c->o->db, hash);
+	if ((r = util_lock(p, 0, &c->run_lock, err)) > 0) {
+		if ((f = fopen(p, "r")) != NULL) {
+			if (fgets(pid, sizeof pid, f) == NULL)
+				pid[0] = '\0';
+			fclose(f);
+			pid[strcspn(pid, "\n")] = '\0';
+		}
+		util_seterr(err, "%s: a job of this cfg and input is already"
+		    " running on %s (pid %s): refused, nothing written; wait for"
+		    " it to end or stop it", cfg->path, c->o->db,
+		    pid[0] ? pid : "?");
+	}
+	free(p);
+	free(key);
+	free(rc_);
+	free(ri);
+	return r;
+}
+
 void
 job_free(struct job *c)
 {
@@ -947,6 +1232,15 @@ job_free(struct job *c)
 	free(c->spaces);
 	free(c->ops);
 	free(c->mlir_text);
+	if (c->job_lock != -1) {
+		/* Only the holder unlinks: nobody waits on a job's lease. */
+		unlink(c->job_lock_path);
+		close(c->job_lock);
+	}
+	if (c->run_lock != -1)
+		close(c->run_lock);
+	free(c->job_lock_path);
+	free(c->csv_tmp);
 	analysis_free(c->an);
 	free(c);
 }
@@ -972,10 +1266,34 @@ job_execute(struct job *c, struct store *st, char **err)
 		c->rep.progress = isatty(STDERR_FILENO) && isatty(STDOUT_FILENO);
 	}
 	c->rep.backend = c->be->name;
+	if (o->db != NULL) {
+		struct stat sb;
+		int r;
+
+		/* A second runner of the same cfg and input is refused. */
+		if (o->job_id == 0 && (r = job_run_lease(c, err)) != 0)
+			return r > 0 ? JOB_BAD_INPUT : JOB_FAILED;
+		if (stat(o->db, &sb) == 0) {
+			c->db_dev = sb.st_dev;
+			c->db_ino = sb.st_ino;
+			c->db_known = 1;
+		}
+	}
 	if (cfg->output_file != NULL) {
-		if ((c->rep.csv = fopen(cfg->output_file, "w")) == NULL) {
+		int fd;
+
+		/* Written beside, renamed into place at the end: never half a file. */
+		c->csv_tmp = xasprintf("%s.tmp.%ld", cfg->output_file,
+		    (long)getpid());
+		if ((fd = open(c->csv_tmp, O_WRONLY | O_CREAT | O_EXCL |
+		    O_NOFOLLOW | O_CLOEXEC, 0644)) == -1 ||
+		    (c->rep.csv = fdopen(fd, "w")) == NULL) {
 			util_seterr(err, "%s: output_file %s: %s", cfg->path,
-			    cfg->output_file, strerror(errno));
+			    c->csv_tmp, strerror(errno));
+			if (fd != -1)
+				close(fd);
+			free(c->csv_tmp);
+			c->csv_tmp = NULL;
 			goto fail;
 		}
 		report_csv_header(&c->rep);
@@ -1000,6 +1318,11 @@ job_execute(struct job *c, struct store *st, char **err)
 		if ((c->job_id = store_job_add(st, &j, err)) < 0)
 			goto fail;
 		(void)store_job_set_state(st, c->job_id, "running", NULL, NULL);
+	}
+	if (o->db != NULL && job_lease(c, c->job_id, err) != 0) {
+		/* Someone else runs it: leave its state alone. */
+		c->job_id = 0;
+		goto fail;
 	}
 	job_log(c, "info", "job started: %s, %zu tunable op%s, tuner %s, "
 	    "backend %s, %lld trials per op", cfg->path, c->ntunable,
@@ -1089,8 +1412,15 @@ fail:
 		(void)store_job_set_state(st, c->job_id, "failed", *err, NULL);
 	outcome = JOB_FAILED;
 out:
-	if (c->rep.csv != NULL)
-		fclose(c->rep.csv);
+	if (c->rep.csv != NULL) {
+		if (fclose(c->rep.csv) != 0 || rename(c->csv_tmp,
+		    cfg->output_file) != 0) {
+			fprintf(stderr, "autosched: output_file %s: %s (the results"
+			    " are in the store)\n", cfg->output_file,
+			    strerror(errno));
+			unlink(c->csv_tmp);
+		}
+	}
 	c->rep.csv = NULL;
 	free(dispatch);
 	free(cpu);

@@ -21,6 +21,12 @@ struct job_opts {
 	int64_t			 job_id;	/* an existing (queued/claimed) job, or 0 to create one */
 	const char		*mlir_text;	/* snapshot of the input (daemon), or NULL to read the file */
 	const char		*work_dir;	/* artifacts and scratch (backend cache) */
+	/*
+	 * The store's path, or NULL: output_file may not name it, the runner's
+	 * lease lives beside it, and a store deleted or replaced under the job
+	 * stops it.
+	 */
+	const char		*db;
 	const int		*cpus;		/* CPUs for measurements, NULL = the first one */
 	int			 ncpus;
 	int			 compile_nice;
@@ -42,6 +48,21 @@ enum job_outcome {
 struct job;
 
 /*
+ * The memory a job's buffers may take (bytes): $AUTOSCHED_MEMORY_LIMIT in
+ * MiB, else half of this machine's physical memory. An op whose operands
+ * and result (and the verifier's copy) need more is refused at prepare.
+ */
+uint64_t job_memory_limit(void);
+
+/*
+ * A job's runner holds a lease: an flock on DB.job-ID.lock for the job's
+ * life (the kernel drops it when the runner dies). 1 if some process holds
+ * the lease of job id of the store at db, 0 if none: a job "running" that
+ * nobody holds was abandoned.
+ */
+int	 job_runner_alive(const char *db, int64_t id);
+
+/*
  * The CPUs measurements use when none are given: from CPU 0, as many as the
  * cfg's largest threads value needs, or every one this process may use when
  * the cfg lists no threads (they are then searched over 1…that count).
@@ -50,8 +71,11 @@ struct job;
 int	*job_default_cpus(const struct cfg *, int *ncpus);
 
 /*
- * Check everything that can be wrong with the input (MLIR, backend, spaces)
- * without writing anything. -1 with *err (the caller exits 2) or 0 and a job
+ * Check everything that can be wrong with the input (MLIR, backend, spaces,
+ * buffer sizes against job_memory_limit, threads against the measurement
+ * CPUs, output_file against the store, the input, the cfg and files autosched
+ * did not write) without writing anything. The one validator of run,
+ * submit, the spool and the service. -1 with *err (the caller exits 2) or 0 and a job
  * the caller frees with job_free. cfg and opts are borrowed for the job's life.
  */
 int	 job_prepare(const struct cfg *, const struct job_opts *, struct job **,

@@ -60,6 +60,9 @@ struct job_op {
 	double			 tuner_s;	/* the tuner's own time */
 };
 
+/* The first bytes of every CSV report: a file starting so may be replaced. */
+#define REPORT_CSV_MAGIC	"Provider,op_kind,Operation,"
+
 struct job_report {
 	FILE		*csv;
 	int		 blocks;	/* print the dispatch profiler's block per trial */

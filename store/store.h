@@ -125,7 +125,8 @@ struct store_trial {
  */
 int64_t	 store_trial_add(struct store *, const struct store_trial *, char **err);
 /*
- * Find the latest "tune" trial of config_name for op and target. 1 and *res
+ * Find the latest "tune" trial of config_name for op and target (an "error"
+ * trial is not a result of the config: never taken). 1 and *res
  * filled (caller clears) if found, 0 if not, -1 on error.
  */
 int	 store_trial_find(struct store *, int64_t op_id, int64_t target_id,

@@ -160,7 +160,7 @@ store_trial_add(struct store *s, const struct store_trial *t, char **err)
 static const char sql_trial_find[] =
 	"SELECT " RESULT_COLUMNS " FROM trials WHERE op_id = ?1 AND "
 	"target_id = ?2 AND config_name = ?3 AND phase = 'tune' "
-	"ORDER BY id DESC LIMIT 1";
+	"AND status <> 'error' ORDER BY id DESC LIMIT 1";
 
 int
 store_trial_find(struct store *s, int64_t op_id, int64_t target_id,

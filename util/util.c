@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -110,13 +111,28 @@ int
 util_read_file(const char *path, size_t max, char **buf, size_t *len,
     char **err)
 {
+	struct stat sb;
 	FILE *f;
 	char *b = NULL;
 	size_t n = 0, cap = 0, got;
+	int fd, fl;
 
 	*buf = NULL;
-	if ((f = fopen(path, "rb")) == NULL) {
+	/* Never block on a FIFO or a device: open without waiting, then check. */
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) == -1) {
 		util_seterr(err, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		util_seterr(err, "%s: not a regular file", path);
+		close(fd);
+		return -1;
+	}
+	if ((fl = fcntl(fd, F_GETFL)) != -1)
+		(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	if ((f = fdopen(fd, "rb")) == NULL) {
+		util_seterr(err, "%s: %s", path, strerror(errno));
+		close(fd);
 		return -1;
 	}
 	for (;;) {
@@ -306,4 +322,145 @@ util_ncpus(void)
 	if (sched_getaffinity(0, sizeof set, &set) == 0)
 		return CPU_COUNT(&set);
 	return (int)sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+int
+util_parse_cpus(const char *s, int **cpus, int *n, char **err)
+{
+	cpu_set_t allowed;
+	char *copy = xstrdup(s), *tok, *save = NULL, *dash, *end;
+	int *v = NULL, cnt = 0, i, have_mask, rc = -1;
+	long a, b, c;
+
+	have_mask = sched_getaffinity(0, sizeof allowed, &allowed) == 0;
+	for (tok = strtok_r(copy, ",", &save); tok != NULL;
+	    tok = strtok_r(NULL, ",", &save)) {
+		while (*tok == ' ' || *tok == '\t')
+			tok++;
+		if ((dash = strchr(tok, '-')) != NULL)
+			*dash++ = '\0';
+		errno = 0;
+		a = strtol(tok, &end, 10);
+		if (errno != 0 || end == tok || *end != '\0' || a < 0 ||
+		    a >= UTIL_CPUS_MAX)
+			goto bad;
+		b = a;
+		if (dash != NULL) {
+			b = strtol(dash, &end, 10);
+			if (errno != 0 || end == dash || *end != '\0' || b < 0 ||
+			    b >= UTIL_CPUS_MAX)
+				goto bad;
+		}
+		if (b < a) {
+			util_seterr(err, "range %ld-%ld is backwards", a, b);
+			goto out;
+		}
+		for (c = a; c <= b; c++) {
+			if (have_mask ? (c >= CPU_SETSIZE ||
+			    !CPU_ISSET((int)c, &allowed)) :
+			    c >= sysconf(_SC_NPROCESSORS_CONF)) {
+				util_seterr(err, "CPU %ld does not exist or is not"
+				    " one this process may use (%d usable)", c,
+				    util_ncpus());
+				goto out;
+			}
+			for (i = 0; i < cnt; i++) {
+				if (v[i] == c) {
+					util_seterr(err, "CPU %ld listed twice", c);
+					goto out;
+				}
+			}
+			v = xrealloc(v, (size_t)(cnt + 1) * sizeof *v);
+			v[cnt++] = (int)c;
+		}
+	}
+	if (cnt == 0) {
+		util_seterr(err, "empty list of CPUs");
+		goto out;
+	}
+	*cpus = v;
+	*n = cnt;
+	v = NULL;
+	rc = 0;
+	goto out;
+bad:
+	util_seterr(err, "\"%s\" is not a list of CPUs (expected e.g. 0 or 0,1"
+	    " or 2-3)", s);
+out:
+	free(v);
+	free(copy);
+	return rc;
+}
+
+int
+util_same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (stat(a, &sa) != 0 || stat(b, &sb) != 0)
+		return 0;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int
+util_lock(const char *path, int wait, int *fd, char **err)
+{
+	char buf[32];
+	int f;
+
+	*fd = -1;
+	if ((f = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644)) == -1) {
+		util_seterr(err, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (flock(f, wait ? LOCK_EX : LOCK_EX | LOCK_NB) != 0) {
+		int e = errno;
+
+		close(f);
+		if (e == EWOULDBLOCK)
+			return 1;
+		util_seterr(err, "%s: %s", path, strerror(e));
+		return -1;
+	}
+	snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
+	/* The pid is only a hint for people. */
+	if (ftruncate(f, 0) == 0 && write(f, buf, strlen(buf)) < 0) {
+		/* nothing to do */
+	}
+	*fd = f;
+	return 0;
+}
+
+int
+util_lock_held(const char *path)
+{
+	int f, held;
+
+	if ((f = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+		return 0;
+	held = flock(f, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+	close(f);
+	return held;
+}
+
+char *
+util_escape(const char *s)
+{
+	size_t n = strlen(s), i, o = 0;
+	char *out = xmalloc(4 * n + 1);
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '\n') {
+			out[o++] = '\\';
+			out[o++] = 'n';
+		} else if (c < 0x20 || c == 0x7f) {
+			snprintf(out + o, 5, "\\x%02x", c);
+			o += 4;
+		} else
+			out[o++] = (char)c;
+	}
+	out[o] = '\0';
+	return out;
 }

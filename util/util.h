@@ -55,6 +55,30 @@ size_t	 util_edit_distance(const char *, const char *);
 int	 util_ncpus(void);
 
 /*
+ * The one CPU-list parser ("0", "0,1", "2-3,6"): every CPU must be one this
+ * process may run on, none twice. 0 and a list the caller frees, or -1 with
+ * *err saying what is wrong (without the key: the caller prefixes it).
+ */
+#define UTIL_CPUS_MAX	4096
+int	 util_parse_cpus(const char *s, int **cpus, int *n, char **err) WUR;
+
+/* 1 if both paths name the same existing file (device and inode), else 0. */
+int	 util_same_file(const char *a, const char *b);
+
+/*
+ * An advisory lock (flock) on the file at path, created if missing, holding
+ * our pid as a hint. The kernel drops it when the process dies. 0 and *fd to
+ * keep open while the lock is wanted, 1 when another process holds it (and
+ * wait is 0), -1 with *err.
+ */
+int	 util_lock(const char *path, int wait, int *fd, char **err) WUR;
+/* 1 if some process holds the lock at path, 0 if none (or no such file). */
+int	 util_lock_held(const char *path);
+
+/* s with newlines and other control characters escaped (\n, \xNN). Caller frees. */
+char	*util_escape(const char *s);
+
+/*
  * Child processes (tmux job.c recipe): signals blocked across fork, the child
  * resets handlers and mask, puts itself in its own process group, optionally
  * pins itself to CPUs and lowers its priority, redirects stdin from /dev/null

@@ -77,6 +77,7 @@ step(struct backend *be, const char *what, char *const argv[], double deadline,
 	o.nice = be->params.compile_nice;
 	if (proc_run(argv, &o, &pr, &err) != 0) {
 		res->status = TRIAL_COMPILE_FAILED;
+		res->env_failure = 1;
 		util_seterr(&res->error, "%s: %s", what, err);
 		free(err);
 		return -1;
@@ -87,11 +88,13 @@ step(struct backend *be, const char *what, char *const argv[], double deadline,
 		    "timeout)", what, pr.seconds);
 	} else if (pr.exec_failed) {
 		res->status = TRIAL_COMPILE_FAILED;
+		res->env_failure = 1;
 		util_seterr(&res->error, "%s: cannot run %s", what, argv[0]);
 	} else if (!pr.exited || pr.status != 0) {
 		char *x = excerpt(pr.err);
 
 		res->status = TRIAL_COMPILE_FAILED;
+		res->env_failure = mlircpu_env_text(pr.err);
 		if (!pr.exited)
 			util_seterr(&res->error, "%s: crashed (signal %d): %s",
 			    what, pr.signal, x);
@@ -103,6 +106,23 @@ step(struct backend *be, const char *what, char *const argv[], double deadline,
 		rc = 0;
 	proc_result_free(&pr);
 	return rc;
+}
+
+int
+mlircpu_env_text(const char *text)
+{
+	static const char *const env[] = {
+		"No space left on device", "Disk quota exceeded",
+		"Read-only file system", "Too many open files",
+		"Cannot allocate memory", "out of memory", "sched_setaffinity",
+	};
+	size_t i;
+
+	for (i = 0; text != NULL && i < sizeof env / sizeof env[0]; i++) {
+		if (strstr(text, env[i]) != NULL)
+			return 1;
+	}
+	return 0;
 }
 
 char *
@@ -197,7 +217,9 @@ mlircpu_compile(struct backend *be, const char *sched, int threads,
 	goto out;
 
 fail_err:
+	/* Our own scratch files could not be written: the disk, not the config. */
 	res->status = TRIAL_ERROR;
+	res->env_failure = 1;
 	util_seterr(&res->error, "%s", err);
 fail:
 	res->compile_s = util_now() - t0;

@@ -138,6 +138,7 @@ mlircpu_measure(struct backend *be, const char *so, int threads,
 		line = strchr(line, '\n') + 1;
 	if (pr.status != 0 || (j = json_loads(line, 0, &jerr)) == NULL) {
 		res->status = TRIAL_ERROR;
+		res->env_failure = mlircpu_env_text(pr.err);
 		util_seterr(&res->error, "harness exit %d: %s", pr.status,
 		    *pr.err ? pr.err : "no result line");
 		goto done;

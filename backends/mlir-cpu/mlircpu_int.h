@@ -72,6 +72,13 @@ char	*mlircpu_pipeline(const char *schedule_path);
 char	*mlircpu_fill(const char *tpl, const char *const *kv);
 
 /*
+ * 1 if a tool's stderr says the environment failed rather than the config
+ * (no space left, quota, read-only file system, no memory, fd exhaustion,
+ * CPU affinity): such a trial is not the candidate's outcome.
+ */
+int	 mlircpu_env_text(const char *stderr_text);
+
+/*
  * Compile sched for the backend's dispatch into a shared object cached under
  * work_dir, keyed by a hash of everything that shapes the code. Fills
  * res->artifact, res->compile_s (0 when cached) and, on failure, res->status

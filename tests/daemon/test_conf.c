@@ -6,6 +6,7 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "cfg/cfg.h"
 #include "daemon/daemon_int.h"
 #include "tests/check.h"
 #include "util/util.h"
@@ -97,6 +98,31 @@ main(void)
 		line[sizeof line - 1] = '\0';
 		memcpy(line, "database=", 9);
 		bad(line, ":1: line too long");
+	}
+
+	/*
+	 * libinih's options are process-wide: the conf reads the same before
+	 * and after a job's cfg was parsed (a SIGHUP re-read after a job).
+	 */
+	{
+		static const char conf[] = "[autoschedd]\nlog_level = info # a note\n";
+		static const char cfgt[] = "[Env]\ninput_file = x.mlir\n";
+		struct cfg *cf = NULL;
+		char *e1, *e2;
+
+		e1 = parse(conf, &c);
+		service_conf_free(c);
+		if (cfg_parse("/tmp/x.cfg", cfgt, strlen(cfgt), 0, &cf, &err) == 0)
+			cfg_free(cf);
+		free(err);
+		err = NULL;
+		e2 = parse(conf, &c);
+		service_conf_free(c);
+		CHECK((e1 == NULL) == (e2 == NULL));
+		if (e1 != NULL && e2 != NULL)
+			CHECK_STR(e1, e2);
+		free(e1);
+		free(e2);
 	}
 
 	/* A missing file: the defaults if allowed, else an error naming it. */
