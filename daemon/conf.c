@@ -19,6 +19,7 @@
 
 static const char *const conf_keys[] = {
 	"database", "spool", "log_level", "cpus", "compile_nice", "poll_interval",
+	"output_dir",
 };
 
 static const struct {
@@ -64,6 +65,7 @@ service_conf_free(struct service_conf *c)
 	free(c->path);
 	free(c->database);
 	free(c->spool);
+	free(c->output_dir);
 	free(c->cpus);
 	free(c);
 }
@@ -189,8 +191,8 @@ conf_handler(void *user, const char *section, const char *name,
 			    " mean %s?)", cp->path, cp->line, name, best);
 		else
 			util_seterr(&cp->err, "%s:%d: %s: unknown key (expected"
-			    " database, spool, log_level, cpus, compile_nice or"
-			    " poll_interval)", cp->path, cp->line, name);
+			    " database, spool, output_dir, log_level, cpus,"
+			    " compile_nice or poll_interval)", cp->path, cp->line, name);
 		return 0;
 	}
 	if (cp->seen[i] != 0) {
@@ -200,8 +202,10 @@ conf_handler(void *user, const char *section, const char *name,
 	}
 	cp->seen[i] = cp->line;
 
-	if (strcmp(name, "database") == 0 || strcmp(name, "spool") == 0) {
-		char **dst = (*name == 'd') ? &c->database : &c->spool;
+	if (strcmp(name, "database") == 0 || strcmp(name, "spool") == 0 ||
+	    strcmp(name, "output_dir") == 0) {
+		char **dst = (*name == 'd') ? &c->database : (*name == 's') ?
+		    &c->spool : &c->output_dir;
 
 		if (*value == '\0') {
 			util_seterr(&cp->err, "%s:%d: %s: empty path", cp->path,

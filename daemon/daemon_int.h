@@ -7,6 +7,7 @@
 #define AUTOSCHED_DAEMON_INT_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 struct store_job;
 
@@ -17,6 +18,7 @@ struct service_conf {
 	char	*path;		/* the file read; NULL when running on defaults */
 	char	*database;	/* NULL = the default store */
 	char	*spool;		/* a folder watched for cfgs; NULL = none */
+	char	*output_dir;	/* the only folder the service writes reports in; NULL = none */
 	int	 log_level;	/* syslog priority: LOG_ERR … LOG_DEBUG */
 	int	*cpus;		/* CPUs measurements are pinned to; NULL = the engine's default */
 	int	 ncpus;
@@ -67,5 +69,17 @@ int	 service_lock(const char *db, int *fd, char **err)
 int	 queue_snapshot(const char *cfg_path, const char *db, int priority,
 	    struct store_job *j, void (*warn)(const char *, void *), void *arg,
 	    char **err) __attribute__((warn_unused_result));
+/*
+ * The same for the spool: the cfg's text as already read (named cfg_path,
+ * whose folder relative paths start from), checked on behalf of the account
+ * reader: its input must be readable by reader (by the file's mode bits)
+ * before the service reads it, so no error echoes what reader may not see.
+ */
+int	 queue_snapshot_as(const char *cfg_path, const char *text, size_t len,
+	    uid_t reader, const char *db, int priority, struct store_job *j,
+	    void (*warn)(const char *, void *), void *arg, char **err)
+	    __attribute__((warn_unused_result));
+/* 1 if the account uid may read path by its mode bits (root: always). */
+int	 queue_may_read(const char *path, uid_t uid);
 
 #endif

@@ -3,10 +3,13 @@
  * the service), status, cancel and log. The queue itself lives in the store.
  */
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -179,9 +182,43 @@ queue_warn(const char *msg, void *arg)
 }
 
 int
+queue_may_read(const char *path, uid_t uid)
+{
+	struct passwd pw, *pwp = NULL;
+	struct stat sb;
+	gid_t groups[256];
+	char buf[4096];
+	int ng = 256, i;
+
+	if (stat(path, &sb) != 0)
+		return 0;
+	if (uid == 0)
+		return 1;
+	if (sb.st_uid == uid)
+		return (sb.st_mode & S_IRUSR) != 0;
+	if (getpwuid_r(uid, &pw, buf, sizeof buf, &pwp) == 0 && pwp != NULL &&
+	    getgrouplist(pw.pw_name, pw.pw_gid, groups, &ng) != -1) {
+		for (i = 0; i < ng; i++) {
+			if (groups[i] == sb.st_gid)
+				return (sb.st_mode & S_IRGRP) != 0;
+		}
+	}
+	return (sb.st_mode & S_IROTH) != 0;
+}
+
+int
 queue_snapshot(const char *cfg_path, const char *db, int priority,
     struct store_job *j, void (*warn)(const char *, void *), void *arg,
     char **err)
+{
+	return queue_snapshot_as(cfg_path, NULL, 0, (uid_t)-1, db, priority, j,
+	    warn, arg, err);
+}
+
+int
+queue_snapshot_as(const char *cfg_path, const char *text, size_t tlen,
+    uid_t reader, const char *db, int priority, struct store_job *j,
+    void (*warn)(const char *, void *), void *arg, char **err)
 {
 	struct cfg *cfg = NULL;
 	struct job *job = NULL;
@@ -191,10 +228,17 @@ queue_snapshot(const char *cfg_path, const char *db, int priority,
 	int rc = -1;
 
 	memset(j, 0, sizeof *j);
-	if (cfg_load(cfg_path, &cfg, err) != 0)
+	if (text != NULL ? cfg_parse(cfg_path, text, tlen, 1, &cfg, err) :
+	    cfg_load(cfg_path, &cfg, err))
 		goto out;
 	for (i = 0; warn != NULL && i < cfg->nwarnings; i++)
 		warn(cfg->warnings[i], arg);
+	if (reader != (uid_t)-1 && !queue_may_read(cfg->input_file, reader)) {
+		util_seterr(err, "%s: [Env] input_file: %s: the submitter (uid"
+		    " %ld) may not read it; expected a file its owner can read",
+		    cfg_path, cfg->input_file, (long)reader);
+		goto out;
+	}
 
 	/* Validate the very text we snapshot (it may change meanwhile), as run does. */
 	if (util_read_file(cfg->input_file, ANALYSIS_INPUT_MAX, &mlir, &len,

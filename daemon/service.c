@@ -5,6 +5,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
@@ -48,6 +49,9 @@ struct service {
 	int			 foreground;	/* -d */
 
 	struct store		*st;
+	dev_t			 db_dev;	/* the store file served */
+	ino_t			 db_ino;
+	int			 store_gone;	/* it was deleted or replaced */
 	int			 lock_fd;
 	int			 wake_fd;
 
@@ -134,7 +138,7 @@ static void PRINTFLIKE(4, 5)
 service_log(struct service *sv, int prio, int64_t job_id, const char *fmt, ...)
 {
 	va_list ap;
-	char *msg, tbuf[32];
+	char *msg, *esc, tbuf[32];
 	time_t now;
 	struct tm tm;
 
@@ -144,6 +148,10 @@ service_log(struct service *sv, int prio, int64_t job_id, const char *fmt, ...)
 		return;
 	}
 	va_end(ap);
+	/* Names come from outside (spooled files): one log line stays one line. */
+	esc = util_escape(msg);
+	free(msg);
+	msg = esc;
 	if (job_id != 0 && sv->st != NULL && prio <= LOG_INFO)
 		store_log(sv->st, job_id, service_level_name(prio), msg);
 	if (sv->conf != NULL && prio > sv->conf->log_level)
@@ -215,14 +223,31 @@ service_spool_drain(struct service *sv)
 		;
 }
 
-/* Move spool/name to spool/sub/ (a fresh name if taken), the reason beside. */
+/* Write path.reason (the reason beside a moved spool file). */
 static void
-service_spool_move(struct service *sv, const char *path, const char *name,
-    const char *sub, const char *reason)
+service_spool_reason(struct service *sv, const char *path, const char *reason)
 {
-	char *dir = util_path_join(sv->spool, sub), *dst, *rpath, *text;
-	char *err = NULL;
-	int i;
+	char *rpath = xasprintf("%s.reason", path), *text, *err = NULL;
+
+	text = xasprintf("%s\n", reason);
+	if (util_write_file(rpath, text, strlen(text), &err) != 0) {
+		service_log(sv, LOG_WARNING, 0, "spool: %s", err);
+		free(err);
+	}
+	free(rpath);
+	free(text);
+}
+
+/*
+ * Move path (named name) to spool/sub/ (a fresh name if taken), the reason
+ * beside. 0 and *moved (caller frees; may be NULL) the new path, or -1.
+ */
+static int
+service_spool_move(struct service *sv, const char *path, const char *name,
+    const char *sub, const char *reason, char **moved)
+{
+	char *dir = util_path_join(sv->spool, sub), *dst;
+	int i, rc = -1;
 
 	dst = util_path_join(dir, name);
 	for (i = 1; access(dst, F_OK) == 0 && i < 10000; i++) {
@@ -237,17 +262,16 @@ service_spool_move(struct service *sv, const char *path, const char *name,
 			sv->ignored[sv->nignored++] = xstrdup(name);
 		goto out;
 	}
-	rpath = xasprintf("%s.reason", dst);
-	text = xasprintf("%s\n", reason);
-	if (util_write_file(rpath, text, strlen(text), &err) != 0) {
-		service_log(sv, LOG_WARNING, 0, "spool: %s", err);
-		free(err);
+	service_spool_reason(sv, dst, reason);
+	if (moved != NULL) {
+		*moved = dst;
+		dst = NULL;
 	}
-	free(rpath);
-	free(text);
+	rc = 0;
 out:
 	free(dst);
 	free(dir);
+	return rc;
 }
 
 static void
@@ -256,32 +280,156 @@ service_spool_warn(const char *msg, void *arg)
 	service_log(arg, LOG_WARNING, 0, "spool: %s", msg);
 }
 
-/* Submit one spooled cfg, as `autosched submit` would. */
+/*
+ * 1 if the spooled file at path is complete: nobody holds it open for
+ * writing (a read lease is granted only then; root or the file's owner may
+ * take one). -1 when this cannot be told (the settle time then decides).
+ */
+static int
+service_spool_complete(const char *path)
+{
+	int fd, rc;
+
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return -1;
+	if (fcntl(fd, F_SETLEASE, F_RDLCK) == 0) {
+		(void)fcntl(fd, F_SETLEASE, F_UNLCK);
+		rc = 1;
+	} else
+		rc = errno == EAGAIN || errno == EBUSY ? 0 : -1;
+	close(fd);
+	return rc;
+}
+
+/* 1 if path is inside folder dir (both resolved), else 0. */
+static int
+service_inside(const char *path, const char *dir)
+{
+	char *d = util_dirname(path), *rp = realpath(d, NULL),
+	    *rd = realpath(dir, NULL);
+	size_t n;
+	int in = 0;
+
+	if (rp != NULL && rd != NULL) {
+		n = strlen(rd);
+		in = strncmp(rp, rd, n) == 0 && (rp[n] == '/' || rp[n] == '\0');
+	}
+	free(d);
+	free(rp);
+	free(rd);
+	return in;
+}
+
+/*
+ * Where may the service write a job's CSV report? Only inside output_dir;
+ * without one, only when it does not run as root (the kernel's permissions
+ * bound it then). NULL if allowed, else why not (static text).
+ */
+static const char *
+service_output_refused(struct service *sv, const char *out)
+{
+	if (sv->conf->output_dir != NULL)
+		return service_inside(out, sv->conf->output_dir) ? NULL :
+		    "outside the service's output_dir";
+	if (geteuid() == 0)
+		return "the service runs as root and has no output_dir";
+	return NULL;
+}
+
+/*
+ * Submit one spooled cfg, as `autosched submit` would, on behalf of the
+ * file's owner. It is first moved to failed/ (beside a reason saying so):
+ * a file that takes the service down is never taken twice.
+ */
 static void
 service_spool_take(struct service *sv, const char *path, const char *name)
 {
 	struct store_job j;
-	char *err = NULL, *reason;
+	struct stat sb, dsb;
+	char *err = NULL, *reason, *held = NULL, *text = NULL, *dir = NULL;
+	size_t len;
 	int64_t id;
+	int fd = -1;
 
-	if (queue_snapshot(path, sv->db, 0, &j, service_spool_warn, sv, &err) != 0) {
+	memset(&j, 0, sizeof j);
+	if (lstat(path, &sb) != 0)
+		return;
+	if (!S_ISREG(sb.st_mode)) {
 		service_log(sv, LOG_WARNING, 0, "spool: %s: refused: %s", name,
-		    err);
-		service_spool_move(sv, path, name, "failed", err);
-		goto out;
+		    S_ISLNK(sb.st_mode) ? "a symbolic link" : "not a regular file");
+		service_spool_move(sv, path, name, "failed", S_ISLNK(sb.st_mode) ?
+		    "refused: a symbolic link (drop the cfg itself)" :
+		    "refused: not a regular file", NULL);
+		return;
+	}
+	if (service_spool_move(sv, path, name, "failed", "taken; the service"
+	    " stopped while reading it (it is never taken again)", &held) != 0)
+		return;
+	/* failed/ is the service's own: what we check is what we read. */
+	if ((fd = open(held, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) == -1 ||
+	    fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		err = xstrdup("not a regular file");
+		goto refused;
+	}
+	dir = xstrdup(sv->spool);
+	if (stat(dir, &dsb) != 0)
+		dsb.st_uid = 0;
+	if (sb.st_uid != 0 && sb.st_uid != geteuid() && sb.st_uid != dsb.st_uid) {
+		err = xasprintf("owned by uid %ld, not root, the service or the"
+		    " spool folder's owner", (long)sb.st_uid);
+		goto refused;
+	}
+	close(fd);
+	fd = -1;
+	if (util_read_file(held, 1 << 20, &text, &len, &err) != 0)
+		goto refused;
+	/* Named as dropped: relative paths start from the spool folder. */
+	if (queue_snapshot_as(path, text, len, sb.st_uid, sv->db, 0, &j,
+	    service_spool_warn, sv, &err) != 0)
+		goto refused;
+	{
+		struct cfg *cfg = NULL;
+		const char *why;
+
+		if (cfg_parse(path, text, len, 0, &cfg, NULL) == 0 &&
+		    cfg->output_file != NULL &&
+		    (why = service_output_refused(sv, cfg->output_file)) != NULL) {
+			err = xasprintf("%s: [Env] output_file: %s: %s (output_dir"
+			    " = %s); expected a report inside output_dir, or none",
+			    path, cfg->output_file, why, sv->conf->output_dir ?
+			    sv->conf->output_dir : "unset");
+			cfg_free(cfg);
+			goto refused;
+		}
+		cfg_free(cfg);
 	}
 	if ((id = store_job_add(sv->st, &j, &err)) < 0) {
-		/* Left in place: taken again once the store answers. */
+		/* Back in place: taken again once the store answers. */
 		service_log(sv, LOG_ERR, 0, "spool: %s: %s", name, err);
+		if (rename(held, path) != 0)
+			service_log(sv, LOG_ERR, 0, "spool: %s: %s", held,
+			    strerror(errno));
 		goto out;
 	}
 	service_log(sv, LOG_INFO, id, "spool: %s: queued as job %lld", name,
 	    (long long)id);
 	reason = xasprintf("queued as job %lld", (long long)id);
-	service_spool_move(sv, path, name, "done", reason);
+	service_spool_move(sv, held, strrchr(held, '/') + 1, "done", reason,
+	    NULL);
+	free(reason);
+	goto out;
+refused:
+	service_log(sv, LOG_WARNING, 0, "spool: %s: refused: %s", name, err);
+	reason = xasprintf("refused: %s", err);
+	service_spool_reason(sv, held, reason);
 	free(reason);
 out:
+	if (fd != -1)
+		close(fd);
 	store_job_clear(&j);
+	free(held);
+	free(text);
+	free(dir);
 	free(err);
 }
 
@@ -319,13 +467,17 @@ service_spool_scan(struct service *sv)
 		if (i < sv->nignored)
 			continue;
 		path = util_path_join(sv->spool, de->d_name);
-		if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		if (lstat(path, &sb) != 0) {
 			free(path);
 			continue;
 		}
-		/* Still being written, perhaps: look again soon. */
+		/*
+		 * Still being written, perhaps: look again soon. Complete means
+		 * nobody holds it open for writing, and unchanged for a moment.
+		 */
 		mtime = (double)sb.st_mtim.tv_sec + sb.st_mtim.tv_nsec / 1e9;
-		if (now - mtime < SERVICE_SPOOL_SETTLE) {
+		if (S_ISREG(sb.st_mode) && (now - mtime < SERVICE_SPOOL_SETTLE ||
+		    service_spool_complete(path) == 0)) {
 			sv->spool_retry = 1;
 			free(path);
 			continue;
@@ -402,8 +554,18 @@ service_job_output(struct service *sv, int64_t id, struct cfg *cfg)
 {
 	char *dir;
 
+	const char *why;
+
 	if (cfg->output_file == NULL)
 		return;
+	if ((why = service_output_refused(sv, cfg->output_file)) != NULL) {
+		service_log(sv, LOG_WARNING, id, "output_file %s: %s: no CSV"
+		    " report; the results are in the store", cfg->output_file,
+		    why);
+		free(cfg->output_file);
+		cfg->output_file = NULL;
+		return;
+	}
 	dir = util_dirname(cfg->output_file);
 	if (access(dir, W_OK) != 0) {
 		service_log(sv, LOG_WARNING, id, "output_file %s: the service"
@@ -594,6 +756,18 @@ service_requeue(struct service *sv, char **err)
 	return count;
 }
 
+/* 1 once the store file served is no longer the one opened. */
+static int
+service_store_gone(struct service *sv)
+{
+	struct stat sb;
+
+	if (!sv->store_gone && (stat(sv->db, &sb) != 0 ||
+	    sb.st_dev != sv->db_dev || sb.st_ino != sv->db_ino))
+		sv->store_gone = 1;
+	return sv->store_gone;
+}
+
 /* The store: --db, the conf's, systemd's StateDirectory, the default. */
 static char *
 service_db_path(struct service *sv)
@@ -677,6 +851,18 @@ service_main(int argc, char **argv)
 		if (sv.conf->path == NULL)
 			fprintf(stderr, "autoschedd: %s: not found, the"
 			    " defaults apply\n", sv.conf_path);
+		/* The store is part of the configuration: a corrupt one is reported. */
+		sv.db = service_db_path(&sv);
+		if (access(sv.db, F_OK) == 0) {
+			if (store_open_readonly(sv.db, &sv.st, &err) != 0 ||
+			    store_check(sv.st, &err) != 0) {
+				fprintf(stderr, "autoschedd: %s\n", err);
+				rc = 2;
+				goto out;
+			}
+		} else
+			fprintf(stderr, "autoschedd: %s: no store yet, it is"
+			    " created at start\n", sv.db);
 		printf("configuration OK\n");
 		rc = 0;
 		goto out;
@@ -705,10 +891,23 @@ service_main(int argc, char **argv)
 	sv.work = getenv("AUTOSCHED_WORK") ? xstrdup(getenv("AUTOSCHED_WORK")) :
 	    util_path_join(dir, "autosched-cache");
 	if (util_mkdirs(dir, &err) != 0 ||
-	    service_lock(sv.db, &sv.lock_fd, &err) != 0 ||
-	    store_open(sv.db, &sv.st, &err) != 0) {
+	    service_lock(sv.db, &sv.lock_fd, &err) != 0) {
 		service_log(&sv, LOG_ERR, 0, "%s", err);
 		goto out;
+	}
+	if (store_open(sv.db, &sv.st, &err) != 0) {
+		/* A corrupt store is not mended by restarting: exit 2. */
+		service_log(&sv, LOG_ERR, 0, "%s", err);
+		rc = 2;
+		goto out;
+	}
+	{
+		struct stat sb;
+
+		if (stat(sv.db, &sb) == 0) {
+			sv.db_dev = sb.st_dev;
+			sv.db_ino = sb.st_ino;
+		}
 	}
 	if ((n = service_requeue(&sv, &err)) < 0) {
 		service_log(&sv, LOG_ERR, 0, "%s", err);
@@ -734,19 +933,27 @@ service_main(int argc, char **argv)
 	service_notify("READY=1\nSTATUS=idle");
 	service_watchdog(&sv, 1);
 
-	while (!service_stop) {
+	while (!service_stop && !service_store_gone(&sv)) {
 		if (service_hup) {
 			service_hup = 0;
 			service_reload(&sv);
 		}
 		service_spool_scan(&sv);
-		if (service_stop)
+		if (service_stop || service_store_gone(&sv))
 			break;
 		if (service_run_one(&sv) == 1)
 			continue;
 		service_wait(&sv);
 	}
 	service_notify("STOPPING=1\nSTATUS=stopping");
+	if (sv.store_gone) {
+		service_log(&sv, LOG_CRIT, 0, "the store %s was deleted or replaced"
+		    " while the service used it: what it recorded since went"
+		    " nowhere; stopping (exit 1). Restore the store, or restart"
+		    " to serve a new one", sv.db);
+		rc = 1;
+		goto out;
+	}
 	service_log(&sv, LOG_INFO, 0, "stopping");
 	rc = 0;
 out:
