@@ -775,7 +775,7 @@ cfg_parse(const char *path, const char *text, size_t len, int check_files,
 	memset(&r, 0, sizeof r);
 	r.cfg = cfg;
 	if (len > CFG_FILE_MAX) {
-		cfg_fail(&r, 0, SEC_NONE, NULL, "larger than %d bytes",
+		cfg_fail(&r, 0, SEC_NONE, NULL, "larger than %zu bytes",
 		    CFG_FILE_MAX);
 		goto fail;
 	}

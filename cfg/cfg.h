@@ -10,6 +10,9 @@
 
 #include "search/space.h"
 
+/* The one limit on a cfg's size, for every reader of one (run, submit, spool). */
+#define CFG_TEXT_MAX	((size_t)1024 * 1024)
+
 /* One [SearchSpace] list, as written (values sorted, duplicates removed). */
 struct cfg_knob {
 	enum knob	 knob;

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CFG_FILE_MAX	(1024 * 1024)		/* bytes in a cfg */
+#define CFG_FILE_MAX	CFG_TEXT_MAX		/* bytes in a cfg (cfg.h) */
 #define CFG_LINE_MAX	(64 * 1024)		/* bytes in one line, without its newline */
 #define CFG_LIST_MAX	4096			/* values in one [SearchSpace] list */
 #define CFG_VALUE_MAX	((int64_t)1 << 31)	/* largest [SearchSpace] value */

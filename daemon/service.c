@@ -381,7 +381,7 @@ service_spool_take(struct service *sv, const char *path, const char *name)
 	}
 	close(fd);
 	fd = -1;
-	if (util_read_file(held, 1 << 20, &text, &len, &err) != 0)
+	if (util_read_file(held, CFG_TEXT_MAX, &text, &len, &err) != 0)
 		goto refused;
 	/* Named as dropped: relative paths start from the spool folder. */
 	if (queue_snapshot_as(path, text, len, sb.st_uid, sv->db, 0, &j,
