@@ -233,10 +233,14 @@ queue_snapshot_as(const char *cfg_path, const char *text, size_t tlen,
 		goto out;
 	for (i = 0; warn != NULL && i < cfg->nwarnings; i++)
 		warn(cfg->warnings[i], arg);
-	if (reader != (uid_t)-1 && !queue_may_read(cfg->input_file, reader)) {
-		util_seterr(err, "%s: [Env] input_file: %s: the submitter (uid"
-		    " %ld) may not read it; expected a file its owner can read",
-		    cfg_path, cfg->input_file, (long)reader);
+	if (reader != (uid_t)-1 && (!queue_may_read(cfg->input_file, reader) ||
+	    (cfg->replay_db != NULL && !queue_may_read(cfg->replay_db, reader)))) {
+		int in = !queue_may_read(cfg->input_file, reader);
+
+		util_seterr(err, "%s: [Env] %s: %s: the submitter (uid %ld) may"
+		    " not read it; expected a file its owner can read", cfg_path,
+		    in ? "input_file" : "replay_db", in ? cfg->input_file :
+		    cfg->replay_db, (long)reader);
 		goto out;
 	}
 
@@ -380,7 +384,7 @@ queue_abandoned(const char *db, const struct store_job *j)
 }
 
 static json_t *
-queue_json_job(const struct store_job *j)
+queue_json_job(const char *db, const struct store_job *j)
 {
 	json_t *o = json_object();
 	double eta = queue_eta(j);
@@ -405,13 +409,14 @@ queue_json_job(const struct store_job *j)
 	json_object_set_new(o, "eta_s", eta >= 0 ? json_real(eta) : json_null());
 	json_object_set_new(o, "cancel_requested",
 	    json_boolean(j->cancel_requested));
+	json_object_set_new(o, "abandoned", json_boolean(queue_abandoned(db, j)));
 	json_object_set_new(o, "error", j->error ? json_string(j->error) :
 	    json_null());
 	return o;
 }
 
 static void
-queue_print_list(struct store_job *jobs, size_t n)
+queue_print_list(const char *db, struct store_job *jobs, size_t n)
 {
 	char tbuf[32];
 	size_t i;
@@ -425,7 +430,8 @@ queue_print_list(struct store_job *jobs, size_t n)
 		snprintf(trials, sizeof trials, "%lld/%lld",
 		    (long long)j->trials_done, (long long)j->n_trial);
 		printf("%-6lld %-10s %5d %13s  %-19s  %s\n", (long long)j->id,
-		    j->state, j->priority, trials,
+		    queue_abandoned(db, j) ? "abandoned" : j->state,
+		    j->priority, trials,
 		    queue_time(j->created, tbuf, sizeof tbuf),
 		    j->cfg_path ? j->cfg_path : "");
 	}
@@ -549,12 +555,13 @@ queue_status(int argc, char **argv)
 			json_t *a = json_array();
 
 			for (i = 0; i < n; i++)
-				json_array_append_new(a, queue_json_job(&jobs[i]));
+				json_array_append_new(a, queue_json_job(db,
+				    &jobs[i]));
 			queue_json_print(a);
 		} else if (n == 0)
 			printf("no jobs in %s\n", db);
 		else
-			queue_print_list(jobs, n);
+			queue_print_list(db, jobs, n);
 		rc = 0;
 		goto out;
 	}
@@ -567,10 +574,8 @@ queue_status(int argc, char **argv)
 		goto out;
 	}
 	if (qa.json) {
-		json_t *o = queue_json_job(&j);
+		json_t *o = queue_json_job(db, &j);
 
-		json_object_set_new(o, "abandoned",
-		    json_boolean(queue_abandoned(db, &j)));
 		json_object_set_new(o, "best", queue_json_best(best, nbest));
 		queue_json_print(o);
 	} else

@@ -38,6 +38,7 @@ echo "TOPSECRET-LINE = 1" > "$T/secret"
 chmod 600 "$T/secret"
 mkjob ok 16 16 16 2
 ln -s "$T/secret" "$SPOOL/link.cfg"
+mkfifo "$SPOOL/pipe.cfg"
 mkjob unread 16 16 16 2
 sed -i "s|^input_file = .*|input_file = $T/secret|" "$T/unread.cfg"
 chown nobody "$T/unread.cfg"
@@ -55,6 +56,7 @@ cp "$T/forged.cfg" "$SPOOL/x
 FORGED autoschedd: spool: owned by root.cfg"
 cp "$T/ok.cfg" "$SPOOL/stranger.cfg"; chown 12345 "$SPOOL/stranger.cfg"
 check "the link is refused" wait_for 20 test -e "$SPOOL/failed/link.cfg"
+check "a FIFO in the spool is refused" wait_for 20 test -p "$SPOOL/failed/pipe.cfg"
 check "a stranger's file is refused" wait_for 20 test -e "$SPOOL/failed/stranger.cfg"
 check "an input its owner cannot read is refused" wait_for 20 test -e "$SPOOL/failed/unread.cfg"
 check "the deep file is refused" wait_for 20 test -e "$SPOOL/failed/deep.cfg"

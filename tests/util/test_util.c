@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tests/check.h"
@@ -119,9 +120,56 @@ test_proc(void)
 	free(err);
 }
 
+/* Issue 11: special files, the one CPU-list parser, leases, log escaping. */
+static void
+test_harden(void)
+{
+	char dir[] = "/tmp/autosched-util-XXXXXX", *fifo, *lock, *buf = NULL;
+	char *err = NULL, *e;
+	size_t len;
+	int *cpus = NULL, n = 0, fd = -1;
+
+	CHECK(mkdtemp(dir) != NULL);
+	fifo = xasprintf("%s/fifo", dir);
+	lock = xasprintf("%s/x.lock", dir);
+	CHECK(mkfifo(fifo, 0600) == 0);
+	/* A FIFO nobody writes: refused at once, never a hang. */
+	CHECK(util_read_file(fifo, 100, &buf, &len, &err) == -1);
+	CHECK(err != NULL && strstr(err, "not a regular file") != NULL);
+
+	CHECK(util_parse_cpus("0", &cpus, &n, &err) == 0 && n == 1 &&
+	    cpus[0] == 0);
+	free(cpus);
+	cpus = NULL;
+	CHECK(util_parse_cpus("4000", &cpus, &n, &err) == -1);
+	CHECK(err != NULL && strstr(err, "CPU 4000") != NULL);
+	CHECK(util_parse_cpus("0,0", &cpus, &n, &err) == -1);
+	CHECK(util_parse_cpus("1-0", &cpus, &n, &err) == -1);
+	CHECK(util_parse_cpus("x", &cpus, &n, &err) == -1);
+	CHECK(util_parse_cpus("", &cpus, &n, &err) == -1);
+
+	CHECK(util_lock_held(lock) == 0);
+	CHECK(util_lock(lock, 0, &fd, &err) == 0 && fd != -1);
+	CHECK(util_lock_held(lock) == 1);
+	close(fd);
+	CHECK(util_lock_held(lock) == 0);
+
+	e = util_escape("a\nFORGED\x1b[0m");
+	CHECK_STR(e, "a\\nFORGED\\x1b[0m");
+	free(e);
+
+	unlink(fifo);
+	unlink(lock);
+	rmdir(dir);
+	free(fifo);
+	free(lock);
+	free(err);
+}
+
 int
 main(void)
 {
+	test_harden();
 	test_strings();
 	test_files();
 	test_proc();
