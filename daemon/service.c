@@ -409,6 +409,11 @@ service_spool_take(struct service *sv, const char *path, const char *name)
 		if (rename(held, path) != 0)
 			service_log(sv, LOG_ERR, 0, "spool: %s: %s", held,
 			    strerror(errno));
+		else {
+			reason = xasprintf("%s.reason", held);
+			unlink(reason);
+			free(reason);
+		}
 		goto out;
 	}
 	service_log(sv, LOG_INFO, id, "spool: %s: queued as job %lld", name,
