@@ -12,6 +12,7 @@ int	cli_analyze(int argc, char **argv);
 int	cli_space(int argc, char **argv);
 int	cli_best(int argc, char **argv);
 int	cli_export(int argc, char **argv);
+int	cli_report(int argc, char **argv);
 
 int	queue_submit(int argc, char **argv);
 int	queue_status(int argc, char **argv);
