@@ -19,6 +19,7 @@ static const struct {
 	{ "best", cli_best, "[--db PATH] [--op NAME]   the best configs found" },
 	{ "export", cli_export, "[--db PATH] [--op NAME]   best configs as compiler input" },
 	{ "report", cli_report, "[--job ID | --op NAME] -o F.html  an HTML report with charts" },
+	{ "generate", cli_generate, "--problem-m R … -o DIR   MLIR programs for a shape sweep" },
 	{ "submit", queue_submit, "CFG [--priority N]        queue a job for autoschedd" },
 	{ "status", queue_status, "[ID] [--json]             the queue and its jobs" },
 	{ "cancel", queue_cancel, "ID                        cancel a queued or running job" },

@@ -179,6 +179,7 @@ cli_run(int argc, char **argv)
 	o.cpus = cpus;
 	o.ncpus = ncpus;
 	o.work_dir = work;
+	o.db_path = db;
 	o.stop = &cli_stop;
 	/* Everything about the input is checked before the store is touched. */
 	if (job_prepare(cfg, &o, &job, &err) != 0) {

@@ -16,6 +16,7 @@
 #include "cfg/cfg.h"
 #include "daemon/daemon.h"
 #include "daemon/daemon_int.h"
+#include "generate/generate.h"
 #include "store/store.h"
 #include "util/util.h"
 
@@ -196,10 +197,20 @@ queue_snapshot(const char *cfg_path, int priority, struct store_job *j,
 		warn(cfg->warnings[i], arg);
 
 	/* Analyse the very text we snapshot: the file may change meanwhile. */
-	if (util_read_file(cfg->input_file, QUEUE_MLIR_MAX, &mlir, &len,
+	if (cfg->problem != NULL) {
+		/* A [Problem] sweep: the generated module is the snapshot. */
+		char *note = xasprintf("the [Problem] sweep of %s", cfg_path);
+		int bad = generate_module(cfg->problem, note, &mlir, err) != 0;
+
+		free(note);
+		if (bad)
+			goto out;
+		len = strlen(mlir);
+	} else if (util_read_file(cfg->input_file, QUEUE_MLIR_MAX, &mlir, &len,
 	    err) != 0)
 		goto out;
-	if (analysis_parse(cfg->input_file, mlir, len, &an, err) != 0)
+	if (analysis_parse(cfg->input_file ? cfg->input_file : cfg_path, mlir,
+	    len, &an, err) != 0)
 		goto out;
 	for (i = 0; i < analysis_count(an); i++) {
 		if (analysis_op(an, i)->tunable)
@@ -208,7 +219,7 @@ queue_snapshot(const char *cfg_path, int priority, struct store_job *j,
 	if (ntunable == 0) {
 		util_seterr(err, "%s: no tunable op (matmul, batch_matmul or a"
 		    " matmul-like linalg.generic) in %s", cfg_path,
-		    cfg->input_file);
+		    cfg->input_file ? cfg->input_file : "its [Problem] sweep");
 		goto out;
 	}
 	util_hash_hex(mlir, len, hash);
@@ -221,7 +232,9 @@ queue_snapshot(const char *cfg_path, int priority, struct store_job *j,
 	j->priority = priority;
 	j->cfg_path = abs;
 	j->cfg_text = xstrdup(cfg->text);
-	if ((j->mlir_path = realpath(cfg->input_file, NULL)) == NULL)
+	if (cfg->input_file == NULL)
+		j->mlir_path = xstrdup(abs);
+	else if ((j->mlir_path = realpath(cfg->input_file, NULL)) == NULL)
 		j->mlir_path = xstrdup(cfg->input_file);
 	j->mlir_text = mlir;
 	j->mlir_hash = xstrdup(hash);
