@@ -72,7 +72,7 @@ cli_generate(int argc, char **argv)
 	struct generate_sweep sw;
 	struct generate_op *ops = NULL;
 	struct cfg *check = NULL;
-	const char *dir = NULL, *dtype = "f32", *transpose = "none";
+	const char *dir = NULL, *dtype = "f32", *transpose = "none", *opt = "";
 	char *tm = NULL, *tn = NULL, *tk = NULL, *tb = NULL, *err = NULL;
 	char *cfgtext = NULL, *cfgpath = NULL;
 	size_t nops = 0, written = 0, i;
@@ -105,20 +105,23 @@ cli_generate(int argc, char **argv)
 				sw.batch_matmul = 1;
 			break;
 		case 'd':
+			opt = "--dtype";
 			dtype = optarg;
 			if (generate_parse_dtypes(optarg, &sw.dtypes, &err) != 0)
-				goto bad;
+				goto badopt;
 			break;
 		case 't':
+			opt = "--transpose";
 			transpose = optarg;
 			if (generate_parse_transpose(optarg, &sw.transpose_a,
 			    &sw.transpose_b, &err) != 0)
-				goto bad;
+				goto badopt;
 			break;
 		case 'K':
+			opt = "--kind";
 			kind_given = 1;
 			if (generate_parse_kind(optarg, &sw.batch_matmul, &err) != 0)
-				goto bad;
+				goto badopt;
 			break;
 		case 'o':
 			dir = optarg;
@@ -179,6 +182,10 @@ cli_generate(int argc, char **argv)
 	printf("%zu program%s and %s written\n", nops, nops == 1 ? "" : "s",
 	    cfgpath);
 	rc = 0;
+	goto out;
+badopt:
+	fprintf(stderr, "autosched generate: %s %s: %s\n", opt, optarg, err);
+	rc = 2;
 	goto out;
 bad:
 	fprintf(stderr, "autosched generate: %s\n", err);

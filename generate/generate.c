@@ -52,8 +52,8 @@ gen_split(const char *s, const char *what, int (*fn)(const char *, void *,
 	int any = 0;
 
 	if (strlen(s) >= sizeof buf) {
-		util_seterr(err, "%s: value too long (at most %zu bytes)", what,
-		    sizeof buf - 1);
+		util_seterr(err, "value too long for %s (at most %zu bytes)",
+		    what, sizeof buf - 1);
 		return -1;
 	}
 	strcpy(buf, s);
@@ -71,7 +71,7 @@ gen_split(const char *s, const char *what, int (*fn)(const char *, void *,
 		any = 1;
 	}
 	if (!any) {
-		util_seterr(err, "%s: no value", what);
+		util_seterr(err, "no %s given", what);
 		return -1;
 	}
 	return 0;
@@ -89,7 +89,7 @@ gen_one_dtype(const char *tok, void *arg, char **err)
 			return 0;
 		}
 	}
-	util_seterr(err, "dtype: unknown '%.40s'; expected one or more of "
+	util_seterr(err, "unknown '%.40s'; expected one or more of "
 	    "f32, f16, f16f32, bf16f32, i8i32, u8i32", tok);
 	return -1;
 }
@@ -115,7 +115,7 @@ gen_one_transpose(const char *tok, void *arg, char **err)
 	else if (strcmp(tok, "b") == 0)
 		t[1] = 1;
 	else if (strcmp(tok, "none") != 0) {
-		util_seterr(err, "transpose: unknown '%.40s'; expected a (lhs "
+		util_seterr(err, "unknown '%.40s'; expected a (lhs "
 		    "stored KxM), b (rhs stored NxK), a,b or none", tok);
 		return -1;
 	}
@@ -142,7 +142,7 @@ generate_parse_kind(const char *s, int *batch_matmul, char **err)
 	else if (strcmp(s, "batch_matmul") == 0)
 		*batch_matmul = 1;
 	else {
-		util_seterr(err, "kind: unknown '%.40s'; expected matmul or "
+		util_seterr(err, "unknown '%.40s'; expected matmul or "
 		    "batch_matmul", s);
 		return -1;
 	}
@@ -202,10 +202,10 @@ generate_check(const struct generate_sweep *s, char **err)
 	c = generate_count(s);
 	if (c > GENERATE_OPS_MAX) {
 		util_seterr(err, "the sweep has %llu ops (%zu M x %zu N x %zu K"
-		    "%s x %u dtypes), more than %d; narrow a range or raise its "
+		    "%s x %u dtype%s), more than %d; narrow a range or raise its "
 		    "step", (unsigned long long)c, s->nm, s->nn, s->nk,
 		    s->batch_matmul ? " x batch" : "", gen_ndtypes(s),
-		    GENERATE_OPS_MAX);
+		    gen_ndtypes(s) == 1 ? "" : "s", GENERATE_OPS_MAX);
 		return -1;
 	}
 	return 0;
