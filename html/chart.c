@@ -100,13 +100,22 @@ chart_begin(struct chart *c, FILE *f, int w, int h, const char *cls,
     const char *title, const char *xlabel, const char *ylabel, double x0,
     double x1, double y0, double y1, int xint)
 {
+	chart_begin_margin(c, 56, f, w, h, cls, title, xlabel, ylabel, x0, x1,
+	    y0, y1, xint);
+}
+
+void
+chart_begin_margin(struct chart *c, int ml, FILE *f, int w, int h,
+    const char *cls, const char *title, const char *xlabel,
+    const char *ylabel, double x0, double x1, double y0, double y1, int xint)
+{
 	double s, v;
 
 	memset(c, 0, sizeof *c);
 	c->f = f;
 	c->w = w;
 	c->h = h;
-	c->ml = 56;
+	c->ml = ml;
 	c->mr = 16;
 	c->mt = 24;
 	c->mb = 40;
@@ -117,7 +126,7 @@ chart_begin(struct chart *c, FILE *f, int w, int h, const char *cls,
 	fprintf(f, "<svg class=\"%s\" xmlns=\"http://www.w3.org/2000/svg\" "
 	    "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n", cls, w, h,
 	    w, h);
-	fprintf(f, "<text x=\"%g\" y=\"15\" class=\"ttl\">", c->ml);
+	fprintf(f, "<text x=\"%g\" y=\"15\" class=\"ttl\">", ml > 56 ? 8 : c->ml);
 	html_esc(f, title);
 	fprintf(f, "</text>\n");
 	fprintf(f, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" "

@@ -28,6 +28,11 @@ void	 html_esc(FILE *, const char *s);
 void	 chart_begin(struct chart *, FILE *, int w, int h, const char *cls,
 	    const char *title, const char *xlabel, const char *ylabel,
 	    double x0, double x1, double y0, double y1, int xint);
+/* The same with a left margin of ml pixels (room for row labels). */
+void	 chart_begin_margin(struct chart *, int ml, FILE *, int w, int h,
+	    const char *cls, const char *title, const char *xlabel,
+	    const char *ylabel, double x0, double x1, double y0, double y1,
+	    int xint);
 /* Categorical x axis: label i at x = i (range -0.5 .. n-0.5). */
 void	 chart_xlabels(struct chart *, const char *const *labels, size_t n);
 double	 chart_x(const struct chart *, double);

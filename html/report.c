@@ -30,7 +30,7 @@ struct rtrial {
 	char		*config;
 	struct config	 c;
 	int		 status;
-	double		 gflops, ms, cv, compile_s, measure_s;
+	double		 gflops, ms, min_ms, cv, compile_s, measure_s;
 };
 
 struct rop {
@@ -157,6 +157,7 @@ report_collect(const struct store_trial *t, const struct op_desc *op,
 	x->status = t->result.status;
 	x->gflops = t->result.gflops;
 	x->ms = t->result.median_ms;
+	x->min_ms = t->result.min_ms;
 	x->cv = t->result.cv;
 	x->compile_s = t->result.compile_s;
 	x->measure_s = t->result.measure_s;
@@ -261,6 +262,7 @@ report_head(FILE *f, const struct report *r)
 	    "svg .tk{font-size:10px;fill:#555}svg .ax{font-size:11px;fill:#333}\n"
 	    "svg .ttl{font-size:12px;font-weight:bold;fill:#222}\n"
 	    ".legend span{display:inline-block;margin-right:14px}\n"
+	    ".wrap{overflow-x:auto;max-width:100%}\n"
 	    ".sw{display:inline-block;width:10px;height:10px;margin-right:4px;"
 	    "border-radius:5px}\n.note{color:#666;font-size:12px}\n"
 	    "</style></head>\n", f);
@@ -319,7 +321,8 @@ report_summary(FILE *f, struct report *r, struct store *st, char **err)
 	fputs("<h2 id=\"summary\">Summary: the best config of each op</h2>\n"
 	    "<p class=\"note\">As <code>autosched best</code>: confirm-phase "
 	    "figures where a job ran one. Click a column to sort.</p>\n"
-	    "<table class=\"sortable\" id=\"best\"><thead><tr><th>op</th>"
+	    "<div class=\"wrap\"><table class=\"sortable\" id=\"best\">"
+	    "<thead><tr><th>op</th>"
 	    "<th>best config</th><th>GFLOP/s</th><th>ms</th><th>vs baseline</th>"
 	    "<th>vs OpenBLAS</th><th>tune trials</th><th>confirmed</th>"
 	    "<th>job</th><th>cpu</th></tr></thead><tbody>\n", f);
@@ -349,7 +352,7 @@ report_summary(FILE *f, struct report *r, struct store *st, char **err)
 		html_esc(f, b->cpu);
 		fputs("</td></tr>\n", f);
 	}
-	fputs("</tbody></table>\n", f);
+	fputs("</tbody></table></div>\n", f);
 	if (n == 0)
 		fputs("<p>Nothing valid was found for this selection yet.</p>\n", f);
 	for (i = 0; i < n; i++)
@@ -363,7 +366,7 @@ static void
 report_noise(FILE *f, const struct report *r, int64_t job)
 {
 	double *cv = xcalloc(r->nt + 1, sizeof *cv), *g;
-	size_t i, j, n = 0, ng;
+	size_t i, j, n = 0, ng = 0;
 	int noise = -1, any = 0;
 
 	for (i = 0; i < r->nphases; i++) {
@@ -399,17 +402,33 @@ report_noise(FILE *f, const struct report *r, int64_t job)
 		}
 		free(g);
 	}
-	for (i = 0; i < r->nt; i++) {
-		if (r->t[i].job_id == job && report_valid(&r->t[i]) &&
-		    r->t[i].cv > 0)
-			cv[n++] = r->t[i].cv;
+	/*
+	 * Within a trial: the gap between the median and the fastest
+	 * repetition is robust to the few slow outliers a shared machine
+	 * gives (they inflate the CV, which is shown beside it).
+	 */
+	g = xcalloc(r->nt + 1, sizeof *g);
+	for (i = ng = 0; i < r->nt; i++) {
+		const struct rtrial *t = &r->t[i];
+
+		if (t->job_id != job || !report_valid(t))
+			continue;
+		if (t->cv > 0)
+			cv[n++] = t->cv;
+		if (t->ms > 0 && t->min_ms > 0 && t->min_ms <= t->ms)
+			g[ng++] = (t->ms - t->min_ms) / t->ms;
 	}
+	if (ng > 0)
+		fprintf(f, "Within a trial the median repetition is %.2f%% "
+		    "slower than the fastest (median over %zu valid trials); "
+		    "differences between configs smaller than a few times this "
+		    "are noise. ", 100 * report_median(g, ng), ng);
 	if (n > 0)
-		fprintf(f, "Within a trial the timed repetitions vary by %.2f%% "
-		    "(median coefficient of variation over %zu valid trials): "
-		    "differences smaller than a few times this are noise.",
-		    100 * report_median(cv, n), n);
-	else if (!any)
+		fprintf(f, "The median coefficient of variation of the "
+		    "repetitions is %.2f%% (slow outliers raise it).",
+		    100 * report_median(cv, n));
+	free(g);
+	if (!any && n == 0 && ng == 0)
 		fputs("no valid trial to judge it by.", f);
 	fputs("</p>\n", f);
 	free(cv);
@@ -824,7 +843,8 @@ report_repeated(FILE *f, const struct report *r, int64_t op, double ymax)
 			half = report_t95(nv) * sqrt(sd) / sqrt((double)nv);
 			g[ng].n = nv;
 			g[ng].mean = mean;
-			g[ng].lo = mean - half;
+			/* GFLOP/s are positive: the interval stops at 0. */
+			g[ng].lo = mean - half > 0 ? mean - half : 0;
 			g[ng].hi = mean + half;
 			g[ng].median = report_median(v, nv);
 		}
@@ -841,9 +861,9 @@ report_repeated(FILE *f, const struct report *r, int64_t op, double ymax)
 	if (ng > REPORT_CI_MAX)
 		ng = REPORT_CI_MAX;
 	h = 64 + 24 * (int)ng;
-	chart_begin(&c, f, 560, h, "chart-ci", "repeated measurements: mean and "
-	    "95% confidence interval", "GFLOP/s", "", 0, ymax, -0.5,
-	    (double)ng - 0.5, 0);
+	chart_begin_margin(&c, 300, f, 820, h, "chart-ci", "repeated "
+	    "measurements: mean and 95% confidence interval of the mean",
+	    "GFLOP/s", "", 0, ymax, -0.5, (double)ng - 0.5, 0);
 	for (i = 0; i < ng; i++) {
 		const char *col = html_phase_color(r->phases[g[i].phase]);
 		double y = chart_y(&c, (double)(ng - 1 - i));
@@ -851,8 +871,10 @@ report_repeated(FILE *f, const struct report *r, int64_t op, double ymax)
 		fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
 		    "stroke=\"%s\" stroke-width=\"2\"/>", chart_x(&c, g[i].lo),
 		    chart_x(&c, g[i].hi), y, y, col);
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\">", c.ml + 4,
-		    y - 4);
+		fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" "
+		    "y2=\"%.1f\" class=\"grid\"/>", c.ml, c.w - c.mr, y, y);
+		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\" "
+		    "text-anchor=\"end\">", c.ml - 6, y + 4);
 		html_esc(f, r->phases[g[i].phase]);
 		fputs(" ", f);
 		html_esc(f, g[i].config);
