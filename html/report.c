@@ -209,21 +209,60 @@ report_median(double *v, size_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* Median GFLOP/s of the valid trials of op in phase (0 if none). */
-static double
-report_phase_median(const struct report *r, int64_t op, const char *phase)
-{
-	double *v = xcalloc(r->nt + 1, sizeof *v), m;
-	size_t i, n = 0;
+#define REPORT_LEVEL_MAX	8
 
-	for (i = 0; i < r->nt; i++) {
-		if (r->t[i].op_id == op && report_phase_is(r, r->t[i].phase,
-		    phase) && report_valid(&r->t[i]))
-			v[n++] = r->t[i].gflops;
+/* One config's median in a phase: a level drawn across the convergence chart. */
+struct rlevel {
+	const char	*phase;
+	const char	*config;	/* borrowed from the trials */
+	double		 median;
+	char		 label[64];
+};
+
+/*
+ * The median GFLOP/s of each config of op measured in phase (the baseline
+ * may be measured at several thread counts), into lv; returns how many.
+ * label is shown, e.g. "baseline thr_2" when there are several.
+ */
+static size_t
+report_levels(const struct report *r, int64_t op, const char *phase,
+    const char *shown, struct rlevel *lv, size_t max)
+{
+	double *v = xcalloc(r->nt + 1, sizeof *v);
+	size_t i, j, k, n = 0, nv;
+
+	for (i = 0; i < r->nt && n < max; i++) {
+		const struct rtrial *t = &r->t[i];
+
+		if (t->op_id != op || !report_phase_is(r, t->phase, phase) ||
+		    !report_valid(t))
+			continue;
+		for (j = 0; j < n && strcmp(lv[j].config, t->config) != 0; j++)
+			;
+		if (j < n)
+			continue;
+		for (k = i, nv = 0; k < r->nt; k++) {
+			if (r->t[k].op_id == op && r->t[k].phase == t->phase &&
+			    report_valid(&r->t[k]) &&
+			    strcmp(r->t[k].config, t->config) == 0)
+				v[nv++] = r->t[k].gflops;
+		}
+		lv[n].phase = r->phases[t->phase];
+		lv[n].config = t->config;
+		lv[n].median = report_median(v, nv);
+		n++;
 	}
-	m = report_median(v, n);
+	for (j = 0; j < n; j++) {
+		const char *thr = strstr(lv[j].config, "thr_");
+
+		if (n > 1 && thr != NULL)
+			snprintf(lv[j].label, sizeof lv[j].label, "%s %s", shown,
+			    thr);
+		else
+			snprintf(lv[j].label, sizeof lv[j].label, "%s", shown);
+	}
 	free(v);
-	return m;
+	return n;
 }
 
 static void
@@ -285,7 +324,11 @@ report_head(FILE *f, const struct report *r)
 	    "register tiles, threads), the <b>tuner</b> choosing what to try next. "
 	    "Phases: <b>baseline</b> is the compiler's untuned default, "
 	    "<b>tune</b> the search, <b>confirm</b> re-measures the best few "
-	    "side by side, <b>reference</b> is OpenBLAS on the same shape. "
+	    "side by side to choose, <b>final</b> measures the chosen config "
+	    "again after the choice (the figure reported), <b>noise</b> "
+	    "re-measures the default through the job (how much a figure moves "
+	    "by itself), <b>reference</b> is OpenBLAS on the same shape; any "
+	    "other phase in the store is drawn under its own name. "
 	    "Higher GFLOP/s is better. Failed trials (did not compile, crashed, "
 	    "wrong result, …) are drawn as crosses on the zero line.</p>\n", f);
 }
@@ -319,12 +362,14 @@ report_summary(FILE *f, struct report *r, struct store *st, char **err)
 	if (store_best(st, r->o->op_filter, r->o->job_id, &rows, &n, err) != 0)
 		return -1;
 	fputs("<h2 id=\"summary\">Summary: the best config of each op</h2>\n"
-	    "<p class=\"note\">As <code>autosched best</code>: confirm-phase "
-	    "figures where a job ran one. Click a column to sort.</p>\n"
+	    "<p class=\"note\">As <code>autosched best</code>: the figure "
+	    "measured after the choice where a job has one (final, else "
+	    "confirm: <i>re-measured</i> yes), else the best tune figure. Click "
+	    "a column to sort.</p>\n"
 	    "<div class=\"wrap\"><table class=\"sortable\" id=\"best\">"
 	    "<thead><tr><th>op</th>"
 	    "<th>best config</th><th>GFLOP/s</th><th>ms</th><th>vs baseline</th>"
-	    "<th>vs OpenBLAS</th><th>tune trials</th><th>confirmed</th>"
+	    "<th>vs OpenBLAS</th><th>tune trials</th><th>re-measured</th>"
 	    "<th>job</th><th>cpu</th></tr></thead><tbody>\n", f);
 	for (i = 0; i < n; i++) {
 		const struct store_best *b = &rows[i];
@@ -571,10 +616,10 @@ report_job(FILE *f, const struct report *r, struct store *st,
 	fputs("</pre></details>\n", f);
 }
 
-/* Convergence: best-so-far of the tune trials per job, baseline and reference. */
+/* Convergence: best so far of the tune trials per job, and the levels. */
 static void
-report_convergence(FILE *f, const struct report *r, int64_t op, double base,
-    double ref, double ymax)
+report_convergence(FILE *f, const struct report *r, int64_t op,
+    const struct rlevel *lv, size_t nlv, double ymax)
 {
 	static const char *const cols[] = { "#1f77b4", "#d62728", "#2ca02c",
 	    "#9467bd", "#ff7f0e", "#17becf" };
@@ -590,10 +635,9 @@ report_convergence(FILE *f, const struct report *r, int64_t op, double base,
 	}
 	chart_begin(&c, f, 560, 300, "chart-conv", "convergence: best so far",
 	    "tune trial #", "GFLOP/s", 0, (double)xmax, 0, ymax, 1);
-	if (base > 0)
-		chart_hline(&c, base, "#7f7f7f", "baseline");
-	if (ref > 0)
-		chart_hline(&c, ref, "#2ca02c", "OpenBLAS");
+	for (i = 0; i < nlv; i++)
+		chart_hline(&c, lv[i].median, html_phase_color(lv[i].phase),
+		    lv[i].label);
 	for (j = 0; j < r->njobs; j++) {
 		const char *col = cols[j % (sizeof cols / sizeof cols[0])];
 		double best = 0;
@@ -938,11 +982,17 @@ report_op_time(FILE *f, const struct report *r, int64_t op)
 static void
 report_op(FILE *f, const struct report *r, const struct rop *op)
 {
-	double base, ref, ymax = 0;
-	size_t i;
+	struct rlevel lv[3 * REPORT_LEVEL_MAX];
+	double ymax = 0;
+	size_t i, nlv;
 
-	base = report_phase_median(r, op->id, "baseline");
-	ref = report_phase_median(r, op->id, "reference");
+	/* The levels: the default, the figure reported after the choice, OpenBLAS. */
+	nlv = report_levels(r, op->id, "baseline", "baseline", lv,
+	    REPORT_LEVEL_MAX);
+	nlv += report_levels(r, op->id, "final", "final (chosen)", lv + nlv,
+	    REPORT_LEVEL_MAX);
+	nlv += report_levels(r, op->id, "reference", "OpenBLAS", lv + nlv,
+	    REPORT_LEVEL_MAX);
 	for (i = 0; i < r->nt; i++) {
 		if (r->t[i].op_id == op->id && report_valid(&r->t[i]) &&
 		    r->t[i].gflops > ymax)
@@ -956,14 +1006,15 @@ report_op(FILE *f, const struct report *r, const struct rop *op)
 	fputs("</h2>\n<p class=\"note\">signature <code>", f);
 	html_esc(f, op->signature);
 	fputs("</code>", f);
-	if (base > 0)
-		fprintf(f, "; baseline %.2f GFLOP/s", base);
-	if (ref > 0)
-		fprintf(f, "; OpenBLAS %.2f GFLOP/s", ref);
+	for (i = 0; i < nlv; i++) {
+		fputs("; ", f);
+		html_esc(f, lv[i].label);
+		fprintf(f, " %.2f GFLOP/s (median)", lv[i].median);
+	}
 	fputs("</p>\n", f);
 	report_legend_phases(f, r, op->id);
 	fputs("<div class=\"charts\">\n", f);
-	report_convergence(f, r, op->id, base, ref, ymax);
+	report_convergence(f, r, op->id, lv, nlv, ymax);
 	report_trials(f, r, op->id, ymax);
 	fputs("</div>\n<h3>Each knob against GFLOP/s (tune trials)</h3>\n", f);
 	report_knobs(f, r, op->id, ymax);
