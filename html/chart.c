@@ -182,13 +182,46 @@ chart_xlabels(struct chart *c, const char *const *labels, size_t n)
 void
 chart_hline(struct chart *c, double y, const char *color, const char *label)
 {
-	double py = chart_y(c, y);
+	double py = chart_y(c, y), ly = py - 3, lx = c->w - c->mr - 2;
+	const char *anchor = "end";
+	size_t i;
+	int side;
 
+	/*
+	 * Labels of close lines must not print over each other: try the
+	 * right end, then the left, then further down on the right.
+	 */
+	for (side = 0; side < 3; side++) {
+		int clash = 0;
+
+		if (side == 1) {
+			lx = c->ml + 4;
+			anchor = "start";
+		} else if (side == 2) {
+			lx = c->w - c->mr - 2;
+			anchor = "end";
+			ly = py + 11;
+		}
+		for (i = 0; i < c->nlabels; i++) {
+			if (c->labels[i].left == (side == 1) &&
+			    ly > c->labels[i].y - 11 && ly < c->labels[i].y + 11)
+				clash = 1;
+		}
+		if (!clash)
+			break;
+	}
+	if (side == 3)
+		side = 2;
+	if (c->nlabels < sizeof c->labels / sizeof c->labels[0]) {
+		c->labels[c->nlabels].y = ly;
+		c->labels[c->nlabels].left = side == 1;
+		c->nlabels++;
+	}
 	fprintf(c->f, "<line x1=\"%g\" x2=\"%g\" y1=\"%.1f\" y2=\"%.1f\" "
 	    "stroke=\"%s\" stroke-dasharray=\"6 4\" stroke-width=\"1.5\"/>"
 	    "<text x=\"%g\" y=\"%.1f\" class=\"tk\" fill=\"%s\" "
-	    "text-anchor=\"end\">", c->ml, c->w - c->mr, py, py, color,
-	    c->w - c->mr - 2, py - 3, color);
+	    "text-anchor=\"%s\">", c->ml, c->w - c->mr, py, py, color, lx, ly,
+	    color, anchor);
 	html_esc(c->f, label);
 	fprintf(c->f, "</text>\n");
 }

@@ -14,6 +14,11 @@ struct chart {
 	double	 w, h;
 	double	 ml, mr, mt, mb;	/* margins */
 	double	 x0, x1, y0, y1;	/* data range */
+	struct {
+		double	 y;
+		int	 left;
+	}	 labels[16];		/* where chart_hline put its labels */
+	size_t	 nlabels;
 };
 
 /* Print s with &, <, >, " and ' escaped (control characters dropped). */
@@ -37,7 +42,10 @@ void	 chart_begin_margin(struct chart *, int ml, FILE *, int w, int h,
 void	 chart_xlabels(struct chart *, const char *const *labels, size_t n);
 double	 chart_x(const struct chart *, double);
 double	 chart_y(const struct chart *, double);
-/* A dashed horizontal line across the plot at y, labelled at its right end. */
+/*
+ * A dashed horizontal line across the plot at y, labelled at its right end
+ * (or elsewhere when an earlier label is there).
+ */
 void	 chart_hline(struct chart *, double y, const char *color,
 	    const char *label);
 void	 chart_end(struct chart *);
