@@ -1045,6 +1045,17 @@ report_script(FILE *f)
 	    "</script>\n", f);
 }
 
+/* By op, then in store order. */
+static int
+rtrial_cmp(const void *a, const void *b)
+{
+	const struct rtrial *x = a, *y = b;
+
+	if (x->op_id != y->op_id)
+		return (x->op_id > y->op_id) - (x->op_id < y->op_id);
+	return (x->id > y->id) - (x->id < y->id);
+}
+
 int
 html_report_text(struct store *st, const struct html_opts *o, char **text,
     size_t *len, char **err)
@@ -1116,9 +1127,35 @@ html_report_text(struct store *st, const struct html_opts *o, char **text,
 		goto out;
 	for (i = 0; i < r.njobs; i++)
 		report_job(f, &r, st, &r.jobs[i]);
+	/*
+	 * Each op sees only its own trials (a sweep has thousands of ops):
+	 * sorted by op, then in store order, each op's slice is a view.
+	 */
+	qsort(r.t, r.nt, sizeof *r.t, rtrial_cmp);
 	for (i = 0; i < r.nops; i++) {
-		if (r.ops[i].name != NULL)
-			report_op(f, &r, &r.ops[i]);
+		struct report v = r;
+		size_t b;
+
+		if (r.ops[i].name == NULL)
+			continue;
+		{
+			size_t lo = 0, hi = r.nt;	/* the first trial of the op */
+
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+
+				if (r.t[mid].op_id < r.ops[i].id)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			j = lo;
+		}
+		for (b = j; j < r.nt && r.t[j].op_id == r.ops[i].id; j++)
+			;
+		v.t = r.t + b;
+		v.nt = j - b;
+		report_op(f, &v, &r.ops[i]);
 	}
 	if (r.nt == 0)
 		fputs("<p>No trial in the store matches this selection.</p>\n", f);
