@@ -95,4 +95,19 @@ const struct op_desc	*analysis_op(const struct analysis *, size_t i);
 int	 analysis_emit_dispatch(const struct op_desc *, char **text, char **err)
 	    __attribute__((warn_unused_result));
 
+/*
+ * The same contraction as one func.func @fname (no module around it, two
+ * spaces of indent), so that several can share a module. Only kind, sizes,
+ * types, transposes and signedness of *op are read; op->tunable must be 1.
+ * Caller frees *text.
+ */
+int	 analysis_emit_function(const struct op_desc *, const char *fname,
+	    char **text, char **err) __attribute__((warn_unused_result));
+
+/*
+ * The dispatch profiler's name of a matmul described by kind, sizes, types
+ * and transposes: "matmul_768x512x1024_f16t_f16t_f16t". Caller frees.
+ */
+char	*analysis_profiler_name(const struct op_desc *);
+
 #endif

@@ -587,6 +587,12 @@ profiler_name(const struct op_desc *d)
 	    analysis_elem_name(d->acc));
 }
 
+char *
+analysis_profiler_name(const struct op_desc *d)
+{
+	return profiler_name(d);
+}
+
 int
 analysis_describe(MlirOperation op, const char *file, struct op_desc *d)
 {

@@ -38,21 +38,17 @@ emit_cast(FILE *f, const char *out, const char *in, enum elem_type from,
 	    analysis_elem_name(from), analysis_elem_name(to));
 }
 
-int
-analysis_emit_dispatch(const struct op_desc *d, char **text, char **err)
+/*
+ * Print d as func.func @fname (indented as inside a module) to f. The
+ * caller has checked d is tunable.
+ */
+static void
+emit_func(FILE *f, const struct op_desc *d, const char *fname)
 {
-	FILE		*f;
-	char		*lt, *rt, *at, *buf = NULL;
-	const char	*dims, *b, *lhs_in, *rhs_in, *mul, *add, *acc, *p;
-	size_t		 len = 0;
+	char		*lt, *rt, *at;
+	const char	*dims, *b, *lhs_in, *rhs_in, *mul, *add, *acc;
 	int		 batch;
 
-	*text = NULL;
-	if (!d->tunable) {
-		util_seterr(err, "%s: %s is not tunable: %s", d->loc, d->op_name,
-		    d->reason ? d->reason : "unknown reason");
-		return -1;
-	}
 	batch = strcmp(d->kind, "batch_matmul") == 0;
 	lt = d->transpose_a ? tensor_type(d, d->k, d->m, d->lhs) :
 	    tensor_type(d, d->m, d->k, d->lhs);
@@ -67,18 +63,8 @@ analysis_emit_dispatch(const struct op_desc *d, char **text, char **err)
 	dims = batch ? "b, m, n, k" : "m, n, k";
 	b = batch ? "b, " : "";
 
-	if ((f = open_memstream(&buf, &len)) == NULL) {
-		util_seterr(err, "open_memstream failed");
-		goto out;
-	}
-	/* A file name may hold anything: no line break ends the comment early. */
-	fprintf(f, "// %s from ", d->name);
-	for (p = d->loc; *p != '\0'; p++)
-		fputc((unsigned char)*p < 0x20 ? '?' : *p, f);
-	fprintf(f, " (%s)\n", d->op_name);
-	fprintf(f, "module {\n");
-	fprintf(f, "  func.func @dispatch(%%lhs: %s, %%rhs: %s, %%acc: %s)"
-	    " -> %s {\n", lt, rt, at, at);
+	fprintf(f, "  func.func @%s(%%lhs: %s, %%rhs: %s, %%acc: %s)"
+	    " -> %s {\n", fname, lt, rt, at, at);
 	fprintf(f, "    %%0 = linalg.generic {indexing_maps = [\n");
 	fprintf(f, "        affine_map<(%s) -> (%s%s)>,\n", dims, b,
 	    d->transpose_a ? "k, m" : "m, k");
@@ -106,17 +92,72 @@ analysis_emit_dispatch(const struct op_desc *d, char **text, char **err)
 	fprintf(f, "      linalg.yield %%s : %s\n", acc);
 	fprintf(f, "    } -> %s\n", at);
 	fprintf(f, "    return %%0 : %s\n", at);
-	fprintf(f, "  }\n}\n");
-	if (fclose(f) != 0) {
-		util_seterr(err, "writing the dispatch failed");
-		free(buf);
-		goto out;
-	}
-	*text = buf;
-
-out:
+	fprintf(f, "  }\n");
 	free(lt);
 	free(rt);
 	free(at);
-	return *text != NULL ? 0 : -1;
+}
+
+int
+analysis_emit_dispatch(const struct op_desc *d, char **text, char **err)
+{
+	FILE		*f;
+	char		*buf = NULL;
+	const char	*p;
+	size_t		 len = 0;
+
+	*text = NULL;
+	if (!d->tunable) {
+		util_seterr(err, "%s: %s is not tunable: %s", d->loc, d->op_name,
+		    d->reason ? d->reason : "unknown reason");
+		return -1;
+	}
+	if ((f = open_memstream(&buf, &len)) == NULL) {
+		util_seterr(err, "open_memstream failed");
+		return -1;
+	}
+	/* A file name may hold anything: no line break ends the comment early. */
+	fprintf(f, "// %s from ", d->name);
+	for (p = d->loc; *p != '\0'; p++)
+		fputc((unsigned char)*p < 0x20 ? '?' : *p, f);
+	fprintf(f, " (%s)\n", d->op_name);
+	fprintf(f, "module {\n");
+	emit_func(f, d, "dispatch");
+	fprintf(f, "}\n");
+	if (fclose(f) != 0) {
+		util_seterr(err, "writing the dispatch failed");
+		free(buf);
+		return -1;
+	}
+	*text = buf;
+	return 0;
+}
+
+int
+analysis_emit_function(const struct op_desc *d, const char *fname,
+    char **text, char **err)
+{
+	FILE	*f;
+	char	*buf = NULL;
+	size_t	 len = 0;
+
+	*text = NULL;
+	if (!d->tunable || (strcmp(d->kind, "matmul") != 0 &&
+	    strcmp(d->kind, "batch_matmul") != 0)) {
+		util_seterr(err, "%s: not a tunable matmul", d->name ? d->name :
+		    d->kind);
+		return -1;
+	}
+	if ((f = open_memstream(&buf, &len)) == NULL) {
+		util_seterr(err, "open_memstream failed");
+		return -1;
+	}
+	emit_func(f, d, fname);
+	if (fclose(f) != 0) {
+		util_seterr(err, "writing the function failed");
+		free(buf);
+		return -1;
+	}
+	*text = buf;
+	return 0;
 }

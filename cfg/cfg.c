@@ -19,6 +19,7 @@
 #include "backends/backend.h"
 #include "cfg/cfg.h"
 #include "cfg/cfg_int.h"
+#include "generate/generate.h"
 #include "tuners/tuner.h"
 #include "util/util.h"
 
@@ -28,15 +29,16 @@ enum cfg_section {
 	SEC_SPACE,
 	SEC_STRATEGY,
 	SEC_MEASURE,
+	SEC_PROBLEM,
 	SEC_COUNT
 };
 static const char *const cfg_sections[SEC_COUNT + 1] = {
-	"Env", "SearchSpace", "SearchStrategy", "Measure", NULL
+	"Env", "SearchSpace", "SearchStrategy", "Measure", "Problem", NULL
 };
 
 static const char *const env_keys[] = {
 	"input_file", "output_file", "backend", "database", "iree_bin",
-	"replay_db", NULL
+	"replay_db", "report_file", NULL
 };
 static const char *const strategy_keys[] = {
 	"tuner", "n_trial", "time_limit", "early_stopping", "seed", NULL
@@ -44,6 +46,10 @@ static const char *const strategy_keys[] = {
 static const char *const measure_keys[] = {
 	"min_time", "warmup", "min_reps", "max_reps", "timeout",
 	"compile_timeout", "cv_max", "confirm_top", "verify", NULL
+};
+static const char *const problem_keys[] = {
+	"problem_m", "problem_n", "problem_k", "batch", "dtype", "transpose",
+	"kind", NULL
 };
 
 #define CFG_KEY_MAX	64		/* longer keys are unknown by length */
@@ -77,9 +83,10 @@ struct cfg_reader {
 
 	struct cfg_seen	*seen;
 	size_t		 nseen;
-	int		 env_line[6];	/* line of each env_keys[i], 0 if absent */
+	int		 env_line[7];	/* line of each env_keys[i], 0 if absent */
 	int		 knob_line[KNOB_COUNT];
 	int		 max_reps_line;
+	int		 problem_kind_line;	/* [Problem] kind = given */
 	char		*err;
 };
 
@@ -228,7 +235,7 @@ cfg_section_line(struct cfg_reader *r, const char *s, const char *e)
 	if (close == NULL)
 		return cfg_fail(r, r->line, SEC_NONE, NULL,
 		    "section line without ']'; expected [Env], [SearchSpace], "
-		    "[SearchStrategy] or [Measure]");
+		    "[SearchStrategy], [Measure] or [Problem]");
 	for (ne = close + 1; ne < e && isspace((unsigned char)*ne); ne++)
 		;
 	if (ne < e && *ne != ';' && *ne != '#')
@@ -257,7 +264,7 @@ cfg_section_line(struct cfg_reader *r, const char *s, const char *e)
 	}
 	return cfg_fail(r, r->line, SEC_NONE, NULL,
 	    "unknown section [%s]%s; expected [Env], [SearchSpace], "
-	    "[SearchStrategy] or [Measure]", name,
+	    "[SearchStrategy], [Measure] or [Problem]", name,
 	    cfg_hint(hint, sizeof hint, near, "[", "]"));
 }
 
@@ -376,7 +383,8 @@ cfg_env(struct cfg_reader *r, const char *key, const char *value)
 	r->env_line[k] = r->line;
 	if (strcmp(key, "backend") != 0) {
 		char **slot[] = { &cfg->input_file, &cfg->output_file, NULL,
-		    &cfg->database, &cfg->iree_bin, &cfg->replay_db };
+		    &cfg->database, &cfg->iree_bin, &cfg->replay_db,
+		    &cfg->report_file };
 
 		cfg_set(slot[k], util_path_join(cfg->dir, value));
 		return 0;
@@ -566,6 +574,60 @@ bad:
 	return cfg_fail(r, r->line, r->section, key, "%s", why);
 }
 
+/* [Problem]: a shape sweep, generated instead of read from input_file. */
+static int
+cfg_problem(struct cfg_reader *r, const char *key, const char *value)
+{
+	struct generate_sweep *sw;
+	char why[256], *err = NULL;
+	int64_t **list = NULL;
+	size_t *n = NULL;
+	int rc = 0, k;
+
+	for (k = 0; problem_keys[k] != NULL; k++) {
+		if (strcmp(key, problem_keys[k]) == 0)
+			break;
+	}
+	if (problem_keys[k] == NULL)
+		return cfg_unknown_key(r, key, problem_keys);
+	if (r->cfg->problem == NULL)
+		r->cfg->problem = xcalloc(1, sizeof *r->cfg->problem);
+	sw = r->cfg->problem;
+	switch (k) {
+	case 0: list = &sw->m; n = &sw->nm; break;
+	case 1: list = &sw->n; n = &sw->nn; break;
+	case 2: list = &sw->k; n = &sw->nk; break;
+	case 3: list = &sw->batch; n = &sw->nbatch; break;
+	case 4: rc = generate_parse_dtypes(value, &sw->dtypes, &err); break;
+	case 5: rc = generate_parse_transpose(value, &sw->transpose_a,
+		    &sw->transpose_b, &err); break;
+	default: rc = generate_parse_kind(value, &sw->batch_matmul, &err);
+		r->problem_kind_line = r->line;
+		break;
+	}
+	if (list != NULL) {
+		int64_t *v;
+		size_t nv;
+
+		if (cfg_value_list(value, &v, &nv, why, sizeof why) != 0)
+			return cfg_fail(r, r->line, r->section, key, "%s; expected "
+			    "a value, a list [a, b] or start:stop:step (stop "
+			    "exclusive)", why);
+		free(*list);
+		*list = v;
+		*n = nv;
+		if (k == 3 && r->problem_kind_line == 0)
+			sw->batch_matmul = 1;	/* a batch says batch_matmul */
+		return 0;
+	}
+	if (rc != 0) {
+		cfg_fail(r, r->line, r->section, key, "%s", err);
+		free(err);
+		return -1;
+	}
+	return 0;
+}
+
 static int
 cfg_measure(struct cfg_reader *r, const char *key, const char *value)
 {
@@ -631,7 +693,7 @@ cfg_handler(void *user, const char *section, const char *name,
 	if (r->section == SEC_NONE) {
 		cfg_fail(r, r->line, SEC_NONE, name, "key outside any section; "
 		    "expected a section line ([Env], [SearchSpace], "
-		    "[SearchStrategy] or [Measure]) first");
+		    "[SearchStrategy], [Measure] or [Problem]) first");
 		return 0;
 	}
 	if (n == 0) {
@@ -655,6 +717,9 @@ cfg_handler(void *user, const char *section, const char *name,
 		break;
 	case SEC_STRATEGY:
 		rc = cfg_strategy(r, key, value);
+		break;
+	case SEC_PROBLEM:
+		rc = cfg_problem(r, key, value);
 		break;
 	default:
 		rc = cfg_measure(r, key, value);
@@ -729,10 +794,29 @@ cfg_finish(struct cfg_reader *r, int check_files)
 		return cfg_fail(r, r->max_reps_line, SEC_MEASURE, "max_reps",
 		    "%d is below min_reps (%d)", cfg->max_reps, cfg->min_reps);
 
+	if (r->section_line[SEC_PROBLEM] > 0) {
+		char *err = NULL;
+
+		if (cfg->input_file != NULL)
+			return cfg_fail(r, r->env_line[0], SEC_ENV, "input_file",
+			    "given with a [Problem] section (line %d); a job "
+			    "tunes either a file or a generated sweep, not both",
+			    r->section_line[SEC_PROBLEM]);
+		if (cfg->problem == NULL)
+			cfg->problem = xcalloc(1, sizeof *cfg->problem);
+		if (generate_check(cfg->problem, &err) != 0) {
+			cfg_fail(r, r->section_line[SEC_PROBLEM], SEC_PROBLEM,
+			    NULL, "%s", err);
+			free(err);
+			return -1;
+		}
+		return 0;
+	}
 	if (cfg->input_file == NULL)
 		return cfg_fail(r, r->section_line[SEC_ENV], SEC_ENV, "input_file",
 		    "missing; expected input_file = FILE.mlir (relative to the "
-		    "cfg's folder)");
+		    "cfg's folder), or a [Problem] section describing a shape "
+		    "sweep");
 	if (check_files) {
 		if (stat(cfg->input_file, &st) != 0)
 			return cfg_fail(r, r->env_line[0], SEC_ENV, "input_file",
@@ -843,6 +927,11 @@ cfg_free(struct cfg *cfg)
 	free(cfg->database);
 	free(cfg->iree_bin);
 	free(cfg->replay_db);
+	free(cfg->report_file);
+	if (cfg->problem != NULL) {
+		generate_sweep_clear(cfg->problem);
+		free(cfg->problem);
+	}
 	for (i = 0; i < cfg->nknobs; i++)
 		free(cfg->knobs[i].values);
 	free(cfg->knobs);
@@ -856,6 +945,22 @@ cfg_free(struct cfg *cfg)
 		free(cfg->warnings[i]);
 	free(cfg->warnings);
 	free(cfg);
+}
+
+int
+cfg_parse_values(const char *s, int64_t **values, size_t *n, char **err)
+{
+	char why[256], *br = NULL;
+	int rc;
+
+	/* On a command line a bare list needs no brackets: 64,128. */
+	if (s[0] != '[' && strchr(s, ',') != NULL)
+		s = br = xasprintf("[%s]", s);
+	rc = cfg_value_list(s, values, n, why, sizeof why);
+	if (rc != 0)
+		util_seterr(err, "%s", why);
+	free(br);
+	return rc;
 }
 
 const char *

@@ -1,6 +1,7 @@
 /*
  * The auto-scheduler.cfg reader (libinih): [Env], [SearchSpace],
- * [SearchStrategy] and [Measure], compatible with the seed's format.
+ * [SearchStrategy] and [Measure], compatible with the seed's format, and
+ * [Problem], a shape sweep tuned instead of an input file.
  */
 #ifndef AUTOSCHED_CFG_H
 #define AUTOSCHED_CFG_H
@@ -8,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "generate/generate.h"
 #include "search/space.h"
 
 /* The one limit on a cfg's size, for every reader of one (run, submit, spool). */
@@ -34,8 +36,9 @@ struct cfg {
 	char		*text;		/* the whole file as read (snapshotted into the store) */
 
 	/* [Env]; paths resolved against dir. */
-	char		*input_file;	/* required */
+	char		*input_file;	/* required unless [Problem] is given */
 	char		*output_file;	/* CSV report; NULL = none */
+	char		*report_file;	/* HTML report at the end of a job; NULL = none */
 	char		*backend;	/* "mlir-cpu" (default) | "iree" | "replay" */
 	char		*database;	/* NULL = the default (autosched.db beside the cfg) */
 	char		*iree_bin;
@@ -65,6 +68,12 @@ struct cfg {
 	int		 confirm_top;	/* candidates re-measured at the end, default 3 */
 	int		 verify;	/* default 1 */
 
+	/*
+	 * [Problem]: problem_m/n/k, batch, dtype, transpose, kind, as the
+	 * dispatch profiler's generator takes them; NULL without the section.
+	 */
+	struct generate_sweep *problem;
+
 	/* Warnings found while reading (repeated keys, …); printed by the caller. */
 	char		**warnings;
 	size_t		 nwarnings;
@@ -87,6 +96,14 @@ int	 cfg_parse(const char *path, const char *text, size_t len,
 	    int check_files, struct cfg **out, char **err)
 	    __attribute__((warn_unused_result));
 void	 cfg_free(struct cfg *);
+
+/*
+ * A value list as [SearchSpace] and [Problem] take it: "64", "[64, 128]",
+ * "64,128" or "64:1024:128" (stop exclusive), sorted without duplicates.
+ * Caller frees *values; -1 with *err saying what is wrong.
+ */
+int	 cfg_parse_values(const char *s, int64_t **values, size_t *n,
+	    char **err) __attribute__((warn_unused_result));
 
 /* The value of a tuner-specific key, or NULL. Borrowed. */
 const char *cfg_extra(const struct cfg *, const char *key);

@@ -18,8 +18,11 @@ static const struct {
 	{ "space", cli_space, "CFG [--count | --list N]  the search space after constraints" },
 	{ "best", cli_best, "[--db PATH] [--op NAME]   the best configs found" },
 	{ "export", cli_export, "[--db PATH] [--op NAME]   best configs as compiler input" },
+	{ "report", cli_report, "-o F.html [--job ID]       an HTML report with charts" },
+	{ "generate", cli_generate, "--problem-m R ... -o DIR   MLIR programs for a shape sweep" },
 	{ "submit", queue_submit, "CFG [--priority N]        queue a job for autoschedd" },
 	{ "status", queue_status, "[ID] [--json]             the queue and its jobs" },
+	{ "watch", cli_watch, "[ID]                      follow a job's progress in the terminal" },
 	{ "cancel", queue_cancel, "ID                        cancel a queued or running job" },
 	{ "log", queue_log, "ID                        a job's log" },
 };

@@ -20,6 +20,7 @@
 #include "daemon/daemon.h"
 #include "daemon/daemon_int.h"
 #include "job/job.h"
+#include "generate/generate.h"
 #include "store/store.h"
 #include "util/util.h"
 
@@ -233,9 +234,11 @@ queue_snapshot_as(const char *cfg_path, const char *text, size_t tlen,
 		goto out;
 	for (i = 0; warn != NULL && i < cfg->nwarnings; i++)
 		warn(cfg->warnings[i], arg);
-	if (reader != (uid_t)-1 && (!queue_may_read(cfg->input_file, reader) ||
+	if (reader != (uid_t)-1 && ((cfg->input_file != NULL &&
+	    !queue_may_read(cfg->input_file, reader)) ||
 	    (cfg->replay_db != NULL && !queue_may_read(cfg->replay_db, reader)))) {
-		int in = !queue_may_read(cfg->input_file, reader);
+		int in = cfg->input_file != NULL &&
+		    !queue_may_read(cfg->input_file, reader);
 
 		util_seterr(err, "%s: [Env] %s: %s: the submitter (uid %ld) may"
 		    " not read it; expected a file its owner can read", cfg_path,
@@ -245,8 +248,17 @@ queue_snapshot_as(const char *cfg_path, const char *text, size_t tlen,
 	}
 
 	/* Validate the very text we snapshot (it may change meanwhile), as run does. */
-	if (util_read_file(cfg->input_file, ANALYSIS_INPUT_MAX, &mlir, &len,
-	    err) != 0)
+	if (cfg->problem != NULL) {
+		/* A [Problem] sweep: the generated module is the snapshot. */
+		char *note = xasprintf("the [Problem] sweep of %s", cfg_path);
+		int bad = generate_module(cfg->problem, note, &mlir, err) != 0;
+
+		free(note);
+		if (bad)
+			goto out;
+		len = strlen(mlir);
+	} else if (util_read_file(cfg->input_file, ANALYSIS_INPUT_MAX, &mlir,
+	    &len, err) != 0)
 		goto out;
 	memset(&o, 0, sizeof o);
 	o.json = 1;		/* no warnings on stdout */
@@ -272,7 +284,9 @@ queue_snapshot_as(const char *cfg_path, const char *text, size_t tlen,
 	j->priority = priority;
 	j->cfg_path = abs;
 	j->cfg_text = xstrdup(cfg->text);
-	if ((j->mlir_path = realpath(cfg->input_file, NULL)) == NULL)
+	if (cfg->input_file == NULL)
+		j->mlir_path = xstrdup(abs);
+	else if ((j->mlir_path = realpath(cfg->input_file, NULL)) == NULL)
 		j->mlir_path = xstrdup(cfg->input_file);
 	j->mlir_text = mlir;
 	j->mlir_hash = xstrdup(hash);

@@ -591,7 +591,7 @@ service_run_one(struct service *sv)
 	struct cfg *cfg = NULL;
 	enum job_outcome outcome;
 	const char *state;
-	char *err = NULL, *serr = NULL;
+	char *err = NULL, *serr = NULL, *report = NULL;
 	int *cpus = NULL, rc;
 
 	memset(&j, 0, sizeof j);
@@ -631,6 +631,14 @@ service_run_one(struct service *sv)
 		opts.cpus = cpus;
 	}
 	opts.compile_nice = sv->conf->compile_nice;
+	/* report_file: the service writes it beside its store, named by job. */
+	if (cfg->report_file != NULL) {
+		char *dir = util_dirname(sv->db);
+
+		report = xasprintf("%s/job-%lld.html", dir, (long long)j.id);
+		free(dir);
+		opts.report_path = report;
+	}
 	opts.stop = &service_stop;
 	opts.progress = service_progress;
 	opts.progress_arg = sv;
@@ -689,6 +697,7 @@ out:
 	cfg_free(cfg);
 	store_job_clear(&j);
 	free(cpus);
+	free(report);
 	free(serr);
 	free(err);
 	return rc;

@@ -18,6 +18,8 @@
 #include "analysis/analysis.h"
 #include "backends/backend.h"
 #include "cfg/cfg.h"
+#include "generate/generate.h"
+#include "html/html.h"
 #include "job/job.h"
 #include "job/job_int.h"
 #include "search/space.h"
@@ -842,6 +844,8 @@ job_same_path(const char *a, const char *b)
 	const char *ba, *bb;
 	int same;
 
+	if (a == NULL || b == NULL)
+		return 0;
 	if (access(a, F_OK) == 0 && access(b, F_OK) == 0)
 		return util_same_file(a, b);
 	da = util_dirname(a);
@@ -966,6 +970,13 @@ job_max_threads(const struct cfg *cfg, int *line)
 	return max;
 }
 
+/* What the input is called in messages: its file, or the cfg's sweep. */
+static const char *
+job_input_name(const struct cfg *cfg)
+{
+	return cfg->input_file != NULL ? cfg->input_file : cfg->path;
+}
+
 int
 job_prepare(const struct cfg *cfg, const struct job_opts *o, struct job **out,
     char **err)
@@ -982,7 +993,21 @@ job_prepare(const struct cfg *cfg, const struct job_opts *o, struct job **out,
 	c->run_lock = c->job_lock = -1;
 	if (job_check_output(cfg, o, err) != 0)
 		goto fail;
-	if (o->mlir_text != NULL) {
+	if (cfg->problem != NULL) {
+		/* A [Problem] sweep: its ops, generated, are the input. */
+		char *note = xasprintf("the [Problem] sweep of %s", cfg->path);
+		char *name = xasprintf("%s[Problem]", cfg->path);
+		int bad = o->mlir_text == NULL && generate_module(cfg->problem,
+		    note, &c->mlir_text, err) != 0;
+		const char *text = o->mlir_text ? o->mlir_text : c->mlir_text;
+
+		bad = bad || analysis_parse(name, text, strlen(text), &c->an,
+		    err) != 0;
+		free(note);
+		free(name);
+		if (bad)
+			goto fail;
+	} else if (o->mlir_text != NULL) {
 		if (analysis_parse(cfg->input_file, o->mlir_text,
 		    strlen(o->mlir_text), &c->an, err) != 0)
 			goto fail;
@@ -1067,6 +1092,15 @@ job_prepare(const struct cfg *cfg, const struct job_opts *o, struct job **out,
 			*err = m;
 			goto fail;
 		}
+		if (space_count(c->spaces[i]) == 0 && cfg->problem != NULL) {
+			/* A sweep's odd shape does not sink the sweep. */
+			space_free(c->spaces[i]);
+			c->spaces[i] = NULL;
+			jo->skipped = 1;
+			jo->skip_reason = "no config of [SearchSpace] fits this "
+			    "shape (cache tiles must divide M, N and K)";
+			continue;
+		}
 		if (space_count(c->spaces[i]) == 0) {
 			util_seterr(err, "%s: [SearchSpace] has no valid config "
 			    "for %s (%s at %s): every cache tile must divide its "
@@ -1102,7 +1136,7 @@ job_prepare(const struct cfg *cfg, const struct job_opts *o, struct job **out,
 	}
 	if (c->ntunable == 0) {
 		util_seterr(err, "%s: no op the %s backend can tune (%zu "
-		    "matmul-like op%s found%s%s)", cfg->input_file,
+		    "matmul-like op%s found%s%s)", job_input_name(cfg),
 		    c->be->name, c->nops, c->nops == 1 ? "" : "s",
 		    c->nops ? "; first: " : "",
 		    c->nops ? (c->ops[0].skip_reason ? c->ops[0].skip_reason :
@@ -1245,6 +1279,34 @@ job_free(struct job *c)
 	free(c);
 }
 
+/*
+ * The HTML report of the job (report_file = in [Env], or where the daemon
+ * asks), written at its end. A failure to write it is logged, not fatal:
+ * the results are in the store.
+ */
+static void
+job_html_report(struct job *c)
+{
+	struct html_opts ho;
+	const char *path = c->o->report_path ? c->o->report_path :
+	    c->cfg->report_file;
+	char *err = NULL;
+
+	if (c->cfg->report_file == NULL || path == NULL)
+		return;
+	memset(&ho, 0, sizeof ho);
+	ho.job_id = c->job_id;
+	ho.db_path = c->o->db;
+	if (html_report(c->st, &ho, path, &err) != 0) {
+		job_log(c, "warn", "report_file %s: %s", path, err);
+		if (!c->o->json)
+			fprintf(stderr, "autosched: report_file %s: %s\n", path,
+			    err);
+	} else
+		job_log(c, "info", "report written to %s", path);
+	free(err);
+}
+
 enum job_outcome
 job_execute(struct job *c, struct store *st, char **err)
 {
@@ -1310,7 +1372,7 @@ job_execute(struct job *c, struct store *st, char **err)
 		j.state = "running";
 		j.cfg_path = cfg->path;
 		j.cfg_text = cfg->text;
-		j.mlir_path = cfg->input_file;
+		j.mlir_path = (char *)job_input_name(cfg);
 		j.mlir_text = (char *)text;
 		j.mlir_hash = hash;
 		j.tuner = cfg->tuner;
@@ -1398,6 +1460,7 @@ job_execute(struct job *c, struct store *st, char **err)
 		(void)store_job_set_state(st, c->job_id, "done", any_missing ?
 		    "no valid config found for some op" : NULL, NULL);
 	}
+	job_html_report(c);
 	if (o->json) {
 		char *js = report_json(c->job_id, c->ops, c->nops, (int)outcome);
 

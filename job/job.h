@@ -31,6 +31,7 @@ struct job_opts {
 	int			 ncpus;
 	int			 compile_nice;
 	volatile sig_atomic_t	*stop;		/* set by a signal: stop at the next trial boundary */
+	const char		*report_path;	/* the HTML report instead of the cfg's report_file, or NULL */
 	/* Called after each trial with a one-line status (daemon: sd_notify STATUS=). */
 	void			(*progress)(const char *line, void *arg);
 	void			*progress_arg;

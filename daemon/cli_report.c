@@ -1,0 +1,111 @@
+/*
+ * `autosched report`: the HTML report of a store (html/html.h), for one job,
+ * the ops matching a name, or everything.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/daemon.h"
+#include "html/html.h"
+#include "store/store.h"
+#include "util/util.h"
+
+static void
+report_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: autosched report [--db PATH] [--job ID | --op NAME | --all]\n"
+	    "                        -o REPORT.html\n"
+	    "One self-contained HTML page (inline SVG, no network) on what the\n"
+	    "store holds: best configs, each job, each op's trials and charts.\n"
+	    "  --job ID   one job\n"
+	    "  --op NAME  ops whose name or signature contains NAME\n"
+	    "  --all      everything (the default)\n"
+	    "  -o FILE    where to write the page (required)\n");
+}
+
+int
+cli_report(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "db", required_argument, NULL, 'D' },
+		{ "job", required_argument, NULL, 'J' },
+		{ "op", required_argument, NULL, 'O' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct html_opts ho;
+	struct store *st = NULL;
+	const char *out = NULL;
+	char *db = NULL, *err = NULL, *end;
+	int ch, rc = 2;
+
+	memset(&ho, 0, sizeof ho);
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'D':
+			free(db);
+			db = xstrdup(optarg);
+			break;
+		case 'J':
+			ho.job_id = strtoll(optarg, &end, 10);
+			if (*end != '\0' || ho.job_id <= 0) {
+				fprintf(stderr, "autosched report: --job %s: "
+				    "expected a job id\n", optarg);
+				goto out;
+			}
+			break;
+		case 'O':
+			ho.op_filter = optarg;
+			break;
+		case 'a':
+			ho.job_id = 0;
+			ho.op_filter = NULL;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'h':
+			report_usage(stdout);
+			rc = 0;
+			goto out;
+		default:
+			report_usage(stderr);
+			goto out;
+		}
+	}
+	if (argc != optind || out == NULL) {
+		if (out == NULL)
+			fprintf(stderr, "autosched report: -o FILE is required\n");
+		report_usage(stderr);
+		goto out;
+	}
+	if (db == NULL)
+		db = daemon_default_db();
+	if (access(db, F_OK) != 0) {
+		fprintf(stderr, "autosched report: %s: no such store\n", db);
+		goto out;
+	}
+	if (store_open_readonly(db, &st, &err) != 0) {
+		fprintf(stderr, "autosched report: %s\n", err);
+		goto out;
+	}
+	ho.db_path = db;
+	if (html_report(st, &ho, out, &err) != 0) {
+		fprintf(stderr, "autosched report: %s\n", err);
+		goto out;
+	}
+	printf("wrote %s\n", out);
+	rc = 0;
+out:
+	store_close(st);
+	free(db);
+	free(err);
+	return rc;
+}

@@ -1,0 +1,302 @@
+/*
+ * `autosched watch`: a running job's progress in the terminal, for whoever
+ * prefers it to the HTML report: trials done, per op the best so far against
+ * the baseline and OpenBLAS, failures by kind, the last log line. Redrawn in
+ * place on a terminal, printed when it changes otherwise; ends with the job.
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backends/backend.h"
+#include "daemon/daemon.h"
+#include "store/store.h"
+#include "util/util.h"
+
+#define WATCH_OPS_MAX	64	/* ops shown; a larger sweep shows a count */
+
+struct watch_op {
+	int64_t		 id;
+	char		 name[96];
+	int64_t		 tune, fails[TRIAL_STATUS_COUNT];
+	double		 best, baseline, reference;
+};
+
+struct watch {
+	int64_t		 job;
+	struct watch_op	 ops[WATCH_OPS_MAX];
+	size_t		 nops, more;
+	int64_t		 trials;
+	char		 last_log[256];
+};
+
+static volatile sig_atomic_t watch_stop;
+
+static void
+watch_on_signal(int sig)
+{
+	(void)sig;
+	watch_stop = 1;
+}
+
+static int
+watch_trial(const struct store_trial *t, const struct op_desc *op, void *arg)
+{
+	struct watch *w = arg;
+	struct watch_op *o = NULL;
+	int valid;
+	size_t i;
+
+	if (t->job_id != w->job)
+		return 0;
+	w->trials++;
+	for (i = 0; i < w->nops; i++) {
+		if (w->ops[i].id == t->op_id)
+			o = &w->ops[i];
+	}
+	if (o == NULL) {
+		if (w->nops == WATCH_OPS_MAX) {
+			w->more++;
+			return 0;
+		}
+		o = &w->ops[w->nops++];
+		memset(o, 0, sizeof *o);
+		o->id = t->op_id;
+		snprintf(o->name, sizeof o->name, "%s", op->name ? op->name : "?");
+	}
+	valid = (t->result.status == TRIAL_OK ||
+	    t->result.status == TRIAL_UNSTABLE) && t->result.gflops > 0;
+	if (strcmp(t->phase, "tune") == 0) {
+		o->tune++;
+		if (valid && t->result.gflops > o->best)
+			o->best = t->result.gflops;
+	} else if (strcmp(t->phase, "baseline") == 0 && valid)
+		o->baseline = t->result.gflops;
+	else if (strcmp(t->phase, "reference") == 0 && valid)
+		o->reference = t->result.gflops;
+	if (!valid && t->result.status >= 0 &&
+	    t->result.status < TRIAL_STATUS_COUNT)
+		o->fails[t->result.status]++;
+	return 0;
+}
+
+static void
+watch_log(double when, const char *level, const char *msg, void *arg)
+{
+	struct watch *w = arg;
+
+	(void)when;
+	snprintf(w->last_log, sizeof w->last_log, "%s: %s", level, msg);
+}
+
+/* Print one view of job j into f. */
+static void
+watch_print(FILE *f, const struct store_job *j, const struct watch *w)
+{
+	double frac = j->n_trial > 0 ? (double)j->trials_done /
+	    (double)j->n_trial : 0;
+	int bar = (int)(frac * 30 + 0.5), i;
+	size_t k;
+
+	if (bar > 30)
+		bar = 30;
+	fprintf(f, "job %lld  %-9s [", (long long)j->id, j->state);
+	for (i = 0; i < 30; i++)
+		fputc(i < bar ? '#' : '.', f);
+	fprintf(f, "] %lld/%lld tune trials", (long long)j->trials_done,
+	    (long long)j->n_trial);
+	if (j->started > 0)
+		fprintf(f, ", %.0f s", (j->finished > 0 ? j->finished :
+		    util_wall()) - j->started);
+	fprintf(f, "\n  %-40s %6s %10s %9s %9s  %s\n", "op", "trials",
+	    "best GF/s", "vs base", "vs BLAS", "failures");
+	for (k = 0; k < w->nops; k++) {
+		const struct watch_op *o = &w->ops[k];
+		char vb[16] = "-", vr[16] = "-", fails[160] = "";
+		size_t off = 0;
+		int s;
+
+		if (o->best > 0 && o->baseline > 0)
+			snprintf(vb, sizeof vb, "%.2fx", o->best / o->baseline);
+		if (o->best > 0 && o->reference > 0)
+			snprintf(vr, sizeof vr, "%.2fx", o->best / o->reference);
+		for (s = 0; s < TRIAL_STATUS_COUNT; s++) {
+			if (o->fails[s] > 0 && off < sizeof fails)
+				off += (size_t)snprintf(fails + off, sizeof fails -
+				    off, "%s%s %lld", off ? ", " : "",
+				    backend_status_name(s), (long long)o->fails[s]);
+		}
+		fprintf(f, "  %-40s %6lld %10.2f %9s %9s  %s\n", o->name,
+		    (long long)o->tune, o->best, vb, vr, fails);
+	}
+	if (w->more > 0)
+		fprintf(f, "  … and %zu more ops\n", w->more);
+	if (w->last_log[0] != '\0')
+		fprintf(f, "  last log: %s\n", w->last_log);
+}
+
+static void
+watch_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: autosched watch [ID] [--db PATH] [--interval SECONDS] [--once]\n"
+	    "Follow a job's progress in the terminal until it ends (Ctrl-C to\n"
+	    "leave). Without ID: the running job, else the newest.\n");
+}
+
+int
+cli_watch(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "db", required_argument, NULL, 'D' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "once", no_argument, NULL, '1' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct store *st = NULL;
+	struct store_job j, *jobs = NULL;
+	struct watch *w = NULL;
+	struct sigaction sa;
+	char *db = NULL, *err = NULL, *end, *prev = NULL, *cur = NULL;
+	double interval = 2;
+	int64_t id = 0;
+	size_t n = 0, i, len;
+	int ch, rc = 2, once = 0, tty = isatty(STDOUT_FILENO), found;
+
+	memset(&j, 0, sizeof j);
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'D':
+			free(db);
+			db = xstrdup(optarg);
+			break;
+		case 'i':
+			interval = strtod(optarg, &end);
+			if (*end != '\0' || !(interval >= 0.1 && interval <= 3600)) {
+				fprintf(stderr, "autosched watch: --interval %s: "
+				    "expected seconds in [0.1, 3600]\n", optarg);
+				goto out;
+			}
+			break;
+		case '1':
+			once = 1;
+			break;
+		case 'h':
+			watch_usage(stdout);
+			rc = 0;
+			goto out;
+		default:
+			watch_usage(stderr);
+			goto out;
+		}
+	}
+	if (argc - optind > 1) {
+		watch_usage(stderr);
+		goto out;
+	}
+	if (argc - optind == 1) {
+		id = strtoll(argv[optind], &end, 10);
+		if (*end != '\0' || id <= 0) {
+			fprintf(stderr, "autosched watch: %s: expected a job id\n",
+			    argv[optind]);
+			goto out;
+		}
+	}
+	if (db == NULL)
+		db = daemon_default_db();
+	if (access(db, F_OK) != 0) {
+		fprintf(stderr, "autosched watch: %s: no such store\n", db);
+		goto out;
+	}
+	if (store_open_readonly(db, &st, &err) != 0) {
+		fprintf(stderr, "autosched watch: %s\n", err);
+		goto out;
+	}
+	if (id == 0) {
+		if (store_job_list(st, &jobs, &n, &err) != 0) {
+			fprintf(stderr, "autosched watch: %s\n", err);
+			rc = 1;
+			goto out;
+		}
+		for (i = 0; i < n && id == 0; i++) {
+			if (strcmp(jobs[i].state, "running") == 0)
+				id = jobs[i].id;
+		}
+		if (id == 0 && n > 0)
+			id = jobs[0].id;
+		if (id == 0) {
+			fprintf(stderr, "autosched watch: no jobs in %s\n", db);
+			goto out;
+		}
+	}
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = watch_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	w = xcalloc(1, sizeof *w);
+	for (;;) {
+		FILE *mf;
+
+		store_job_clear(&j);
+		if ((found = store_job_get(st, id, &j, &err)) <= 0) {
+			fprintf(stderr, "autosched watch: %s\n", found < 0 ? err :
+			    "no such job");
+			rc = found < 0 ? 1 : 2;
+			goto out;
+		}
+		memset(w, 0, sizeof *w);
+		w->job = id;
+		if (store_trial_foreach(st, 0, 0, NULL, watch_trial, w, &err) < 0 ||
+		    store_log_foreach(st, id, watch_log, w, &err) != 0) {
+			fprintf(stderr, "autosched watch: %s\n", err);
+			rc = 1;
+			goto out;
+		}
+		if ((mf = open_memstream(&cur, &len)) == NULL)
+			goto out;
+		watch_print(mf, &j, w);
+		fclose(mf);
+		/* Without a terminal, a view is printed only when it changes. */
+		if (prev == NULL || strcmp(prev, cur) != 0 || tty) {
+			if (tty && !once)
+				fputs("\033[H\033[2J", stdout);
+			fputs(cur, stdout);
+			fflush(stdout);
+		}
+		free(prev);
+		prev = cur;
+		cur = NULL;
+		if (once || watch_stop || (strcmp(j.state, "queued") != 0 &&
+		    strcmp(j.state, "running") != 0))
+			break;
+		{
+			struct timespec ts;
+
+			ts.tv_sec = (time_t)interval;
+			ts.tv_nsec = (long)((interval - (double)ts.tv_sec) * 1e9);
+			nanosleep(&ts, NULL);
+		}
+		if (watch_stop)
+			break;
+	}
+	rc = 0;
+out:
+	free(w);
+	free(prev);
+	free(cur);
+	for (i = 0; i < n; i++)
+		store_job_clear(&jobs[i]);
+	free(jobs);
+	store_job_clear(&j);
+	store_close(st);
+	free(db);
+	free(err);
+	return rc;
+}

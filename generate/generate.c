@@ -1,0 +1,392 @@
+/*
+ * Shape sweeps: expand M × N × K (× batch) × dtypes into op descriptions and
+ * print them as MLIR through the analysis' own emitter, so that what is
+ * generated is exactly what the analysis and the backends read.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "generate/generate.h"
+#include "util/util.h"
+
+static const struct {
+	const char	*name;
+	enum elem_type	 in, acc;
+	int		 uns;
+} gen_types[GEN_DTYPE_COUNT] = {
+	[GEN_F32] = { "f32", ELEM_F32, ELEM_F32, 0 },
+	[GEN_F16] = { "f16", ELEM_F16, ELEM_F16, 0 },
+	[GEN_F16F32] = { "f16f32", ELEM_F16, ELEM_F32, 0 },
+	[GEN_BF16F32] = { "bf16f32", ELEM_BF16, ELEM_F32, 0 },
+	[GEN_I8I32] = { "i8i32", ELEM_I8, ELEM_I32, 0 },
+	[GEN_U8I32] = { "u8i32", ELEM_I8, ELEM_I32, 1 },
+};
+
+#define GEN_ARG_MAX	256	/* bytes of a dtype/transpose/kind value */
+
+void
+generate_sweep_clear(struct generate_sweep *s)
+{
+	free(s->m);
+	free(s->n);
+	free(s->k);
+	free(s->batch);
+	memset(s, 0, sizeof *s);
+}
+
+const char *
+generate_dtype_name(enum generate_dtype t)
+{
+	if ((int)t < 0 || t >= GEN_DTYPE_COUNT)
+		return NULL;
+	return gen_types[t].name;
+}
+
+/* Split s at commas and call fn on each trimmed element; -1 stops. */
+static int
+gen_split(const char *s, const char *what, int (*fn)(const char *, void *,
+    char **), void *arg, char **err)
+{
+	char buf[GEN_ARG_MAX], *tok, *save = NULL, *e;
+	int any = 0;
+
+	if (strlen(s) >= sizeof buf) {
+		util_seterr(err, "value too long for %s (at most %zu bytes)",
+		    what, sizeof buf - 1);
+		return -1;
+	}
+	strcpy(buf, s);
+	for (tok = strtok_r(buf, ",", &save); tok != NULL;
+	    tok = strtok_r(NULL, ",", &save)) {
+		while (*tok == ' ' || *tok == '\t')
+			tok++;
+		e = tok + strlen(tok);
+		while (e > tok && (e[-1] == ' ' || e[-1] == '\t'))
+			*--e = '\0';
+		if (*tok == '\0')
+			continue;
+		if (fn(tok, arg, err) != 0)
+			return -1;
+		any = 1;
+	}
+	if (!any) {
+		util_seterr(err, "no %s given", what);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+gen_one_dtype(const char *tok, void *arg, char **err)
+{
+	uint32_t *mask = arg;
+	int t;
+
+	for (t = 0; t < GEN_DTYPE_COUNT; t++) {
+		if (strcmp(tok, gen_types[t].name) == 0) {
+			*mask |= 1u << t;
+			return 0;
+		}
+	}
+	util_seterr(err, "unknown '%.40s'; expected one or more of "
+	    "f32, f16, f16f32, bf16f32, i8i32, u8i32", tok);
+	return -1;
+}
+
+int
+generate_parse_dtypes(const char *s, uint32_t *mask, char **err)
+{
+	uint32_t m = 0;
+
+	if (gen_split(s, "dtype", gen_one_dtype, &m, err) != 0)
+		return -1;
+	*mask = m;
+	return 0;
+}
+
+static int
+gen_one_transpose(const char *tok, void *arg, char **err)
+{
+	int *t = arg;
+
+	if (strcmp(tok, "a") == 0)
+		t[0] = 1;
+	else if (strcmp(tok, "b") == 0)
+		t[1] = 1;
+	else if (strcmp(tok, "none") != 0) {
+		util_seterr(err, "unknown '%.40s'; expected a (lhs "
+		    "stored KxM), b (rhs stored NxK), a,b or none", tok);
+		return -1;
+	}
+	return 0;
+}
+
+int
+generate_parse_transpose(const char *s, int *ta, int *tb, char **err)
+{
+	int t[2] = { 0, 0 };
+
+	if (gen_split(s, "transpose", gen_one_transpose, t, err) != 0)
+		return -1;
+	*ta = t[0];
+	*tb = t[1];
+	return 0;
+}
+
+int
+generate_parse_kind(const char *s, int *batch_matmul, char **err)
+{
+	if (strcmp(s, "matmul") == 0)
+		*batch_matmul = 0;
+	else if (strcmp(s, "batch_matmul") == 0)
+		*batch_matmul = 1;
+	else {
+		util_seterr(err, "unknown '%.40s'; expected matmul or "
+		    "batch_matmul", s);
+		return -1;
+	}
+	return 0;
+}
+
+static uint64_t
+gen_mul(uint64_t a, uint64_t b)
+{
+	if (a != 0 && b > UINT64_MAX / a)
+		return UINT64_MAX;
+	return a * b;
+}
+
+static unsigned
+gen_ndtypes(const struct generate_sweep *s)
+{
+	uint32_t m = s->dtypes ? s->dtypes : 1u << GEN_F32;
+
+	return (unsigned)__builtin_popcount(m);
+}
+
+uint64_t
+generate_count(const struct generate_sweep *s)
+{
+	uint64_t c = gen_mul(gen_mul(s->nm, s->nn), s->nk);
+
+	c = gen_mul(c, gen_ndtypes(s));
+	if (s->batch_matmul)
+		c = gen_mul(c, s->nbatch);
+	return c;
+}
+
+int
+generate_check(const struct generate_sweep *s, char **err)
+{
+	uint64_t c;
+
+	if (s->nm == 0 || s->nn == 0 || s->nk == 0) {
+		util_seterr(err, "the sweep needs problem_m, problem_n and "
+		    "problem_k (a value, a list or start:stop:step)");
+		return -1;
+	}
+	if (s->batch_matmul && s->nbatch == 0) {
+		util_seterr(err, "batch_matmul needs a batch (a value, a list or "
+		    "start:stop:step)");
+		return -1;
+	}
+	if (!s->batch_matmul && s->nbatch > 0) {
+		util_seterr(err, "batch is only for kind batch_matmul");
+		return -1;
+	}
+	if ((s->dtypes >> GEN_DTYPE_COUNT) != 0) {
+		util_seterr(err, "unknown dtype in the sweep");
+		return -1;
+	}
+	c = generate_count(s);
+	if (c > GENERATE_OPS_MAX) {
+		util_seterr(err, "the sweep has %llu ops (%zu M x %zu N x %zu K"
+		    "%s x %u dtype%s), more than %d; narrow a range or raise its "
+		    "step", (unsigned long long)c, s->nm, s->nn, s->nk,
+		    s->batch_matmul ? " x batch" : "", gen_ndtypes(s),
+		    gen_ndtypes(s) == 1 ? "" : "s", GENERATE_OPS_MAX);
+		return -1;
+	}
+	return 0;
+}
+
+/* The profiler's name, with unsigned 8-bit operands spelt u8. */
+static char *
+gen_name(const struct op_desc *d)
+{
+	char *name = analysis_profiler_name(d), *p;
+
+	if (d->lhs_unsigned || d->rhs_unsigned) {
+		/* Only the type fields hold "_i8": the sizes are digits and x. */
+		for (p = strstr(name, "_i8"); p != NULL; p = strstr(p + 1, "_i8"))
+			p[1] = 'u';
+	}
+	return name;
+}
+
+int
+generate_ops(const struct generate_sweep *s, struct generate_op **ops,
+    size_t *n, char **err)
+{
+	struct generate_op *v;
+	size_t cnt = 0, ib, ik, in, im, nb;
+	int t;
+
+	*ops = NULL;
+	*n = 0;
+	if (generate_check(s, err) != 0)
+		return -1;
+	v = xcalloc((size_t)generate_count(s) + 1, sizeof *v);
+	nb = s->batch_matmul ? s->nbatch : 1;
+	for (t = 0; t < GEN_DTYPE_COUNT; t++) {
+		if (!((s->dtypes ? s->dtypes : 1u << GEN_F32) & (1u << t)))
+			continue;
+		for (ib = 0; ib < nb; ib++)
+		for (ik = 0; ik < s->nk; ik++)
+		for (in = 0; in < s->nn; in++)
+		for (im = 0; im < s->nm; im++) {
+			struct generate_op *g = &v[cnt++];
+			struct op_desc *d = &g->d;
+
+			d->index = (int)(cnt - 1);
+			d->kind = s->batch_matmul ? "batch_matmul" : "matmul";
+			d->op_name = "linalg.generic";
+			d->batch = s->batch_matmul ? s->batch[ib] : 1;
+			d->m = s->m[im];
+			d->n = s->n[in];
+			d->k = s->k[ik];
+			d->lhs = d->rhs = gen_types[t].in;
+			d->acc = gen_types[t].acc;
+			d->lhs_unsigned = d->rhs_unsigned = gen_types[t].uns;
+			d->transpose_a = s->transpose_a;
+			d->transpose_b = s->transpose_b;
+			d->function = "";
+			d->loc = "";
+			d->tunable = 1;
+			g->name = gen_name(d);
+			d->name = g->name;
+			g->dtype = (enum generate_dtype)t;
+		}
+	}
+	*ops = v;
+	*n = cnt;
+	return 0;
+}
+
+void
+generate_ops_free(struct generate_op *ops, size_t n)
+{
+	size_t i;
+
+	for (i = 0; ops != NULL && i < n; i++)
+		free(ops[i].name);
+	free(ops);
+}
+
+/* "// " before each line of comment. */
+static void
+gen_comment(FILE *f, const char *comment)
+{
+	const char *p = comment;
+
+	while (p != NULL && *p != '\0') {
+		const char *e = strchr(p, '\n');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+
+		fprintf(f, "// %.*s\n", (int)len, p);
+		p = e ? e + 1 : NULL;
+	}
+}
+
+int
+generate_module(const struct generate_sweep *s, const char *comment,
+    char **text, char **err)
+{
+	struct generate_op *ops = NULL;
+	FILE *f = NULL;
+	char *buf = NULL, *fn = NULL;
+	size_t n = 0, len = 0, i;
+	int rc = -1;
+
+	*text = NULL;
+	if (generate_ops(s, &ops, &n, err) != 0)
+		return -1;
+	if ((f = open_memstream(&buf, &len)) == NULL) {
+		util_seterr(err, "open_memstream failed");
+		goto out;
+	}
+	gen_comment(f, comment);
+	fprintf(f, "module {\n");
+	for (i = 0; i < n; i++) {
+		if (analysis_emit_function(&ops[i].d, ops[i].name, &fn, err) != 0)
+			goto out;
+		fputs(fn, f);
+		free(fn);
+		fn = NULL;
+	}
+	fprintf(f, "}\n");
+	if (fclose(f) != 0) {
+		f = NULL;
+		util_seterr(err, "writing the sweep's module failed");
+		goto out;
+	}
+	f = NULL;
+	*text = buf;
+	buf = NULL;
+	rc = 0;
+out:
+	if (f != NULL)
+		fclose(f);
+	free(buf);
+	free(fn);
+	generate_ops_free(ops, n);
+	return rc;
+}
+
+int
+generate_write(const struct generate_sweep *s, const char *dir,
+    size_t *nwritten, char **err)
+{
+	struct generate_op *ops = NULL;
+	char **texts = NULL, *sub = NULL, *path = NULL;
+	size_t n = 0, i;
+	int rc = -1;
+
+	*nwritten = 0;
+	if (generate_ops(s, &ops, &n, err) != 0)
+		return -1;
+	/* Every program is made before anything is written. */
+	texts = xcalloc(n + 1, sizeof *texts);
+	for (i = 0; i < n; i++) {
+		char *fn = NULL;
+
+		if (analysis_emit_function(&ops[i].d, ops[i].name, &fn, err) != 0)
+			goto out;
+		texts[i] = xasprintf("// %s: generated by autosched generate\n"
+		    "module {\n%s}\n", ops[i].name, fn);
+		free(fn);
+	}
+	for (i = 0; i < n; i++) {
+		sub = xasprintf("%s/linalg/%s/%s", dir, ops[i].d.kind,
+		    ops[i].name);
+		if (util_mkdirs(sub, err) != 0)
+			goto out;
+		path = xasprintf("%s/%s.mlir", sub, ops[i].name);
+		if (util_write_file(path, texts[i], strlen(texts[i]), err) != 0)
+			goto out;
+		free(sub);
+		free(path);
+		sub = path = NULL;
+		(*nwritten)++;
+	}
+	rc = 0;
+out:
+	for (i = 0; texts != NULL && i < n; i++)
+		free(texts[i]);
+	free(texts);
+	free(sub);
+	free(path);
+	generate_ops_free(ops, n);
+	return rc;
+}

@@ -1,0 +1,1198 @@
+/*
+ * The HTML report: reads jobs, trials and best configs through store.h and
+ * writes one page with a sortable summary, a section per job (cfg, target,
+ * status counts, times, noise floor) and one per op (convergence, every
+ * trial, knobs against GFLOP/s, repeated measurements with their confidence
+ * intervals, where the time went). Phases are plotted by name, whatever they
+ * are. Every plotted point carries data-trial / data-gflops for checking.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backends/backend.h"
+#include "build_config.h"
+#include "html/html.h"
+#include "html/html_int.h"
+#include "search/space.h"
+#include "store/store.h"
+#include "util/util.h"
+
+#define REPORT_PHASE_MAX	16	/* distinct phase names kept; more are "other" */
+#define REPORT_CI_MAX		40	/* rows of the repeated-measurement chart */
+
+/* One trial as the report keeps it. */
+struct rtrial {
+	int64_t		 id, job_id, op_id, target_id;
+	int		 phase;		/* index into report.phases */
+	char		*config;
+	struct config	 c;
+	int		 status;
+	double		 gflops, ms, min_ms, cv, compile_s, measure_s;
+};
+
+struct rop {
+	int64_t		 id;
+	char		*name, *signature;
+};
+
+struct report {
+	const struct html_opts	*o;
+	struct rtrial		*t;
+	size_t			 nt, cap;
+	struct rop		*ops;
+	size_t			 nops;
+	char			*phases[REPORT_PHASE_MAX];
+	size_t			 nphases;
+	struct store_job	*jobs;	/* the selected jobs, oldest first */
+	size_t			 njobs;
+	int			 too_many;
+};
+
+/*
+ * A copy of a store string safe to print raw inside HTML text and attribute
+ * values: markup characters and control characters become '_'. Caller frees.
+ */
+static char *
+report_clean(const char *s)
+{
+	char *d = xstrdup(s != NULL ? s : ""), *p;
+
+	for (p = d; *p != '\0'; p++) {
+		if (strchr("<>&\"'", *p) != NULL || (unsigned char)*p < 0x20)
+			*p = '_';
+	}
+	return d;
+}
+
+static int
+report_phase(struct report *r, const char *name)
+{
+	char *clean = report_clean(name != NULL ? name : "?");
+	size_t i;
+
+	for (i = 0; i < r->nphases; i++) {
+		if (strcmp(r->phases[i], clean) == 0) {
+			free(clean);
+			return (int)i;
+		}
+	}
+	if (r->nphases == REPORT_PHASE_MAX) {
+		free(clean);
+		return (int)r->nphases - 1;
+	}
+	r->phases[r->nphases] = clean;
+	return (int)r->nphases++;
+}
+
+static int
+report_phase_is(const struct report *r, int p, const char *name)
+{
+	return strcmp(r->phases[p], name) == 0;
+}
+
+static int
+report_match_op(const struct report *r, const char *name, const char *sig)
+{
+	const char *f = r->o->op_filter;
+
+	return f == NULL || *f == '\0' || strstr(name, f) != NULL ||
+	    strstr(sig, f) != NULL;
+}
+
+static int
+report_collect(const struct store_trial *t, const struct op_desc *op,
+    void *arg)
+{
+	struct report *r = arg;
+	struct rtrial *x;
+	size_t i;
+
+	if (r->o->job_id > 0 && t->job_id != r->o->job_id)
+		return 0;
+	for (i = 0; i < r->nops; i++) {
+		if (r->ops[i].id == t->op_id)
+			break;
+	}
+	if (i == r->nops) {
+		char *sig = store_op_signature(op);
+		const char *name = op->name ? op->name : sig;
+
+		if (!report_match_op(r, name, sig)) {
+			free(sig);
+			/* Remember the op as excluded with an empty name. */
+			r->ops = xrealloc(r->ops, (r->nops + 1) * sizeof *r->ops);
+			r->ops[r->nops].id = t->op_id;
+			r->ops[r->nops].name = NULL;
+			r->ops[r->nops].signature = NULL;
+			r->nops++;
+			return 0;
+		}
+		r->ops = xrealloc(r->ops, (r->nops + 1) * sizeof *r->ops);
+		r->ops[r->nops].id = t->op_id;
+		r->ops[r->nops].name = xstrdup(name);
+		r->ops[r->nops].signature = sig;
+		r->nops++;
+	} else if (r->ops[i].name == NULL)
+		return 0;
+	if (r->nt == HTML_TRIAL_MAX) {
+		r->too_many = 1;
+		return 1;
+	}
+	if (r->nt == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 256;
+		r->t = xrealloc(r->t, r->cap * sizeof *r->t);
+	}
+	x = &r->t[r->nt++];
+	memset(x, 0, sizeof *x);
+	x->id = t->id;
+	x->job_id = t->job_id;
+	x->op_id = t->op_id;
+	x->target_id = t->target_id;
+	x->phase = report_phase(r, t->phase);
+	x->config = report_clean(t->config_name);
+	x->c = t->config;
+	x->status = t->result.status;
+	x->gflops = t->result.gflops;
+	x->ms = t->result.median_ms;
+	x->min_ms = t->result.min_ms;
+	x->cv = t->result.cv;
+	x->compile_s = t->result.compile_s;
+	x->measure_s = t->result.measure_s;
+	return 0;
+}
+
+static void
+report_free(struct report *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nt; i++)
+		free(r->t[i].config);
+	free(r->t);
+	for (i = 0; i < r->nops; i++) {
+		free(r->ops[i].name);
+		free(r->ops[i].signature);
+	}
+	free(r->ops);
+	for (i = 0; i < r->nphases; i++)
+		free(r->phases[i]);
+	for (i = 0; i < r->njobs; i++)
+		store_job_clear(&r->jobs[i]);
+	free(r->jobs);
+}
+
+/* A trial whose figures mean something: it ran and verified. */
+static int
+report_valid(const struct rtrial *t)
+{
+	return (t->status == TRIAL_OK || t->status == TRIAL_UNSTABLE) &&
+	    t->gflops > 0;
+}
+
+static int
+dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double
+report_median(double *v, size_t n)
+{
+	if (n == 0)
+		return 0;
+	qsort(v, n, sizeof *v, dbl_cmp);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+#define REPORT_LEVEL_MAX	8
+
+/* One config's median in a phase: a level drawn across the convergence chart. */
+struct rlevel {
+	const char	*phase;
+	const char	*config;	/* borrowed from the trials */
+	double		 median;
+	char		 label[64];
+};
+
+/*
+ * The median GFLOP/s of each config of op measured in phase (the baseline
+ * may be measured at several thread counts), into lv; returns how many.
+ * label is shown, e.g. "baseline thr_2" when there are several.
+ */
+static size_t
+report_levels(const struct report *r, int64_t op, const char *phase,
+    const char *shown, struct rlevel *lv, size_t max)
+{
+	double *v = xcalloc(r->nt + 1, sizeof *v);
+	size_t i, j, k, n = 0, nv;
+
+	for (i = 0; i < r->nt && n < max; i++) {
+		const struct rtrial *t = &r->t[i];
+
+		if (t->op_id != op || !report_phase_is(r, t->phase, phase) ||
+		    !report_valid(t))
+			continue;
+		for (j = 0; j < n && strcmp(lv[j].config, t->config) != 0; j++)
+			;
+		if (j < n)
+			continue;
+		for (k = i, nv = 0; k < r->nt; k++) {
+			if (r->t[k].op_id == op && r->t[k].phase == t->phase &&
+			    report_valid(&r->t[k]) &&
+			    strcmp(r->t[k].config, t->config) == 0)
+				v[nv++] = r->t[k].gflops;
+		}
+		lv[n].phase = r->phases[t->phase];
+		lv[n].config = t->config;
+		lv[n].median = report_median(v, nv);
+		n++;
+	}
+	for (j = 0; j < n; j++) {
+		const char *thr = strstr(lv[j].config, "thr_");
+
+		if (n > 1 && thr != NULL)
+			snprintf(lv[j].label, sizeof lv[j].label, "%s %s", shown,
+			    thr);
+		else
+			snprintf(lv[j].label, sizeof lv[j].label, "%s", shown);
+	}
+	free(v);
+	return n;
+}
+
+static void
+report_time(FILE *f, double t)
+{
+	char buf[64];
+	time_t s = (time_t)t;
+	struct tm tm;
+
+	if (t <= 0) {
+		fputs("-", f);
+		return;
+	}
+	gmtime_r(&s, &tm);
+	strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+	fputs(buf, f);
+}
+
+static void
+report_head(FILE *f, const struct report *r)
+{
+	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+	    "<title>autosched report</title>\n<style>\n"
+	    "body{font:14px/1.4 sans-serif;margin:24px;color:#222;max-width:1400px}\n"
+	    "h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;"
+	    "margin-top:32px}h3{font-size:15px;margin:18px 0 6px}\n"
+	    "table{border-collapse:collapse;margin:6px 0}td,th{border:1px solid #ddd;"
+	    "padding:3px 8px;text-align:left}th{background:#f3f3f3}\n"
+	    "td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
+	    "table.sortable th{cursor:pointer}table.sortable th:after{content:' \\2195';"
+	    "color:#aaa}\n"
+	    "pre{background:#f7f7f7;padding:8px;overflow:auto;max-height:320px}\n"
+	    ".charts{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}\n"
+	    "svg{background:#fff;border:1px solid #eee}\n"
+	    "svg .frame{fill:none;stroke:#999}svg .grid{stroke:#eee}\n"
+	    "svg .tk{font-size:10px;fill:#555}svg .ax{font-size:11px;fill:#333}\n"
+	    "svg .ttl{font-size:12px;font-weight:bold;fill:#222}\n"
+	    ".legend span{display:inline-block;margin-right:14px}\n"
+	    ".wrap{overflow-x:auto;max-width:100%}\n"
+	    ".sw{display:inline-block;width:10px;height:10px;margin-right:4px;"
+	    "border-radius:5px}\n.note{color:#666;font-size:12px}\n"
+	    "</style></head>\n", f);
+	fprintf(f, "<body data-js-ok=\"0\" data-js-errors=\"0\">\n"
+	    "<h1>autosched report</h1>\n<p class=\"note\">Generated by autosched "
+	    "%s at ", AUTOSCHED_VERSION);
+	report_time(f, util_wall());
+	fputs(" from the store <code>", f);
+	html_esc(f, r->o->db_path ? r->o->db_path : "?");
+	fputs("</code>", f);
+	if (r->o->job_id > 0)
+		fprintf(f, ", job %lld", (long long)r->o->job_id);
+	if (r->o->op_filter != NULL) {
+		fputs(", ops matching <code>", f);
+		html_esc(f, r->o->op_filter);
+		fputs("</code>", f);
+	}
+	fputs(".</p>\n<p>autosched tunes the matmuls of an MLIR program: for "
+	    "each op it compiles and measures candidate schedules (tile sizes, "
+	    "register tiles, threads), the <b>tuner</b> choosing what to try next. "
+	    "Phases: <b>baseline</b> is the compiler's untuned default, "
+	    "<b>tune</b> the search, <b>confirm</b> re-measures the best few "
+	    "side by side to choose, <b>final</b> measures the chosen config "
+	    "again after the choice (the figure reported), <b>noise</b> "
+	    "re-measures the default through the job (how much a figure moves "
+	    "by itself), <b>reference</b> is OpenBLAS on the same shape; any "
+	    "other phase in the store is drawn under its own name. "
+	    "Higher GFLOP/s is better. Failed trials (did not compile, crashed, "
+	    "wrong result, …) are drawn as crosses on the zero line.</p>\n", f);
+}
+
+static void
+report_legend_phases(FILE *f, const struct report *r, int64_t op)
+{
+	size_t p, i, n;
+
+	fputs("<div class=\"legend\">", f);
+	for (p = 0; p < r->nphases; p++) {
+		for (i = n = 0; i < r->nt; i++)
+			n += r->t[i].op_id == op && r->t[i].phase == (int)p;
+		if (n == 0)
+			continue;
+		fprintf(f, "<span><i class=\"sw\" style=\"background:%s\"></i>",
+		    html_phase_color(r->phases[p]));
+		html_esc(f, r->phases[p]);
+		fprintf(f, " (%zu)</span>", n);
+	}
+	fputs("</div>\n", f);
+}
+
+/* The summary table: the best config per op, as `autosched best` says. */
+static int
+report_summary(FILE *f, struct report *r, struct store *st, char **err)
+{
+	struct store_best *rows = NULL;
+	size_t n = 0, i;
+
+	if (store_best(st, r->o->op_filter, r->o->job_id, &rows, &n, err) != 0)
+		return -1;
+	fputs("<h2 id=\"summary\">Summary: the best config of each op</h2>\n"
+	    "<p class=\"note\">As <code>autosched best</code>: the figure "
+	    "measured after the choice where a job has one (final, else "
+	    "confirm: <i>re-measured</i> yes), else the best tune figure. Click "
+	    "a column to sort.</p>\n"
+	    "<div class=\"wrap\"><table class=\"sortable\" id=\"best\">"
+	    "<thead><tr><th>op</th>"
+	    "<th>best config</th><th>GFLOP/s</th><th>ms</th><th>vs baseline</th>"
+	    "<th>vs OpenBLAS</th><th>tune trials</th><th>re-measured</th>"
+	    "<th>job</th><th>cpu</th></tr></thead><tbody>\n", f);
+	for (i = 0; i < n; i++) {
+		const struct store_best *b = &rows[i];
+		double vb = b->baseline_gflops > 0 ? b->gflops / b->baseline_gflops : 0;
+		double vr = b->reference_gflops > 0 ? b->gflops / b->reference_gflops : 0;
+
+		fputs("<tr><td><a href=\"#op-", f);
+		fprintf(f, "%lld\">", (long long)b->op_id);
+		html_esc(f, b->op_name);
+		fputs("</a></td><td>", f);
+		html_esc(f, b->config_name);
+		fprintf(f, "</td><td class=\"n\">%.2f</td><td class=\"n\">%.4f</td>",
+		    b->gflops, b->median_ms);
+		if (vb > 0)
+			fprintf(f, "<td class=\"n\">%.2fx</td>", vb);
+		else
+			fputs("<td class=\"n\" data-v=\"0\">-</td>", f);
+		if (vr > 0)
+			fprintf(f, "<td class=\"n\">%.2fx</td>", vr);
+		else
+			fputs("<td class=\"n\" data-v=\"0\">-</td>", f);
+		fprintf(f, "<td class=\"n\">%lld</td><td>%s</td><td class=\"n\">"
+		    "%lld</td><td>", (long long)b->trials, b->confirmed ? "yes" :
+		    "no", (long long)b->job_id);
+		html_esc(f, b->cpu);
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</tbody></table></div>\n", f);
+	if (n == 0)
+		fputs("<p>Nothing valid was found for this selection yet.</p>\n", f);
+	for (i = 0; i < n; i++)
+		store_best_clear(&rows[i]);
+	free(rows);
+	return 0;
+}
+
+/* The noise floor of a job's measurements, in words. */
+static void
+report_noise(FILE *f, const struct report *r, int64_t job)
+{
+	double *cv = xcalloc(r->nt + 1, sizeof *cv), *g;
+	size_t i, j, n = 0, ng = 0;
+	int noise = -1, any = 0;
+
+	for (i = 0; i < r->nphases; i++) {
+		if (strcmp(r->phases[i], "noise") == 0)
+			noise = (int)i;
+	}
+	fputs("<p><b>Noise floor.</b> ", f);
+	if (noise >= 0) {
+		/* The same config measured across the job: its spread is the floor. */
+		g = xcalloc(r->nt + 1, sizeof *g);
+		for (j = 0; j < r->nops; j++) {
+			double mean = 0, sd = 0;
+
+			if (r->ops[j].name == NULL)
+				continue;
+			for (i = ng = 0; i < r->nt; i++) {
+				if (r->t[i].job_id == job && r->t[i].op_id ==
+				    r->ops[j].id && r->t[i].phase == noise &&
+				    report_valid(&r->t[i]))
+					g[ng++] = r->t[i].gflops;
+			}
+			if (ng < 2)
+				continue;
+			for (i = 0; i < ng; i++)
+				mean += g[i] / (double)ng;
+			for (i = 0; i < ng; i++)
+				sd += (g[i] - mean) * (g[i] - mean) / (double)(ng - 1);
+			sd = sqrt(sd);
+			fprintf(f, "%s: one config re-measured %zu times across the "
+			    "job varies by %.1f%% (standard deviation / mean). ",
+			    r->ops[j].name, ng, mean > 0 ? 100 * sd / mean : 0);
+			any = 1;
+		}
+		free(g);
+	}
+	/*
+	 * Within a trial: the gap between the median and the fastest
+	 * repetition is robust to the few slow outliers a shared machine
+	 * gives (they inflate the CV, which is shown beside it).
+	 */
+	g = xcalloc(r->nt + 1, sizeof *g);
+	for (i = ng = 0; i < r->nt; i++) {
+		const struct rtrial *t = &r->t[i];
+
+		if (t->job_id != job || !report_valid(t))
+			continue;
+		if (t->cv > 0)
+			cv[n++] = t->cv;
+		if (t->ms > 0 && t->min_ms > 0 && t->min_ms <= t->ms)
+			g[ng++] = (t->ms - t->min_ms) / t->ms;
+	}
+	if (ng > 0)
+		fprintf(f, "Within a trial the median repetition is %.2f%% "
+		    "slower than the fastest (median over %zu valid trials); "
+		    "differences between configs smaller than a few times this "
+		    "are noise. ", 100 * report_median(g, ng), ng);
+	if (n > 0)
+		fprintf(f, "The median coefficient of variation of the "
+		    "repetitions is %.2f%% (slow outliers raise it).",
+		    100 * report_median(cv, n));
+	free(g);
+	if (!any && n == 0 && ng == 0)
+		fputs("no valid trial to judge it by.", f);
+	fputs("</p>\n", f);
+	free(cv);
+}
+
+/* Where a job's time went: compile, measure, and the rest (tuner, codegen). */
+static void
+report_job_time(FILE *f, const struct report *r, const struct store_job *j)
+{
+	double comp = 0, meas = 0, wall, other, tot;
+	struct chart c;
+	size_t i;
+
+	for (i = 0; i < r->nt; i++) {
+		if (r->t[i].job_id != j->id)
+			continue;
+		comp += r->t[i].compile_s;
+		meas += r->t[i].measure_s;
+	}
+	wall = j->started > 0 && j->finished > j->started ?
+	    j->finished - j->started : 0;
+	other = wall > comp + meas ? wall - comp - meas : 0;
+	tot = comp + meas + other;
+	fprintf(f, "<p><b>Time.</b> compile %.1f s, measure and verify %.1f s",
+	    comp, meas);
+	if (wall > 0)
+		fprintf(f, ", tuner and overhead %.1f s (the rest of %.1f s wall)",
+		    other, wall);
+	fputs(".</p>\n", f);
+	if (tot <= 0)
+		return;
+	chart_begin(&c, f, 520, 90, "chart-time", "where the job's time went",
+	    "seconds", "", 0, chart_nice_max(tot), 0, 1, 0);
+	{
+		const double v[3] = { comp, meas, other };
+		const char *const col[3] = { "#d62728", "#1f77b4", "#bcbd22" };
+		const char *const lab[3] = { "compile", "measure", "tuner+other" };
+		double x = 0;
+		int k;
+
+		for (k = 0; k < 3; k++) {
+			if (v[k] <= 0)
+				continue;
+			fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+			    "height=\"%.1f\" fill=\"%s\"><title>%s %.1f s</title>"
+			    "</rect>\n", chart_x(&c, x), chart_y(&c, 0.8),
+			    chart_x(&c, x + v[k]) - chart_x(&c, x),
+			    chart_y(&c, 0.2) - chart_y(&c, 0.8), col[k], lab[k],
+			    v[k]);
+			x += v[k];
+		}
+	}
+	chart_end(&c);
+	fputs("<div class=\"legend\"><span><i class=\"sw\" style=\"background:"
+	    "#d62728\"></i>compile</span><span><i class=\"sw\" style=\""
+	    "background:#1f77b4\"></i>measure + verify</span><span><i "
+	    "class=\"sw\" style=\"background:#bcbd22\"></i>tuner and overhead"
+	    "</span></div>\n", f);
+}
+
+static void
+report_job(FILE *f, const struct report *r, struct store *st,
+    const struct store_job *j)
+{
+	struct store_best *rows = NULL;
+	size_t nrows = 0, i, p;
+	int s;
+	char *err = NULL;
+
+	fprintf(f, "<h2 id=\"job-%lld\">Job %lld</h2>\n<table>", (long long)j->id,
+	    (long long)j->id);
+	fputs("<tr><th>state</th><td>", f);
+	html_esc(f, j->state);
+	if (j->error != NULL) {
+		fputs(" (", f);
+		html_esc(f, j->error);
+		fputs(")", f);
+	}
+	fputs("</td></tr><tr><th>cfg</th><td>", f);
+	html_esc(f, j->cfg_path);
+	fputs("</td></tr><tr><th>input</th><td>", f);
+	html_esc(f, j->mlir_path);
+	fputs("</td></tr><tr><th>tuner</th><td>", f);
+	html_esc(f, j->tuner);
+	fprintf(f, "</td></tr><tr><th>trials</th><td>%lld of %lld</td></tr>",
+	    (long long)j->trials_done, (long long)j->n_trial);
+	fputs("<tr><th>created</th><td>", f);
+	report_time(f, j->created);
+	fputs("</td></tr><tr><th>started</th><td>", f);
+	report_time(f, j->started);
+	fputs("</td></tr><tr><th>finished</th><td>", f);
+	report_time(f, j->finished);
+	fputs("</td></tr>", f);
+	if (store_best(st, NULL, j->id, &rows, &nrows, &err) == 0 && nrows > 0) {
+		fputs("<tr><th>target</th><td>", f);
+		html_esc(f, rows[0].cpu);
+		fputs("; backend ", f);
+		html_esc(f, rows[0].backend);
+		fputs("; toolchain ", f);
+		html_esc(f, rows[0].toolchain);
+		fputs("</td></tr>", f);
+	}
+	for (i = 0; i < nrows; i++)
+		store_best_clear(&rows[i]);
+	free(rows);
+	free(err);
+	fputs("</table>\n", f);
+
+	/* Status counts, phase by phase. */
+	fputs("<table class=\"counts\"><tr><th>phase</th>", f);
+	for (s = 0; s < TRIAL_STATUS_COUNT; s++)
+		fprintf(f, "<th>%s</th>", backend_status_name(s));
+	fputs("<th>total</th></tr>\n", f);
+	for (p = 0; p < r->nphases; p++) {
+		size_t cnt[TRIAL_STATUS_COUNT + 1] = { 0 }, tot = 0;
+
+		for (i = 0; i < r->nt; i++) {
+			if (r->t[i].job_id != j->id || r->t[i].phase != (int)p)
+				continue;
+			s = r->t[i].status;
+			cnt[s >= 0 && s < TRIAL_STATUS_COUNT ? s :
+			    TRIAL_STATUS_COUNT]++;
+			tot++;
+		}
+		if (tot == 0)
+			continue;
+		fputs("<tr><td>", f);
+		html_esc(f, r->phases[p]);
+		fputs("</td>", f);
+		for (s = 0; s < TRIAL_STATUS_COUNT; s++)
+			fprintf(f, "<td class=\"n\" data-status=\"%s\">%zu</td>",
+			    backend_status_name(s), cnt[s]);
+		fprintf(f, "<td class=\"n\">%zu</td></tr>\n", tot);
+	}
+	fputs("</table>\n", f);
+	report_noise(f, r, j->id);
+	report_job_time(f, r, j);
+	fputs("<details><summary>the cfg as run</summary><pre>", f);
+	html_esc(f, j->cfg_text);
+	fputs("</pre></details>\n", f);
+}
+
+/* Convergence: best so far of the tune trials per job, and the levels. */
+static void
+report_convergence(FILE *f, const struct report *r, int64_t op,
+    const struct rlevel *lv, size_t nlv, double ymax)
+{
+	static const char *const cols[] = { "#1f77b4", "#d62728", "#2ca02c",
+	    "#9467bd", "#ff7f0e", "#17becf" };
+	struct chart c;
+	size_t i, j, n, xmax = 1;
+
+	for (j = 0; j < r->njobs; j++) {
+		for (i = n = 0; i < r->nt; i++)
+			n += r->t[i].op_id == op && r->t[i].job_id == r->jobs[j].id &&
+			    report_phase_is(r, r->t[i].phase, "tune");
+		if (n > xmax)
+			xmax = n;
+	}
+	chart_begin(&c, f, 560, 300, "chart-conv", "convergence: best so far",
+	    "tune trial #", "GFLOP/s", 0, (double)xmax, 0, ymax, 1);
+	for (i = 0; i < nlv; i++)
+		chart_hline(&c, lv[i].median, html_phase_color(lv[i].phase),
+		    lv[i].label);
+	for (j = 0; j < r->njobs; j++) {
+		const char *col = cols[j % (sizeof cols / sizeof cols[0])];
+		double best = 0;
+		int started = 0;
+
+		n = 0;
+		for (i = 0; i < r->nt; i++) {
+			const struct rtrial *t = &r->t[i];
+
+			if (t->op_id != op || t->job_id != r->jobs[j].id ||
+			    !report_phase_is(r, t->phase, "tune"))
+				continue;
+			n++;
+			if (report_valid(t) && t->gflops > best) {
+				if (!started)
+					fprintf(f, "<polyline class=\"conv\" "
+					    "data-job=\"%lld\" fill=\"none\" "
+					    "stroke=\"%s\" stroke-width=\"2\" "
+					    "points=\"", (long long)r->jobs[j].id,
+					    col);
+				else
+					fprintf(f, " %.1f,%.1f", chart_x(&c,
+					    (double)n), chart_y(&c, best));
+				best = t->gflops;
+				fprintf(f, " %.1f,%.1f", chart_x(&c, (double)n),
+				    chart_y(&c, best));
+				started = 1;
+			}
+		}
+		if (started) {
+			fprintf(f, " %.1f,%.1f\"><title>job %lld (%s): best %.2f "
+			    "GFLOP/s</title></polyline>\n", chart_x(&c,
+			    (double)n), chart_y(&c, best),
+			    (long long)r->jobs[j].id, r->jobs[j].tuner, best);
+			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\" "
+			    "fill=\"%s\">job %lld %s</text>\n", c.ml + 6,
+			    c.mt + 14 + 12 * (double)j, col,
+			    (long long)r->jobs[j].id, r->jobs[j].tuner);
+		}
+	}
+	chart_end(&c);
+}
+
+/* Every trial of op in store order, coloured by phase; failures on zero. */
+static void
+report_trials(FILE *f, const struct report *r, int64_t op, double ymax)
+{
+	struct chart c;
+	size_t i, n = 0, nfail[TRIAL_STATUS_COUNT] = { 0 };
+	int s;
+
+	for (i = 0; i < r->nt; i++)
+		n += r->t[i].op_id == op;
+	chart_begin(&c, f, 560, 300, "chart-trials", "every trial",
+	    "trial # (all phases, in order)", "GFLOP/s", 0, (double)n + 1, 0,
+	    ymax, 1);
+	for (i = 0, n = 0; i < r->nt; i++) {
+		const struct rtrial *t = &r->t[i];
+		double x, y;
+
+		if (t->op_id != op)
+			continue;
+		n++;
+		x = chart_x(&c, (double)n);
+		if (report_valid(t)) {
+			y = chart_y(&c, t->gflops);
+			fprintf(f, "<circle class=\"pt\" data-trial=\"%lld\" "
+			    "data-gflops=\"%.6g\" data-phase=\"%s\" cx=\"%.1f\" "
+			    "cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>#%lld %s %s: "
+			    "%.2f GFLOP/s</title></circle>\n", (long long)t->id,
+			    t->gflops, r->phases[t->phase], x, y,
+			    html_phase_color(r->phases[t->phase]),
+			    (long long)t->id, r->phases[t->phase], t->config,
+			    t->gflops);
+		} else {
+			y = chart_y(&c, 0);
+			s = t->status >= 0 && t->status < TRIAL_STATUS_COUNT ?
+			    t->status : TRIAL_ERROR;
+			nfail[s]++;
+			fprintf(f, "<path class=\"fail\" data-trial=\"%lld\" "
+			    "data-status=\"%s\" d=\"M%.1f %.1fl6 -6m-6 0l6 6\" "
+			    "transform=\"translate(-3 3)\" stroke=\"%s\" "
+			    "stroke-width=\"2\"><title>#%lld %s %s: %s</title>"
+			    "</path>\n", (long long)t->id, backend_status_name(s),
+			    x, y, html_status_color(s), (long long)t->id,
+			    r->phases[t->phase], t->config, backend_status_name(s));
+		}
+	}
+	chart_end(&c);
+	fputs("<div class=\"legend\">", f);
+	for (s = 0; s < TRIAL_STATUS_COUNT; s++) {
+		if (nfail[s] == 0)
+			continue;
+		fprintf(f, "<span><i class=\"sw\" style=\"background:%s\"></i>"
+		    "&#x2715; %s (%zu)</span>", html_status_color(s),
+		    backend_status_name(s), nfail[s]);
+	}
+	fputs("</div>\n", f);
+}
+
+/* One small scatter per knob in use: its value against GFLOP/s (tune trials). */
+static void
+report_knobs(FILE *f, const struct report *r, int64_t op, double ymax)
+{
+	int k;
+	size_t i;
+
+	fputs("<div class=\"charts\">\n", f);
+	for (k = 0; k < KNOB_COUNT; k++) {
+		int64_t vals[64];
+		const char *labels[64];
+		char lbuf[64][24], title[64];
+		size_t nv = 0, v;
+		struct chart c;
+
+		for (i = 0; i < r->nt; i++) {
+			const struct rtrial *t = &r->t[i];
+
+			if (t->op_id != op || t->c.v[k] == 0 ||
+			    !report_phase_is(r, t->phase, "tune"))
+				continue;
+			for (v = 0; v < nv && vals[v] != t->c.v[k]; v++)
+				;
+			if (v == nv && nv < 64)
+				vals[nv++] = t->c.v[k];
+		}
+		if (nv == 0)
+			continue;
+		/* sort the distinct values */
+		for (i = 1; i < nv; i++) {
+			int64_t x = vals[i];
+
+			for (v = i; v > 0 && vals[v - 1] > x; v--)
+				vals[v] = vals[v - 1];
+			vals[v] = x;
+		}
+		for (v = 0; v < nv; v++) {
+			snprintf(lbuf[v], sizeof lbuf[v], "%lld", (long long)vals[v]);
+			labels[v] = lbuf[v];
+		}
+		snprintf(title, sizeof title, "%s", space_knob_name(k));
+		chart_begin(&c, f, 260, 190, "chart-knob", title, title,
+		    "GFLOP/s", -0.5, (double)nv - 0.5, 0, ymax, -1);
+		chart_xlabels(&c, labels, nv);
+		for (i = 0; i < r->nt; i++) {
+			const struct rtrial *t = &r->t[i];
+			double jit;
+
+			if (t->op_id != op || t->c.v[k] == 0 ||
+			    !report_phase_is(r, t->phase, "tune") ||
+			    !report_valid(t))
+				continue;
+			for (v = 0; v < nv && vals[v] != t->c.v[k]; v++)
+				;
+			if (v == nv)
+				continue;
+			/* A small fixed jitter so equal values do not hide each other. */
+			jit = ((double)((uint64_t)t->id * 2654435761u % 1000) /
+			    1000 - 0.5) * 0.4;
+			fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" "
+			    "fill=\"#1f77b4\" fill-opacity=\"0.6\"><title>%s: "
+			    "%.2f GFLOP/s</title></circle>\n", chart_x(&c,
+			    (double)v + jit), chart_y(&c, t->gflops), t->config,
+			    t->gflops);
+		}
+		chart_end(&c);
+	}
+	fputs("</div>\n", f);
+}
+
+/* Two-sided 95% Student t for n-1 degrees of freedom. */
+static double
+report_t95(size_t n)
+{
+	static const double t[] = { 0, 12.71, 4.30, 3.18, 2.78, 2.57, 2.45,
+	    2.36, 2.31, 2.26, 2.23, 2.20, 2.18, 2.16, 2.14, 2.13, 2.12, 2.11,
+	    2.10, 2.09, 2.09 };
+
+	if (n < 2)
+		return 0;
+	if (n - 1 < sizeof t / sizeof t[0])
+		return t[n - 1];
+	return n < 60 ? 2.0 : 1.96;
+}
+
+struct rgroup {
+	int		 phase;
+	const char	*config;
+	size_t		 n;
+	double		 mean, lo, hi, median;
+};
+
+static int
+rgroup_cmp(const void *a, const void *b)
+{
+	const struct rgroup *x = a, *y = b;
+
+	if (x->phase != y->phase)
+		return x->phase - y->phase;
+	return (x->median < y->median) - (x->median > y->median);
+}
+
+/*
+ * The repeated measurements: every phase but tune, each config with the mean
+ * of its valid rows and a 95% confidence interval of that mean.
+ */
+static void
+report_repeated(FILE *f, const struct report *r, int64_t op, double ymax)
+{
+	struct rgroup *g = NULL;
+	double *v = xcalloc(r->nt + 1, sizeof *v);
+	size_t ng = 0, i, j, k, nv;
+	struct chart c;
+	int h;
+
+	for (i = 0; i < r->nt; i++) {
+		const struct rtrial *t = &r->t[i];
+
+		if (t->op_id != op || report_phase_is(r, t->phase, "tune") ||
+		    !report_valid(t))
+			continue;
+		for (j = 0; j < ng; j++) {
+			if (g[j].phase == t->phase && strcmp(g[j].config,
+			    t->config) == 0)
+				break;
+		}
+		if (j < ng)
+			continue;
+		g = xrealloc(g, (ng + 1) * sizeof *g);
+		memset(&g[ng], 0, sizeof *g);
+		g[ng].phase = t->phase;
+		g[ng].config = t->config;
+		for (k = i, nv = 0; k < r->nt; k++) {
+			if (r->t[k].op_id == op && r->t[k].phase == t->phase &&
+			    report_valid(&r->t[k]) && strcmp(r->t[k].config,
+			    t->config) == 0)
+				v[nv++] = r->t[k].gflops;
+		}
+		{
+			double mean = 0, sd = 0, half;
+
+			for (k = 0; k < nv; k++)
+				mean += v[k] / (double)nv;
+			for (k = 0; nv > 1 && k < nv; k++)
+				sd += (v[k] - mean) * (v[k] - mean) /
+				    (double)(nv - 1);
+			half = report_t95(nv) * sqrt(sd) / sqrt((double)nv);
+			g[ng].n = nv;
+			g[ng].mean = mean;
+			/* GFLOP/s are positive: the interval stops at 0. */
+			g[ng].lo = mean - half > 0 ? mean - half : 0;
+			g[ng].hi = mean + half;
+			g[ng].median = report_median(v, nv);
+		}
+		ng++;
+	}
+	free(v);
+	if (ng == 0) {
+		g = NULL;
+		fputs("<p class=\"note\">No repeated measurement (confirm, "
+		    "baseline, reference) for this op.</p>\n", f);
+		return;
+	}
+	qsort(g, ng, sizeof *g, rgroup_cmp);
+	if (ng > REPORT_CI_MAX)
+		ng = REPORT_CI_MAX;
+	h = 64 + 24 * (int)ng;
+	chart_begin_margin(&c, 300, f, 820, h, "chart-ci", "repeated "
+	    "measurements: mean and 95% confidence interval of the mean",
+	    "GFLOP/s", "", 0, ymax, -0.5, (double)ng - 0.5, 0);
+	for (i = 0; i < ng; i++) {
+		const char *col = html_phase_color(r->phases[g[i].phase]);
+		double y = chart_y(&c, (double)(ng - 1 - i));
+
+		fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
+		    "stroke=\"%s\" stroke-width=\"2\"/>", chart_x(&c, g[i].lo),
+		    chart_x(&c, g[i].hi), y, y, col);
+		fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" "
+		    "y2=\"%.1f\" class=\"grid\"/>", c.ml, c.w - c.mr, y, y);
+		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\" "
+		    "text-anchor=\"end\">", c.ml - 6, y + 4);
+		html_esc(f, r->phases[g[i].phase]);
+		fputs(" ", f);
+		html_esc(f, g[i].config);
+		fputs("</text>", f);
+		fprintf(f, "<circle class=\"ci\" data-phase=\"%s\" cx=\"%.1f\" "
+		    "cy=\"%.1f\" r=\"4\" fill=\"%s\"><title>%s %s: mean %.2f, "
+		    "95%% CI [%.2f, %.2f], %zu run%s</title></circle>\n",
+		    r->phases[g[i].phase], chart_x(&c, g[i].mean), y, col,
+		    r->phases[g[i].phase], g[i].config, g[i].mean, g[i].lo,
+		    g[i].hi, g[i].n, g[i].n == 1 ? "" : "s");
+	}
+	chart_end(&c);
+	fputs("<table><tr><th>phase</th><th>config</th><th>runs</th>"
+	    "<th>mean GFLOP/s</th><th>95% CI</th></tr>\n", f);
+	for (i = 0; i < ng; i++) {
+		fputs("<tr><td>", f);
+		html_esc(f, r->phases[g[i].phase]);
+		fputs("</td><td>", f);
+		html_esc(f, g[i].config);
+		fprintf(f, "</td><td class=\"n\">%zu</td><td class=\"n\">%.2f</td>",
+		    g[i].n, g[i].mean);
+		if (g[i].n > 1)
+			fprintf(f, "<td class=\"n\">%.2f – %.2f</td></tr>\n",
+			    g[i].lo, g[i].hi);
+		else
+			fputs("<td class=\"n\">one run</td></tr>\n", f);
+	}
+	fputs("</table>\n", f);
+	free(g);
+}
+
+/* Compile and measure seconds of op, phase by phase. */
+static void
+report_op_time(FILE *f, const struct report *r, int64_t op)
+{
+	size_t p, i;
+
+	fputs("<table><tr><th>phase</th><th>trials</th><th>compile s</th>"
+	    "<th>measure + verify s</th></tr>\n", f);
+	for (p = 0; p < r->nphases; p++) {
+		double comp = 0, meas = 0;
+		size_t n = 0;
+
+		for (i = 0; i < r->nt; i++) {
+			if (r->t[i].op_id != op || r->t[i].phase != (int)p)
+				continue;
+			n++;
+			comp += r->t[i].compile_s;
+			meas += r->t[i].measure_s;
+		}
+		if (n == 0)
+			continue;
+		fputs("<tr><td>", f);
+		html_esc(f, r->phases[p]);
+		fprintf(f, "</td><td class=\"n\">%zu</td><td class=\"n\">%.2f</td>"
+		    "<td class=\"n\">%.2f</td></tr>\n", n, comp, meas);
+	}
+	fputs("</table>\n", f);
+}
+
+static void
+report_op(FILE *f, const struct report *r, const struct rop *op)
+{
+	struct rlevel lv[3 * REPORT_LEVEL_MAX];
+	double ymax = 0;
+	size_t i, nlv;
+
+	/* The levels: the default, the figure reported after the choice, OpenBLAS. */
+	nlv = report_levels(r, op->id, "baseline", "baseline", lv,
+	    REPORT_LEVEL_MAX);
+	nlv += report_levels(r, op->id, "final", "final (chosen)", lv + nlv,
+	    REPORT_LEVEL_MAX);
+	nlv += report_levels(r, op->id, "reference", "OpenBLAS", lv + nlv,
+	    REPORT_LEVEL_MAX);
+	for (i = 0; i < r->nt; i++) {
+		if (r->t[i].op_id == op->id && report_valid(&r->t[i]) &&
+		    r->t[i].gflops > ymax)
+			ymax = r->t[i].gflops;
+	}
+	ymax = chart_nice_max(ymax * 1.05);
+	fprintf(f, "<h2 id=\"op-%lld\" class=\"op\" data-op=\"", (long long)op->id);
+	html_esc(f, op->name);
+	fputs("\">", f);
+	html_esc(f, op->name);
+	fputs("</h2>\n<p class=\"note\">signature <code>", f);
+	html_esc(f, op->signature);
+	fputs("</code>", f);
+	for (i = 0; i < nlv; i++) {
+		fputs("; ", f);
+		html_esc(f, lv[i].label);
+		fprintf(f, " %.2f GFLOP/s (median)", lv[i].median);
+	}
+	fputs("</p>\n", f);
+	report_legend_phases(f, r, op->id);
+	fputs("<div class=\"charts\">\n", f);
+	report_convergence(f, r, op->id, lv, nlv, ymax);
+	report_trials(f, r, op->id, ymax);
+	fputs("</div>\n<h3>Each knob against GFLOP/s (tune trials)</h3>\n", f);
+	report_knobs(f, r, op->id, ymax);
+	fputs("<h3>Repeated measurements</h3>\n", f);
+	report_repeated(f, r, op->id, ymax);
+	fputs("<h3>Where the time went</h3>\n", f);
+	report_op_time(f, r, op->id);
+}
+
+/* The sortable table and the error trap the browser test reads. */
+static void
+report_script(FILE *f)
+{
+	fputs("<script>\n"
+	    "window.onerror=function(){var b=document.body;"
+	    "b.dataset.jsErrors=String(+b.dataset.jsErrors+1);};\n"
+	    "function cellv(td){var v=td.dataset.v!==undefined?td.dataset.v:"
+	    "td.textContent;var n=parseFloat(v);return isNaN(n)?v.toLowerCase():n;}\n"
+	    "document.querySelectorAll('table.sortable').forEach(function(t){\n"
+	    " t.querySelectorAll('th').forEach(function(th,i){\n"
+	    "  th.addEventListener('click',function(){\n"
+	    "   var tb=t.tBodies[0],rows=Array.from(tb.rows);\n"
+	    "   var asc=th.dataset.asc!=='1';th.dataset.asc=asc?'1':'0';\n"
+	    "   rows.sort(function(a,b){var x=cellv(a.cells[i]),y=cellv(b.cells[i]);"
+	    "return (x<y?-1:x>y?1:0)*(asc?1:-1);});\n"
+	    "   rows.forEach(function(r){tb.appendChild(r);});});});});\n"
+	    "document.body.dataset.jsOk='1';\n"
+	    "</script>\n", f);
+}
+
+/* By op, then in store order. */
+static int
+rtrial_cmp(const void *a, const void *b)
+{
+	const struct rtrial *x = a, *y = b;
+
+	if (x->op_id != y->op_id)
+		return (x->op_id > y->op_id) - (x->op_id < y->op_id);
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+int
+html_report_text(struct store *st, const struct html_opts *o, char **text,
+    size_t *len, char **err)
+{
+	struct report r;
+	struct store_job *all = NULL;
+	size_t nall = 0, i, j;
+	FILE *f = NULL;
+	char *buf = NULL;
+	size_t blen = 0;
+	int rc = -1;
+
+	memset(&r, 0, sizeof r);
+	r.o = o;
+	*text = NULL;
+	if (store_trial_foreach(st, 0, 0, NULL, report_collect, &r, err) < 0)
+		goto out;
+	if (r.too_many) {
+		util_seterr(err, "more than %d trials to report: choose a job "
+		    "(--job) or ops (--op)", HTML_TRIAL_MAX);
+		goto out;
+	}
+	if (store_job_list(st, &all, &nall, err) != 0)
+		goto out;
+	if (o->job_id > 0) {
+		for (i = 0; i < nall && all[i].id != o->job_id; i++)
+			;
+		if (i == nall) {
+			util_seterr(err, "no job %lld in the store",
+			    (long long)o->job_id);
+			goto out;
+		}
+	}
+	/* The selected jobs, oldest first: the one asked, or those with trials. */
+	r.jobs = xcalloc(nall + 1, sizeof *r.jobs);
+	for (i = nall; i-- > 0;) {
+		int keep;
+
+		if (o->job_id > 0)
+			keep = all[i].id == o->job_id;
+		else {
+			keep = o->op_filter == NULL;
+			for (j = 0; !keep && j < r.nt; j++)
+				keep = r.t[j].job_id == all[i].id;
+		}
+		if (keep) {
+			r.jobs[r.njobs++] = all[i];
+			memset(&all[i], 0, sizeof all[i]);
+		}
+	}
+	if ((f = open_memstream(&buf, &blen)) == NULL) {
+		util_seterr(err, "open_memstream failed");
+		goto out;
+	}
+	report_head(f, &r);
+	fputs("<p>Contents: <a href=\"#summary\">summary</a>", f);
+	for (i = 0; i < r.njobs; i++)
+		fprintf(f, " · <a href=\"#job-%lld\">job %lld</a>",
+		    (long long)r.jobs[i].id, (long long)r.jobs[i].id);
+	for (i = 0; i < r.nops; i++) {
+		if (r.ops[i].name == NULL)
+			continue;
+		fprintf(f, " · <a href=\"#op-%lld\">", (long long)r.ops[i].id);
+		html_esc(f, r.ops[i].name);
+		fputs("</a>", f);
+	}
+	fputs("</p>\n", f);
+	if (report_summary(f, &r, st, err) != 0)
+		goto out;
+	for (i = 0; i < r.njobs; i++)
+		report_job(f, &r, st, &r.jobs[i]);
+	/*
+	 * Each op sees only its own trials (a sweep has thousands of ops):
+	 * sorted by op, then in store order, each op's slice is a view.
+	 */
+	qsort(r.t, r.nt, sizeof *r.t, rtrial_cmp);
+	for (i = 0; i < r.nops; i++) {
+		struct report v = r;
+		size_t b;
+
+		if (r.ops[i].name == NULL)
+			continue;
+		{
+			size_t lo = 0, hi = r.nt;	/* the first trial of the op */
+
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+
+				if (r.t[mid].op_id < r.ops[i].id)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			j = lo;
+		}
+		for (b = j; j < r.nt && r.t[j].op_id == r.ops[i].id; j++)
+			;
+		v.t = r.t + b;
+		v.nt = j - b;
+		report_op(f, &v, &r.ops[i]);
+	}
+	if (r.nt == 0)
+		fputs("<p>No trial in the store matches this selection.</p>\n", f);
+	report_script(f);
+	fputs("</body></html>\n", f);
+	if (fclose(f) != 0) {
+		f = NULL;
+		util_seterr(err, "writing the report failed");
+		goto out;
+	}
+	f = NULL;
+	*text = buf;
+	*len = blen;
+	buf = NULL;
+	rc = 0;
+out:
+	if (f != NULL)
+		fclose(f);
+	free(buf);
+	for (i = 0; i < nall; i++)
+		store_job_clear(&all[i]);
+	free(all);
+	report_free(&r);
+	return rc;
+}
+
+int
+html_report(struct store *st, const struct html_opts *o, const char *path,
+    char **err)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (html_report_text(st, o, &text, &len, err) != 0)
+		return -1;
+	rc = util_write_file(path, text, len, err);
+	free(text);
+	return rc;
+}

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# The HTML report end to end: a tiny real job (with a failing config), then
+# `autosched report`; its points and counts checked against the store, and
+# the page loaded in headless Chromium (screenshot not blank, the page's
+# script ran, no console error). Also report_file = at the end of `run`,
+# `autosched watch`, and bad usage.
+#   test_report.sh AUTOSCHED SOURCE_DIR
+set -u
+AS=$1
+SRC=$2
+T=$(mktemp -d /tmp/autosched-report-XXXXXX)
+trap 'rm -rf "$T"' EXIT
+export AUTOSCHED_WORK=$T/work
+unset AUTOSCHED_DB
+pass=0
+fail=0
+check() {	# check DESCRIPTION COMMAND...
+	local what=$1
+	shift
+	if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $what" >&2; fi
+}
+eq() { [ "$1" = "$2" ] || { echo "  got '$1', want '$2'" >&2; return 1; }; }
+q() { sqlite3 "$T/s.db" "$1"; }
+
+cp "$SRC/tests/job/fixtures/small_f32.mlir" "$T/"
+cat > "$T/a.cfg" <<'C'
+[Env]
+input_file = small_f32.mlir
+report_file = run.html
+[SearchSpace]
+tile_m = [16,32,64]
+tile_n = [16,48]
+tile_k = [8,32]
+threads = [1,2]
+[SearchStrategy]
+tuner = random
+n_trial = 6
+[Measure]
+min_time = 0.01
+min_reps = 3
+confirm_top = 2
+timeout = 5
+C
+# One config fails to compile: the report must mark it.
+AUTOSCHED_TEST_FAULT="compile_fail:tile_32x48x32" "$AS" run "$T/a.cfg" \
+    --db "$T/s.db" --quiet > "$T/run.txt" 2>&1
+check "run exits 0" eq "$?" 0
+check "report_file written at the end of the run" test -s "$T/run.html"
+check "the job log says where" bash -c "'$AS' log 1 --db '$T/s.db' | grep -q 'report written to'"
+
+"$AS" report --db "$T/s.db" -o "$T/r.html" > /dev/null
+check "report exits 0" eq "$?" 0
+check "report written" test -s "$T/r.html"
+"$AS" report --db "$T/s.db" --job 1 -o "$T/j.html" > /dev/null
+check "report --job exits 0" eq "$?" 0
+"$AS" report --db "$T/s.db" --op 64x48x32 -o "$T/o.html" > /dev/null
+check "report --op exits 0" eq "$?" 0
+
+# The page against the store: points, failures, counts, summary.
+OP=$(q "select name from ops limit 1")
+check "the store has the op" test -n "$OP"
+check "points and counts match the store" python3 - "$T/r.html" "$T/s.db" "$OP" <<'PY'
+import sqlite3, sys, re
+from html.parser import HTMLParser
+html, db, opname = sys.argv[1:4]
+con = sqlite3.connect(db)
+op_id, = con.execute("select id from ops where name=?", (opname,)).fetchone()
+
+class P(HTMLParser):
+    def __init__(s):
+        super().__init__(); s.section = None; s.pts = {}; s.fails = {}
+        s.counts = {}; s.phase_row = None; s.cells = []; s.in_td = False
+        s.best_rows = 0; s.in_best = False; s.ext = []; s.charts = {}
+    def handle_starttag(s, tag, a):
+        a = dict(a)
+        if tag == 'h2' and a.get('class') == 'op': s.section = a.get('data-op')
+        if tag == 'svg': s.charts[a.get('class')] = s.charts.get(a.get('class'), 0) + 1
+        if tag == 'circle' and a.get('class') == 'pt' and s.section == opname:
+            s.pts[int(a['data-trial'])] = float(a['data-gflops'])
+        if tag == 'path' and a.get('class') == 'fail' and s.section == opname:
+            s.fails[int(a['data-trial'])] = a['data-status']
+        if tag == 'table' and a.get('id') == 'best': s.in_best = True
+        if tag == 'tr' and s.in_best: s.best_rows += 1
+        for k in ('src', 'href'):
+            if k in a and re.match(r'(https?:)?//', a[k] or ''): s.ext.append(a[k])
+        if tag == 'link' or (tag == 'script' and 'src' in a): s.ext.append(tag)
+    def handle_endtag(s, tag):
+        if tag == 'table': s.in_best = False
+p = P(); p.feed(open(html, encoding='utf-8').read())
+ok = True
+def want(c, msg):
+    global ok
+    if not c: print('  ' + msg, file=sys.stderr); ok = False
+rows = con.execute("""select id, gflops from trials where op_id=? and
+    status in ('ok','unstable') and gflops > 0""", (op_id,)).fetchall()
+want(set(p.pts) == {r[0] for r in rows}, f'plotted trials {sorted(p.pts)} != store {sorted(r[0] for r in rows)}')
+for i, g in rows:
+    want(abs(p.pts.get(i, -1) - g) <= 1e-4 * max(1, g), f'trial {i}: plotted {p.pts.get(i)} != {g}')
+bad = dict(con.execute("""select id, status from trials where op_id=? and
+    not (status in ('ok','unstable') and gflops > 0)""", (op_id,)).fetchall())
+want(p.fails == bad, f'failures {p.fails} != store {bad}')
+want('compile_failed' in p.fails.values(), 'the injected compile failure is not marked')
+nbest = con.execute("select count(*) from best").fetchone()[0]
+want(p.best_rows == nbest + 1, f'summary has {p.best_rows - 1} rows, best has {nbest}')
+for cls in ('chart-conv', 'chart-trials', 'chart-knob', 'chart-ci', 'chart-time'):
+    want(p.charts.get(cls, 0) > 0, f'no {cls} chart')
+want(not p.ext, f'external references: {p.ext}')
+sys.exit(0 if ok else 1)
+PY
+check "status counts match the store" python3 - "$T/r.html" "$T/s.db" <<'PY'
+import sqlite3, sys, re
+html = open(sys.argv[1], encoding='utf-8').read()
+con = sqlite3.connect(sys.argv[2])
+ok = True
+for phase, status, n in con.execute("select phase, status, count(*) from trials group by 1, 2"):
+    # the row of this phase in the counts table, the cell of this status
+    m = re.search(r'<tr><td>' + re.escape(phase) + r'</td>(.*?)</tr>', html)
+    c = m and re.search(r'data-status="' + status + r'">(\d+)<', m.group(1))
+    if not c or int(c.group(1)) != n:
+        print(f'  {phase}/{status}: want {n}, got {c and c.group(1)}', file=sys.stderr); ok = False
+sys.exit(0 if ok else 1)
+PY
+
+# A real browser: it loads the file offline, draws it, runs its script.
+CHROME=$(command -v chromium || command -v chromium-browser || true)
+check "chromium is installed (scripts/deps.sh)" test -n "$CHROME"
+if [ -n "$CHROME" ]; then
+	flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
+	    --disable-background-networking --disable-component-update --disable-sync
+	    --enable-logging=stderr --v=0)
+	timeout 120 "$CHROME" "${flags[@]}" --user-data-dir="$T/ud1" \
+	    --screenshot="$T/shot.png" --window-size=1280,2000 "file://$T/r.html" \
+	    > "$T/chrome1.out" 2> "$T/chrome1.err"
+	check "chromium took a screenshot" test -s "$T/shot.png"
+	check "the screenshot is not blank" python3 "$SRC/tests/html/png_not_blank.py" "$T/shot.png"
+	timeout 120 "$CHROME" "${flags[@]}" --user-data-dir="$T/ud2" \
+	    --dump-dom "file://$T/r.html" > "$T/dom.html" 2> "$T/chrome2.err"
+	check "the page's script ran" grep -q 'data-js-ok="1"' "$T/dom.html"
+	check "no script error trapped" grep -q 'data-js-errors="0"' "$T/dom.html"
+	check "no console error" bash -c "! grep -hiE 'CONSOLE|Uncaught|SyntaxError|ReferenceError|TypeError' '$T/chrome1.err' '$T/chrome2.err'"
+fi
+
+# The terminal view of the same job.
+"$AS" watch 1 --db "$T/s.db" --once > "$T/watch.txt"
+check "watch exits 0" eq "$?" 0
+check "watch shows the op and the progress" bash -c "grep -q '$OP' '$T/watch.txt' && grep -q '6/6 tune trials' '$T/watch.txt'"
+check "watch shows the failure" grep -q 'compile_failed 1' "$T/watch.txt"
+
+# Bad usage: exit 2, nothing written.
+"$AS" report --db "$T/s.db" > /dev/null 2>&1
+check "report without -o: exit 2" eq "$?" 2
+"$AS" report --db "$T/s.db" --job 99 -o "$T/none.html" > /dev/null 2>&1
+check "report of an unknown job: exit 2" eq "$?" 2
+check "  nothing written" test ! -e "$T/none.html"
+"$AS" report --db "$T/nope.db" -o "$T/none.html" > /dev/null 2>&1
+check "report of a missing store: exit 2" eq "$?" 2
+check "  no store created" test ! -e "$T/nope.db"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
