@@ -16,6 +16,7 @@
 #include "backends/backend.h"
 #include "cfg/cfg.h"
 #include "daemon/daemon.h"
+#include "export/export.h"
 #include "job/job.h"
 #include "search/space.h"
 #include "store/store.h"
@@ -766,9 +767,13 @@ static void
 export_usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: autosched export [--db PATH] [--op NAME] [--format json]\n"
-	    "The best config of each op, as input for a compiler: one JSON\n"
-	    "object per op with its shape, types and knob values.\n");
+	    "usage: autosched export [--db PATH] [--op NAME]\n"
+	    "                        [--format json|transform|iree-spec] [-o FILE]\n"
+	    "The best config of each op, as input for a compiler: json (one\n"
+	    "object per op with its shape, types and knob values), transform (a\n"
+	    "transform-dialect library of the measured schedules) or iree-spec\n"
+	    "(an IREE llvm-cpu tuning spec); see autosched export --format\n"
+	    "transform --help.\n");
 }
 
 int
@@ -788,6 +793,17 @@ cli_export(int argc, char **argv)
 	size_t n = 0, i;
 	int ch, rc = 2;
 
+	/* The compiler formats live in export/. */
+	for (i = 1; i < (size_t)argc; i++) {
+		const char *f = NULL;
+
+		if (strcmp(argv[i], "--format") == 0 && i + 1 < (size_t)argc)
+			f = argv[i + 1];
+		else if (strncmp(argv[i], "--format=", 9) == 0)
+			f = argv[i] + 9;
+		if (f != NULL && strcmp(f, "json") != 0)
+			return export_cmd_export(argc, argv);
+	}
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -801,7 +817,7 @@ cli_export(int argc, char **argv)
 		case 'f':
 			if (strcmp(optarg, "json") != 0) {
 				fprintf(stderr, "autosched export: --format %s: "
-				    "expected json\n", optarg);
+				    "expected json, transform or iree-spec\n", optarg);
 				goto out;
 			}
 			break;
