@@ -19,6 +19,7 @@ static const struct {
 	{ "space", cli_space, "CFG [--count | --list N]  the search space after constraints" },
 	{ "best", cli_best, "[--db PATH] [--op NAME]   the best configs found" },
 	{ "export", cli_export, "[--format json|transform|iree-spec]  best configs as compiler input" },
+	{ "build", export_cmd_build, "PROGRAM.mlir [-o LIB.so]   the program compiled with the best schedules" },
 	{ "annotate", export_cmd_annotate, "PROGRAM.mlir [-o OUT]     the program with IREE compilation_info" },
 	{ "submit", queue_submit, "CFG [--priority N]        queue a job for autoschedd" },
 	{ "status", queue_status, "[ID] [--json]             the queue and its jobs" },

@@ -3,6 +3,8 @@
  * `autosched annotate`. Exit 0 written, 1 nothing to export, 2 bad usage or
  * input (nothing written).
  */
+#include <sys/stat.h>
+
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 struct cmd_opts {
 	const char	*db, *op, *out, *format, *syntax;
 	int64_t		 job;
+	int		 untuned;
 };
 
 static const char *
@@ -36,6 +39,7 @@ parse_opts(int argc, char **argv, struct cmd_opts *o, void (*usage)(FILE *))
 		{ "format", required_argument, NULL, 'f' },
 		{ "iree-syntax", required_argument, NULL, 'S' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "untuned", no_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -72,6 +76,9 @@ parse_opts(int argc, char **argv, struct cmd_opts *o, void (*usage)(FILE *))
 			break;
 		case 'o':
 			o->out = optarg;
+			break;
+		case 'U':
+			o->untuned = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -258,6 +265,87 @@ export_cmd_annotate(int argc, char **argv)
 out:
 	export_free(s);
 	free(text);
+	free(err);
+	return rc;
+}
+
+static void
+build_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: autosched build PROGRAM.mlir [--db PATH] [-o LIB.so] [--untuned]\n"
+	    "Compile the whole program to a shared object with the store's best\n"
+	    "schedule for each op tuned on this machine (the default schedule,\n"
+	    "with a warning, for the others). Every function is exported with\n"
+	    "MLIR's C interface: void _mlir_ciface_NAME(...) taking memref\n"
+	    "descriptors (see README). --untuned: default schedules only.\n"
+	    "Default -o: PROGRAM.so in the current folder.\n");
+}
+
+int
+export_cmd_build(int argc, char **argv)
+{
+	struct cmd_opts o;
+	struct export_set *s = NULL;
+	struct stat a, b;
+	char *err = NULL, *out = NULL, *dir = NULL, *base, *dot;
+	const char *prog;
+	size_t ntuned = 0;
+	int rc = 2, r;
+
+	switch (parse_opts(argc, argv, &o, build_usage)) {
+	case 1:
+		return 0;
+	case -1:
+		return 2;
+	}
+	if (argc - optind != 1 || o.format != NULL || o.syntax != NULL) {
+		build_usage(stderr);
+		return 2;
+	}
+	prog = argv[optind];
+	if (o.out != NULL)
+		out = xstrdup(o.out);
+	else {
+		base = strrchr(prog, '/');
+		out = xstrdup(base != NULL ? base + 1 : prog);
+		if ((dot = strrchr(out, '.')) != NULL && strcmp(dot, ".mlir") == 0)
+			*dot = '\0';
+		base = xasprintf("%s.so", out);
+		free(out);
+		out = base;
+	}
+	if (strcmp(out, prog) == 0 || strcmp(out, o.db) == 0 ||
+	    (stat(out, &a) == 0 && ((stat(prog, &b) == 0 && a.st_ino == b.st_ino &&
+	    a.st_dev == b.st_dev) || (stat(o.db, &b) == 0 &&
+	    a.st_ino == b.st_ino && a.st_dev == b.st_dev)))) {
+		fprintf(stderr, "autosched: -o %s: that is an input; refusing to "
+		    "overwrite it\n", out);
+		goto out;
+	}
+	dir = util_dirname(out);
+	if (stat(dir, &a) != 0 || !S_ISDIR(a.st_mode)) {
+		fprintf(stderr, "autosched: -o %s: folder %s does not exist\n",
+		    out, dir);
+		goto out;
+	}
+	if (!o.untuned && export_load(o.db, NULL, 0, &s, &err) != 0) {
+		fprintf(stderr, "autosched: %s\n", err);
+		goto out;
+	}
+	r = export_build(s, prog, o.untuned, out, &ntuned, &err);
+	if (r != 0) {
+		fprintf(stderr, "autosched: %s\n", err);
+		rc = r == 1 ? 1 : 2;
+		goto out;
+	}
+	fprintf(stderr, "autosched: %s: %zu tuned op%s\n", out, ntuned,
+	    ntuned == 1 ? "" : "s");
+	rc = 0;
+out:
+	export_free(s);
+	free(out);
+	free(dir);
 	free(err);
 	return rc;
 }

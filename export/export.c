@@ -13,6 +13,7 @@
 #include "analysis/analysis.h"
 #include "backends/backend.h"
 #include "export/export.h"
+#include "export/export_int.h"
 #include "store/store.h"
 #include "util/util.h"
 
@@ -20,20 +21,8 @@
 
 extern const char *const export_iree_syntax[];	/* export_iree_syntax.c */
 
-struct export_entry {
-	struct store_best	 best;
-	struct op_desc		 op;		/* strings owned */
-	char			*sig;
-	const struct backend_ops *be;
-};
-
-struct export_set {
-	struct export_entry	*e;
-	size_t			 n;
-};
-
-static void
-entry_clear(struct export_entry *e)
+void
+export_entry_clear(struct export_entry *e)
 {
 	store_best_clear(&e->best);
 	free((char *)e->op.kind);
@@ -50,7 +39,7 @@ export_free(struct export_set *s)
 	if (s == NULL)
 		return;
 	for (i = 0; i < s->n; i++)
-		entry_clear(&s->e[i]);
+		export_entry_clear(&s->e[i]);
 	free(s->e);
 	free(s);
 }
@@ -147,7 +136,7 @@ export_load(const char *db, const char *op_filter, int64_t job,
 			continue;
 		}
 		if (e != NULL)
-			entry_clear(e);
+			export_entry_clear(e);
 		else
 			e = &s->e[s->n++];
 		e->best = *r;
@@ -208,7 +197,7 @@ export_restrict(struct export_set *s, const char *path, char **err)
 		if (keep[i])
 			s->e[j++] = s->e[i];
 		else
-			entry_clear(&s->e[i]);
+			export_entry_clear(&s->e[i]);
 	}
 	s->n = j;
 	free(keep);
@@ -375,6 +364,13 @@ emit_entry_comment(FILE *f, const struct export_entry *e)
 char *
 export_transform(const struct export_set *s)
 {
+	return export_transform_text(s, NULL, 0);
+}
+
+char *
+export_transform_text(const struct export_set *s,
+    const struct backend_ops *be, int c_interface)
+{
 	char *buf = NULL, **keys, *mod;
 	size_t len = 0, i, j, ngroups = 0;
 	size_t *group = xcalloc(s->n ? s->n : 1, sizeof *group);
@@ -415,7 +411,9 @@ export_transform(const struct export_set *s)
 		free(part);
 	}
 	/* One module-level part: the backends that export share mlir-cpu's. */
-	mod = s->n > 0 ? s->e[0].be->export_module("autosched_module") : NULL;
+	if (be == NULL && s->n > 0)
+		be = s->e[0].be;
+	mod = be != NULL ? be->export_module("autosched_module") : NULL;
 	if (mod != NULL)
 		fputs(mod, f);
 	free(mod);
@@ -456,12 +454,18 @@ export_transform(const struct export_set *s)
 	}
 	fprintf(f, "  transform.named_sequence @__transform_main(%%root: "
 	    "!transform.any_op {transform.consumed}) {\n");
+	if (c_interface)
+		fprintf(f, "    // Every function gets MLIR's C interface "
+		    "(_mlir_ciface_NAME).\n    %%funcs = transform.structured."
+		    "match ops{[\"func.func\"]} in %%root : (!transform.any_op) "
+		    "-> !transform.any_op\n    transform.annotate %%funcs "
+		    "\"llvm.emit_c_interface\" : !transform.any_op\n");
 	fprintf(f, "    %%r = transform.foreach_match in %%root");
 	for (j = 0; j < ngroups; j++)
 		fprintf(f, "%s\n        @autosched_match_%zu -> "
 		    "@autosched_apply_%zu", j ? "," : "", j, j);
 	fprintf(f, "\n        : (!transform.any_op) -> !transform.any_op\n");
-	if (s->n > 0)
+	if (mod != NULL)
 		fprintf(f, "    transform.include @autosched_module "
 		    "failures(propagate) (%%r) : (!transform.any_op) -> ()\n");
 	fprintf(f, "    transform.yield\n  }\n}\n");

@@ -59,8 +59,21 @@ int	 export_write(const char *path, const char *text,
 	    const char *const *inputs, char **err)
 	    __attribute__((warn_unused_result));
 
-/* The commands: `autosched export --format transform|iree-spec` and `annotate`. */
+/*
+ * Compile the program at path into the shared object out_so: the configs of
+ * s (none if untuned) for the ops they know, the backend's default schedule
+ * for the other tunable ops (a warning names each), the rest lowered by the
+ * default pipeline; every function exported with MLIR's C interface.
+ * *ntuned = ops built with a tuned config. 0; 1 with *err when not untuned
+ * and no op of the program is in s; -1 with *err on failure.
+ */
+int	 export_build(const struct export_set *s, const char *path,
+	    int untuned, const char *out_so, size_t *ntuned, char **err)
+	    __attribute__((warn_unused_result));
+
+/* The commands: `autosched export --format transform|iree-spec`, `annotate`, `build`. */
 int	 export_cmd_export(int argc, char **argv);
 int	 export_cmd_annotate(int argc, char **argv);
+int	 export_cmd_build(int argc, char **argv);
 
 #endif
