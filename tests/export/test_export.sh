@@ -4,11 +4,12 @@
 # and only them, the IREE spec annotates exactly the tuned ops (upstream
 # mlir-opt runs its matchers), the annotated program re-parses with nothing
 # else changed; bad input is refused with nothing written.
-#   test_export.sh AUTOSCHED SOURCE_DIR MLIR_OPT
+#   test_export.sh AUTOSCHED SOURCE_DIR MLIR_OPT CALL_PROGRAM
 set -u
 AS=$1
 SRC=$2
 OPT=$3
+CALL=$4
 FIX=$SRC/tests/export/fixtures
 T=$(mktemp -d /tmp/autosched-export-XXXXXX)
 trap 'rm -rf "$T"' EXIT
@@ -130,6 +131,32 @@ check "unknown --format names the valid ones" grep -q 'transform or iree-spec' "
 check "unknown --iree-syntax names the valid ones" grep -q '2026.03, 2025.07' "$T/e6"
 "$AS" export --db "$T/s.db" --format transform --op nosuchop 2> "$T/e7"
 check "nothing to export: exit 1" eq "$?" 1
+
+# 5. autosched build: whole programs called from C against OpenBLAS.
+cp "$SRC/configs/example.mlir" "$FIX/layers.mlir" "$T/"
+sed 's/input_file = tuned.mlir/input_file = example.mlir/; s/tile_m = \[16,32\]/tile_m = [32,64]/; s/tile_n = \[16\]/tile_n = [64]/; s/tile_k = \[16\]/tile_k = [64]/' \
+    "$T/a.cfg" > "$T/b.cfg"
+"$AS" run "$T/b.cfg" --db "$T/s.db" --quiet > "$T/run2.txt" 2>&1
+check "example tuning run exits 0" eq "$?" 0
+"$AS" build "$T/example.mlir" --db "$T/s.db" -o "$T/example.so" 2> "$T/b1"
+check "build example exits 0" eq "$?" 0
+check "build example: both ops tuned" grep -q 'example.so: 2 tuned ops' "$T/b1"
+check "example: every function via its C interface = OpenBLAS" "$CALL" example "$T/example.so"
+"$AS" build "$T/example.mlir" --untuned -o "$T/example_untuned.so" 2> "$T/b2"
+check "build --untuned: no tuned op" grep -q '0 tuned ops' "$T/b2"
+check "untuned example = OpenBLAS" "$CALL" example "$T/example_untuned.so"
+"$AS" build "$T/layers.mlir" --db "$T/s.db" -o "$T/layers.so" 2> "$T/b3"
+check "build layers exits 0" eq "$?" 0
+check "layers: the tuned matmul used" grep -q 'layers.so: 1 tuned op$' "$T/b3"
+check "layers: one warning per op the store does not know" eq "$(grep -c 'not in the store; default schedule' "$T/b3")" 2
+check "layers: matmul, bias+relu, transposed matmul, batch matmul = OpenBLAS" "$CALL" layers "$T/layers.so"
+"$AS" build "$T/other.mlir" --db "$T/s.db" -o "$T/other.so" 2> "$T/b4"
+check "build: no tuned op of the program: exit 1" eq "$?" 1
+check "build: no tuned op: nothing written" [ ! -e "$T/other.so" ]
+"$AS" build "$T/bad.mlir" --db "$T/s.db" -o "$T/bad.so" 2> "$T/b5"
+check "build: unparsable program: exit 2" eq "$?" 2
+"$AS" build "$T/layers.mlir" --db "$T/s.db" -o "$T/layers.mlir" 2> "$T/b6"
+check "build: -o = input refused" eq "$?" 2
 
 echo "export: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
