@@ -132,6 +132,14 @@ check "unknown --iree-syntax names the valid ones" grep -q '2026.03, 2025.07' "$
 "$AS" export --db "$T/s.db" --format transform --op nosuchop 2> "$T/e7"
 check "nothing to export: exit 1" eq "$?" 1
 
+# Results are keyed on the schedule version: rows of another one are not exported.
+check "the target's toolchain names the schedule version" bash -c "sqlite3 '$T/s.db' 'select toolchain from targets' | grep -q 'mlir-cpu schedule v[0-9]'"
+cp "$T/s.db" "$T/old.db"
+sqlite3 "$T/old.db" "update targets set toolchain = replace(toolchain, 'mlir-cpu schedule v', 'mlir-cpu schedule old')"
+"$AS" export --db "$T/old.db" --format transform -o "$T/old.mlir" 2> "$T/e8"
+check "another schedule version: nothing exported (exit 1)" eq "$?" 1
+check "another schedule version: a warning says so" grep -q 'another schedule version' "$T/e8"
+
 # 5. autosched build: whole programs called from C against OpenBLAS.
 cp "$SRC/configs/example.mlir" "$FIX/layers.mlir" "$T/"
 sed 's/input_file = tuned.mlir/input_file = example.mlir/; s/tile_m = \[16,32\]/tile_m = [32,64]/; s/tile_n = \[16\]/tile_n = [64]/; s/tile_k = \[16\]/tile_k = [64]/' \
