@@ -132,6 +132,12 @@ check "unknown --iree-syntax names the valid ones" grep -q '2026.03, 2025.07' "$
 "$AS" export --db "$T/s.db" --format transform --op nosuchop 2> "$T/e7"
 check "nothing to export: exit 1" eq "$?" 1
 
+"$AS" export --db "$T/s.db" --job 1 --op batch -o "$T/best.json"
+check "export json: --job, --op and -o" python3 -c "
+import json,sys; d=json.load(open('$T/best.json')); sys.exit(0 if len(d['configs'])==1 and d['configs'][0]['op'].startswith('batch_matmul') else 1)"
+"$AS" export --db "$T/s.db" -o "$T/s.db" 2> /dev/null
+check "export -o = the store refused" eq "$?" 2
+
 # Results are keyed on the schedule version: rows of another one are not exported.
 check "the target's toolchain names the schedule version" bash -c "sqlite3 '$T/s.db' 'select toolchain from targets' | grep -q 'mlir-cpu schedule v[0-9]'"
 cp "$T/s.db" "$T/old.db"
