@@ -12,6 +12,7 @@
 # folder; an existing one resumes), MIN_TIME (seconds per function, 1).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/toolchain.env"
 build=${BUILD:-$top/build}
 cpus=${CPUS:-0}
 cpu=${cpus%%,*}
@@ -41,7 +42,7 @@ PY
 "$AS" build "$prog" --untuned -o "$work/untuned.so"
 "$AS" analyze "$prog" --json >"$work/ops.json"
 "$AS" best --db "$db" --format json >"$work/best.json"
-/usr/lib/llvm-22/bin/mlir-opt "$prog" >"$work/program.mlir"
+"/usr/lib/llvm-$LLVM_VERSION/bin/mlir-opt" "$prog" >"$work/program.mlir"
 
 python3 - "$work" "$build/bench/bench_program_time" "$cpu" "$min_time" <<'PY'
 import json, re, subprocess, sys
