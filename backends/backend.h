@@ -108,6 +108,12 @@ struct backend_ops {
 			    const char *seq_name);
 	char		*(*export_module)(const char *seq_name);
 	/*
+	 * The clang flags, beyond -O3 -march=native, the backend compiles its
+	 * kernels with (e.g. "-mprefer-vector-width=512"), for a program built
+	 * from the export. Caller frees.
+	 */
+	char		*(*export_cflags)(void);
+	/*
 	 * The schedule version this build generates, as it appears in the
 	 * toolchain string of the targets it measures ("mlir-cpu schedule v4");
 	 * NULL if the backend has no versioned schedules.

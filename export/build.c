@@ -171,7 +171,7 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	struct export_set *b = NULL;
 	char *dir = NULL, *lib = NULL, *llm = NULL, *ll = NULL, *so = NULL;
 	char *text = NULL, *pipe = NULL, *opt = NULL, *tr = NULL, *cc = NULL;
-	char *rpath = NULL, *tmpl = NULL;
+	char *rpath = NULL, *tmpl = NULL, *cflags = NULL;
 	const char *bin = getenv("AUTOSCHED_LLVM_BIN");
 	int rc = -1, omp = 0;
 	size_t i;
@@ -217,10 +217,13 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	tr = util_path_join(bin, "mlir-translate");
 	cc = util_path_join(bin, "clang-" AUTOSCHED_LLVM_VERSION);
 	rpath = xasprintf("-Wl,-rpath,%s", AUTOSCHED_LLVM_LIB);
+	/* The kernels' own flags, so the program runs what was measured. */
+	cflags = be->export_cflags != NULL ? be->export_cflags() :
+	    xstrdup("-O3");
 	{
 		char *const a1[] = { opt, (char *)program, pipe, "-o", llm, NULL };
 		char *const a2[] = { tr, "--mlir-to-llvmir", llm, "-o", ll, NULL };
-		char *const a3[] = { cc, "-O3", "-march=native", "-shared",
+		char *const a3[] = { cc, "-O3", "-march=native", cflags, "-shared",
 		    "-fPIC", omp ? "-fopenmp" : "-fno-openmp", rpath,
 		    "-Wno-override-module", ll, "-o", so, NULL };
 
@@ -260,5 +263,6 @@ out:
 	free(tr);
 	free(cc);
 	free(rpath);
+	free(cflags);
 	return rc;
 }

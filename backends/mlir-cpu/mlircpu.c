@@ -463,6 +463,14 @@ mlircpu_export_op(const struct op_desc *op, const struct config *cfg,
 	return mlircpu_schedule_op(op, &c, seq_name);
 }
 
+/* The same vector width compile.c gives clang for the measured kernels. */
+static char *
+mlircpu_export_cflags(void)
+{
+	return xasprintf("-mprefer-vector-width=%d",
+	    mlircpu_isa()->vec_bytes * 8);
+}
+
 const struct backend_ops mlircpu_backend = {
 	.name = "mlir-cpu",
 	.description = "MLIR transform-dialect schedules compiled for this CPU "
@@ -478,5 +486,6 @@ const struct backend_ops mlircpu_backend = {
 	.close = mlircpu_close,
 	.export_op = mlircpu_export_op,
 	.export_module = mlircpu_schedule_module,
+	.export_cflags = mlircpu_export_cflags,
 	.schedule_tag = MLIRCPU_SCHEDULE_TAG,
 };
