@@ -121,7 +121,7 @@ any_ops(int n)
 static char *
 pack_step(int opnd, int in, int swap, int batch)
 {
-	char o[8], i[8], s[8];
+	char o[16], i[16], s[16];
 	const char *const kv[] = {
 		"OPND", o, "IN", i, "OUT", s,
 		"PERM", batch ? "0, 2, 1" : "1, 0", NULL,
@@ -143,7 +143,7 @@ mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
 	const char *b0 = batch ? "0, " : "", *b1 = batch ? "1, " : "";
 	char name[160], cache_tile[96], cache_order[32], par_tile[64];
 	char k_tile[48], pack_sizes[64], reg_tile[64], reg_order[32];
-	char cache_loops[8], reg_loops[8], m_loop[8], version[8];
+	char cache_loops[16], reg_loops[16], m_loop[16], version[16];
 	char *cache_types, *reg_types, *tiling, *pb, *peel, *out;
 	int ncache = batch ? 4 : 3, nreg = batch ? 4 : 3;
 
@@ -216,7 +216,7 @@ mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
 char *
 mlircpu_schedule_module(const char *seq_name)
 {
-	char version[8];
+	char version[16];
 	const char *const kv[] = { "NAME", seq_name, "VERSION", version, NULL };
 
 	snprintf(version, sizeof version, "%d", MLIRCPU_SCHEDULE_VERSION);
@@ -228,7 +228,7 @@ mlircpu_schedule(const struct op_desc *op, const struct config *cfg,
     enum mlircpu_fault fault)
 {
 	struct config c;
-	char name[160], version[8], *op_part, *mod_part, *out;
+	char name[160], version[16], *op_part, *mod_part, *out;
 
 	mlircpu_complete(op, cfg, &c);
 	space_config_name(&c, (KNOB_BIT(KNOB_THREADS) << 1) - 1,
