@@ -163,9 +163,20 @@ diag_handler(MlirDiagnostic dg, void *arg)
 	return mlirLogicalResultSuccess();
 }
 
+/* An annotation request: attribute name = values[i] on listed op i. */
+struct annotate {
+	const char		*name;
+	const char *const	*values;	/* by op index, NULL = none */
+	size_t			 nvalues;
+	char			*bad;		/* the value that did not parse */
+	size_t			 done;
+};
+
 struct walk {
 	struct analysis	*a;
 	const char	*file;
+	struct annotate	*ann;		/* NULL: only list */
+	MlirContext	 ctx;
 };
 
 static MlirWalkResult
@@ -184,6 +195,20 @@ walk_op(MlirOperation op, void *arg)
 	}
 	d.index = (int)a->nops;
 	a->ops[a->nops++] = d;
+	if (w->ann != NULL && (size_t)d.index < w->ann->nvalues &&
+	    w->ann->values[d.index] != NULL && w->ann->bad == NULL) {
+		const char *v = w->ann->values[d.index];
+		MlirAttribute attr = mlirAttributeParseGet(w->ctx,
+		    mlirStringRefCreateFromCString(v));
+
+		if (mlirAttributeIsNull(attr))
+			w->ann->bad = xstrdup(v);
+		else {
+			mlirOperationSetDiscardableAttributeByName(op,
+			    mlirStringRefCreateFromCString(w->ann->name), attr);
+			w->ann->done++;
+		}
+	}
 	/* A contraction's body holds no further contraction. */
 	return MlirWalkResultSkip;
 }
@@ -225,9 +250,16 @@ nesting_ok(const char *text, size_t len, int *line)
 	return 1;
 }
 
-int
-analysis_parse(const char *name, const char *text, size_t len,
-    struct analysis **out, char **err)
+/* Appends MLIR's printed text to a memstream. */
+static void
+file_append(MlirStringRef s, void *arg)
+{
+	fwrite(s.data, 1, s.length, (FILE *)arg);
+}
+
+static int
+parse_walk(const char *name, const char *text, size_t len,
+    struct annotate *ann, char **printed, struct analysis **out, char **err)
 {
 	MlirDialectRegistry	 registry;
 	MlirContext		 ctx;
@@ -279,8 +311,38 @@ analysis_parse(const char *name, const char *text, size_t len,
 	a = xcalloc(1, sizeof *a);
 	w.a = a;
 	w.file = name;
+	w.ann = ann;
+	w.ctx = ctx;
 	mlirOperationWalk(mlirModuleGetOperation(module), walk_op, &w,
 	    MlirWalkPreOrder);
+	if (ann != NULL && ann->bad != NULL) {
+		util_seterr(err, "%s: cannot parse the attribute %s%s%s", name,
+		    ann->bad, diag.first ? ": " : "",
+		    diag.first ? diag.first : "");
+		mlirModuleDestroy(module);
+		analysis_free(a);
+		a = NULL;
+		goto out;
+	}
+	if (ann != NULL) {
+		size_t plen = 0;
+		FILE *f = open_memstream(printed, &plen);
+		MlirOpPrintingFlags flags = mlirOpPrintingFlagsCreate();
+
+		if (f == NULL) {
+			util_seterr(err, "open_memstream failed");
+			mlirOpPrintingFlagsDestroy(flags);
+			mlirModuleDestroy(module);
+			analysis_free(a);
+			a = NULL;
+			goto out;
+		}
+		mlirOperationPrintWithFlags(mlirModuleGetOperation(module),
+		    flags, file_append, f);
+		fputc('\n', f);
+		fclose(f);
+		mlirOpPrintingFlagsDestroy(flags);
+	}
 	mlirModuleDestroy(module);
 	*out = a;
 	rc = 0;
@@ -291,6 +353,40 @@ out:
 	mlirDialectRegistryDestroy(registry);
 	free(diag.first);
 	free(copy);
+	return rc;
+}
+
+int
+analysis_parse(const char *name, const char *text, size_t len,
+    struct analysis **out, char **err)
+{
+	return parse_walk(name, text, len, NULL, NULL, out, err);
+}
+
+int
+analysis_annotate(const char *path, const char *attr_name,
+    const char *const *values, size_t nvalues, char **text, size_t *done,
+    char **err)
+{
+	struct annotate	 ann;
+	struct analysis	*a = NULL;
+	char		*buf;
+	size_t		 len;
+	int		 rc;
+
+	*text = NULL;
+	memset(&ann, 0, sizeof ann);
+	ann.name = attr_name;
+	ann.values = values;
+	ann.nvalues = nvalues;
+	if (util_read_file(path, ANALYSIS_INPUT_MAX, &buf, &len, err) != 0)
+		return -1;
+	rc = parse_walk(path, buf, len, &ann, text, &a, err);
+	free(buf);
+	free(ann.bad);
+	analysis_free(a);
+	if (done != NULL)
+		*done = ann.done;
 	return rc;
 }
 

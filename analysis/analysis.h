@@ -78,6 +78,17 @@ int	 analysis_parse(const char *name, const char *text, size_t len,
 	    __attribute__((warn_unused_result));
 void	 analysis_free(struct analysis *);
 
+/*
+ * Parse the MLIR file at path, set the attribute attr_name on each listed
+ * op i (the op analysis_op(…, i) describes) whose values[i] is not NULL
+ * (values[i] is MLIR attribute text; unregistered dialects allowed), and
+ * print the module again (MLIR's printer). *done = ops annotated. Caller
+ * frees *text. -1 with *err on a parse error of the file or of a value.
+ */
+int	 analysis_annotate(const char *path, const char *attr_name,
+	    const char *const *values, size_t nvalues, char **text,
+	    size_t *done, char **err) __attribute__((warn_unused_result));
+
 size_t			 analysis_count(const struct analysis *);
 /* Borrowed until analysis_free. */
 const struct op_desc	*analysis_op(const struct analysis *, size_t i);

@@ -102,6 +102,29 @@ struct backend_ops {
 	/* Simulated clock in seconds for replay-like backends; NULL = real time. */
 	double		(*clock)(struct backend *);
 	void		(*close)(struct backend *);
+	/*
+	 * Export (NULL if the backend has none): the transform-dialect text of
+	 * its schedule as measured. export_op is a transform.named_sequence
+	 * @seq_name(%op: !transform.any_op {transform.consumed}) applying cfg to
+	 * op (tiling, packing, vectorization); export_module is @seq_name taking
+	 * the module (consumed), run once after every op's part (bufferization,
+	 * lowering patterns). Caller frees.
+	 */
+	char		*(*export_op)(const struct op_desc *, const struct config *,
+			    const char *seq_name);
+	char		*(*export_module)(const char *seq_name);
+	/*
+	 * The clang flags, beyond -O3 -march=native, the backend compiles its
+	 * kernels with (e.g. "-mprefer-vector-width=512"), for a program built
+	 * from the export. Caller frees.
+	 */
+	char		*(*export_cflags)(void);
+	/*
+	 * The schedule version this build generates, as it appears in the
+	 * toolchain string of the targets it measures ("mlir-cpu schedule v4");
+	 * NULL if the backend has no versioned schedules.
+	 */
+	const char	*schedule_tag;
 };
 
 /* The registry. */

@@ -7,6 +7,7 @@
 
 #include "build_config.h"
 #include "daemon/daemon.h"
+#include "export/export.h"
 
 static const struct {
 	const char	*name;
@@ -17,7 +18,9 @@ static const struct {
 	{ "analyze", cli_analyze, "FILE.mlir [--json]        list the tunable ops" },
 	{ "space", cli_space, "CFG [--count | --list N]  the search space after constraints" },
 	{ "best", cli_best, "[--db PATH] [--op NAME]   the best configs found" },
-	{ "export", cli_export, "[--db PATH] [--op NAME]   best configs as compiler input" },
+	{ "export", cli_export, "[--format json|transform|iree-spec]  best configs as compiler input" },
+	{ "build", export_cmd_build, "PROGRAM.mlir [-o LIB.so]   the program compiled with the best schedules" },
+	{ "annotate", export_cmd_annotate, "PROGRAM.mlir [-o OUT]     the program with IREE compilation_info" },
 	{ "report", cli_report, "-o F.html [--job ID]       an HTML report with charts" },
 	{ "generate", cli_generate, "--problem-m R ... -o DIR   MLIR programs for a shape sweep" },
 	{ "submit", queue_submit, "CFG [--priority N]        queue a job for autoschedd" },

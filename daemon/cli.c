@@ -16,6 +16,7 @@
 #include "backends/backend.h"
 #include "cfg/cfg.h"
 #include "daemon/daemon.h"
+#include "export/export.h"
 #include "job/job.h"
 #include "search/space.h"
 #include "store/store.h"
@@ -733,9 +734,13 @@ static void
 export_usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: autosched export [--db PATH] [--op NAME] [--format json]\n"
-	    "The best config of each op, as input for a compiler: one JSON\n"
-	    "object per op with its shape, types and knob values.\n");
+	    "usage: autosched export [--db PATH] [--op NAME | --all] [--job ID]\n"
+	    "                        [--format json|transform|iree-spec] [-o FILE]\n"
+	    "The best config of each op, as input for a compiler: json (one\n"
+	    "object per op with its shape, types and knob values), transform (a\n"
+	    "transform-dialect library of the measured schedules) or iree-spec\n"
+	    "(an IREE llvm-cpu tuning spec); see autosched export --format\n"
+	    "transform --help.\n");
 }
 
 int
@@ -743,32 +748,61 @@ cli_export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "db", required_argument, NULL, 'D' },
-		{ "op", required_argument, NULL, 'o' },
+		{ "op", required_argument, NULL, 'p' },
+		{ "job", required_argument, NULL, 'J' },
+		{ "all", no_argument, NULL, 'a' },
 		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct store_best *rows = NULL;
-	const char *op = NULL;
-	char *db = NULL, *err = NULL, *s;
+	const char *op = NULL, *outpath = NULL;
+	char *db = NULL, *err = NULL, *s, *end;
+	int64_t job = 0;
 	json_t *root = NULL, *arr;
 	size_t n = 0, i;
 	int ch, rc = 2;
 
+	/* The compiler formats live in export/. */
+	for (i = 1; i < (size_t)argc; i++) {
+		const char *f = NULL;
+
+		if (strcmp(argv[i], "--format") == 0 && i + 1 < (size_t)argc)
+			f = argv[i + 1];
+		else if (strncmp(argv[i], "--format=", 9) == 0)
+			f = argv[i] + 9;
+		if (f != NULL && strcmp(f, "json") != 0)
+			return export_cmd_export(argc, argv);
+	}
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'D':
 			free(db);
 			db = xstrdup(optarg);
 			break;
-		case 'o':
+		case 'p':
 			op = optarg;
+			break;
+		case 'J':
+			job = strtoll(optarg, &end, 10);
+			if (*end != '\0' || job <= 0) {
+				fprintf(stderr, "autosched export: --job %s: "
+				    "expected a job id\n", optarg);
+				goto out;
+			}
+			break;
+		case 'a':
+			op = NULL;
+			break;
+		case 'o':
+			outpath = optarg;
 			break;
 		case 'f':
 			if (strcmp(optarg, "json") != 0) {
 				fprintf(stderr, "autosched export: --format %s: "
-				    "expected json\n", optarg);
+				    "expected json, transform or iree-spec\n", optarg);
 				goto out;
 			}
 			break;
@@ -785,7 +819,7 @@ cli_export(int argc, char **argv)
 		export_usage(stderr);
 		goto out;
 	}
-	if (cli_load_best(db, op, 0, &rows, &n) != 0)
+	if (cli_load_best(db, op, job, &rows, &n) != 0)
 		goto out;
 	root = json_object();
 	arr = json_array();
@@ -794,6 +828,19 @@ cli_export(int argc, char **argv)
 		json_array_append_new(arr, cli_best_json(&rows[i]));
 	json_object_set_new(root, "configs", arr);
 	s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	if (outpath != NULL && strcmp(outpath, "-") != 0) {
+		char *def = db == NULL ? daemon_default_db() : NULL;
+		const char *const inputs[] = { db != NULL ? db : def, NULL };
+		char *text = xasprintf("%s\n", s);
+
+		rc = export_write(outpath, text, inputs, &err) == 0 ? 0 : 2;
+		if (rc != 0)
+			fprintf(stderr, "autosched: %s\n", err);
+		free(text);
+		free(def);
+		free(s);
+		goto out;
+	}
 	puts(s);
 	free(s);
 	rc = 0;

@@ -121,7 +121,7 @@ any_ops(int n)
 static char *
 pack_step(int opnd, int in, int swap, int batch)
 {
-	char o[8], i[8], s[8];
+	char o[16], i[16], s[16];
 	const char *const kv[] = {
 		"OPND", o, "IN", i, "OUT", s,
 		"PERM", batch ? "0, 2, 1" : "1, 0", NULL,
@@ -135,21 +135,22 @@ pack_step(int opnd, int in, int swap, int batch)
 }
 
 char *
-mlircpu_schedule(const struct op_desc *op, const struct config *cfg,
-    enum mlircpu_fault fault)
+mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
+    const char *seq_name)
 {
 	struct config c;
 	int batch = op->batch > 1 || strcmp(op->kind, "batch_matmul") == 0;
 	const char *b0 = batch ? "0, " : "", *b1 = batch ? "1, " : "";
 	char name[160], cache_tile[96], cache_order[32], par_tile[64];
 	char k_tile[48], pack_sizes[64], reg_tile[64], reg_order[32];
-	char cache_loops[8], reg_loops[8], m_loop[8];
+	char cache_loops[16], reg_loops[16], m_loop[16], version[16];
 	char *cache_types, *reg_types, *tiling, *pb, *peel, *out;
 	int ncache = batch ? 4 : 3, nreg = batch ? 4 : 3;
 
 	mlircpu_complete(op, cfg, &c);
 	space_config_name(&c, (KNOB_BIT(KNOB_THREADS) << 1) - 1,
 	    name, sizeof name);
+	snprintf(version, sizeof version, "%d", MLIRCPU_SCHEDULE_VERSION);
 	/* Cache tiles: loops n, k, m (a B panel is reused across the m tiles). */
 	snprintf(cache_tile, sizeof cache_tile, "%s%lld, %lld, %lld", b1,
 	    (long long)c.v[KNOB_TILE_M], (long long)c.v[KNOB_TILE_N],
@@ -195,11 +196,52 @@ mlircpu_schedule(const struct op_desc *op, const struct config *cfg,
 		peel = xstrdup("");
 	{
 		const char *const kv[] = {
+			"NAME", seq_name, "VERSION", version,
 			"CONFIG", name, "CACHE_TILING", tiling,
 			"PACK_SIZES", pack_sizes, "PACK_B", pb,
 			"REG_TILE", reg_tile, "REG_ORDER", reg_order,
 			"REG_LOOPS", reg_loops, "REG_TYPES", reg_types,
 			"PEEL_M", peel, NULL,
+		};
+		out = mlircpu_fill(mlircpu_tpl_schedule_op_mlir, kv);
+	}
+	free(cache_types);
+	free(reg_types);
+	free(tiling);
+	free(pb);
+	free(peel);
+	return out;
+}
+
+char *
+mlircpu_schedule_module(const char *seq_name)
+{
+	char version[16];
+	const char *const kv[] = { "NAME", seq_name, "VERSION", version, NULL };
+
+	snprintf(version, sizeof version, "%d", MLIRCPU_SCHEDULE_VERSION);
+	return mlircpu_fill(mlircpu_tpl_schedule_module_mlir, kv);
+}
+
+char *
+mlircpu_schedule(const struct op_desc *op, const struct config *cfg,
+    enum mlircpu_fault fault)
+{
+	struct config c;
+	char name[160], version[16], *op_part, *mod_part, *out;
+
+	mlircpu_complete(op, cfg, &c);
+	space_config_name(&c, (KNOB_BIT(KNOB_THREADS) << 1) - 1,
+	    name, sizeof name);
+	snprintf(version, sizeof version, "%d", MLIRCPU_SCHEDULE_VERSION);
+	op_part = mlircpu_schedule_op(op, &c, "autosched_op");
+	mod_part = mlircpu_schedule_module("autosched_module");
+	{
+		const char *const kv[] = {
+			"VERSION", version, "CONFIG", name,
+			"OP_PART", op_part, "MODULE_PART", mod_part,
+			"OP_NAME", "autosched_op",
+			"MODULE_NAME", "autosched_module", NULL,
 		};
 		out = mlircpu_fill(mlircpu_tpl_schedule_mlir, kv);
 	}
@@ -211,11 +253,8 @@ mlircpu_schedule(const struct op_desc *op, const struct config *cfg,
 		free(out);
 		out = bad;
 	}
-	free(cache_types);
-	free(reg_types);
-	free(tiling);
-	free(pb);
-	free(peel);
+	free(op_part);
+	free(mod_part);
 	return out;
 }
 

@@ -367,7 +367,9 @@ mlircpu_open(const struct backend_params *params, const struct op_desc *op,
 	clang = util_path_join(be->llvm_bin, "clang-" AUTOSCHED_LLVM_VERSION);
 	v1 = tool_version(opt);
 	v2 = tool_version(clang);
-	be->toolchain = xasprintf("mlir-opt %s; %s", v1, v2);
+	/* The schedule version keys results like the tools' versions do. */
+	be->toolchain = xasprintf("mlir-opt %s; %s; %s", v1, v2,
+	    MLIRCPU_SCHEDULE_TAG);
 	free(opt);
 	free(clang);
 	free(v1);
@@ -451,6 +453,24 @@ mlircpu_close(struct backend *be)
 	free(be);
 }
 
+static char *
+mlircpu_export_op(const struct op_desc *op, const struct config *cfg,
+    const char *seq_name)
+{
+	struct config c;
+
+	mlircpu_complete(op, cfg, &c);
+	return mlircpu_schedule_op(op, &c, seq_name);
+}
+
+/* The same vector width compile.c gives clang for the measured kernels. */
+static char *
+mlircpu_export_cflags(void)
+{
+	return xasprintf("-mprefer-vector-width=%d",
+	    mlircpu_isa()->vec_bytes * 8);
+}
+
 const struct backend_ops mlircpu_backend = {
 	.name = "mlir-cpu",
 	.description = "MLIR transform-dialect schedules compiled for this CPU "
@@ -464,4 +484,8 @@ const struct backend_ops mlircpu_backend = {
 	.reference = mlircpu_reference,
 	.clock = NULL,
 	.close = mlircpu_close,
+	.export_op = mlircpu_export_op,
+	.export_module = mlircpu_schedule_module,
+	.export_cflags = mlircpu_export_cflags,
+	.schedule_tag = MLIRCPU_SCHEDULE_TAG,
 };

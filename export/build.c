@@ -1,0 +1,268 @@
+/*
+ * `autosched build`: the user's whole program compiled to a shared object
+ * with the store's best schedule for each tuned op (the backend's default
+ * schedule for the others), everything else lowered by a default pipeline,
+ * every function exported with MLIR's C interface (_mlir_ciface_NAME).
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "build_config.h"
+#include "export/export.h"
+#include "export/export_int.h"
+#include "util/util.h"
+
+#define BUILD_TIMEOUT	600	/* seconds per tool */
+
+/*
+ * The default pipeline: the transform library (schedules, bufferization),
+ * then everything left (fills, elementwise linalg, copies) to loops, and
+ * the whole module to the LLVM dialect. Results a function returns are
+ * malloc'd buffers the caller owns.
+ */
+static const char build_pipeline[] =
+    "builtin.module("
+    "transform-preload-library{transform-library-paths=%s},"
+    "transform-interpreter,"
+    "canonicalize,cse,"
+    "buffer-deallocation-pipeline,"
+    "convert-bufferization-to-memref,"
+    "convert-linalg-to-loops,"
+    "scf-forall-to-parallel,"
+    "convert-scf-to-openmp,"
+    "convert-vector-to-scf{full-unroll=true},"
+    "lower-affine,"
+    "expand-strided-metadata,"
+    "lower-affine,"
+    "convert-vector-to-llvm,"
+    "finalize-memref-to-llvm,"
+    "convert-scf-to-cf,"
+    "convert-math-to-llvm,"
+    "convert-arith-to-llvm,"
+    "convert-index-to-llvm,"
+    "convert-func-to-llvm,"
+    "convert-cf-to-llvm,"
+    "convert-ub-to-llvm,"
+    "convert-openmp-to-llvm,"
+    "reconcile-unrealized-casts)";
+
+/* Run one tool; 0, or -1 with *err holding the head of what it said. */
+static int
+tool(const char *what, char *const argv[], char **err)
+{
+	struct proc_opts o;
+	struct proc_result pr;
+	int rc = -1;
+
+	memset(&o, 0, sizeof o);
+	o.timeout = BUILD_TIMEOUT;
+	if (proc_run(argv, &o, &pr, err) != 0)
+		return -1;
+	if (pr.exited && pr.status == 0)
+		rc = 0;
+	else if (pr.timed_out)
+		util_seterr(err, "%s: killed after %d s", what, BUILD_TIMEOUT);
+	else
+		util_seterr(err, "%s failed: %.2000s", what, pr.err);
+	proc_result_free(&pr);
+	return rc;
+}
+
+/* Remove the scratch folder of a build. */
+static void
+scratch_remove(const char *dir)
+{
+	static const char *const files[] = { "lib.mlir", "program.ll.mlir",
+	    "program.ll", "program.so", NULL };
+	size_t i;
+
+	for (i = 0; files[i] != NULL; i++) {
+		char *p = util_path_join(dir, files[i]);
+
+		unlink(p);
+		free(p);
+	}
+	rmdir(dir);
+}
+
+/*
+ * The configs to build with: for each tunable op of the program, its entry
+ * in s (unless untuned) or the backend's default. *ntuned counts the former.
+ */
+static struct export_set *
+build_set(const struct export_set *s, const struct analysis *an,
+    const struct backend_ops *be, int untuned, size_t *ntuned)
+{
+	struct export_set *b = xcalloc(1, sizeof *b);
+	size_t i, j, n = analysis_count(an);
+
+	*ntuned = 0;
+	b->e = xcalloc(n ? n : 1, sizeof *b->e);
+	for (i = 0; i < n; i++) {
+		const struct op_desc *op = analysis_op(an, i);
+		struct export_entry *e;
+		const char *reason;
+		char *sig;
+		ssize_t k = -1;
+
+		if (!op->tunable)
+			continue;
+		if (!be->supports(op, &reason)) {
+			fprintf(stderr, "autosched: warning: %s (%s): %s; left to "
+			    "the default pipeline\n", op->name, op->loc, reason);
+			continue;
+		}
+		sig = store_op_signature(op);
+		for (j = 0; j < b->n; j++) {
+			if (strcmp(b->e[j].sig, sig) == 0)
+				break;
+		}
+		if (j < b->n) {		/* the same op again: one schedule serves both */
+			free(sig);
+			continue;
+		}
+		for (j = 0; !untuned && s != NULL && j < s->n; j++) {
+			if (strcmp(s->e[j].sig, sig) == 0)
+				k = (ssize_t)j;
+		}
+		e = &b->e[b->n++];
+		e->sig = sig;
+		e->be = be;
+		e->op = *op;
+		e->op.kind = xstrdup(op->kind);
+		e->op.op_name = xstrdup(op->op_name);
+		e->op.name = xstrdup(op->name);
+		e->op.function = "";
+		e->op.loc = "";
+		e->best.backend = xstrdup(be->name);
+		e->best.cpu = xstrdup("");
+		e->best.toolchain = xstrdup("");
+		e->best.op_name = xstrdup(op->name);
+		e->best.op_signature = xstrdup(sig);
+		if (k >= 0) {
+			e->best.config = s->e[k].best.config;
+			e->best.config_name = xstrdup(s->e[k].best.config_name);
+			e->best.gflops = s->e[k].best.gflops;
+			(*ntuned)++;
+		} else {
+			be->baseline(op, &e->best.config);
+			e->best.config_name = xstrdup("default");
+			if (!untuned)
+				fprintf(stderr, "autosched: warning: %s (%s): not "
+				    "in the store; default schedule\n", op->name,
+				    op->loc);
+		}
+	}
+	return b;
+}
+
+int
+export_build(const struct export_set *s, const char *program, int untuned,
+    const char *out_so, size_t *ntuned, char **err)
+{
+	const struct backend_ops *be = backend_find("mlir-cpu");
+	struct analysis *an = NULL;
+	struct export_set *b = NULL;
+	char *dir = NULL, *lib = NULL, *llm = NULL, *ll = NULL, *so = NULL;
+	char *text = NULL, *pipe = NULL, *opt = NULL, *tr = NULL, *cc = NULL;
+	char *rpath = NULL, *tmpl = NULL, *cflags = NULL;
+	const char *bin = getenv("AUTOSCHED_LLVM_BIN");
+	int rc = -1, omp = 0;
+	size_t i;
+
+	*ntuned = 0;
+	if (analysis_load(program, &an, err) != 0)
+		return -1;
+	b = build_set(s, an, be, untuned, ntuned);
+	for (i = 0; i < b->n; i++) {
+		if (b->e[i].best.config.v[KNOB_THREADS] > 1)
+			omp = 1;
+	}
+	if (!untuned && *ntuned == 0) {
+		util_seterr(err, "%s: the store has no best config for any op "
+		    "of it (build --untuned for default schedules)", program);
+		rc = 1;
+		goto out;
+	}
+	tmpl = xstrdup("/tmp/autosched-build-XXXXXX");
+	if (mkdtemp(tmpl) == NULL) {
+		util_seterr(err, "mkdtemp: %s", strerror(errno));
+		goto out;
+	}
+	dir = tmpl;
+	tmpl = NULL;
+	lib = util_path_join(dir, "lib.mlir");
+	llm = util_path_join(dir, "program.ll.mlir");
+	ll = util_path_join(dir, "program.ll");
+	so = util_path_join(dir, "program.so");
+	text = export_transform_text(b, be, 1);
+	if (util_write_file(lib, text, strlen(text), err) != 0)
+		goto out;
+	pipe = xasprintf("--pass-pipeline=%s", build_pipeline);
+	{
+		char *p = xasprintf(pipe, lib);
+
+		free(pipe);
+		pipe = p;
+	}
+	if (bin == NULL || *bin == '\0')
+		bin = AUTOSCHED_LLVM_BIN;
+	opt = util_path_join(bin, "mlir-opt");
+	tr = util_path_join(bin, "mlir-translate");
+	cc = util_path_join(bin, "clang-" AUTOSCHED_LLVM_VERSION);
+	rpath = xasprintf("-Wl,-rpath,%s", AUTOSCHED_LLVM_LIB);
+	/* The kernels' own flags, so the program runs what was measured. */
+	cflags = be->export_cflags != NULL ? be->export_cflags() :
+	    xstrdup("-O3");
+	{
+		char *const a1[] = { opt, (char *)program, pipe, "-o", llm, NULL };
+		char *const a2[] = { tr, "--mlir-to-llvmir", llm, "-o", ll, NULL };
+		char *const a3[] = { cc, "-O3", "-march=native", cflags, "-shared",
+		    "-fPIC", omp ? "-fopenmp" : "-fno-openmp", rpath,
+		    "-Wno-override-module", ll, "-o", so, NULL };
+
+		if (tool("mlir-opt", a1, err) != 0 ||
+		    tool("mlir-translate", a2, err) != 0 ||
+		    tool("clang", a3, err) != 0)
+			goto out;
+	}
+	if (rename(so, out_so) != 0) {
+		/* Another file system: copy through a temp file beside out_so. */
+		char *buf = NULL;
+		size_t len;
+
+		if (util_read_file(so, 1u << 30, &buf, &len, err) != 0 ||
+		    util_write_file(out_so, buf, len, err) != 0) {
+			free(buf);
+			goto out;
+		}
+		free(buf);
+	}
+	chmod(out_so, 0755);
+	rc = 0;
+out:
+	if (dir != NULL)
+		scratch_remove(dir);
+	export_free(b);
+	analysis_free(an);
+	free(dir);
+	free(tmpl);
+	free(lib);
+	free(llm);
+	free(ll);
+	free(so);
+	free(text);
+	free(pipe);
+	free(opt);
+	free(tr);
+	free(cc);
+	free(rpath);
+	free(cflags);
+	return rc;
+}

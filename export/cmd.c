@@ -1,0 +1,351 @@
+/*
+ * The export commands: `autosched export --format transform|iree-spec` and
+ * `autosched annotate`. Exit 0 written, 1 nothing to export, 2 bad usage or
+ * input (nothing written).
+ */
+#include <sys/stat.h>
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/export.h"
+#include "util/util.h"
+
+struct cmd_opts {
+	const char	*db, *op, *out, *format, *syntax;
+	int64_t		 job;
+	int		 untuned;
+};
+
+static const char *
+default_db(void)
+{
+	const char *e = getenv("AUTOSCHED_DB");
+
+	return e != NULL && *e != '\0' ? e : "autosched.db";
+}
+
+/* Parse the options both commands take. 0, 1 (--help shown) or -1. */
+static int
+parse_opts(int argc, char **argv, struct cmd_opts *o, void (*usage)(FILE *))
+{
+	static const struct option longopts[] = {
+		{ "db", required_argument, NULL, 'D' },
+		{ "op", required_argument, NULL, 'p' },
+		{ "job", required_argument, NULL, 'J' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "iree-syntax", required_argument, NULL, 'S' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "untuned", no_argument, NULL, 'U' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	char *end;
+	int ch;
+
+	memset(o, 0, sizeof *o);
+	o->db = default_db();
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'D':
+			o->db = optarg;
+			break;
+		case 'p':
+			o->op = optarg;
+			break;
+		case 'J':
+			o->job = strtoll(optarg, &end, 10);
+			if (*end != '\0' || o->job <= 0) {
+				fprintf(stderr, "autosched: --job %s: expected "
+				    "a job id\n", optarg);
+				return -1;
+			}
+			break;
+		case 'a':
+			o->op = NULL;
+			break;
+		case 'f':
+			o->format = optarg;
+			break;
+		case 'S':
+			o->syntax = optarg;
+			break;
+		case 'o':
+			o->out = optarg;
+			break;
+		case 'U':
+			o->untuned = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Write text to -o (never an input) or stdout. 0 or 2. */
+static int
+emit(const struct cmd_opts *o, const char *text, const char *input)
+{
+	const char *const inputs[] = { o->db, input, NULL };
+	char *err = NULL;
+
+	if (o->out == NULL || strcmp(o->out, "-") == 0) {
+		fputs(text, stdout);
+		return 0;
+	}
+	if (export_write(o->out, text, inputs, &err) != 0) {
+		fprintf(stderr, "autosched: %s\n", err);
+		free(err);
+		return 2;
+	}
+	return 0;
+}
+
+/* 1 if syntax is NULL or known, else 0 after naming the valid ones. */
+static int
+syntax_known(const char *syntax)
+{
+	const char *const *v = export_iree_syntaxes();
+	size_t i;
+
+	if (syntax == NULL)
+		return 1;
+	for (i = 0; v[i] != NULL; i++) {
+		if (strcmp(v[i], syntax) == 0)
+			return 1;
+	}
+	fprintf(stderr, "autosched: --iree-syntax %s: unknown; expected one of",
+	    syntax);
+	for (i = 0; v[i] != NULL; i++)
+		fprintf(stderr, "%s %s", i ? "," : "", v[i]);
+	fprintf(stderr, " (newest first)\n");
+	return 0;
+}
+
+static void
+export_usage(FILE *f)
+{
+	const char *const *v = export_iree_syntaxes();
+	size_t i;
+
+	fprintf(f,
+	    "usage: autosched export [--db PATH] [--op NAME | --all] [--job ID]\n"
+	    "           [--format json|transform|iree-spec] [--iree-syntax V]\n"
+	    "           [-o FILE]\n"
+	    "The best config of each op tuned on this machine, for a compiler:\n"
+	    "  json       knob values per op (the default)\n"
+	    "  transform  a transform-dialect library applying the measured\n"
+	    "             schedules: mlir-opt P.mlir --transform-preload-library=\n"
+	    "             transform-library-paths=FILE --transform-interpreter\n"
+	    "  iree-spec  an IREE llvm-cpu tuning spec (@__kernel_config)\n"
+	    "  --iree-syntax V  IREE attribute syntax:");
+	for (i = 0; v[i] != NULL; i++)
+		fprintf(f, " %s%s", v[i], i == 0 ? " (default)" : "");
+	fprintf(f, "\n  -o FILE    write FILE (via a temp file) instead of stdout\n");
+}
+
+int
+export_cmd_export(int argc, char **argv)
+{
+	struct cmd_opts o;
+	struct export_set *s = NULL;
+	char *err = NULL, *text = NULL;
+	int rc = 2, transform;
+
+	switch (parse_opts(argc, argv, &o, export_usage)) {
+	case 1:
+		return 0;
+	case -1:
+		return 2;
+	}
+	if (argc != optind) {
+		export_usage(stderr);
+		return 2;
+	}
+	if (o.format == NULL || (strcmp(o.format, "transform") != 0 &&
+	    strcmp(o.format, "iree-spec") != 0)) {
+		fprintf(stderr, "autosched export: --format %s: expected json, "
+		    "transform or iree-spec\n", o.format ? o.format : "");
+		return 2;
+	}
+	transform = strcmp(o.format, "transform") == 0;
+	if (o.syntax != NULL && transform) {
+		fprintf(stderr, "autosched export: --iree-syntax goes with "
+		    "--format iree-spec\n");
+		return 2;
+	}
+	if (!syntax_known(o.syntax))
+		goto out;
+	if (export_load(o.db, o.op, o.job, &s, &err) != 0) {
+		fprintf(stderr, "autosched: %s\n", err);
+		goto out;
+	}
+	if (export_count(s) == 0) {
+		fprintf(stderr, "autosched: %s: no best config to export%s%s\n",
+		    o.db, o.op ? " for " : "", o.op ? o.op : "");
+		rc = 1;
+		goto out;
+	}
+	if (transform)
+		text = export_transform(s);
+	else if (export_iree_spec(s, o.syntax, &text, &err) != 0) {
+		fprintf(stderr, "autosched export: %s\n", err);
+		goto out;
+	}
+	rc = emit(&o, text, NULL);
+out:
+	export_free(s);
+	free(text);
+	free(err);
+	return rc;
+}
+
+static void
+annotate_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: autosched annotate PROGRAM.mlir [--db PATH] [--op NAME | --all]\n"
+	    "           [--job ID] [--iree-syntax V] [-o OUT]\n"
+	    "The program unchanged but for a compilation_info attribute (IREE\n"
+	    "llvm-cpu syntax) on each op the store has a best config for. -o may\n"
+	    "not name the input. Exit 1 if no op of the program was tuned.\n");
+}
+
+int
+export_cmd_annotate(int argc, char **argv)
+{
+	struct cmd_opts o;
+	struct export_set *s = NULL;
+	char *err = NULL, *text = NULL;
+	const char *prog;
+	size_t done = 0;
+	int rc = 2;
+
+	switch (parse_opts(argc, argv, &o, annotate_usage)) {
+	case 1:
+		return 0;
+	case -1:
+		return 2;
+	}
+	if (argc - optind != 1 || o.format != NULL) {
+		annotate_usage(stderr);
+		return 2;
+	}
+	prog = argv[optind];
+	if (!syntax_known(o.syntax))
+		goto out;
+	if (export_load(o.db, o.op, o.job, &s, &err) != 0) {
+		fprintf(stderr, "autosched: %s\n", err);
+		goto out;
+	}
+	/* Parse errors and a bad syntax come out here, before anything is written. */
+	if (export_annotate(s, prog, o.syntax, &text, &done, &err) != 0) {
+		fprintf(stderr, "autosched: %s\n", err);
+		goto out;
+	}
+	if (done == 0) {
+		fprintf(stderr, "autosched: %s: the store %s has no best config "
+		    "for any op of it\n", prog, o.db);
+		rc = 1;
+		goto out;
+	}
+	rc = emit(&o, text, prog);
+	if (rc == 0)
+		fprintf(stderr, "autosched: %zu op%s annotated\n", done,
+		    done == 1 ? "" : "s");
+out:
+	export_free(s);
+	free(text);
+	free(err);
+	return rc;
+}
+
+static void
+build_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: autosched build PROGRAM.mlir [--db PATH] [-o LIB.so] [--untuned]\n"
+	    "Compile the whole program to a shared object with the store's best\n"
+	    "schedule for each op tuned on this machine (the default schedule,\n"
+	    "with a warning, for the others). Every function is exported with\n"
+	    "MLIR's C interface: void _mlir_ciface_NAME(...) taking memref\n"
+	    "descriptors (see README). --untuned: default schedules only.\n"
+	    "Default -o: PROGRAM.so in the current folder.\n");
+}
+
+int
+export_cmd_build(int argc, char **argv)
+{
+	struct cmd_opts o;
+	struct export_set *s = NULL;
+	struct stat a, b;
+	char *err = NULL, *out = NULL, *dir = NULL, *base, *dot;
+	const char *prog;
+	size_t ntuned = 0;
+	int rc = 2, r;
+
+	switch (parse_opts(argc, argv, &o, build_usage)) {
+	case 1:
+		return 0;
+	case -1:
+		return 2;
+	}
+	if (argc - optind != 1 || o.format != NULL || o.syntax != NULL) {
+		build_usage(stderr);
+		return 2;
+	}
+	prog = argv[optind];
+	if (o.out != NULL)
+		out = xstrdup(o.out);
+	else {
+		base = strrchr(prog, '/');
+		out = xstrdup(base != NULL ? base + 1 : prog);
+		if ((dot = strrchr(out, '.')) != NULL && strcmp(dot, ".mlir") == 0)
+			*dot = '\0';
+		base = xasprintf("%s.so", out);
+		free(out);
+		out = base;
+	}
+	if (strcmp(out, prog) == 0 || strcmp(out, o.db) == 0 ||
+	    (stat(out, &a) == 0 && ((stat(prog, &b) == 0 && a.st_ino == b.st_ino &&
+	    a.st_dev == b.st_dev) || (stat(o.db, &b) == 0 &&
+	    a.st_ino == b.st_ino && a.st_dev == b.st_dev)))) {
+		fprintf(stderr, "autosched: -o %s: that is an input; refusing to "
+		    "overwrite it\n", out);
+		goto out;
+	}
+	dir = util_dirname(out);
+	if (stat(dir, &a) != 0 || !S_ISDIR(a.st_mode)) {
+		fprintf(stderr, "autosched: -o %s: folder %s does not exist\n",
+		    out, dir);
+		goto out;
+	}
+	if (!o.untuned && export_load(o.db, NULL, 0, &s, &err) != 0) {
+		fprintf(stderr, "autosched: %s\n", err);
+		goto out;
+	}
+	r = export_build(s, prog, o.untuned, out, &ntuned, &err);
+	if (r != 0) {
+		fprintf(stderr, "autosched: %s\n", err);
+		rc = r == 1 ? 1 : 2;
+		goto out;
+	}
+	fprintf(stderr, "autosched: %s: %zu tuned op%s\n", out, ntuned,
+	    ntuned == 1 ? "" : "s");
+	rc = 0;
+out:
+	export_free(s);
+	free(out);
+	free(dir);
+	free(err);
+	return rc;
+}

@@ -1,0 +1,724 @@
+/*
+ * Export: the store's best configs as a transform-dialect library (the
+ * backend's own schedules, behind one matcher per op), an IREE llvm-cpu
+ * tuning spec and the annotated program.
+ */
+#include <sys/stat.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/analysis.h"
+#include "backends/backend.h"
+#include "export/export.h"
+#include "export/export_int.h"
+#include "store/store.h"
+#include "util/util.h"
+
+#define EXPORT_MAX_OPS	4096
+
+extern const char *const export_iree_syntax[];	/* export_iree_syntax.c */
+
+void
+export_entry_clear(struct export_entry *e)
+{
+	store_best_clear(&e->best);
+	free((char *)e->op.kind);
+	free((char *)e->op.op_name);
+	free((char *)e->op.name);
+	free(e->sig);
+}
+
+void
+export_free(struct export_set *s)
+{
+	size_t i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < s->n; i++)
+		export_entry_clear(&s->e[i]);
+	free(s->e);
+	free(s);
+}
+
+size_t
+export_count(const struct export_set *s)
+{
+	return s != NULL ? s->n : 0;
+}
+
+/* store_trial_foreach callback: copy the op of the first trial and stop. */
+static int
+copy_op(const struct store_trial *t, const struct op_desc *op, void *arg)
+{
+	struct op_desc *d = arg;
+
+	(void)t;
+	*d = *op;
+	d->kind = xstrdup(op->kind);
+	d->op_name = xstrdup(op->op_name ? op->op_name : "");
+	d->name = xstrdup(op->name ? op->name : "");
+	d->function = "";
+	d->loc = "";
+	d->reason = NULL;
+	d->tunable = 1;
+	return 1;
+}
+
+int
+export_load(const char *db, const char *op_filter, int64_t job,
+    struct export_set **out, char **err)
+{
+	struct store *st = NULL;
+	struct store_best *rows = NULL;
+	struct export_set *s;
+	size_t n = 0, i, j;
+	int rc = -1;
+
+	*out = NULL;
+	s = xcalloc(1, sizeof *s);
+	if (access(db, F_OK) != 0) {
+		util_seterr(err, "%s: no such store", db);
+		goto out;
+	}
+	if (store_open_readonly(db, &st, err) != 0 ||
+	    store_best(st, op_filter, job, &rows, &n, err) != 0)
+		goto out;
+	if (n > EXPORT_MAX_OPS)
+		n = EXPORT_MAX_OPS;
+	s->e = xcalloc(n ? n : 1, sizeof *s->e);
+	for (i = 0; i < n; i++) {
+		struct store_best *r = &rows[i];
+		const struct backend_ops *be = backend_find(r->backend);
+		struct export_entry *e = NULL;
+		struct op_desc op;
+		char *sig;
+
+		if (be == NULL || be->export_op == NULL) {
+			fprintf(stderr, "autosched: warning: %s: backend %s has "
+			    "no schedule to export; skipped\n", r->op_name,
+			    r->backend);
+			continue;
+		}
+		if (be->schedule_tag != NULL &&
+		    strstr(r->toolchain, be->schedule_tag) == NULL) {
+			fprintf(stderr, "autosched: warning: %s: measured with "
+			    "another schedule version than this build's (%s); "
+			    "skipped (tune it again)\n", r->op_name,
+			    be->schedule_tag);
+			continue;
+		}
+		memset(&op, 0, sizeof op);
+		if (store_trial_foreach(st, r->op_id, r->target_id, NULL,
+		    copy_op, &op, err) < 0)
+			goto out;
+		if (op.kind == NULL) {
+			fprintf(stderr, "autosched: warning: %s: no trial "
+			    "describes the op; skipped\n", r->op_name);
+			continue;
+		}
+		sig = store_op_signature(&op);
+		/* One config per op: the fastest target's. */
+		for (j = 0; j < s->n; j++) {
+			if (strcmp(s->e[j].sig, sig) == 0) {
+				e = &s->e[j];
+				break;
+			}
+		}
+		if (e != NULL && e->best.gflops >= r->gflops) {
+			free((char *)op.kind);
+			free((char *)op.op_name);
+			free((char *)op.name);
+			free(sig);
+			continue;
+		}
+		if (e != NULL)
+			export_entry_clear(e);
+		else
+			e = &s->e[s->n++];
+		e->best = *r;
+		memset(r, 0, sizeof *r);
+		e->op = op;
+		e->sig = sig;
+		e->be = be;
+	}
+	*out = s;
+	s = NULL;
+	rc = 0;
+out:
+	for (i = 0; rows != NULL && i < n; i++)
+		store_best_clear(&rows[i]);
+	free(rows);
+	store_close(st);
+	export_free(s);
+	return rc;
+}
+
+/* The entry whose op has signature sig, or -1. */
+static ssize_t
+entry_find(const struct export_set *s, const char *sig)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++) {
+		if (strcmp(s->e[i].sig, sig) == 0)
+			return (ssize_t)i;
+	}
+	return -1;
+}
+
+int
+export_restrict(struct export_set *s, const char *path, char **err)
+{
+	struct analysis *an = NULL;
+	char *keep;
+	size_t i, j, n;
+
+	if (analysis_load(path, &an, err) != 0)
+		return -1;
+	keep = xcalloc(s->n ? s->n : 1, 1);
+	n = analysis_count(an);
+	for (i = 0; i < n; i++) {
+		const struct op_desc *op = analysis_op(an, i);
+		char *sig;
+		ssize_t k;
+
+		if (!op->tunable)
+			continue;
+		sig = store_op_signature(op);
+		if ((k = entry_find(s, sig)) >= 0)
+			keep[k] = 1;
+		free(sig);
+	}
+	for (i = j = 0; i < s->n; i++) {
+		if (keep[i])
+			s->e[j++] = s->e[i];
+		else
+			export_entry_clear(&s->e[i]);
+	}
+	s->n = j;
+	free(keep);
+	analysis_free(an);
+	return 0;
+}
+
+/* ---- matchers ---------------------------------------------------------- */
+
+static int
+is_batch(const struct op_desc *op)
+{
+	return strcmp(op->kind, "batch_matmul") == 0;
+}
+
+static int
+bits(enum elem_type t)
+{
+	return (int)analysis_elem_size(t) * 8;
+}
+
+/* What the upstream matchers can see: structure, sizes, bit widths, kind. */
+static char *
+coarse_key(const struct op_desc *op)
+{
+	return xasprintf("%d_%lld_%lld_%lld_%lld_%d_%d_%d_%d", is_batch(op),
+	    (long long)op->batch, (long long)op->m, (long long)op->n,
+	    (long long)op->k, bits(op->lhs), bits(op->rhs), bits(op->acc),
+	    analysis_elem_is_float(op->acc));
+}
+
+static void
+cmp_const(FILE *f, const char *param, long long v, int *cnt)
+{
+	fprintf(f, "      %%c%d = transform.param.constant %lld : i64 -> "
+	    "!transform.param<i64>\n", *cnt, v);
+	fprintf(f, "      transform.match.param.cmpi eq %s, %%c%d : "
+	    "!transform.param<i64>\n", param, *cnt);
+	(*cnt)++;
+}
+
+/*
+ * The body of a matcher on %op with upstream match ops only: op name,
+ * contraction dims in the canonical loop order (batch, m, n, k), their
+ * sizes, the bit widths of lhs, rhs and acc and the body's arithmetic.
+ */
+static void
+emit_match_body(FILE *f, const struct op_desc *op)
+{
+	int b = is_batch(op), cnt = 0, i;
+	long long dims[4];
+	int nd = 0;
+	const char *fl = analysis_elem_is_float(op->acc) ?
+	    "[\"arith.mulf\", \"arith.addf\"]" :
+	    "[\"arith.muli\", \"arith.addi\"]";
+
+	if (b)
+		dims[nd++] = op->batch;
+	dims[nd++] = op->m;
+	dims[nd++] = op->n;
+	dims[nd++] = op->k;
+	fprintf(f, "    transform.match.operation_name %%op [\"%s\", "
+	    "\"linalg.generic\"] : !transform.any_op\n",
+	    b ? "linalg.batch_matmul" : "linalg.matmul");
+	fprintf(f, "    transform.match.structured failures(propagate) %%op : "
+	    "!transform.any_op {\n");
+	fprintf(f, "    ^bb0(%%s: !transform.any_op):\n");
+	fprintf(f, "      %%rank = transform.match.structured.rank %%s : "
+	    "(!transform.any_op) -> !transform.param<i64>\n");
+	cmp_const(f, "%rank", nd, &cnt);
+	fprintf(f, "      %%b, %%m, %%n, %%k = transform.match.structured."
+	    "classify_contraction_dims %%s : (!transform.any_op) -> "
+	    "(!transform.param<i64>, !transform.param<i64>, "
+	    "!transform.param<i64>, !transform.param<i64>)\n");
+	if (b)
+		cmp_const(f, "%b", 0, &cnt);
+	cmp_const(f, "%m", b + 0, &cnt);
+	cmp_const(f, "%n", b + 1, &cnt);
+	cmp_const(f, "%k", b + 2, &cnt);
+	for (i = 0; i < nd; i++) {
+		char p[16];
+
+		snprintf(p, sizeof p, "%%d%d", i);
+		fprintf(f, "      %s = transform.match.structured.dim %%s[%d] : "
+		    "(!transform.any_op) -> !transform.param<i64>\n", p, i);
+		cmp_const(f, p, dims[i], &cnt);
+	}
+	fprintf(f, "      %%lhs = transform.match.structured.input %%s[0] : "
+	    "(!transform.any_op) -> !transform.any_value\n");
+	fprintf(f, "      %%rhs = transform.match.structured.input %%s[1] : "
+	    "(!transform.any_op) -> !transform.any_value\n");
+	fprintf(f, "      %%acc = transform.match.structured.init %%s[0] : "
+	    "(!transform.any_op) -> !transform.any_value\n");
+	fprintf(f, "      %%wl = transform.match.structured.elemental_bitwidth "
+	    "%%lhs : (!transform.any_value) -> !transform.param<i64>\n");
+	cmp_const(f, "%wl", bits(op->lhs), &cnt);
+	fprintf(f, "      %%wr = transform.match.structured.elemental_bitwidth "
+	    "%%rhs : (!transform.any_value) -> !transform.param<i64>\n");
+	cmp_const(f, "%wr", bits(op->rhs), &cnt);
+	fprintf(f, "      %%wa = transform.match.structured.elemental_bitwidth "
+	    "%%acc : (!transform.any_value) -> !transform.param<i64>\n");
+	cmp_const(f, "%wa", bits(op->acc), &cnt);
+	fprintf(f, "      transform.match.structured.body %%s {contraction = %s} "
+	    ": !transform.any_op\n", fl);
+	fprintf(f, "    }\n");
+}
+
+/* "tensor<8x256x64xf32>" of an operand stored as d0 x d1. Caller frees. */
+static char *
+tensor_of(const struct op_desc *op, int64_t d0, int64_t d1, enum elem_type e)
+{
+	if (is_batch(op))
+		return xasprintf("tensor<%lldx%lldx%lldx%s>",
+		    (long long)op->batch, (long long)d0, (long long)d1,
+		    analysis_elem_name(e));
+	return xasprintf("tensor<%lldx%lldx%s>", (long long)d0, (long long)d1,
+	    analysis_elem_name(e));
+}
+
+/*
+ * A transform.structured.match finding op itself (if it is exactly the
+ * tuned op: indexing maps, so which operand is transposed, and the operand
+ * types, so the element types) in %op, as %x<i>.
+ */
+static void
+emit_exact_filter(FILE *f, const struct op_desc *op, size_t i)
+{
+	int b = is_batch(op);
+	const char *dims = b ? "(d0, d1, d2, d3)" : "(d0, d1, d2)";
+	const char *bd = b ? "d0, " : "";
+	const char *m = b ? "d1" : "d0", *n = b ? "d2" : "d1",
+	    *k = b ? "d3" : "d2";
+	char *lt, *rt, *at;
+
+	lt = op->transpose_a ? tensor_of(op, op->k, op->m, op->lhs) :
+	    tensor_of(op, op->m, op->k, op->lhs);
+	rt = op->transpose_b ? tensor_of(op, op->n, op->k, op->rhs) :
+	    tensor_of(op, op->k, op->n, op->rhs);
+	at = tensor_of(op, op->m, op->n, op->acc);
+	fprintf(f, "    %%x%zu = transform.structured.match attributes{"
+	    "indexing_maps = [affine_map<%s -> (%s%s, %s)>, "
+	    "affine_map<%s -> (%s%s, %s)>, affine_map<%s -> (%s%s, %s)>]} "
+	    "filter_operand_types = [%s, %s, %s] in %%op : "
+	    "(!transform.any_op) -> !transform.any_op\n", i,
+	    dims, bd, op->transpose_a ? k : m, op->transpose_a ? m : k,
+	    dims, bd, op->transpose_b ? n : k, op->transpose_b ? k : n,
+	    dims, bd, m, n, lt, rt, at);
+	free(lt);
+	free(rt);
+	free(at);
+}
+
+static void
+emit_entry_comment(FILE *f, const struct export_entry *e)
+{
+	fprintf(f, "// %s: %s, %.2f GFLOP/s measured", e->sig,
+	    e->best.config_name, e->best.gflops);
+	if (e->best.baseline_gflops > 0)
+		fprintf(f, " (%.2fx the default)", e->best.gflops /
+		    e->best.baseline_gflops);
+	fprintf(f, "; %s on %s\n", e->best.backend, e->best.cpu);
+}
+
+char *
+export_transform(const struct export_set *s)
+{
+	return export_transform_text(s, NULL, 0);
+}
+
+char *
+export_transform_text(const struct export_set *s,
+    const struct backend_ops *be, int c_interface)
+{
+	char *buf = NULL, **keys, *mod;
+	size_t len = 0, i, j, ngroups = 0;
+	size_t *group = xcalloc(s->n ? s->n : 1, sizeof *group);
+	FILE *f = open_memstream(&buf, &len);
+	const char *tag = "";
+
+	keys = xcalloc(s->n ? s->n : 1, sizeof *keys);
+	for (i = 0; i < s->n; i++) {
+		char *k = coarse_key(&s->e[i].op);
+
+		for (j = 0; j < ngroups; j++) {
+			if (strcmp(keys[j], k) == 0)
+				break;
+		}
+		if (j == ngroups)
+			keys[ngroups++] = k;
+		else
+			free(k);
+		group[i] = j;
+		if (s->e[i].be->schedule_tag != NULL)
+			tag = s->e[i].be->schedule_tag;
+	}
+	fprintf(f, "// autosched transform library (%s): the schedules autosched "
+	    "measured,\n// one per tuned op, each behind a matcher of that op "
+	    "alone. Use:\n//   mlir-opt PROGRAM.mlir "
+	    "--transform-preload-library=transform-library-paths=THIS_FILE "
+	    "--transform-interpreter\n", tag);
+	for (i = 0; i < s->n; i++)
+		emit_entry_comment(f, &s->e[i]);
+	fprintf(f, "module attributes {transform.with_named_sequence} {\n");
+	for (i = 0; i < s->n; i++) {
+		char name[48], *part;
+
+		snprintf(name, sizeof name, "autosched_op_%zu", i);
+		part = s->e[i].be->export_op(&s->e[i].op, &s->e[i].best.config,
+		    name);
+		fprintf(f, "  // %s\n%s", s->e[i].sig, part);
+		free(part);
+	}
+	/* One module-level part: the backends that export share mlir-cpu's. */
+	if (be == NULL && s->n > 0)
+		be = s->e[0].be;
+	mod = be != NULL ? be->export_module("autosched_module") : NULL;
+	if (mod != NULL)
+		fputs(mod, f);
+	free(mod);
+	for (j = 0; j < ngroups; j++) {
+		size_t first = 0;
+
+		for (i = 0; i < s->n; i++) {
+			if (group[i] == j) {
+				first = i;
+				break;
+			}
+		}
+		fprintf(f, "  // Ops shaped like %s (sizes, bit widths, body).\n",
+		    s->e[first].sig);
+		fprintf(f, "  transform.named_sequence @autosched_match_%zu("
+		    "%%op: !transform.any_op {transform.readonly}) -> "
+		    "!transform.any_op {\n", j);
+		emit_match_body(f, &s->e[first].op);
+		fprintf(f, "    transform.yield %%op : !transform.any_op\n  }\n");
+		fprintf(f, "  // Each schedule applies to its op only: layout and "
+		    "element types exact.\n");
+		fprintf(f, "  transform.named_sequence @autosched_apply_%zu("
+		    "%%op: !transform.any_op {transform.readonly}) {\n", j);
+		for (i = 0; i < s->n; i++) {
+			if (group[i] == j)
+				emit_exact_filter(f, &s->e[i].op, i);
+		}
+		for (i = 0; i < s->n; i++) {
+			if (group[i] != j)
+				continue;
+			fprintf(f, "    transform.foreach %%x%zu : "
+			    "!transform.any_op {\n    ^bb0(%%o: "
+			    "!transform.any_op):\n      transform.include "
+			    "@autosched_op_%zu failures(propagate) (%%o) : "
+			    "(!transform.any_op) -> ()\n    }\n", i, i);
+		}
+		fprintf(f, "    transform.yield\n  }\n");
+	}
+	fprintf(f, "  transform.named_sequence @__transform_main(%%root: "
+	    "!transform.any_op {transform.consumed}) {\n");
+	if (c_interface)
+		fprintf(f, "    // Every function gets MLIR's C interface "
+		    "(_mlir_ciface_NAME).\n    %%funcs = transform.structured."
+		    "match ops{[\"func.func\"]} in %%root : (!transform.any_op) "
+		    "-> !transform.any_op\n    transform.annotate %%funcs "
+		    "\"llvm.emit_c_interface\" : !transform.any_op\n");
+	fprintf(f, "    %%r = transform.foreach_match in %%root");
+	for (j = 0; j < ngroups; j++)
+		fprintf(f, "%s\n        @autosched_match_%zu -> "
+		    "@autosched_apply_%zu", j ? "," : "", j, j);
+	fprintf(f, "\n        : (!transform.any_op) -> !transform.any_op\n");
+	if (mod != NULL)
+		fprintf(f, "    transform.include @autosched_module "
+		    "failures(propagate) (%%r) : (!transform.any_op) -> ()\n");
+	fprintf(f, "    transform.yield\n  }\n}\n");
+	fclose(f);
+	for (j = 0; j < ngroups; j++)
+		free(keys[j]);
+	free(keys);
+	free(group);
+	return buf;
+}
+
+/* ---- IREE ---------------------------------------------------------------- */
+
+const char *const *
+export_iree_syntaxes(void)
+{
+	static const char *names[32];
+	size_t i;
+
+	if (names[0] == NULL) {
+		for (i = 0; export_iree_syntax[2 * i] != NULL && i < 31; i++)
+			names[i] = export_iree_syntax[2 * i];
+	}
+	return names;
+}
+
+/* The template of syntax (NULL = newest), or NULL with *err. */
+static const char *
+iree_template(const char *syntax, char **err)
+{
+	size_t i;
+	char *list;
+
+	for (i = 0; export_iree_syntax[2 * i] != NULL; i++) {
+		if (syntax == NULL ||
+		    strcmp(syntax, export_iree_syntax[2 * i]) == 0)
+			return export_iree_syntax[2 * i + 1];
+	}
+	list = xstrdup("");
+	for (i = 0; export_iree_syntax[2 * i] != NULL; i++) {
+		char *t = xasprintf("%s%s%s", list, i ? ", " : "",
+		    export_iree_syntax[2 * i]);
+
+		free(list);
+		list = t;
+	}
+	util_seterr(err, "--iree-syntax %s: unknown; expected one of %s "
+	    "(newest first)", syntax, list);
+	free(list);
+	return NULL;
+}
+
+/* Replace @KEY@ by values in tpl. Caller frees. */
+static char *
+fill(const char *tpl, const char *const *kv)
+{
+	char *buf = NULL;
+	size_t len = 0, i, n;
+	FILE *f = open_memstream(&buf, &len);
+	const char *p = tpl, *at, *end;
+
+	while ((at = strchr(p, '@')) != NULL &&
+	    (end = strchr(at + 1, '@')) != NULL) {
+		const char *val = NULL;
+
+		for (i = 0; kv[i] != NULL; i += 2) {
+			n = strlen(kv[i]);
+			if ((size_t)(end - at - 1) == n &&
+			    strncmp(at + 1, kv[i], n) == 0)
+				val = kv[i + 1];
+		}
+		fwrite(p, 1, (size_t)(at - p), f);
+		if (val != NULL) {
+			fputs(val, f);
+			p = end + 1;
+		} else {
+			fputc('@', f);
+			p = at + 1;
+		}
+	}
+	fputs(p, f);
+	fclose(f);
+	return buf;
+}
+
+/*
+ * The compilation_info of an entry. Loops in the op's order (batch, m, n,
+ * k): cache tiles M/N → distribution, the register tile → vector levels.
+ */
+static char *
+iree_attr(const struct export_entry *e, const char *tpl)
+{
+	const struct config *c = &e->best.config;
+	char dist[96], vpar[96], vred[96];
+	const char *b0 = is_batch(&e->op) ? "0, " : "";
+	const char *b1 = is_batch(&e->op) ? "1, " : "";
+	long long vk = c->v[KNOB_VECTOR_K] > 0 ? c->v[KNOB_VECTOR_K] : 1;
+
+	snprintf(dist, sizeof dist, "%s%lld, %lld, 0", b1,
+	    (long long)c->v[KNOB_TILE_M], (long long)c->v[KNOB_TILE_N]);
+	snprintf(vpar, sizeof vpar, "%s%lld, %lld, 0", b1,
+	    (long long)c->v[KNOB_VECTOR_M], (long long)c->v[KNOB_VECTOR_N]);
+	snprintf(vred, sizeof vred, "%s0, 0, %lld", b0, vk);
+	{
+		const char *const kv[] = { "DISTRIBUTION", dist,
+		    "VECTOR_PARALLEL", vpar, "VECTOR_REDUCTION", vred, NULL };
+
+		return fill(tpl, kv);
+	}
+}
+
+int
+export_iree_spec(const struct export_set *s, const char *syntax, char **text,
+    char **err)
+{
+	const char *tpl = iree_template(syntax, err);
+	char *buf = NULL, **keys;
+	size_t len = 0, i, j, nk = 0, *use;
+	FILE *f;
+
+	*text = NULL;
+	if (tpl == NULL)
+		return -1;
+	keys = xcalloc(s->n ? s->n : 1, sizeof *keys);
+	use = xcalloc(s->n ? s->n : 1, sizeof *use);
+	for (i = 0; i < s->n; i++) {
+		char *k = coarse_key(&s->e[i].op);
+
+		for (j = 0; j < nk; j++) {
+			if (strcmp(keys[j], k) == 0)
+				break;
+		}
+		if (j < nk) {
+			fprintf(stderr, "autosched: warning: %s: IREE's upstream "
+			    "matchers cannot tell it from %s (same sizes and "
+			    "bit widths, another layout or type); left out of "
+			    "the spec\n", s->e[i].sig, s->e[use[j]].sig);
+			free(k);
+			continue;
+		}
+		use[nk] = i;
+		keys[nk++] = k;
+	}
+	f = open_memstream(&buf, &len);
+	fprintf(f, "// autosched IREE llvm-cpu tuning spec (IREE attribute "
+	    "syntax %s).\n// iree-compile --iree-codegen-tuning-spec-path="
+	    "THIS_FILE …\n// The figures were measured with autosched's own "
+	    "codegen (mlir-cpu), not IREE's.\n", syntax ? syntax :
+	    export_iree_syntax[0]);
+	for (j = 0; j < nk; j++)
+		emit_entry_comment(f, &s->e[use[j]]);
+	fprintf(f, "module @autosched_spec attributes "
+	    "{transform.with_named_sequence} {\n");
+	fprintf(f, "  transform.named_sequence @apply_op_config(%%op: "
+	    "!transform.any_op {transform.readonly}, %%config: "
+	    "!transform.any_param {transform.readonly}) {\n"
+	    "    transform.annotate %%op \"compilation_info\" = %%config : "
+	    "!transform.any_op, !transform.any_param\n"
+	    "    transform.yield\n  }\n");
+	for (j = 0; j < nk; j++) {
+		const struct export_entry *e = &s->e[use[j]];
+		char *attr = iree_attr(e, tpl);
+
+		fprintf(f, "  transform.named_sequence @match_%s(%%op: "
+		    "!transform.any_op {transform.readonly}) -> "
+		    "(!transform.any_op, !transform.any_param) {\n", e->sig);
+		emit_match_body(f, &e->op);
+		fprintf(f, "    %%config = transform.param.constant %s -> "
+		    "!transform.any_param\n", attr);
+		fprintf(f, "    transform.yield %%op, %%config : "
+		    "!transform.any_op, !transform.any_param\n  }\n");
+		free(attr);
+	}
+	fprintf(f, "  transform.named_sequence @__kernel_config(%%variant_op: "
+	    "!transform.any_op {transform.consumed}) -> !transform.any_op\n"
+	    "      attributes {iree_codegen.tuning_spec_entrypoint} {\n");
+	fprintf(f, "    %%res = transform.foreach_match in %%variant_op");
+	for (j = 0; j < nk; j++)
+		fprintf(f, "%s\n        @match_%s -> @apply_op_config",
+		    j ? "," : "", s->e[use[j]].sig);
+	fprintf(f, "\n        : (!transform.any_op) -> !transform.any_op\n");
+	fprintf(f, "    transform.yield %%res : !transform.any_op\n  }\n}\n");
+	fclose(f);
+	for (j = 0; j < nk; j++)
+		free(keys[j]);
+	free(keys);
+	free(use);
+	*text = buf;
+	return 0;
+}
+
+int
+export_annotate(const struct export_set *s, const char *path,
+    const char *syntax, char **text, size_t *nannotated, char **err)
+{
+	const char *tpl = iree_template(syntax, err);
+	struct analysis *an = NULL;
+	char **values = NULL;
+	size_t i, n = 0;
+	int rc = -1;
+
+	*text = NULL;
+	*nannotated = 0;
+	if (tpl == NULL)
+		return -1;
+	if (analysis_load(path, &an, err) != 0)
+		return -1;
+	n = analysis_count(an);
+	values = xcalloc(n ? n : 1, sizeof *values);
+	for (i = 0; i < n; i++) {
+		const struct op_desc *op = analysis_op(an, i);
+		char *sig;
+		ssize_t k;
+
+		if (!op->tunable)
+			continue;
+		sig = store_op_signature(op);
+		if ((k = entry_find(s, sig)) >= 0)
+			values[i] = iree_attr(&s->e[k], tpl);
+		free(sig);
+	}
+	rc = analysis_annotate(path, "compilation_info",
+	    (const char *const *)values, n, text, nannotated, err);
+	for (i = 0; i < n; i++)
+		free(values[i]);
+	free(values);
+	analysis_free(an);
+	return rc;
+}
+
+int
+export_write(const char *path, const char *text, const char *const *inputs,
+    char **err)
+{
+	struct stat a, b;
+	char *dir;
+	size_t i;
+
+	for (i = 0; inputs != NULL && inputs[i] != NULL; i++) {
+		if (strcmp(path, inputs[i]) == 0 ||
+		    (stat(path, &a) == 0 && stat(inputs[i], &b) == 0 &&
+		    a.st_dev == b.st_dev && a.st_ino == b.st_ino)) {
+			util_seterr(err, "-o %s: that is an input; refusing to "
+			    "overwrite it", path);
+			return -1;
+		}
+	}
+	dir = util_dirname(path);
+	if (stat(dir, &a) != 0 || !S_ISDIR(a.st_mode)) {
+		util_seterr(err, "-o %s: folder %s does not exist", path, dir);
+		free(dir);
+		return -1;
+	}
+	free(dir);
+	return util_write_file(path, text, strlen(text), err);
+}

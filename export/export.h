@@ -1,0 +1,79 @@
+/*
+ * Export: the store's best configs taken back into the user's compiler, as
+ * an upstream transform-dialect library (the schedules as measured), an IREE
+ * llvm-cpu tuning spec and an annotated copy of the program.
+ */
+#ifndef AUTOSCHED_EXPORT_H
+#define AUTOSCHED_EXPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct export_set;
+
+/*
+ * The best configs of the store at db, one per op (the fastest row whose
+ * backend can export and whose schedule version is this build's), filtered
+ * by op name/signature substring (NULL = all) and job (0 = all). Rows that
+ * cannot be exported are skipped with a warning on stderr. Caller frees
+ * with export_free. -1 with *err (no such store, store error).
+ */
+int	 export_load(const char *db, const char *op_filter, int64_t job,
+	    struct export_set **out, char **err)
+	    __attribute__((warn_unused_result));
+void	 export_free(struct export_set *);
+size_t	 export_count(const struct export_set *);
+
+/*
+ * Keep only the configs of ops found in the MLIR file at path (by
+ * signature). -1 with *err (MLIR's diagnostic) if it does not parse.
+ */
+int	 export_restrict(struct export_set *, const char *path, char **err)
+	    __attribute__((warn_unused_result));
+
+/* The transform library (entry point @__transform_main). Caller frees. */
+char	*export_transform(const struct export_set *);
+
+/* IREE attribute syntaxes, newest first: "2026.03", …; NULL-ended. */
+const char *const *export_iree_syntaxes(void);
+/*
+ * The IREE tuning spec (entry point @__kernel_config) in syntax (NULL =
+ * newest). Caller frees. -1 with *err for an unknown syntax.
+ */
+int	 export_iree_spec(const struct export_set *, const char *syntax,
+	    char **text, char **err) __attribute__((warn_unused_result));
+/*
+ * The program at path with a compilation_info attribute on every op the set
+ * has a config for, printed by MLIR. *nannotated says how many. Caller frees.
+ */
+int	 export_annotate(const struct export_set *, const char *path,
+	    const char *syntax, char **text, size_t *nannotated, char **err)
+	    __attribute__((warn_unused_result));
+
+/*
+ * Write text to path through a temporary file in the same folder and a
+ * rename. Refuses a path that is one of inputs (NULL-ended) and a folder
+ * that does not exist. -1 with *err.
+ */
+int	 export_write(const char *path, const char *text,
+	    const char *const *inputs, char **err)
+	    __attribute__((warn_unused_result));
+
+/*
+ * Compile the program at path into the shared object out_so: the configs of
+ * s (none if untuned) for the ops they know, the backend's default schedule
+ * for the other tunable ops (a warning names each), the rest lowered by the
+ * default pipeline; every function exported with MLIR's C interface.
+ * *ntuned = ops built with a tuned config. 0; 1 with *err when not untuned
+ * and no op of the program is in s; -1 with *err on failure.
+ */
+int	 export_build(const struct export_set *s, const char *path,
+	    int untuned, const char *out_so, size_t *ntuned, char **err)
+	    __attribute__((warn_unused_result));
+
+/* The commands: `autosched export --format transform|iree-spec`, `annotate`, `build`. */
+int	 export_cmd_export(int argc, char **argv);
+int	 export_cmd_annotate(int argc, char **argv);
+int	 export_cmd_build(int argc, char **argv);
+
+#endif

@@ -1,0 +1,33 @@
+/*
+ * Internals shared by the files of export/: the set of configs to export
+ * (export.c) and the program build (build.c).
+ */
+#ifndef AUTOSCHED_EXPORT_INT_H
+#define AUTOSCHED_EXPORT_INT_H
+
+#include "analysis/analysis.h"
+#include "backends/backend.h"
+#include "store/store.h"
+
+struct export_entry {
+	struct store_best	 best;		/* config, figures (owned) */
+	struct op_desc		 op;		/* kind, op_name, name owned */
+	char			*sig;
+	const struct backend_ops *be;
+};
+
+struct export_set {
+	struct export_entry	*e;
+	size_t			 n;
+};
+
+void	 export_entry_clear(struct export_entry *);
+/*
+ * The transform library of s; be gives the module-level part when s is
+ * empty; c_interface adds llvm.emit_c_interface to every function. Caller
+ * frees.
+ */
+char	*export_transform_text(const struct export_set *s,
+	    const struct backend_ops *be, int c_interface);
+
+#endif

@@ -1,0 +1,164 @@
+/*
+ * Calls every function of a program built by `autosched build` through its
+ * C interface and checks the results against OpenBLAS.
+ *   call_program example|layers LIB.so
+ * Inputs are small integers, so the f32 results are exact.
+ */
+#include <cblas.h>
+#include <dlfcn.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct m1 { float *alloc, *data; int64_t off, size[1], stride[1]; };
+struct m2 { float *alloc, *data; int64_t off, size[2], stride[2]; };
+struct m3 { float *alloc, *data; int64_t off, size[3], stride[3]; };
+
+static int failures;
+
+static float *
+randv(size_t n)
+{
+	float *p = malloc(n * sizeof *p);
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (float)(rand() % 7 - 3);
+	return p;
+}
+
+static struct m2
+d2(float *p, int64_t r, int64_t c)
+{
+	struct m2 m = { p, p, 0, { r, c }, { c, 1 } };
+	return m;
+}
+
+static struct m3
+d3(float *p, int64_t b, int64_t r, int64_t c)
+{
+	struct m3 m = { p, p, 0, { b, r, c }, { r * c, c, 1 } };
+	return m;
+}
+
+static void
+compare(const char *what, const float *got, const float *want, size_t n)
+{
+	double e = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (fabs((double)got[i] - want[i]) > e)
+			e = fabs((double)got[i] - want[i]);
+	printf("%s: max error %g over %zu values\n", what, e, n);
+	if (e > 1e-3) {
+		printf("FAIL: %s differs from OpenBLAS\n", what);
+		failures++;
+	}
+}
+
+static void *
+sym(void *h, const char *name)
+{
+	void *f = dlsym(h, name);
+
+	if (f == NULL) {
+		printf("FAIL: %s not exported\n", name);
+		exit(1);
+	}
+	return f;
+}
+
+static void
+example(void *h)
+{
+	void (*projection)(struct m2 *, struct m2 *, struct m2 *) =
+	    (void (*)(struct m2 *, struct m2 *, struct m2 *))sym(h, "_mlir_ciface_projection");
+	void (*scores)(struct m3 *, struct m3 *, struct m3 *) =
+	    (void (*)(struct m3 *, struct m3 *, struct m3 *))sym(h, "_mlir_ciface_scores");
+	float *a = randv(1024 * 256), *b = randv(256 * 512);
+	float *want = calloc(1024 * 512, sizeof *want);
+	float *q = randv(8 * 256 * 64), *k = randv(8 * 256 * 64);
+	float *ws = calloc(8 * 256 * 256, sizeof *ws);
+	struct m2 ma = d2(a, 1024, 256), mb = d2(b, 256, 512), r2;
+	struct m3 mq = d3(q, 8, 256, 64), mk = d3(k, 8, 256, 64), r3;
+	int i;
+
+	projection(&r2, &ma, &mb);
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1024, 512, 256,
+	    1, a, 256, b, 512, 0, want, 512);
+	compare("projection", r2.data + r2.off, want, 1024 * 512);
+	scores(&r3, &mq, &mk);
+	for (i = 0; i < 8; i++)
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, 256, 256, 64,
+		    1, q + i * 256 * 64, 64, k + i * 256 * 64, 64, 0,
+		    ws + i * 256 * 256, 256);
+	compare("scores", r3.data + r3.off, ws, 8 * 256 * 256);
+	free(r2.alloc);
+	free(r3.alloc);
+	free(a); free(b); free(want); free(q); free(k); free(ws);
+}
+
+static void
+layers(void *h)
+{
+	void (*mlp)(struct m2 *, struct m2 *, struct m2 *, struct m1 *, struct m2 *) =
+	    (void (*)(struct m2 *, struct m2 *, struct m2 *, struct m1 *, struct m2 *))
+	    sym(h, "_mlir_ciface_mlp");
+	void (*attn)(struct m3 *, struct m3 *, struct m3 *) =
+	    (void (*)(struct m3 *, struct m3 *, struct m3 *))sym(h, "_mlir_ciface_attn");
+	float *x = randv(64 * 32), *w1 = randv(32 * 48), *bias = randv(48);
+	float *w2t = randv(24 * 48), *hid = calloc(64 * 48, sizeof *hid);
+	float *want = calloc(64 * 24, sizeof *want);
+	float *q = randv(4 * 32 * 16), *k = randv(4 * 16 * 32);
+	float *ws = calloc(4 * 32 * 32, sizeof *ws);
+	struct m2 mx = d2(x, 64, 32), mw1 = d2(w1, 32, 48), mw2 = d2(w2t, 24, 48), r2;
+	struct m1 mbias = { bias, bias, 0, { 48 }, { 1 } };
+	struct m3 mq = d3(q, 4, 32, 16), mk = d3(k, 4, 16, 32), r3;
+	int i, j;
+
+	mlp(&r2, &mx, &mw1, &mbias, &mw2);
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 64, 48, 32,
+	    1, x, 32, w1, 48, 0, hid, 48);
+	for (i = 0; i < 64; i++)
+		for (j = 0; j < 48; j++) {
+			float v = hid[i * 48 + j] + bias[j];
+			hid[i * 48 + j] = v > 0 ? v : 0;
+		}
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, 64, 24, 48,
+	    1, hid, 48, w2t, 48, 0, want, 24);
+	compare("mlp", r2.data + r2.off, want, 64 * 24);
+	attn(&r3, &mq, &mk);
+	for (i = 0; i < 4; i++)
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 32, 32, 16,
+		    1, q + i * 32 * 16, 16, k + i * 16 * 32, 32, 0,
+		    ws + i * 32 * 32, 32);
+	compare("attn", r3.data + r3.off, ws, 4 * 32 * 32);
+	free(r2.alloc);
+	free(r3.alloc);
+	free(x); free(w1); free(bias); free(w2t); free(hid); free(want);
+	free(q); free(k); free(ws);
+}
+
+int
+main(int argc, char **argv)
+{
+	void *h;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: call_program example|layers LIB.so\n");
+		return 2;
+	}
+	srand(42);
+	if ((h = dlopen(argv[2], RTLD_NOW)) == NULL) {
+		printf("FAIL: %s\n", dlerror());
+		return 1;
+	}
+	if (strcmp(argv[1], "example") == 0)
+		example(h);
+	else
+		layers(h);
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# The export forms checked by MLIR itself: a tiny tuning run fills a store,
+# then the transform library transforms the tuned ops of a user's program
+# and only them, the IREE spec annotates exactly the tuned ops (upstream
+# mlir-opt runs its matchers), the annotated program re-parses with nothing
+# else changed; bad input is refused with nothing written.
+#   test_export.sh AUTOSCHED SOURCE_DIR MLIR_OPT CALL_PROGRAM
+set -u
+AS=$1
+SRC=$2
+OPT=$3
+CALL=$4
+FIX=$SRC/tests/export/fixtures
+T=$(mktemp -d /tmp/autosched-export-XXXXXX)
+trap 'rm -rf "$T"' EXIT
+pass=0
+fail=0
+
+check() {	# check DESCRIPTION COMMAND...
+	local what=$1
+	shift
+	if "$@"; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		echo "FAIL: $what" >&2
+	fi
+}
+eq() { [ "$1" = "$2" ] || { echo "  got '$1', want '$2'" >&2; return 1; }; }
+# Lines of func @$2 in file $1 matching regex $3.
+count_in() { awk -v fn="@$2(" -v re="$3" '/func.func/{on = index($0, fn) > 0} on && $0 ~ re {n++} END {print n + 0}' "$1"; }
+
+# A store with best configs for tuned.mlir's two ops (a few seconds).
+cp "$FIX/tuned.mlir" "$FIX/program.mlir" "$T/"
+cat > "$T/a.cfg" <<'C'
+[Env]
+input_file = tuned.mlir
+output_file = out.csv
+[SearchSpace]
+tile_m = [16,32]
+tile_n = [16]
+tile_k = [16]
+vector_m = [4,6]
+vector_n = [16]
+[SearchStrategy]
+tuner = grid
+n_trial = 2
+[Measure]
+min_time = 0.005
+min_reps = 3
+confirm_top = 1
+timeout = 5
+C
+"$AS" run "$T/a.cfg" --db "$T/s.db" --quiet > "$T/run.txt" 2>&1
+check "tuning run exits 0" eq "$?" 0
+P=$T/program.mlir
+
+# 1. The transform library, on the program as written.
+"$AS" export --db "$T/s.db" --format transform -o "$T/lib.mlir"
+check "export transform exits 0" eq "$?" 0
+check "library: @__transform_main with foreach_match" grep -q 'transform.foreach_match in %root' "$T/lib.mlir"
+"$OPT" "$P" --transform-preload-library=transform-library-paths="$T/lib.mlir" \
+    --transform-interpreter -o "$T/lib_out.mlir" 2> "$T/lib_err.txt"
+check "mlir-opt applies the library" eq "$?" 0
+check "tuned matmul of @layer scheduled (no matmul left)" eq "$(count_in "$T/lib_out.mlir" layer 'linalg.matmul')" 0
+check "tuned matmul of @layer vectorized to FMAs" [ "$(count_in "$T/lib_out.mlir" layer 'vector.fma')" -gt 0 ]
+check "bias add + relu of @layer left alone" eq "$(count_in "$T/lib_out.mlir" layer 'arith.maximumf')" 1
+check "tuned batch matmul of @scores scheduled" eq "$(count_in "$T/lib_out.mlir" scores 'linalg.batch_matmul')" 0
+check "@scores vectorized" [ "$(count_in "$T/lib_out.mlir" scores 'vector.fma')" -gt 0 ]
+check "look-alikes (transposed, i32, f16) left as they are" eq "$(count_in "$T/lib_out.mlir" lookalikes 'linalg.matmul')" 3
+check "look-alikes not vectorized" eq "$(count_in "$T/lib_out.mlir" lookalikes 'vector\.')" 0
+"$AS" export --db "$T/s.db" --format transform --op batch_matmul -o "$T/lib1.mlir"
+"$OPT" "$P" --transform-preload-library=transform-library-paths="$T/lib1.mlir" \
+    --transform-interpreter -o "$T/lib1_out.mlir"
+check "--op: only the batch matmul scheduled" eq \
+    "$(count_in "$T/lib1_out.mlir" layer 'linalg.matmul') $(count_in "$T/lib1_out.mlir" scores 'linalg.batch_matmul')" "1 0"
+
+# 2. The IREE tuning spec: upstream mlir-opt runs its matchers.
+"$AS" export --db "$T/s.db" --format iree-spec -o "$T/spec.mlir"
+check "export iree-spec exits 0" eq "$?" 0
+check "spec: tuning_spec_entrypoint" grep -q 'iree_codegen.tuning_spec_entrypoint' "$T/spec.mlir"
+check "spec: today's syntax by default" grep -q '#iree_cpu.pipeline<DoubleTilingExpert>' "$T/spec.mlir"
+"$OPT" --allow-unregistered-dialect "$P" \
+    --transform-preload-library=transform-library-paths="$T/spec.mlir" \
+    --transform-interpreter=entry-point=__kernel_config -o "$T/spec_out.mlir"
+check "mlir-opt runs the spec" eq "$?" 0
+check "spec annotates the matmul of @layer" eq "$(count_in "$T/spec_out.mlir" layer 'compilation_info')" 1
+check "spec annotates the batch matmul of @scores" eq "$(count_in "$T/spec_out.mlir" scores 'batch_matmul.*distribution = \[1, 16, 16, 0\]')" 1
+# Upstream matchers see sizes, bit widths and the body, not the layout: the
+# i32 and f16 look-alikes are left alone (the transposed one is documented).
+check "spec leaves the i32 and f16 look-alikes" eq "$(count_in "$T/spec_out.mlir" lookalikes 'compilation_info.*(i32|f16)>')" 0
+"$AS" export --db "$T/s.db" --format iree-spec --iree-syntax 2025.07 -o "$T/spec25.mlir"
+check "--iree-syntax 2025.07: the pipeline before #iree_cpu.pipeline" grep -q 'pipeline = CPUDoubleTilingExpert' "$T/spec25.mlir"
+
+# 3. The annotated program.
+"$AS" annotate "$P" --db "$T/s.db" -o "$T/ann.mlir" 2> "$T/ann_err.txt"
+check "annotate exits 0" eq "$?" 0
+check "annotate: exactly the two tuned ops" eq "$(grep -c 'compilation_info' "$T/ann.mlir")" 2
+check "annotate: the seed's attribute form" grep -q 'compilation_info = #iree_codegen.compilation_info<lowering_config = #iree_cpu.lowering_config<distribution = \[' "$T/ann.mlir"
+"$OPT" --allow-unregistered-dialect "$T/ann.mlir" -o "$T/re.mlir"
+check "annotated program re-parses" eq "$?" 0
+"$OPT" "$P" -o "$T/base.mlir"
+python3 "$SRC/tests/export/strip_info.py" "$T/re.mlir" > "$T/stripped.mlir"
+check "nothing else changed" diff -q "$T/stripped.mlir" "$T/base.mlir"
+
+# 4. Bad input: exit codes, messages, nothing written.
+"$AS" annotate "$P" --db "$T/s.db" -o "$P" 2> "$T/e1"
+check "-o = input refused (exit 2)" eq "$?" 2
+check "-o = input: program untouched" cmp -s "$P" "$FIX/program.mlir"
+printf 'module {\n  func.func @f( }\n' > "$T/bad.mlir"
+"$AS" annotate "$T/bad.mlir" --db "$T/s.db" -o "$T/bad.out" 2> "$T/e2"
+check "unparsable program: exit 2" eq "$?" 2
+check "unparsable program: MLIR's diagnostic" grep -q 'bad.mlir:2:' "$T/e2"
+check "unparsable program: nothing written" [ ! -e "$T/bad.out" ]
+cat > "$T/other.mlir" <<'M'
+func.func @f(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>, %c: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<8x8xf32>, tensor<8x8xf32>) outs(%c : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %r : tensor<8x8xf32>
+}
+M
+"$AS" annotate "$T/other.mlir" --db "$T/s.db" -o "$T/other.out" 2> "$T/e3"
+check "no tuned op in the program: exit 1" eq "$?" 1
+check "no tuned op: a clear message" grep -q 'no best config for any op' "$T/e3"
+check "no tuned op: nothing written" [ ! -e "$T/other.out" ]
+"$AS" export --db "$T/s.db" --format transform -o "$T/nodir/lib.mlir" 2> "$T/e4"
+check "-o in a missing folder: exit 2 and a clear error" grep -q 'does not exist' "$T/e4"
+"$AS" export --db "$T/s.db" --format yaml 2> "$T/e5"
+check "unknown --format: exit 2" eq "$?" 2
+check "unknown --format names the valid ones" grep -q 'transform or iree-spec' "$T/e5"
+"$AS" export --db "$T/s.db" --format iree-spec --iree-syntax 1.0 2> "$T/e6"
+check "unknown --iree-syntax names the valid ones" grep -q '2026.03, 2025.07' "$T/e6"
+"$AS" export --db "$T/s.db" --format transform --op nosuchop 2> "$T/e7"
+check "nothing to export: exit 1" eq "$?" 1
+
+"$AS" export --db "$T/s.db" --job 1 --op batch -o "$T/best.json"
+check "export json: --job, --op and -o" python3 -c "
+import json,sys; d=json.load(open('$T/best.json')); sys.exit(0 if len(d['configs'])==1 and d['configs'][0]['op'].startswith('batch_matmul') else 1)"
+"$AS" export --db "$T/s.db" -o "$T/s.db" 2> /dev/null
+check "export -o = the store refused" eq "$?" 2
+
+# Results are keyed on the schedule version: rows of another one are not exported.
+check "the target's toolchain names the schedule version" bash -c "sqlite3 '$T/s.db' 'select toolchain from targets' | grep -q 'mlir-cpu schedule v[0-9]'"
+cp "$T/s.db" "$T/old.db"
+sqlite3 "$T/old.db" "update targets set toolchain = replace(toolchain, 'mlir-cpu schedule v', 'mlir-cpu schedule old')"
+"$AS" export --db "$T/old.db" --format transform -o "$T/old.mlir" 2> "$T/e8"
+check "another schedule version: nothing exported (exit 1)" eq "$?" 1
+check "another schedule version: a warning says so" grep -q 'another schedule version' "$T/e8"
+
+# 5. autosched build: whole programs called from C against OpenBLAS.
+cp "$SRC/configs/example.mlir" "$FIX/layers.mlir" "$T/"
+sed 's/input_file = tuned.mlir/input_file = example.mlir/; s/tile_m = \[16,32\]/tile_m = [32,64]/; s/tile_n = \[16\]/tile_n = [64]/; s/tile_k = \[16\]/tile_k = [64]/' \
+    "$T/a.cfg" > "$T/b.cfg"
+"$AS" run "$T/b.cfg" --db "$T/s.db" --quiet > "$T/run2.txt" 2>&1
+check "example tuning run exits 0" eq "$?" 0
+"$AS" build "$T/example.mlir" --db "$T/s.db" -o "$T/example.so" 2> "$T/b1"
+check "build example exits 0" eq "$?" 0
+check "build example: both ops tuned" grep -q 'example.so: 2 tuned ops' "$T/b1"
+check "example: every function via its C interface = OpenBLAS" "$CALL" example "$T/example.so"
+"$AS" build "$T/example.mlir" --untuned -o "$T/example_untuned.so" 2> "$T/b2"
+check "build --untuned: no tuned op" grep -q '0 tuned ops' "$T/b2"
+check "untuned example = OpenBLAS" "$CALL" example "$T/example_untuned.so"
+"$AS" build "$T/layers.mlir" --db "$T/s.db" -o "$T/layers.so" 2> "$T/b3"
+check "build layers exits 0" eq "$?" 0
+check "layers: the tuned matmul used" grep -q 'layers.so: 1 tuned op$' "$T/b3"
+check "layers: one warning per op the store does not know" eq "$(grep -c 'not in the store; default schedule' "$T/b3")" 2
+check "layers: matmul, bias+relu, transposed matmul, batch matmul = OpenBLAS" "$CALL" layers "$T/layers.so"
+"$AS" build "$T/other.mlir" --db "$T/s.db" -o "$T/other.so" 2> "$T/b4"
+check "build: no tuned op of the program: exit 1" eq "$?" 1
+check "build: no tuned op: nothing written" [ ! -e "$T/other.so" ]
+"$AS" build "$T/bad.mlir" --db "$T/s.db" -o "$T/bad.so" 2> "$T/b5"
+check "build: unparsable program: exit 2" eq "$?" 2
+"$AS" build "$T/layers.mlir" --db "$T/s.db" -o "$T/layers.mlir" 2> "$T/b6"
+check "build: -o = input refused" eq "$?" 2
+
+echo "export: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
