@@ -10,7 +10,7 @@ pkgs=(build-essential cmake pkg-config
       "mlir-$v-tools" "libmlir-$v-dev" "clang-$v" "llvm-$v-dev" "libomp-$v-dev"
       "libclang-rt-$v-dev"
       libinih-dev libjansson-dev libsqlite3-dev sqlite3 libxgboost-dev
-      libopenblas-dev libsystemd-dev python3)
+      libopenblas-dev libdnnl-dev libsystemd-dev python3)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

@@ -42,6 +42,7 @@ enum mlircpu_fault {
 	FAULT_CRASH,
 	FAULT_HANG,
 	FAULT_WRONG,
+	FAULT_SLEEP,	/* sleeps in the first timed repetitions: dropped, re-run */
 };
 
 struct backend {
