@@ -131,11 +131,12 @@ mlircpu_measure(struct backend *be, const char *so, int threads,
 	argv[argc++] = "--verify";	argv[argc++] = so != NULL ? verify : "0";
 	argv[argc++] = "--cpus";	argv[argc++] = cpulist;
 	if (fault == FAULT_CRASH || fault == FAULT_HANG ||
-	    fault == FAULT_WRONG || fault == FAULT_SLEEP) {
+	    fault == FAULT_WRONG || fault == FAULT_SLEEP ||
+	    fault == FAULT_NOTHING) {
 		argv[argc++] = "--fault";
 		argv[argc++] = fault == FAULT_CRASH ? "crash" :
 		    fault == FAULT_HANG ? "hang" : fault == FAULT_WRONG ?
-		    "wrong" : "sleep";
+		    "wrong" : fault == FAULT_SLEEP ? "sleep" : "nothing";
 	}
 	argv[argc] = NULL;
 

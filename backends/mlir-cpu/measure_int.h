@@ -25,7 +25,7 @@ struct job {
 	double		 min_time;
 	uint64_t	 seed;
 	int		 verify;
-	const char	*fault;		/* crash | hang | wrong | sleep | NULL */
+	const char	*fault;		/* crash|hang|wrong|nothing|sleep|NULL */
 	const char	*cpus;
 };
 

@@ -467,7 +467,7 @@ usage(void)
 	    "auto|openblas|onednn | --blas] --shape BxMxNxK --types L,R,A "
 	    "[--trans TA,TB] [--threads N] [--warmup N] [--min-time S] "
 	    "[--reps MIN,MAX] [--seed N] [--verify 0|1] [--cpus LIST] "
-	    "[--fault crash|hang|wrong|sleep]\n"
+	    "[--fault crash|hang|wrong|nothing|sleep]\n"
 	    "       autosched-measure --hang\n");
 	exit(2);
 }
@@ -703,7 +703,9 @@ main(int argc, char **argv)
 
 			fill_check(&j, &plan, lhs, rhs, acc0, &rng);
 			memcpy(acc, acc0, nc * mtype_size(j.at));
-			fn(lhs, rhs, acc);
+			/* Test-only "nothing": a kernel that leaves acc alone. */
+			if (j.fault == NULL || strcmp(j.fault, "nothing") != 0)
+				fn(lhs, rhs, acc);
 			if (j.fault != NULL && strcmp(j.fault, "wrong") == 0) {
 				/* Test-only: one output off (all are > 0). */
 				double v = elem_get(j.at, acc, nc / 2);

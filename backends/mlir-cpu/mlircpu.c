@@ -208,7 +208,7 @@ static enum mlircpu_fault
 fault_for(const char *name)
 {
 	static const char *const kinds[] = { "", "compile_fail", "compile_hang",
-	    "crash", "hang", "wrong", "sleep" };
+	    "crash", "hang", "wrong", "sleep", "nothing" };
 	const char *f = getenv("AUTOSCHED_TEST_FAULT"), *colon;
 	size_t i;
 
