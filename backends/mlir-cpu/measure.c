@@ -198,7 +198,7 @@ mlircpu_measure(struct backend *be, const char *so, int threads,
 		res->status = TRIAL_WRONG_RESULT;
 		res->verified = 0;
 		util_seterr(&res->error, "wrong result: max error %g "
-		    "(exact check: %s)", res->max_err, res->checked_by);
+		    "(checked by %s)", res->max_err, res->checked_by);
 	} else if (be->params.cv_max > 0 && res->cv > be->params.cv_max) {
 		res->status = TRIAL_UNSTABLE;
 		util_seterr(&res->error, "unstable: cv %.3f above %.3f",

@@ -374,51 +374,96 @@ fill_check(const struct job *j, const struct check_plan *c, void *lhs,
 	}
 }
 
-/* Copy an operand to f64 for dgemm (exact for the integers we use). */
-static double *
-to_f64(enum mtype t, const void *p, size_t n)
+/* Copy an operand to f32 (sgemm) or f64 (dgemm), exact for our integers. */
+static void *
+to_blas(enum mtype t, const void *p, size_t n, int dbl)
 {
-	double *out;
+	void *out;
 	size_t i;
 
-	out = malloc((n ? n : 1) * sizeof *out);
+	out = malloc((n ? n : 1) * (dbl ? 8 : 4));
 	if (out == NULL)
 		die("out of memory");
-	for (i = 0; i < n; i++)
-		out[i] = elem_get(t, p, i);
+	for (i = 0; i < n; i++) {
+		if (dbl)
+			((double *)out)[i] = elem_get(t, p, i);
+		else
+			((float *)out)[i] = (float)elem_get(t, p, i);
+	}
 	return out;
 }
 
+/* The largest |value| check_value gives type t (acc: the accumulator). */
+static double
+check_max(enum mtype t)
+{
+	switch (t) {
+	case T_I8:
+		return 8;
+	case T_U8:
+		return 255;
+	case T_I32:
+		return 7;
+	default:
+		return 3;
+	}
+}
+
 /*
- * The exact expected result acc0 + lhs·rhs: OpenBLAS dgemm on the operands
- * widened to f64, one call per batch. Every partial sum is an integer far
- * below 2^53, so dgemm computes it exactly in any order. An i32 result
- * wraps as the kernel's arithmetic does.
+ * The exact expected result acc0 + lhs·rhs, in *want (caller frees), and
+ * the routine that computed it. Every partial sum is an integer no larger
+ * than K·max|lhs|·max|rhs| + max|acc0|: below 2^24 OpenBLAS sgemm computes
+ * it exactly in any order, else dgemm on the operands widened to f64 (exact
+ * below 2^53, far beyond any K we accept). One call per batch; an i32
+ * result wraps as the kernel's arithmetic does.
  */
-static double *
+static const char *
 reference_result(const struct job *j, const void *lhs, const void *rhs,
-    const void *acc0)
+    const void *acc0, double **want)
 {
 	size_t sa = (size_t)j->m * j->k, sb = (size_t)j->k * j->n;
 	size_t sc = (size_t)j->m * j->n, total = sc * j->batch, i;
-	double *a, *bm, *cm;
+	double bound = (double)j->k * check_max(j->lt) * check_max(j->rt) +
+	    check_max(j->at);
+	int dbl = bound >= 16777216.0;
+	void *a, *bm, *cm;
+	double *w;
 	long b;
 
-	a = to_f64(j->lt, lhs, sa * j->batch);
-	bm = to_f64(j->rt, rhs, sb * j->batch);
-	cm = to_f64(j->at, acc0, total);
-	for (b = 0; b < j->batch; b++)
-		cblas_dgemm(CblasRowMajor, j->ta ? CblasTrans : CblasNoTrans,
-		    j->tb ? CblasTrans : CblasNoTrans, j->m, j->n, j->k, 1.0,
-		    a + b * sa, j->ta ? j->m : j->k, bm + b * sb,
-		    j->tb ? j->k : j->n, 1.0, cm + b * sc, j->n);
-	if (j->at == T_I32) {
-		for (i = 0; i < total; i++)
-			cm[i] = (double)(int32_t)(uint32_t)(int64_t)cm[i];
+	a = to_blas(j->lt, lhs, sa * j->batch, dbl);
+	bm = to_blas(j->rt, rhs, sb * j->batch, dbl);
+	cm = to_blas(j->at, acc0, total, dbl);
+	for (b = 0; b < j->batch; b++) {
+		if (dbl)
+			cblas_dgemm(CblasRowMajor,
+			    j->ta ? CblasTrans : CblasNoTrans,
+			    j->tb ? CblasTrans : CblasNoTrans,
+			    j->m, j->n, j->k, 1.0,
+			    (double *)a + b * sa, j->ta ? j->m : j->k,
+			    (double *)bm + b * sb, j->tb ? j->k : j->n, 1.0,
+			    (double *)cm + b * sc, j->n);
+		else
+			cblas_sgemm(CblasRowMajor,
+			    j->ta ? CblasTrans : CblasNoTrans,
+			    j->tb ? CblasTrans : CblasNoTrans,
+			    j->m, j->n, j->k, 1.0f,
+			    (float *)a + b * sa, j->ta ? j->m : j->k,
+			    (float *)bm + b * sb, j->tb ? j->k : j->n, 1.0f,
+			    (float *)cm + b * sc, j->n);
+	}
+	w = malloc((total ? total : 1) * sizeof *w);
+	if (w == NULL)
+		die("out of memory");
+	for (i = 0; i < total; i++) {
+		w[i] = dbl ? ((double *)cm)[i] : ((float *)cm)[i];
+		if (j->at == T_I32)
+			w[i] = (double)(int32_t)(uint32_t)(int64_t)w[i];
 	}
 	free(a);
 	free(bm);
-	return cm;
+	free(cm);
+	*want = w;
+	return dbl ? "openblas-dgemm" : "openblas-sgemm";
 }
 
 static int
@@ -653,7 +698,7 @@ main(int argc, char **argv)
 	int reps = 0, verified = 0, wrong = 0, same = 0, dropped = 0;
 	int disturbed_kept = 0, attempts = 0, c;
 	char ref_name[128] = "", checked_by[64] = "";
-	const char *ref_note = NULL;
+	const char *ref_note = NULL, *routine_name;
 	json_t *out, *cj;
 	char *line;
 
@@ -673,8 +718,11 @@ main(int argc, char **argv)
 		if (fn == NULL)
 			die("dlsym dispatch: %s", dlerror());
 	}
-	if (j.fault != NULL && strcmp(j.fault, "crash") == 0)
+	if (j.fault != NULL && strcmp(j.fault, "crash") == 0) {
+		/* Die by the signal even where a sanitizer would catch it. */
+		signal(SIGSEGV, SIG_DFL);
 		raise(SIGSEGV);
+	}
 	if (j.fault != NULL && strcmp(j.fault, "hang") == 0) {
 		for (;;)
 			pause();
@@ -712,7 +760,8 @@ main(int argc, char **argv)
 
 				elem_set(j.at, acc, nc / 2, -(fabs(v) + 1));
 			}
-			want = reference_result(&j, lhs, rhs, acc0);
+			routine_name = reference_result(&j, lhs, rhs, acc0,
+			    &want);
 			for (i = 0; i < nc; i++) {
 				double d = fabs(elem_get(j.at, acc, i) - want[i]);
 
@@ -724,7 +773,7 @@ main(int argc, char **argv)
 			verified = 1;
 			wrong = !(max_err == 0);
 			snprintf(checked_by, sizeof checked_by,
-			    "exact:openblas-dgemm(%s data)", plan.data);
+			    "exact:%s(%s data)", routine_name, plan.data);
 		}
 	}
 
