@@ -1,7 +1,9 @@
 /*
- * autosched-measure: the child the mlir-cpu backend runs to time one kernel
- * (or OpenBLAS, for the reference) on deterministic data, verify it against
- * OpenBLAS first, and print one JSON line with the timings.
+ * autosched-measure: the child the mlir-cpu backend runs to check one kernel
+ * exactly on verification data, then time it (or a reference library
+ * routine) on deterministic dense data with per-process counters, dropping
+ * repetitions during which the process was switched out, and print one
+ * JSON line with the result.
  */
 #include <sys/types.h>
 
@@ -755,7 +757,7 @@ main(int argc, char **argv)
 			if (j.fault == NULL || strcmp(j.fault, "nothing") != 0)
 				fn(lhs, rhs, acc);
 			if (j.fault != NULL && strcmp(j.fault, "wrong") == 0) {
-				/* Test-only: one output off (all are > 0). */
+				/* Test-only: one output off (-(|v|+1) != v). */
 				double v = elem_get(j.at, acc, nc / 2);
 
 				elem_set(j.at, acc, nc / 2, -(fabs(v) + 1));
