@@ -121,7 +121,7 @@ any_ops(int n)
 static char *
 pack_step(int opnd, int in, int swap, int batch)
 {
-	char o[8], i[8], s[8];
+	char o[12], i[12], s[12];	/* any int */
 	const char *const kv[] = {
 		"OPND", o, "IN", i, "OUT", s,
 		"PERM", batch ? "0, 2, 1" : "1, 0", NULL,
