@@ -7,6 +7,7 @@
 # autosched-measure: the right one must verify, every mutant be "wrong".
 # Then a kernel that sleeps during timed repetitions: the counters show the
 # context switches and the disturbed repetitions are dropped and re-run.
+# Last, the reference routines --ref chooses.
 #   test_mutants.sh AUTOSCHED_MEASURE CC SOURCE_DIR
 set -u
 MEASURE=$1
@@ -80,6 +81,38 @@ if check_sleep; then
 else
 	fail=$((fail + 1))
 	echo "FAIL: sleeping kernel: want reps_dropped >= 1 and counters ($out)" >&2
+fi
+
+# The reference routines: --ref picks the library, the JSON says which and
+# whether it is the op's precision; --blas is still --ref openblas.
+ref() {	# ref WANT_ROUTINE_PREFIX WANT_SAME ARGS...
+	local want=$1 same=$2 out r s
+	shift 2
+	out=$("$MEASURE" --shape 1x32x48x64 --warmup 0 --min-time 0 --reps 1,1 "$@" 2>&1 | tail -1)
+	r=$(field "$out" ref_routine)
+	s=$(field "$out" ref_same_precision)
+	if [[ $r == "$want"* ]] && [ "$s" = "$same" ] && [ "$(field "$out" status)" = ok ]; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		echo "FAIL: reference $*: got $r same=$s, want $want* same=$same ($out)" >&2
+	fi
+}
+ref openblas:sgemm 1 --ref auto --types f32,f32,f32
+ref openblas:dgemm 1 --ref auto --types f64,f64,f64 --trans 1,1
+ref openblas:sgemm 1 --blas --types f32,f32,f32
+ref openblas:sgemm 0 --ref openblas --types bf16,bf16,f32
+ref onednn:matmul_f32f32f32 1 --ref onednn --types f32,f32,f32 --trans 0,1
+ref onednn:matmul_s8s8s32 1 --ref auto --types i8,i8,i32 --trans 1,0
+ref onednn:matmul_u8s8s32 1 --ref auto --types u8,i8,i32
+ref onednn:matmul_u8s8s32 0 --ref auto --types u8,u8,i32
+out=$("$MEASURE" --ref onednn --shape 1x8x8x8 --types f64,f64,f64 2>&1)
+rc=$?
+if [ $rc -eq 2 ] && [[ $out == *"--ref onednn: oneDNN has no matmul for these types"* ]]; then
+	pass=$((pass + 1))
+else
+	fail=$((fail + 1))
+	echo "FAIL: --ref onednn for f64: want exit 2 and why, got $rc: $out" >&2
 fi
 
 echo "$pass passed, $fail failed"
