@@ -106,9 +106,11 @@ mlircpu_measure(struct backend *be, const char *so, int threads,
 	env[1] = blas;
 	/*
 	 * In sanitizer builds: LeakSanitizer crashes in its tracer when the
-	 * OpenMP runtime's threads are alive at exit. Inert otherwise.
+	 * OpenMP runtime's threads are alive at exit (a team, or oneDNN's in a
+	 * reference run). Inert otherwise.
 	 */
-	env[2] = threads > 1 ? "ASAN_OPTIONS=detect_leaks=0" : NULL;
+	env[2] = threads > 1 || so == NULL ? "ASAN_OPTIONS=detect_leaks=0" :
+	    NULL;
 	env[3] = NULL;
 
 	argv[argc++] = be->harness;
