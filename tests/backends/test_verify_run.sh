@@ -47,6 +47,10 @@ mkcfg "$T/u8" small_u8.mlir <<'C'
 tile_m = [16,32]
 tile_n = [16,32]
 tile_k = [32,64]
+vector_m = [4]
+vector_n = [16]
+vector_k = [1]
+threads = [1]
 [SearchStrategy]
 tuner = grid
 n_trial = 3
@@ -79,6 +83,10 @@ mkcfg "$T/bf16" long_bf16.mlir <<'C'
 tile_m = [16]
 tile_n = [16,32]
 tile_k = [128,256]
+vector_m = [4]
+vector_n = [16]
+vector_k = [1]
+threads = [1]
 [SearchStrategy]
 tuner = grid
 n_trial = 4
@@ -99,7 +107,7 @@ func.func @mm(%a: tensor<4x8192xbf16>, %b: tensor<8192x4xbf16>, %c: tensor<4x4xb
   return %0 : tensor<4x4xbf16>
 }
 M
-printf '[Env]\ninput_file = nv.mlir\n[SearchSpace]\ntile_k = [512]\n[SearchStrategy]\nn_trial = 1\n[Measure]\nmin_time = 0.01\nmin_reps = 3\nconfirm_top = 1\n' > "$T/nv/a.cfg"
+printf '[Env]\ninput_file = nv.mlir\n[SearchSpace]\ntile_k = [512]\nthreads = [1]\n[SearchStrategy]\nn_trial = 1\n[Measure]\nmin_time = 0.01\nmin_reps = 3\nconfirm_top = 1\n' > "$T/nv/a.cfg"
 "$AS" run "$T/nv/a.cfg" --db "$T/nv/s.db" > "$T/nv/out.txt" 2>&1
 check "not verifiable: run exits 0" eq "$?" 0
 check "not verifiable: the console says so" grep -q '^Verification  : NOT VERIFIED' "$T/nv/out.txt"
