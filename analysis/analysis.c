@@ -18,18 +18,19 @@
 
 static const struct {
 	const char	*name;
+	const char	*unsigned_name;	/* integers widened with extui */
 	size_t		 size;
 	int		 is_float;
 } elem_table[] = {
-	[ELEM_UNKNOWN] = { "unknown", 0, 0 },
-	[ELEM_F32] = { "f32", 4, 1 },
-	[ELEM_F64] = { "f64", 8, 1 },
-	[ELEM_F16] = { "f16", 2, 1 },
-	[ELEM_BF16] = { "bf16", 2, 1 },
-	[ELEM_I8] = { "i8", 1, 0 },
-	[ELEM_I16] = { "i16", 2, 0 },
-	[ELEM_I32] = { "i32", 4, 0 },
-	[ELEM_I64] = { "i64", 8, 0 },
+	[ELEM_UNKNOWN] = { "unknown", "unknown", 0, 0 },
+	[ELEM_F32] = { "f32", "f32", 4, 1 },
+	[ELEM_F64] = { "f64", "f64", 8, 1 },
+	[ELEM_F16] = { "f16", "f16", 2, 1 },
+	[ELEM_BF16] = { "bf16", "bf16", 2, 1 },
+	[ELEM_I8] = { "i8", "u8", 1, 0 },
+	[ELEM_I16] = { "i16", "u16", 2, 0 },
+	[ELEM_I32] = { "i32", "u32", 4, 0 },
+	[ELEM_I64] = { "i64", "u64", 8, 0 },
 };
 
 static int
@@ -42,6 +43,13 @@ const char *
 analysis_elem_name(enum elem_type t)
 {
 	return elem_table[elem_valid(t) ? t : ELEM_UNKNOWN].name;
+}
+
+const char *
+analysis_operand_name(enum elem_type t, int is_unsigned)
+{
+	t = elem_valid(t) ? t : ELEM_UNKNOWN;
+	return is_unsigned ? elem_table[t].unsigned_name : elem_table[t].name;
 }
 
 size_t

@@ -22,6 +22,11 @@ enum elem_type {
 
 /* "f32", "bf16", "i8", …; "unknown" for ELEM_UNKNOWN. */
 const char	*analysis_elem_name(enum elem_type);
+/*
+ * An operand's type as the dispatch profiler spells it: the element name,
+ * or "u8", "u16", … for an integer operand widened unsigned (extui).
+ */
+const char	*analysis_operand_name(enum elem_type, int is_unsigned);
 /* Size in bytes of one element (0 for ELEM_UNKNOWN). */
 size_t		 analysis_elem_size(enum elem_type);
 int		 analysis_elem_is_float(enum elem_type);

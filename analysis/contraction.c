@@ -567,7 +567,10 @@ size_str(char *buf, size_t len, int64_t v)
 		snprintf(buf, len, "%lld", (long long)v);
 }
 
-/* "matmul_1024x512x256_f32t_f32t_f32t", batch first for batch_matmul. */
+/*
+ * "matmul_1024x512x256_f32t_f32t_f32t", batch first for batch_matmul; an
+ * operand widened unsigned is spelled u8 ("matmul_16x4x8_u8t_u8t_i32t").
+ */
 static char *
 profiler_name(const struct op_desc *d)
 {
@@ -582,9 +585,10 @@ profiler_name(const struct op_desc *d)
 	else
 		snprintf(dims, sizeof dims, "%sx%sx%s", m, n, k);
 	return xasprintf("%s_%s_%s%c_%s%c_%st", d->kind, dims,
-	    analysis_elem_name(d->lhs), d->transpose_a ? 'n' : 't',
-	    analysis_elem_name(d->rhs), d->transpose_b ? 'n' : 't',
-	    analysis_elem_name(d->acc));
+	    analysis_operand_name(d->lhs, d->lhs_unsigned),
+	    d->transpose_a ? 'n' : 't',
+	    analysis_operand_name(d->rhs, d->rhs_unsigned),
+	    d->transpose_b ? 'n' : 't', analysis_elem_name(d->acc));
 }
 
 char *

@@ -20,6 +20,17 @@ static const char *const status_names[TRIAL_STATUS_COUNT] = {
 	"wrong_result", "unstable", "error",
 };
 
+static const char *const counter_names[TRIAL_CTR_COUNT] = {
+	"context_switches", "cpu_migrations", "page_faults", "task_clock_ns",
+	"cycles", "instructions", "cache_misses",
+};
+
+const char *
+backend_counter_name(enum trial_counter c)
+{
+	return (unsigned)c < TRIAL_CTR_COUNT ? counter_names[c] : NULL;
+}
+
 const char *
 backend_status_name(enum trial_status s)
 {

@@ -10,7 +10,7 @@ pkgs=(build-essential cmake pkg-config
       "mlir-$v-tools" "libmlir-$v-dev" "clang-$v" "llvm-$v-dev" "libomp-$v-dev"
       "libclang-rt-$v-dev"
       libinih-dev libjansson-dev libsqlite3-dev sqlite3 libxgboost-dev
-      libopenblas-dev libsystemd-dev python3
+      libopenblas-dev libdnnl-dev libblis-dev libsystemd-dev python3
       chromium)   # chromium: the HTML report test loads the report in a real browser
 missing=()
 for p in "${pkgs[@]}"; do

@@ -238,7 +238,26 @@ static const char schema_v2[] =
 	" FROM ranked r JOIN ops o ON o.id = r.op_id"
 	" JOIN targets g ON g.id = r.target_id WHERE r.rn = 1;";
 
+/*
+ * Version 3: which reference checked a trial, which routine a reference
+ * trial timed (and whether in the op's precision), the repetitions dropped
+ * as disturbed, and the measuring child's counters (NULL: not measured).
+ */
+static const char schema_v3[] =
+	"ALTER TABLE trials ADD COLUMN checked_by TEXT;"
+	"ALTER TABLE trials ADD COLUMN ref_routine TEXT;"
+	"ALTER TABLE trials ADD COLUMN ref_same_precision INTEGER;"
+	"ALTER TABLE trials ADD COLUMN reps_dropped INTEGER;"
+	"ALTER TABLE trials ADD COLUMN context_switches INTEGER;"
+	"ALTER TABLE trials ADD COLUMN cpu_migrations INTEGER;"
+	"ALTER TABLE trials ADD COLUMN page_faults INTEGER;"
+	"ALTER TABLE trials ADD COLUMN task_clock_ns INTEGER;"
+	"ALTER TABLE trials ADD COLUMN cycles INTEGER;"
+	"ALTER TABLE trials ADD COLUMN instructions INTEGER;"
+	"ALTER TABLE trials ADD COLUMN cache_misses INTEGER;";
+
 const char *const store_migrations[STORE_SCHEMA_VERSION] = {
 	schema_v1,
 	schema_v2,
+	schema_v3,
 };

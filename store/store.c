@@ -389,22 +389,12 @@ store_target(struct store *s, const char *cpu, const char *flags,
 	return id;
 }
 
-/* "i8", or "u8" for an integer operand widened unsigned. Caller frees. */
-static char *
-store_elem_spelling(enum elem_type t, int is_unsigned)
-{
-	const char	*name = analysis_elem_name(t);
-
-	if (is_unsigned && !analysis_elem_is_float(t) && name[0] == 'i')
-		return xasprintf("u%s", name + 1);
-	return xstrdup(name);
-}
-
 char *
 store_op_signature(const struct op_desc *op)
 {
 	const char	*kind = op->kind != NULL ? op->kind : "op";
-	char		*dims, *sig, *lhs, *rhs;
+	const char	*lhs, *rhs;
+	char		*dims, *sig;
 
 	/* Built from the fields, not op->name, so it survives renamings. */
 	if (op->batch != 1 || strcmp(kind, "batch_matmul") == 0)
@@ -413,14 +403,12 @@ store_op_signature(const struct op_desc *op)
 	else
 		dims = xasprintf("%" PRId64 "x%" PRId64 "x%" PRId64, op->m,
 		    op->n, op->k);
-	lhs = store_elem_spelling(op->lhs, op->lhs_unsigned);
-	rhs = store_elem_spelling(op->rhs, op->rhs_unsigned);
+	lhs = analysis_operand_name(op->lhs, op->lhs_unsigned);
+	rhs = analysis_operand_name(op->rhs, op->rhs_unsigned);
 	sig = xasprintf("%s_%s_%st_%st_%st%s%s", kind, dims, lhs, rhs,
 	    analysis_elem_name(op->acc), op->transpose_a ? "_ta" : "",
 	    op->transpose_b ? "_tb" : "");
 	free(dims);
-	free(lhs);
-	free(rhs);
 	return sig;
 }
 

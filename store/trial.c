@@ -16,7 +16,13 @@
 	"block_dim_x, block_dim_y, block_dim_z, pipeline_depth"
 #define RESULT_COLUMNS							\
 	"status, runtime_ms, min_ms, max_ms, cv, reps, gflops, compile_s, "	\
-	"measure_s, verified, max_err, artifact, error"
+	"measure_s, verified, max_err, artifact, error, checked_by, "	\
+	"ref_routine, ref_same_precision, reps_dropped, context_switches, "	\
+	"cpu_migrations, page_faults, task_clock_ns, cycles, instructions, "	\
+	"cache_misses"
+/* How many RESULT_COLUMNS there are; the counters are the last ones. */
+#define RESULT_NCOLS	(17 + TRIAL_CTR_COUNT)
+_Static_assert(TRIAL_CTR_COUNT == 7, "a new counter needs a column");
 
 static const char *const trial_phases[] = {
 	"baseline", "tune", "confirm", "final", "noise", "reference"
@@ -65,8 +71,8 @@ config_from_row(sqlite3_stmt *st, int col, struct config *c)
 static void
 result_from_row(sqlite3_stmt *st, int col, struct trial_result *r, int copy)
 {
-	const char	*status, *artifact, *error;
-	int		 s;
+	const char	*status, *artifact, *error, *text;
+	int		 s, c;
 
 	memset(r, 0, sizeof *r);
 	status = (const char *)sqlite3_column_text(st, col);
@@ -88,13 +94,26 @@ result_from_row(sqlite3_stmt *st, int col, struct trial_result *r, int copy)
 	error = (const char *)sqlite3_column_text(st, col + 12);
 	if (error != NULL)
 		r->error = copy ? xstrdup(error) : (char *)error;
+	text = (const char *)sqlite3_column_text(st, col + 13);
+	snprintf(r->checked_by, sizeof r->checked_by, "%s", text ? text : "");
+	text = (const char *)sqlite3_column_text(st, col + 14);
+	snprintf(r->ref_routine, sizeof r->ref_routine, "%s", text ? text : "");
+	r->ref_same_precision = sqlite3_column_int(st, col + 15);
+	r->reps_dropped = sqlite3_column_int(st, col + 16);
+	for (c = 0; c < TRIAL_CTR_COUNT; c++) {
+		if (sqlite3_column_type(st, col + 17 + c) == SQLITE_NULL)
+			continue;
+		r->counters[c] = sqlite3_column_int64(st, col + 17 + c);
+		r->counters_have |= 1u << c;
+	}
 }
 
 static const char sql_trial_add[] =
 	"INSERT INTO trials (job_id, op_id, target_id, phase, config_name, "
 	KNOB_COLUMNS ", " RESULT_COLUMNS ", created) VALUES (?1, ?2, ?3, ?4, "
 	"?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
-	"?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)";
+	"?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, "
+	"?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41)";
 
 int64_t
 store_trial_add(struct store *s, const struct store_trial *t, char **err)
@@ -146,7 +165,28 @@ store_trial_add(struct store *s, const struct store_trial *t, char **err)
 	sqlite3_bind_text(st, 28, r->artifact, (int)strnlen(r->artifact,
 	    sizeof r->artifact), SQLITE_TRANSIENT);
 	store_bind_text(st, 29, r->error);
-	sqlite3_bind_double(st, 30, t->created != 0 ? t->created : util_wall());
+	/* Empty strings and the reference-only fields of other phases: NULL. */
+	sqlite3_bind_text(st, 30, r->checked_by, (int)strnlen(r->checked_by,
+	    sizeof r->checked_by), SQLITE_TRANSIENT);
+	if (r->checked_by[0] == '\0')
+		sqlite3_bind_null(st, 30);
+	if (strcmp(t->phase, "reference") == 0 && r->ref_routine[0] != '\0') {
+		sqlite3_bind_text(st, 31, r->ref_routine, (int)strnlen(
+		    r->ref_routine, sizeof r->ref_routine), SQLITE_TRANSIENT);
+		sqlite3_bind_int(st, 32, r->ref_same_precision);
+	} else {
+		sqlite3_bind_null(st, 31);
+		sqlite3_bind_null(st, 32);
+	}
+	sqlite3_bind_int(st, 33, r->reps_dropped);
+	for (k = 0; k < TRIAL_CTR_COUNT; k++) {
+		if (r->counters_have & (1u << k))
+			sqlite3_bind_int64(st, 34 + k, r->counters[k]);
+		else
+			sqlite3_bind_null(st, 34 + k);
+	}
+	sqlite3_bind_double(st, 34 + TRIAL_CTR_COUNT, t->created != 0 ?
+	    t->created : util_wall());
 
 	/* Autocommit: the row is durable (against kill -9) once step returns. */
 	if (sqlite3_step(st) != SQLITE_DONE)
@@ -193,9 +233,7 @@ static const char sql_trial_walk[] =
 	"SELECT t.id, t.job_id, t.op_id, t.target_id, t.phase, t.config_name, "
 	"t.tile_m, t.tile_n, t.tile_k, t.vector_m, t.vector_n, t.vector_k, "
 	"t.threads, t.block_dim_x, t.block_dim_y, t.block_dim_z, "
-	"t.pipeline_depth, t.status, t.runtime_ms, t.min_ms, t.max_ms, t.cv, "
-	"t.reps, t.gflops, t.compile_s, t.measure_s, t.verified, t.max_err, "
-	"t.artifact, t.error, t.created, "
+	"t.pipeline_depth, " RESULT_COLUMNS ", t.created, "
 	"o.name, o.kind, o.op_name, o.batch, o.m, o.n, o.k, o.lhs, o.rhs, "
 	"o.acc, o.transpose_a, o.transpose_b, o.lhs_unsigned, o.rhs_unsigned "
 	"FROM trials t JOIN ops o ON o.id = t.op_id "
@@ -211,7 +249,7 @@ store_trial_foreach(struct store *s, int64_t op_id, int64_t target_id,
 	struct store_trial	 t;
 	struct op_desc		 op;
 	sqlite3_stmt		*st;
-	int			 owned, rc, stop = 0;
+	int			 owned, rc, col, stop = 0;
 
 	if ((st = store_stmt(s, ST_TRIAL_WALK, sql_trial_walk, &owned,
 	    err)) == NULL)
@@ -231,26 +269,27 @@ store_trial_foreach(struct store *s, int64_t op_id, int64_t target_id,
 		t.config_name = (const char *)sqlite3_column_text(st, 5);
 		config_from_row(st, 6, &t.config);
 		result_from_row(st, 6 + KNOB_COUNT, &t.result, 0);
-		t.created = sqlite3_column_double(st, 30);
+		col = 6 + KNOB_COUNT + RESULT_NCOLS;
+		t.created = sqlite3_column_double(st, col);
 
 		memset(&op, 0, sizeof op);
-		op.name = (const char *)sqlite3_column_text(st, 31);
-		op.kind = (const char *)sqlite3_column_text(st, 32);
-		op.op_name = (const char *)sqlite3_column_text(st, 33);
-		op.batch = sqlite3_column_int64(st, 34);
-		op.m = sqlite3_column_int64(st, 35);
-		op.n = sqlite3_column_int64(st, 36);
-		op.k = sqlite3_column_int64(st, 37);
+		op.name = (const char *)sqlite3_column_text(st, col + 1);
+		op.kind = (const char *)sqlite3_column_text(st, col + 2);
+		op.op_name = (const char *)sqlite3_column_text(st, col + 3);
+		op.batch = sqlite3_column_int64(st, col + 4);
+		op.m = sqlite3_column_int64(st, col + 5);
+		op.n = sqlite3_column_int64(st, col + 6);
+		op.k = sqlite3_column_int64(st, col + 7);
 		op.lhs = trial_elem_lookup((const char *)
-		    sqlite3_column_text(st, 38));
+		    sqlite3_column_text(st, col + 8));
 		op.rhs = trial_elem_lookup((const char *)
-		    sqlite3_column_text(st, 39));
+		    sqlite3_column_text(st, col + 9));
 		op.acc = trial_elem_lookup((const char *)
-		    sqlite3_column_text(st, 40));
-		op.transpose_a = sqlite3_column_int(st, 41);
-		op.transpose_b = sqlite3_column_int(st, 42);
-		op.lhs_unsigned = sqlite3_column_int(st, 43);
-		op.rhs_unsigned = sqlite3_column_int(st, 44);
+		    sqlite3_column_text(st, col + 10));
+		op.transpose_a = sqlite3_column_int(st, col + 11);
+		op.transpose_b = sqlite3_column_int(st, col + 12);
+		op.lhs_unsigned = sqlite3_column_int(st, col + 13);
+		op.rhs_unsigned = sqlite3_column_int(st, col + 14);
 		op.function = "";
 		op.loc = "";
 		op.tunable = 1;

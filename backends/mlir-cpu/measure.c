@@ -32,6 +32,31 @@ num(json_t *o, const char *key)
 	return json_is_number(v) ? json_number_value(v) : 0;
 }
 
+/* Copy string member key of o into buf (bounded); "" when absent. */
+static void
+str(json_t *o, const char *key, char *buf, size_t len)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+
+	snprintf(buf, len, "%s", v != NULL ? v : "");
+}
+
+/* The counters object: a number is measured, null or absent is not. */
+static void
+counters(json_t *o, struct trial_result *res)
+{
+	json_t *c = json_object_get(o, "counters"), *v;
+	int i;
+
+	for (i = 0; i < TRIAL_CTR_COUNT; i++) {
+		v = json_object_get(c, backend_counter_name(i));
+		if (json_is_integer(v) && json_integer_value(v) >= 0) {
+			res->counters[i] = (int64_t)json_integer_value(v);
+			res->counters_have |= 1u << i;
+		}
+	}
+}
+
 int
 mlircpu_measure(struct backend *be, const char *so, int threads,
     enum mlircpu_fault fault, struct trial_result *res, char **err)
@@ -58,8 +83,11 @@ mlircpu_measure(struct backend *be, const char *so, int threads,
 	snprintf(shape, sizeof shape, "%lldx%lldx%lldx%lld",
 	    (long long)(op->batch > 0 ? op->batch : 1), (long long)op->m,
 	    (long long)op->n, (long long)op->k);
-	snprintf(types, sizeof types, "%s,%s,%s", analysis_elem_name(op->lhs),
-	    analysis_elem_name(op->rhs), analysis_elem_name(op->acc));
+	/* u8 for an operand widened with extui: checked as unsigned. */
+	snprintf(types, sizeof types, "%s,%s,%s",
+	    analysis_operand_name(op->lhs, op->lhs_unsigned),
+	    analysis_operand_name(op->rhs, op->rhs_unsigned),
+	    analysis_elem_name(op->acc));
 	snprintf(trans, sizeof trans, "%d,%d", op->transpose_a != 0,
 	    op->transpose_b != 0);
 	snprintf(thr, sizeof thr, "%d", threads);
@@ -78,17 +106,22 @@ mlircpu_measure(struct backend *be, const char *so, int threads,
 	env[1] = blas;
 	/*
 	 * In sanitizer builds: LeakSanitizer crashes in its tracer when the
-	 * OpenMP runtime's threads are alive at exit. Inert otherwise.
+	 * OpenMP runtime's threads are alive at exit (a team, or oneDNN's in a
+	 * reference run). Inert otherwise.
 	 */
-	env[2] = threads > 1 ? "ASAN_OPTIONS=detect_leaks=0" : NULL;
+	env[2] = threads > 1 || so == NULL ? "ASAN_OPTIONS=detect_leaks=0" :
+	    NULL;
 	env[3] = NULL;
 
 	argv[argc++] = be->harness;
 	if (so != NULL) {
 		argv[argc++] = "--kernel";
 		argv[argc++] = (char *)so;
-	} else
-		argv[argc++] = "--blas";
+	} else {
+		/* The library routine of the op's precision, else the closest. */
+		argv[argc++] = "--ref";
+		argv[argc++] = "auto";
+	}
 	argv[argc++] = "--shape";	argv[argc++] = shape;
 	argv[argc++] = "--types";	argv[argc++] = types;
 	argv[argc++] = "--trans";	argv[argc++] = trans;
@@ -99,10 +132,13 @@ mlircpu_measure(struct backend *be, const char *so, int threads,
 	argv[argc++] = "--seed";	argv[argc++] = seed;
 	argv[argc++] = "--verify";	argv[argc++] = so != NULL ? verify : "0";
 	argv[argc++] = "--cpus";	argv[argc++] = cpulist;
-	if (fault == FAULT_CRASH || fault == FAULT_HANG || fault == FAULT_WRONG) {
+	if (fault == FAULT_CRASH || fault == FAULT_HANG ||
+	    fault == FAULT_WRONG || fault == FAULT_SLEEP ||
+	    fault == FAULT_NOTHING) {
 		argv[argc++] = "--fault";
 		argv[argc++] = fault == FAULT_CRASH ? "crash" :
-		    fault == FAULT_HANG ? "hang" : "wrong";
+		    fault == FAULT_HANG ? "hang" : fault == FAULT_WRONG ?
+		    "wrong" : fault == FAULT_SLEEP ? "sleep" : "nothing";
 	}
 	argv[argc] = NULL;
 
@@ -151,6 +187,11 @@ mlircpu_measure(struct backend *be, const char *so, int threads,
 	res->min_ms = num(j, "min_ms");
 	res->max_ms = num(j, "max_ms");
 	res->cv = num(j, "cv");
+	res->reps_dropped = (int)num(j, "reps_dropped");
+	str(j, "checked_by", res->checked_by, sizeof res->checked_by);
+	str(j, "ref_routine", res->ref_routine, sizeof res->ref_routine);
+	res->ref_same_precision = (int)num(j, "ref_same_precision");
+	counters(j, res);
 	if (res->median_ms > 0)
 		res->gflops = 2.0 * (double)(op->batch > 0 ? op->batch : 1) *
 		    (double)op->m * (double)op->n * (double)op->k /
@@ -158,8 +199,8 @@ mlircpu_measure(struct backend *be, const char *so, int threads,
 	if (status != NULL && strcmp(status, "wrong") == 0) {
 		res->status = TRIAL_WRONG_RESULT;
 		res->verified = 0;
-		util_seterr(&res->error, "wrong result: max error %g above "
-		    "tolerance %g", res->max_err, num(j, "tolerance"));
+		util_seterr(&res->error, "wrong result: max error %g "
+		    "(checked by %s)", res->max_err, res->checked_by);
 	} else if (be->params.cv_max > 0 && res->cv > be->params.cv_max) {
 		res->status = TRIAL_UNSTABLE;
 		util_seterr(&res->error, "unstable: cv %.3f above %.3f",

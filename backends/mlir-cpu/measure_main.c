@@ -1,7 +1,9 @@
 /*
- * autosched-measure: the child the mlir-cpu backend runs to time one kernel
- * (or OpenBLAS, for the reference) on deterministic data, verify it against
- * OpenBLAS first, and print one JSON line with the timings.
+ * autosched-measure: the child the mlir-cpu backend runs to check one kernel
+ * exactly on verification data, then time it (or a reference library
+ * routine) on deterministic dense data with per-process counters, dropping
+ * repetitions during which the process was switched out, and print one
+ * JSON line with the result.
  */
 #include <sys/types.h>
 
@@ -20,32 +22,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backends/mlir-cpu/measure_int.h"
+
 /* OpenBLAS extension, not in every cblas.h. */
 void	openblas_set_num_threads(int);
 
-enum mtype { T_F32, T_F64, T_F16, T_BF16, T_I8, T_I32, T_NONE };
-
 static const char *const mtype_names[] = { "f32", "f64", "f16", "bf16", "i8",
-    "i32" };
+    "u8", "i32" };
 
 /* The kernel ABI: see mlircpu.c. */
 typedef void (*kernel_fn)(const void *, const void *, void *);
 
-struct job {
-	const char	*kernel;	/* .so path; NULL = OpenBLAS reference */
-	long		 batch, m, n, k;
-	enum mtype	 lt, rt, at;
-	int		 ta, tb;
-	int		 threads;
-	int		 warmup, min_reps, max_reps;
-	double		 min_time;
-	uint64_t	 seed;
-	int		 verify;
-	const char	*fault;		/* crash | hang | wrong | NULL */
-	const char	*cpus;
-};
-
-static void __attribute__((noreturn, format(printf, 1, 2)))
+void
 die(const char *fmt, ...)
 {
 	va_list ap;
@@ -68,6 +56,7 @@ mtype_size(enum mtype t)
 	case T_BF16:
 		return 2;
 	case T_I8:
+	case T_U8:
 		return 1;
 	default:
 		return 4;
@@ -155,6 +144,8 @@ elem_get(enum mtype t, const void *p, size_t i)
 		return bf16_to_float(((const uint16_t *)p)[i]);
 	case T_I8:
 		return ((const int8_t *)p)[i];
+	case T_U8:
+		return ((const uint8_t *)p)[i];
 	case T_I32:
 		return ((const int32_t *)p)[i];
 	default:
@@ -181,6 +172,9 @@ elem_set(enum mtype t, void *p, size_t i, double v)
 	case T_I8:
 		((int8_t *)p)[i] = (int8_t)v;
 		break;
+	case T_U8:
+		((uint8_t *)p)[i] = (uint8_t)(int)v;
+		break;
 	case T_I32:
 		((int32_t *)p)[i] = (int32_t)v;
 		break;
@@ -198,6 +192,7 @@ elem_range(enum mtype t)
 	case T_BF16:
 		return 3;
 	case T_I8:
+	case T_U8:
 	case T_I32:
 		return 4;
 	default:
@@ -216,21 +211,31 @@ rng_next(uint64_t *s)
 	return *s = x;
 }
 
+
+/* A zeroed, 64-byte aligned buffer of n elements of type t. */
 static void *
-buf_new(enum mtype t, size_t n, uint64_t *rng)
+buf_alloc(enum mtype t, size_t n)
 {
 	size_t bytes = (n * mtype_size(t) + 63) / 64 * 64;
 	void *p;
-	size_t i;
-	int r = elem_range(t);
 
 	p = aligned_alloc(64, bytes ? bytes : 64);
 	if (p == NULL)
 		die("out of memory (%zu bytes)", bytes);
-	memset(p, 0, bytes);
-	for (i = 0; i < n; i++)
-		elem_set(t, p, i, (double)((int)(rng_next(rng) % (uint64_t)(2 * r + 1)) - r));
+	memset(p, 0, bytes ? bytes : 64);
 	return p;
+}
+
+/* The timing data: small integers of both signs, dense (as the profiler). */
+static void
+fill_timing(enum mtype t, void *p, size_t n, uint64_t *rng)
+{
+	size_t i;
+	int r = elem_range(t);
+
+	for (i = 0; i < n; i++)
+		elem_set(t, p, i, (double)((int)(rng_next(rng) %
+		    (uint64_t)(2 * r + 1)) - r));
 }
 
 static double
@@ -250,6 +255,8 @@ pin(const char *list)
 
 	CPU_ZERO(&set);
 	copy = strdup(list);
+	if (copy == NULL)
+		die("out of memory");
 	for (tok = strtok_r(copy, ",", &save); tok != NULL;
 	    tok = strtok_r(NULL, ",", &save))
 		CPU_SET(atoi(tok), &set);
@@ -258,7 +265,118 @@ pin(const char *list)
 		die("sched_setaffinity: %s", strerror(errno));
 }
 
-/* Copy an operand to f32 (sgemm) or keep f64 (dgemm), as OpenBLAS wants it. */
+/*
+ * The verification data. Every value is a small integer and every product
+ * of an output has the same sign, so that (1) the exact result is
+ * representable in the accumulator whatever the order of the additions and
+ * (2) leaving out any product changes the output: a kernel that skips a K
+ * tile, a row block, a column block, a batch, or everything, is wrong by at
+ * least 1 somewhere, and the check demands equality.
+ *
+ * Integers (i32 accumulators, wrapping arithmetic): dense; a signed i8
+ * operand holds -8..-1 (read with extui it would be 248..255), a u8 operand
+ * 128..255 (read with extsi it would be negative).
+ * Floats: values 1..3, acc0 1..3, so an output is at most 3 + 9·c for c
+ * products; dense while 3 + 9·K fits the significand (2^24 for f32, 2^11
+ * for f16, 2^8 for bf16). Else sparse: with S = ceil(K / cmax) split as
+ * Sa·Sb (Sb <= N, Sa <= M), lhs[i][k] != 0 iff (k / Sb) % Sa == i % Sa and
+ * rhs[k][j] != 0 iff k % Sb == j % Sb. Output (i, j) then sums the k with
+ * k % (Sa·Sb) == (i % Sa)·Sb + j % Sb: at least one (Sa·Sb <= K), at most
+ * cmax; every k, row, column and batch feeds some output. When K is so long
+ * that even M·N outputs cannot spread it (Sa > M), the kernel is not checked.
+ */
+struct check_plan {
+	const char	*data;		/* "dense" | "sparse" */
+	const char	*why_not;	/* set: cannot be checked exactly */
+	long		 sa, sb;
+};
+
+static int
+acc_digits(enum mtype t)
+{
+	switch (t) {
+	case T_F64:
+		return 53;
+	case T_F16:
+		return 11;
+	case T_BF16:
+		return 8;
+	default:
+		return 24;
+	}
+}
+
+static void
+check_plan(const struct job *j, struct check_plan *c)
+{
+	long cmax, s;
+
+	memset(c, 0, sizeof *c);
+	c->data = "dense";
+	c->sa = c->sb = 1;
+	if (j->at == T_I32)
+		return;
+	cmax = ((1L << acc_digits(j->at)) - 3) / 9;
+	if (j->at == T_F64 || j->k <= cmax)
+		return;
+	s = (j->k + cmax - 1) / cmax;
+	c->sb = s < j->n ? s : j->n;
+	c->sa = (s + c->sb - 1) / c->sb;
+	c->data = "sparse";
+	if (c->sa > j->m || c->sa * c->sb > j->k)
+		c->why_not = j->at == T_BF16 ? "K too long to check exactly in "
+		    "bf16 with so few outputs" : j->at == T_F16 ? "K too long "
+		    "to check exactly in f16 with so few outputs" : "K too "
+		    "long to check exactly with so few outputs";
+}
+
+static double
+check_value(enum mtype t, uint64_t *rng)
+{
+	switch (t) {
+	case T_I8:
+		return -(double)(1 + rng_next(rng) % 8);
+	case T_U8:
+		return (double)(128 + rng_next(rng) % 128);
+	case T_I32:
+		return (double)(1 + rng_next(rng) % 7);
+	default:
+		return (double)(1 + rng_next(rng) % 3);
+	}
+}
+
+static void
+fill_check(const struct job *j, const struct check_plan *c, void *lhs,
+    void *rhs, void *acc0, uint64_t *rng)
+{
+	size_t sa = (size_t)j->m * j->k, sb = (size_t)j->k * j->n;
+	size_t sc = (size_t)j->m * j->n;
+	long b, r, col, kk;
+
+	for (b = 0; b < j->batch; b++) {
+		for (r = 0; r < j->m; r++)
+		for (kk = 0; kk < j->k; kk++) {
+			size_t ia = j->ta ? kk * j->m + r : r * j->k + kk;
+			int nz = (kk / c->sb) % c->sa == r % c->sa;
+
+			elem_set(j->lt, lhs, b * sa + ia, nz ?
+			    check_value(j->lt, rng) : 0);
+		}
+		for (kk = 0; kk < j->k; kk++)
+		for (col = 0; col < j->n; col++) {
+			size_t ib = j->tb ? col * j->k + kk : kk * j->n + col;
+			int nz = kk % c->sb == col % c->sb;
+
+			elem_set(j->rt, rhs, b * sb + ib, nz ?
+			    check_value(j->rt, rng) : 0);
+		}
+		for (r = 0; r < (long)sc; r++)
+			elem_set(j->at, acc0, b * sc + r, check_value(j->at ==
+			    T_I32 ? T_I32 : T_F32, rng));
+	}
+}
+
+/* Copy an operand to f32 (sgemm) or f64 (dgemm), exact for our integers. */
 static void *
 to_blas(enum mtype t, const void *p, size_t n, int dbl)
 {
@@ -277,48 +395,46 @@ to_blas(enum mtype t, const void *p, size_t n, int dbl)
 	return out;
 }
 
+/* The largest |value| check_value gives type t (acc: the accumulator). */
+static double
+check_max(enum mtype t)
+{
+	switch (t) {
+	case T_I8:
+		return 8;
+	case T_U8:
+		return 255;
+	case T_I32:
+		return 7;
+	default:
+		return 3;
+	}
+}
+
 /*
- * The expected result acc0 + lhs·rhs in double: OpenBLAS for floats (sgemm
- * or dgemm with beta = 1, one call per batch), a plain loop for integers.
+ * The exact expected result acc0 + lhs·rhs, in *want (caller frees), and
+ * the routine that computed it. Every partial sum is an integer no larger
+ * than K·max|lhs|·max|rhs| + max|acc0|: below 2^24 OpenBLAS sgemm computes
+ * it exactly in any order, else dgemm on the operands widened to f64 (exact
+ * below 2^53, far beyond any K we accept). One call per batch; an i32
+ * result wraps as the kernel's arithmetic does.
  */
-static double *
+static const char *
 reference_result(const struct job *j, const void *lhs, const void *rhs,
-    const void *acc0)
+    const void *acc0, double **want)
 {
 	size_t sa = (size_t)j->m * j->k, sb = (size_t)j->k * j->n;
 	size_t sc = (size_t)j->m * j->n, total = sc * j->batch, i;
-	double *want;
-	long b, r, c, kk;
-	int dbl = j->at == T_F64;
+	double bound = (double)j->k * check_max(j->lt) * check_max(j->rt) +
+	    check_max(j->at);
+	int dbl = bound >= 16777216.0;
+	void *a, *bm, *cm;
+	double *w;
+	long b;
 
-	want = malloc((total ? total : 1) * sizeof *want);
-	if (want == NULL)
-		die("out of memory");
-	if (j->at == T_I32) {
-		for (b = 0; b < j->batch; b++) {
-			for (r = 0; r < j->m; r++)
-			for (c = 0; c < j->n; c++) {
-				int64_t s = (int64_t)elem_get(j->at, acc0,
-				    b * sc + r * j->n + c);
-				for (kk = 0; kk < j->k; kk++) {
-					size_t ia = j->ta ? kk * j->m + r :
-					    r * j->k + kk;
-					size_t ib = j->tb ? c * j->k + kk :
-					    kk * j->n + c;
-					s += (int64_t)elem_get(j->lt, lhs,
-					    b * sa + ia) *
-					    (int64_t)elem_get(j->rt, rhs,
-					    b * sb + ib);
-				}
-				want[b * sc + r * j->n + c] = (double)(int32_t)s;
-			}
-		}
-		return want;
-	}
-
-	void *a = to_blas(j->lt, lhs, sa * j->batch, dbl);
-	void *bm = to_blas(j->rt, rhs, sb * j->batch, dbl);
-	void *cm = to_blas(j->at, acc0, total, dbl);
+	a = to_blas(j->lt, lhs, sa * j->batch, dbl);
+	bm = to_blas(j->rt, rhs, sb * j->batch, dbl);
+	cm = to_blas(j->at, acc0, total, dbl);
 	for (b = 0; b < j->batch; b++) {
 		if (dbl)
 			cblas_dgemm(CblasRowMajor,
@@ -337,49 +453,19 @@ reference_result(const struct job *j, const void *lhs, const void *rhs,
 			    (float *)bm + b * sb, j->tb ? j->k : j->n, 1.0f,
 			    (float *)cm + b * sc, j->n);
 	}
-	for (i = 0; i < total; i++)
-		want[i] = dbl ? ((double *)cm)[i] : ((float *)cm)[i];
+	w = malloc((total ? total : 1) * sizeof *w);
+	if (w == NULL)
+		die("out of memory");
+	for (i = 0; i < total; i++) {
+		w[i] = dbl ? ((double *)cm)[i] : ((float *)cm)[i];
+		if (j->at == T_I32)
+			w[i] = (double)(int32_t)(uint32_t)(int64_t)w[i];
+	}
 	free(a);
 	free(bm);
 	free(cm);
-	return want;
-}
-
-/*
- * Tolerance. With integer-valued data every partial sum is an integer no
- * larger than bound; if bound fits the accumulator's significand the result
- * is exact whatever the order of the additions, so nothing but 0 is right.
- * Otherwise (long K, f16/bf16 accumulators) allow the classic error bound
- * of a K-term dot product, a few ulps of bound per term.
- */
-static double
-tolerance(const struct job *j)
-{
-	double eps, bound;
-	int digits;
-
-	switch (j->at) {
-	case T_I32:
-		return 0;
-	case T_F64:
-		digits = 53;
-		break;
-	case T_F16:
-		digits = 11;
-		break;
-	case T_BF16:
-		digits = 8;
-		break;
-	default:
-		digits = 24;
-		break;
-	}
-	bound = (double)j->k * elem_range(j->lt) * elem_range(j->rt) +
-	    elem_range(j->at);
-	if (bound <= ldexp(1, digits))
-		return 0;
-	eps = ldexp(1, 1 - digits);
-	return 2.0 * (double)j->k * eps * bound;
+	*want = w;
+	return dbl ? "openblas-dgemm" : "openblas-sgemm";
 }
 
 static int
@@ -390,15 +476,19 @@ cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The reference routines the timed reference run can use. */
+enum routine { R_KERNEL, R_SGEMM, R_DGEMM, R_ONEDNN };
+
 static void
-blas_call(const struct job *j, const void *a, const void *b, void *c)
+blas_call(const struct job *j, enum routine r, const void *a, const void *b,
+    void *c)
 {
 	size_t sa = (size_t)j->m * j->k, sb = (size_t)j->k * j->n;
 	size_t sc = (size_t)j->m * j->n;
 	long i;
 
 	for (i = 0; i < j->batch; i++) {
-		if (j->at == T_F64)
+		if (r == R_DGEMM)
 			cblas_dgemm(CblasRowMajor,
 			    j->ta ? CblasTrans : CblasNoTrans,
 			    j->tb ? CblasTrans : CblasNoTrans,
@@ -420,10 +510,11 @@ blas_call(const struct job *j, const void *a, const void *b, void *c)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: autosched-measure [--kernel SO | --blas] "
-	    "--shape BxMxNxK --types L,R,A [--trans TA,TB] [--threads N] "
-	    "[--warmup N] [--min-time S] [--reps MIN,MAX] [--seed N] "
-	    "[--verify 0|1] [--cpus LIST] [--fault crash|hang|wrong]\n"
+	fprintf(stderr, "usage: autosched-measure [--kernel SO | --ref "
+	    "auto|openblas|onednn | --blas] --shape BxMxNxK --types L,R,A "
+	    "[--trans TA,TB] [--threads N] [--warmup N] [--min-time S] "
+	    "[--reps MIN,MAX] [--seed N] [--verify 0|1] [--cpus LIST] "
+	    "[--fault crash|hang|wrong|nothing|sleep]\n"
 	    "       autosched-measure --hang\n");
 	exit(2);
 }
@@ -431,11 +522,10 @@ usage(void)
 static void
 parse_args(int argc, char **argv, struct job *j)
 {
-	int i, blas = 0;
+	int i, ref = 0;
 	char l[16], r[16], a[16];
 
 	memset(j, 0, sizeof *j);
-	j->batch = j->m = j->n = j->k = 0;
 	j->lt = j->rt = j->at = T_F32;
 	j->threads = 1;
 	j->warmup = 1;
@@ -453,7 +543,9 @@ parse_args(int argc, char **argv, struct job *j)
 				pause();
 		}
 		if (strcmp(o, "--blas") == 0) {
-			blas = 1;
+			/* The old spelling of --ref openblas. */
+			ref = 1;
+			j->ref = REF_OPENBLAS;
 			continue;
 		}
 		if (v == NULL)
@@ -461,7 +553,17 @@ parse_args(int argc, char **argv, struct job *j)
 		i++;
 		if (strcmp(o, "--kernel") == 0)
 			j->kernel = v;
-		else if (strcmp(o, "--shape") == 0) {
+		else if (strcmp(o, "--ref") == 0) {
+			ref = 1;
+			if (strcmp(v, "auto") == 0)
+				j->ref = REF_AUTO;
+			else if (strcmp(v, "openblas") == 0)
+				j->ref = REF_OPENBLAS;
+			else if (strcmp(v, "onednn") == 0)
+				j->ref = REF_ONEDNN;
+			else
+				usage();
+		} else if (strcmp(o, "--shape") == 0) {
 			if (sscanf(v, "%ldx%ldx%ldx%ld", &j->batch, &j->m,
 			    &j->n, &j->k) != 4)
 				usage();
@@ -494,30 +596,112 @@ parse_args(int argc, char **argv, struct job *j)
 		else
 			usage();
 	}
-	if ((j->kernel == NULL) == (blas == 0))
+	if ((j->kernel == NULL) == (ref == 0))
 		usage();
-	if (j->batch < 1 || j->m < 1 || j->n < 1 || j->k < 1)
+	if (j->batch < 1 || j->m < 1 || j->n < 1 || j->k < 1 ||
+	    j->batch > (1L << 20) || j->m > (1L << 24) || j->n > (1L << 24) ||
+	    j->k > (1L << 24))
 		die("bad shape");
-	if (j->min_reps < 1 || j->max_reps < j->min_reps)
+	if (j->min_reps < 1 || j->max_reps < j->min_reps || j->max_reps > 1000000)
 		die("bad repetition bounds");
 	if (j->threads < 1)
 		j->threads = 1;
-	if (j->kernel == NULL && j->at != T_F32 && j->at != T_F64)
-		j->lt = j->rt = j->at = T_F32;	/* the reference is sgemm */
+}
+
+/*
+ * The reference run: which routine times the op, named in *name, and
+ * whether it computes in the op's own precision. auto: sgemm for f32,
+ * dgemm for f64, oneDNN in the op's types where it has an optimised
+ * implementation (int8, bf16, …); else the closest: oneDNN with a u8 rhs
+ * read as s8 for u8·u8, or sgemm. The types of *j become those the routine
+ * reads.
+ */
+static enum routine
+ref_choose(struct job *j, struct onednn **dn, void **bufs, char *name,
+    size_t namelen, int *same, const char **note)
+{
+	int f32 = j->lt == T_F32 && j->rt == T_F32 && j->at == T_F32;
+	int f64 = j->lt == T_F64 && j->rt == T_F64 && j->at == T_F64;
+	size_t na = (size_t)j->batch * j->m * j->k;
+	size_t nb = (size_t)j->batch * j->k * j->n;
+	size_t nc = (size_t)j->batch * j->m * j->n;
+	const char *why = NULL;
+	enum mtype rt = j->rt;
+
+	*note = NULL;
+	if (j->ref == REF_ONEDNN || (j->ref == REF_AUTO && !f32 && !f64)) {
+		bufs[0] = buf_alloc(j->lt, na);
+		bufs[1] = buf_alloc(j->rt, nb);
+		bufs[2] = buf_alloc(j->at, nc);
+		*dn = onednn_open(j, bufs[0], bufs[1], bufs[2], name, namelen,
+		    &why);
+		*same = *dn != NULL;
+		if (*dn == NULL && j->ref == REF_AUTO && j->rt == T_U8) {
+			j->rt = T_I8;
+			*dn = onednn_open(j, bufs[0], bufs[1], bufs[2], name,
+			    namelen, &why);
+			if (*dn != NULL)
+				strncat(name, " rhs u8 read as s8",
+				    namelen - strlen(name) - 1);
+			else
+				j->rt = rt;
+		}
+		if (*dn != NULL)
+			return R_ONEDNN;
+		if (j->ref == REF_ONEDNN)
+			die("--ref onednn: %s", why);
+		*note = why;
+		free(bufs[0]);
+		free(bufs[1]);
+		free(bufs[2]);
+	}
+	if (f64) {
+		snprintf(name, namelen, "openblas:dgemm");
+		*same = 1;
+	} else {
+		snprintf(name, namelen, "openblas:sgemm");
+		*same = f32;
+		j->lt = j->rt = j->at = T_F32;
+	}
+	bufs[0] = buf_alloc(j->lt, na);
+	bufs[1] = buf_alloc(j->rt, nb);
+	bufs[2] = buf_alloc(j->at, nc);
+	return f64 ? R_DGEMM : R_SGEMM;
+}
+
+static void
+call(const struct job *j, enum routine r, kernel_fn fn, struct onednn *dn,
+    void *lhs, void *rhs, void *acc)
+{
+	if (r == R_KERNEL)
+		fn(lhs, rhs, acc);
+	else if (r == R_ONEDNN)
+		onednn_run(dn);
+	else
+		blas_call(j, r, lhs, rhs, acc);
 }
 
 int
 main(int argc, char **argv)
 {
 	struct job j;
+	struct check_plan plan = { 0 };
+	struct counters *ctr;
+	struct onednn *dn = NULL;
+	enum routine routine = R_KERNEL;
 	kernel_fn fn = NULL;
-	void *dl = NULL, *lhs, *rhs, *acc0, *acc;
-	double *times, *want, t0, t, total = 0, max_err = 0, tol = 0;
+	void *dl = NULL, *lhs, *rhs, *acc, *bufs[3];
+	double *times, *want, t0, t, total = 0, max_err = 0, dropped_s = 0;
 	double sum = 0, sq = 0, mean, sd;
-	size_t nc, bytes_c, i;
+	uint64_t v0[CTR_COUNT], v1[CTR_COUNT], csum[CTR_COUNT] = { 0 };
+	uint32_t h0, h1, chave = ~0u;
+	size_t nc, i;
 	uint64_t rng;
-	int reps = 0, verified = 0, wrong = 0;
-	json_t *out;
+	int reps = 0, verified = 0, wrong = 0, same = 0, dropped = 0;
+	int disturbed_kept = 0, attempts = 0, c;
+	char ref_name[128] = "", checked_by[64] = "";
+	const char *ref_note = NULL, *routine_name;
+	json_t *out, *cj;
 	char *line;
 
 	parse_args(argc, argv, &j);
@@ -525,6 +709,8 @@ main(int argc, char **argv)
 		pin(j.cpus);
 	/* Keep OpenBLAS' own threads off the CPUs while a kernel is timed. */
 	openblas_set_num_threads(j.kernel != NULL ? 1 : j.threads);
+	/* Before any kernel runs, so that its OpenMP team inherits them. */
+	ctr = counters_open();
 
 	if (j.kernel != NULL) {
 		dl = dlopen(j.kernel, RTLD_NOW | RTLD_LOCAL);
@@ -534,65 +720,113 @@ main(int argc, char **argv)
 		if (fn == NULL)
 			die("dlsym dispatch: %s", dlerror());
 	}
-	if (j.fault != NULL && strcmp(j.fault, "crash") == 0)
+	if (j.fault != NULL && strcmp(j.fault, "crash") == 0) {
+		/* Die by the signal even where a sanitizer would catch it. */
+		signal(SIGSEGV, SIG_DFL);
 		raise(SIGSEGV);
+	}
 	if (j.fault != NULL && strcmp(j.fault, "hang") == 0) {
 		for (;;)
 			pause();
 	}
 
-	rng = j.seed * 0x9e3779b97f4a7c15ULL + 1;
-	lhs = buf_new(j.lt, (size_t)j.batch * j.m * j.k, &rng);
-	rhs = buf_new(j.rt, (size_t)j.batch * j.k * j.n, &rng);
 	nc = (size_t)j.batch * j.m * j.n;
-	acc0 = buf_new(j.at, nc, &rng);
-	bytes_c = (nc * mtype_size(j.at) + 63) / 64 * 64;
-	acc = aligned_alloc(64, bytes_c);
-	if (acc == NULL)
-		die("out of memory");
-	memcpy(acc, acc0, bytes_c);
+	if (fn == NULL)
+		routine = ref_choose(&j, &dn, bufs, ref_name, sizeof ref_name,
+		    &same, &ref_note);
+	else {
+		bufs[0] = buf_alloc(j.lt, (size_t)j.batch * j.m * j.k);
+		bufs[1] = buf_alloc(j.rt, (size_t)j.batch * j.k * j.n);
+		bufs[2] = buf_alloc(j.at, nc);
+	}
+	lhs = bufs[0];
+	rhs = bufs[1];
+	acc = bufs[2];
+	rng = j.seed * 0x9e3779b97f4a7c15ULL + 1;
 
 	if (j.verify && fn != NULL) {
-		fn(lhs, rhs, acc);
-		tol = tolerance(&j);
-		if (j.fault != NULL && strcmp(j.fault, "wrong") == 0) {
-			/* Test-only: an error the tolerance cannot hide. */
-			double v = elem_get(j.at, acc, nc / 2);
+		check_plan(&j, &plan);
+		if (plan.why_not != NULL)
+			snprintf(checked_by, sizeof checked_by, "none");
+		else {
+			void *acc0 = buf_alloc(j.at, nc);
 
-			elem_set(j.at, acc, nc / 2, v + 1 + 2 * tol + fabs(v));
-		}
-		want = reference_result(&j, lhs, rhs, acc0);
-		for (i = 0; i < nc; i++) {
-			double d = fabs(elem_get(j.at, acc, i) - want[i]);
+			fill_check(&j, &plan, lhs, rhs, acc0, &rng);
+			memcpy(acc, acc0, nc * mtype_size(j.at));
+			/* Test-only "nothing": a kernel that leaves acc alone. */
+			if (j.fault == NULL || strcmp(j.fault, "nothing") != 0)
+				fn(lhs, rhs, acc);
+			if (j.fault != NULL && strcmp(j.fault, "wrong") == 0) {
+				/* Test-only: one output off (-(|v|+1) != v). */
+				double v = elem_get(j.at, acc, nc / 2);
 
-			if (!(d <= max_err))
-				max_err = d;	/* also catches NaN */
+				elem_set(j.at, acc, nc / 2, -(fabs(v) + 1));
+			}
+			routine_name = reference_result(&j, lhs, rhs, acc0,
+			    &want);
+			for (i = 0; i < nc; i++) {
+				double d = fabs(elem_get(j.at, acc, i) - want[i]);
+
+				if (!(d <= max_err))
+					max_err = d;	/* also catches NaN */
+			}
+			free(want);
+			free(acc0);
+			verified = 1;
+			wrong = !(max_err == 0);
+			snprintf(checked_by, sizeof checked_by,
+			    "exact:%s(%s data)", routine_name, plan.data);
 		}
-		free(want);
-		verified = 1;
-		wrong = !(max_err <= tol);
 	}
+
+	/* Time on ordinary dense data, in the same buffers. */
+	fill_timing(j.lt, lhs, (size_t)j.batch * j.m * j.k, &rng);
+	fill_timing(j.rt, rhs, (size_t)j.batch * j.k * j.n, &rng);
+	fill_timing(j.at, acc, nc, &rng);
 
 	times = malloc((size_t)j.max_reps * sizeof *times);
 	if (times == NULL)
 		die("out of memory");
 	if (!wrong) {
-		for (i = 0; i < (size_t)j.warmup; i++) {
-			if (fn != NULL)
-				fn(lhs, rhs, acc);
-			else
-				blas_call(&j, lhs, rhs, acc);
-		}
+		for (i = 0; i < (size_t)j.warmup; i++)
+			call(&j, routine, fn, dn, lhs, rhs, acc);
+		/*
+		 * A repetition during which the process was switched out
+		 * (a context switch or a CPU migration was counted, on any of
+		 * its threads) is dropped and run again, while fewer than
+		 * max_reps were dropped and the dropped ones took less than
+		 * min_time; after that, disturbed repetitions are kept and
+		 * counted as such.
+		 */
 		while (reps < j.max_reps &&
 		    (reps < j.min_reps || total < j.min_time)) {
+			int disturbed;
+
+			counters_sample(ctr, v0, &h0);
 			t0 = now();
-			if (fn != NULL)
-				fn(lhs, rhs, acc);
-			else
-				blas_call(&j, lhs, rhs, acc);
+			call(&j, routine, fn, dn, lhs, rhs, acc);
+			if (j.fault != NULL && strcmp(j.fault, "sleep") == 0 &&
+			    attempts < 3)
+				usleep(2000);	/* test-only: switched out */
 			t = now() - t0;
+			counters_sample(ctr, v1, &h1);
+			attempts++;
+			disturbed = ((h0 & h1 & (1u << CTR_CONTEXT_SWITCHES)) &&
+			    v1[CTR_CONTEXT_SWITCHES] != v0[CTR_CONTEXT_SWITCHES]) ||
+			    ((h0 & h1 & (1u << CTR_CPU_MIGRATIONS)) &&
+			    v1[CTR_CPU_MIGRATIONS] != v0[CTR_CPU_MIGRATIONS]);
+			if (disturbed && dropped < j.max_reps &&
+			    dropped_s < j.min_time) {
+				dropped++;
+				dropped_s += t;
+				continue;
+			}
+			disturbed_kept += disturbed;
 			times[reps++] = t * 1e3;
 			total += t;
+			chave &= h0 & h1;
+			for (c = 0; c < CTR_COUNT; c++)
+				csum[c] += v1[c] - v0[c];
 		}
 	}
 
@@ -600,8 +834,30 @@ main(int argc, char **argv)
 	json_object_set_new(out, "status", json_string(wrong ? "wrong" : "ok"));
 	json_object_set_new(out, "verified", json_integer(verified));
 	json_object_set_new(out, "max_err", json_real(max_err));
-	json_object_set_new(out, "tolerance", json_real(tol));
+	json_object_set_new(out, "tolerance", json_real(0));
+	if (*checked_by)
+		json_object_set_new(out, "checked_by", json_string(checked_by));
+	if (j.verify && fn != NULL && plan.why_not != NULL)
+		json_object_set_new(out, "not_verified",
+		    json_string(plan.why_not));
+	if (fn == NULL) {
+		json_object_set_new(out, "ref_routine", json_string(ref_name));
+		json_object_set_new(out, "ref_same_precision",
+		    json_integer(same));
+		if (ref_note != NULL)
+			json_object_set_new(out, "ref_note",
+			    json_string(ref_note));
+	}
 	json_object_set_new(out, "reps", json_integer(reps));
+	json_object_set_new(out, "reps_dropped", json_integer(dropped));
+	json_object_set_new(out, "reps_disturbed_kept",
+	    json_integer(disturbed_kept));
+	cj = json_object();
+	for (c = 0; c < CTR_COUNT; c++)
+		json_object_set_new(cj, counter_names[c], reps > 0 &&
+		    (chave & (1u << c)) ? json_integer((json_int_t)csum[c]) :
+		    json_null());
+	json_object_set_new(out, "counters", cj);
 	if (reps > 0) {
 		for (i = 0; i < (size_t)reps; i++) {
 			sum += times[i];
@@ -621,9 +877,10 @@ main(int argc, char **argv)
 	free(line);
 	json_decref(out);
 	free(times);
+	onednn_close(dn);
+	counters_close(ctr);
 	free(lhs);
 	free(rhs);
-	free(acc0);
 	free(acc);
 	if (dl != NULL)
 		dlclose(dl);

@@ -1,7 +1,9 @@
 /*
  * The mlir-cpu backend: tunes a matmul dispatch for this CPU with MLIR's
  * transform dialect, compiles it with the pinned LLVM toolchain and times it
- * in the autosched-measure child against OpenBLAS.
+ * in the autosched-measure child, checked exactly against OpenBLAS dgemm
+ * and compared with the library routine of the op's precision (OpenBLAS,
+ * oneDNN).
  *
  * Kernel ABI. Each artifact is a shared object exporting
  *	void dispatch(const void *lhs, const void *rhs, void *acc);
@@ -197,7 +199,7 @@ mlircpu_supports(const struct op_desc *op, const char **reason)
 		}
 	}
 	*reason = "mlir-cpu supports f32, f64, f16/bf16 (into f32 or themselves) "
-	    "and i8xi8->i32 only";
+	    "and i8xi8->i32 (signed or unsigned) only";
 	return 0;
 }
 
@@ -206,7 +208,7 @@ static enum mlircpu_fault
 fault_for(const char *name)
 {
 	static const char *const kinds[] = { "", "compile_fail", "compile_hang",
-	    "crash", "hang", "wrong" };
+	    "crash", "hang", "wrong", "sleep", "nothing" };
 	const char *f = getenv("AUTOSCHED_TEST_FAULT"), *colon;
 	size_t i;
 

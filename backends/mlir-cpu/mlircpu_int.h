@@ -53,6 +53,8 @@ enum mlircpu_fault {
 	FAULT_CRASH,
 	FAULT_HANG,
 	FAULT_WRONG,
+	FAULT_SLEEP,	/* sleeps in the first timed repetitions: dropped, re-run */
+	FAULT_NOTHING,	/* the verification call leaves acc as it was */
 };
 
 struct backend {

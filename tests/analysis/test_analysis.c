@@ -277,7 +277,7 @@ test_mixed(void)
 	CHECK_STR(d->name, "matmul_64x48x32_f16t_f16t_f32t");
 	CHECK(d->tunable);
 	d = op_at(a, 2);
-	CHECK_STR(d->name, "matmul_16x4x8_i8t_i8t_i32t");
+	CHECK_STR(d->name, "matmul_16x4x8_u8t_u8t_i32t");
 	CHECK(d->lhs_unsigned && d->rhs_unsigned);
 	CHECK(d->tunable);
 	d = op_at(a, 3);
@@ -459,6 +459,10 @@ test_elem(void)
 	CHECK_STR(analysis_elem_name(ELEM_BF16), "bf16");
 	CHECK_STR(analysis_elem_name(ELEM_UNKNOWN), "unknown");
 	CHECK_STR(analysis_elem_name((enum elem_type)99), "unknown");
+	CHECK_STR(analysis_operand_name(ELEM_I8, 1), "u8");
+	CHECK_STR(analysis_operand_name(ELEM_I8, 0), "i8");
+	CHECK_STR(analysis_operand_name(ELEM_F16, 1), "f16");
+	CHECK_STR(analysis_operand_name((enum elem_type)99, 1), "unknown");
 	CHECK(analysis_elem_size(ELEM_I8) == 1);
 	CHECK(analysis_elem_size(ELEM_F64) == 8);
 	CHECK(analysis_elem_size(ELEM_UNKNOWN) == 0);

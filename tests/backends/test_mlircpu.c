@@ -1,7 +1,8 @@
 /*
  * Tests of the mlir-cpu backend on small real matmuls: compile, run, verify
  * (several layouts and types), the test-only fault switch for every failure
- * kind, and the artifact cache. Run as: test_mlircpu eval|types|faults|cache.
+ * kind, the reference routines, the artifact cache and the ISA detection.
+ * Run as: test_mlircpu eval|types|reference|faults|cache|isa.
  */
 #include <ftw.h>
 #include <stdio.h>
@@ -80,8 +81,10 @@ generic_dispatch(const struct op_desc *op)
 		    "      %%a1 = %s %%a : %s to %s\n"
 		    "      %%b1 = %s %%b : %s to %s\n"
 		    "      %%p = %s %%a1, %%b1 : %s\n",
-		    flt ? "arith.extf" : "arith.extsi", in, acc,
-		    flt ? "arith.extf" : "arith.extsi", in, acc,
+		    flt ? "arith.extf" : op->lhs_unsigned ? "arith.extui" :
+		    "arith.extsi", in, acc,
+		    flt ? "arith.extf" : op->rhs_unsigned ? "arith.extui" :
+		    "arith.extsi", in, acc,
 		    flt ? "arith.mulf" : "arith.muli", acc);
 	else
 		snprintf(body, sizeof body, "      %%p = %s %%a, %%b : %s\n",
@@ -174,6 +177,9 @@ run_one(const struct backend_params *p, const struct op_desc *op,
 	CHECK(res->status == want);
 	if (want == TRIAL_OK) {
 		CHECK(res->verified == 1);
+		CHECK(strncmp(res->checked_by, "exact:", 6) == 0);
+		CHECK(res->counters_have &
+		    (1u << TRIAL_CTR_CONTEXT_SWITCHES));
 		CHECK(res->gflops > 0);
 		CHECK(res->reps >= 3);
 		CHECK(res->artifact[0] != '\0');
@@ -216,6 +222,10 @@ test_eval(void)
 	if (be != NULL) {
 		CHECK(ops->reference(be, 1, &r, &err) == 0);
 		CHECK(r.status == TRIAL_OK && r.gflops > 0);
+		/* f32: sgemm is the routine of the op's own precision. */
+		CHECK_STR(r.ref_routine, "openblas:sgemm");
+		CHECK(r.ref_same_precision == 1);
+		CHECK(r.counters_have & (1u << TRIAL_CTR_TASK_CLOCK_NS));
 		backend_result_clear(&r);
 		ops->target(be, &cpu, &flags, &tc);
 		fprintf(stderr, "target: %s | %s | %s\n", cpu, flags, tc);
@@ -340,6 +350,40 @@ test_types(void)
 	run_one(&p, &op, d, &c, TRIAL_OK, &r);
 	backend_result_clear(&r);
 	free(d);
+	/*
+	 * Unsigned operands (extui) are checked as unsigned: data with the
+	 * high bit set, which a signed reading would get wrong.
+	 */
+	cfg_set(&c, 32, 48, 32, 4, 16, 1, 1);
+	op_init(&op, "matmul", 1, 64, 48, 32, ELEM_I8, ELEM_I32, 0, 0);
+	op.lhs_unsigned = op.rhs_unsigned = 1;
+	op.name = "matmul_u8_u8_i32";
+	d = generic_dispatch(&op);
+	run_one(&p, &op, d, &c, TRIAL_OK, &r);
+	backend_result_clear(&r);
+	free(d);
+	op_init(&op, "matmul", 1, 64, 48, 32, ELEM_I8, ELEM_I32, 0, 1);
+	op.lhs_unsigned = 1;
+	op.name = "matmul_u8_i8_i32_tb";
+	d = generic_dispatch(&op);
+	run_one(&p, &op, d, &c, TRIAL_OK, &r);
+	backend_result_clear(&r);
+	free(d);
+	/* Long K in 16-bit accumulators: checked exactly (sparse data). */
+	cfg_set(&c, 32, 48, 256, 4, 16, 1, 1);
+	op_init(&op, "matmul", 1, 64, 48, 1024, ELEM_BF16, ELEM_BF16, 0, 0);
+	op.name = "matmul_bf16_bf16_k1024";
+	d = generic_dispatch(&op);
+	run_one(&p, &op, d, &c, TRIAL_OK, &r);
+	CHECK(strstr(r.checked_by, "sparse") != NULL);
+	backend_result_clear(&r);
+	free(d);
+	op_init(&op, "matmul", 1, 64, 48, 2048, ELEM_F16, ELEM_F16, 0, 1);
+	op.name = "matmul_f16_f16_k2048_tb";
+	d = generic_dispatch(&op);
+	run_one(&p, &op, d, &c, TRIAL_OK, &r);
+	backend_result_clear(&r);
+	free(d);
 	op_init(&op, "matmul", 1, 64, 48, 32, ELEM_F64, ELEM_F64, 0, 0);
 	op.name = "matmul_f64";
 	d = generic_dispatch(&op);
@@ -347,6 +391,56 @@ test_types(void)
 	run_one(&p, &op, d, &c, TRIAL_OK, &r);
 	backend_result_clear(&r);
 	free(d);
+}
+
+/* The reference run times the library routine of the op's precision. */
+static void
+test_reference(void)
+{
+	const struct backend_ops *ops = backend_find("mlir-cpu");
+	struct backend_params p;
+	struct backend *be = NULL;
+	struct op_desc op;
+	struct trial_result r;
+	char *d, *err = NULL;
+
+	memset(&r, 0, sizeof r);
+	params_init(&p);
+	op_init(&op, "matmul", 1, 64, 48, 32, ELEM_I8, ELEM_I32, 0, 0);
+	op.lhs_unsigned = 1;
+	op.name = "matmul_u8_i8_ref";
+	d = generic_dispatch(&op);
+	CHECK(ops->open(&p, &op, d, &be, &err) == 0);
+	if (be != NULL) {
+		CHECK(ops->reference(be, 1, &r, &err) == 0);
+		fprintf(stderr, "u8·i8 reference: %s same %d\n", r.ref_routine,
+		    r.ref_same_precision);
+		CHECK(r.status == TRIAL_OK);
+		CHECK(strncmp(r.ref_routine, "onednn:matmul_u8s8s32", 21) == 0);
+		CHECK(r.ref_same_precision == 1);
+		backend_result_clear(&r);
+		ops->close(be);
+	}
+	free(d);
+	op_init(&op, "matmul", 1, 64, 48, 32, ELEM_F16, ELEM_F16, 0, 0);
+	op.name = "matmul_f16_ref";
+	d = generic_dispatch(&op);
+	CHECK(ops->open(&p, &op, d, &be, &err) == 0);
+	if (be != NULL) {
+		CHECK(ops->reference(be, 1, &r, &err) == 0);
+		fprintf(stderr, "f16 reference: %s same %d\n", r.ref_routine,
+		    r.ref_same_precision);
+		CHECK(r.status == TRIAL_OK);
+		/* Where no library has f16, sgemm stands in and says so. */
+		CHECK((r.ref_same_precision == 0 &&
+		    strcmp(r.ref_routine, "openblas:sgemm") == 0) ||
+		    (r.ref_same_precision == 1 &&
+		    strncmp(r.ref_routine, "onednn:matmul_f16f16f16", 23) == 0));
+		backend_result_clear(&r);
+		ops->close(be);
+	}
+	free(d);
+	free(err);
 }
 
 static void
@@ -389,6 +483,11 @@ test_faults(void)
 		CHECK(r.error != NULL);
 		backend_result_clear(&r);
 	}
+	/* Switched out during timed repetitions: dropped and measured again. */
+	setenv("AUTOSCHED_TEST_FAULT", "sleep:tile_16x48x32", 1);
+	run_one(&p, &op, d, &c, TRIAL_OK, &r);
+	CHECK(r.reps_dropped >= 1);
+	backend_result_clear(&r);
 	/* The switch aims at one config only: the others still run right. */
 	p.compile_timeout = 120;
 	run_one(&p, &op, d, &other, TRIAL_OK, &r);
@@ -496,6 +595,8 @@ main(int argc, char **argv)
 		test_eval();
 	else if (strcmp(what, "types") == 0)
 		test_types();
+	else if (strcmp(what, "reference") == 0)
+		test_reference();
 	else if (strcmp(what, "faults") == 0)
 		test_faults();
 	else if (strcmp(what, "cache") == 0)
@@ -503,7 +604,8 @@ main(int argc, char **argv)
 	else if (strcmp(what, "isa") == 0)
 		test_isa();
 	else {
-		fprintf(stderr, "usage: test_mlircpu eval|types|faults|cache|isa\n");
+		fprintf(stderr, "usage: test_mlircpu "
+		    "eval|types|reference|faults|cache|isa\n");
 		return 2;
 	}
 	nftw(work_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);

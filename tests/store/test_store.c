@@ -112,6 +112,17 @@ make_trial(struct store_trial *t, int64_t job, int64_t op, int64_t target,
 	    "%016x", 0xabc000u + seed);
 	t->result.error = seed % 3 ? NULL : xasprintf("error 'it's' \"%d\"\n"
 	    "second line", seed);
+	if (seed & 1)
+		snprintf(t->result.checked_by, sizeof t->result.checked_by,
+		    "exact:openblas-dgemm(dense data)");
+	t->result.reps_dropped = seed;
+	/* Some counters measured, the others absent (NULL). */
+	t->result.counters_have = seed & 1 ? 1u << TRIAL_CTR_CONTEXT_SWITCHES :
+	    0x0fu;
+	for (k = 0; k < TRIAL_CTR_COUNT; k++) {
+		if (t->result.counters_have & (1u << k))
+			t->result.counters[k] = 1000 * (int64_t)seed + k;
+	}
 	t->created = 1700000000.5 + seed;
 }
 
@@ -128,7 +139,95 @@ result_equal(const struct trial_result *a, const struct trial_result *b)
 	    a->cv == b->cv && a->reps == b->reps && a->gflops == b->gflops &&
 	    a->compile_s == b->compile_s && a->measure_s == b->measure_s &&
 	    a->verified == b->verified && a->max_err == b->max_err &&
-	    strcmp(a->artifact, b->artifact) == 0;
+	    strcmp(a->artifact, b->artifact) == 0 &&
+	    strcmp(a->checked_by, b->checked_by) == 0 &&
+	    a->reps_dropped == b->reps_dropped &&
+	    a->counters_have == b->counters_have &&
+	    memcmp(a->counters, b->counters, sizeof a->counters) == 0;
+}
+
+/*
+ * Schema 2 -> 3: a store written before the counters opens, migrates, keeps
+ * its trials (their new columns NULL) and takes the new fields; the
+ * reference-only fields are kept for reference trials only.
+ */
+static void
+test_migrate_v3(void)
+{
+	static const char *const added[] = { "checked_by", "ref_routine",
+	    "ref_same_precision", "reps_dropped", "context_switches",
+	    "cpu_migrations", "page_faults", "task_clock_ns", "cycles",
+	    "instructions", "cache_misses" };
+	struct op_desc	 op = make_op("matmul_32x32x32_f32t_f32t_f32t", 32, 32,
+			    32, 0, 0);
+	struct store	*s;
+	struct store_trial t;
+	struct trial_result r;
+	char		*path = db_path("v2"), *err = NULL, *sql, buf[128];
+	int64_t		 opid, tgt;
+	size_t		 i;
+
+	/* Make a version-2 store: today's, less the columns of version 3. */
+	CHECK(store_open(path, &s, &err) == 0);
+	opid = store_op(s, &op, &err);
+	tgt = store_target(s, "cpu-v2", "", "tc", "mlir-cpu", &err);
+	make_trial(&t, 0, opid, tgt, "tune", "old_cfg", 2, 5.0);
+	CHECK(store_trial_add(s, &t, &err) > 0);
+	free(t.result.error);
+	store_close(s);
+	for (i = 0; i < sizeof added / sizeof added[0]; i++) {
+		sql = xasprintf("ALTER TABLE trials DROP COLUMN %s", added[i]);
+		raw_exec(path, sql);
+		free(sql);
+	}
+	raw_exec(path, "PRAGMA user_version = 2");
+	CHECK(atoi(raw_text(path, "SELECT count(*) FROM pragma_table_info"
+	    "('trials') WHERE name = 'task_clock_ns'", buf, sizeof buf)) == 0);
+
+	/* Read-only cannot migrate: it says so. */
+	CHECK(store_open_readonly(path, &s, &err) == -1);
+	CHECK(err != NULL && strstr(err, "older") != NULL);
+	free(err);
+	err = NULL;
+
+	CHECK(store_open(path, &s, &err) == 0);
+	CHECK(store_schema_version(s, NULL) == 3);
+	for (i = 0; i < sizeof added / sizeof added[0]; i++) {
+		sql = xasprintf("SELECT count(*) FROM pragma_table_info('trials')"
+		    " WHERE name = '%s'", added[i]);
+		CHECK(atoi(raw_text(path, sql, buf, sizeof buf)) == 1);
+		free(sql);
+	}
+	/* The old trial: found, its new fields empty (NULL in SQL). */
+	CHECK(store_trial_find(s, opid, tgt, "old_cfg", &r, &err) == 1);
+	CHECK(r.counters_have == 0 && r.checked_by[0] == '\0' &&
+	    r.reps_dropped == 0 && r.gflops == 5.0);
+	backend_result_clear(&r);
+	CHECK(strcmp(raw_text(path, "SELECT coalesce(task_clock_ns, 'null') "
+	    "FROM trials WHERE config_name = 'old_cfg'", buf, sizeof buf),
+	    "null") == 0);
+
+	/* A reference trial keeps its routine; a tune trial never has one. */
+	make_trial(&t, 0, opid, tgt, "reference", "openblas", 1, 50.0);
+	snprintf(t.result.ref_routine, sizeof t.result.ref_routine,
+	    "onednn:matmul_u8s8s32(brg:avx512_core_vnni)");
+	t.result.ref_same_precision = 1;
+	CHECK(store_trial_add(s, &t, &err) > 0);
+	free(t.result.error);
+	make_trial(&t, 0, opid, tgt, "tune", "new_cfg", 1, 6.0);
+	snprintf(t.result.ref_routine, sizeof t.result.ref_routine, "bogus");
+	CHECK(store_trial_add(s, &t, &err) > 0);
+	free(t.result.error);
+	CHECK_STR(raw_text(path, "SELECT ref_routine || ' ' || ref_same_precision"
+	    " FROM trials WHERE phase = 'reference'", buf, sizeof buf),
+	    "onednn:matmul_u8s8s32(brg:avx512_core_vnni) 1");
+	CHECK_STR(raw_text(path, "SELECT coalesce(ref_routine, 'null') || ' ' ||"
+	    " context_switches || ' ' || coalesce(page_faults, 'null') || ' ' ||"
+	    " checked_by FROM trials WHERE config_name = 'new_cfg'", buf,
+	    sizeof buf), "null 1000 null exact:openblas-dgemm(dense data)");
+	CHECK(store_check(s, &err) == 0);
+	store_close(s);
+	free(path);
 }
 
 static void
@@ -868,6 +967,7 @@ main(void)
 		return 1;
 	}
 	test_schema();
+	test_migrate_v3();
 
 	path = db_path("main");
 	if (store_open(path, &s, &err) != 0) {

@@ -1,0 +1,72 @@
+/*
+ * Internals of the autosched-measure child (measure_main.c): the job it was
+ * given, its per-process counters (measure_counters.c) and the oneDNN
+ * reference it loads at run time (measure_onednn.c). Nothing else sees this.
+ */
+#ifndef AUTOSCHED_MEASURE_INT_H
+#define AUTOSCHED_MEASURE_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum mtype { T_F32, T_F64, T_F16, T_BF16, T_I8, T_U8, T_I32, T_NONE };
+
+/* Which library routine the reference run times. */
+enum ref_kind { REF_AUTO, REF_OPENBLAS, REF_ONEDNN };
+
+struct job {
+	const char	*kernel;	/* .so path; NULL = a reference library */
+	enum ref_kind	 ref;
+	long		 batch, m, n, k;
+	enum mtype	 lt, rt, at;
+	int		 ta, tb;
+	int		 threads;
+	int		 warmup, min_reps, max_reps;
+	double		 min_time;
+	uint64_t	 seed;
+	int		 verify;
+	const char	*fault;		/* crash|hang|wrong|nothing|sleep|NULL */
+	const char	*cpus;
+};
+
+void	 die(const char *fmt, ...)
+	    __attribute__((noreturn, format(printf, 1, 2)));
+
+/*
+ * Per-process counters (perf_event_open, all threads of the process; the
+ * context switches fall back to getrusage when perf cannot count them).
+ */
+enum ctr {
+	CTR_CONTEXT_SWITCHES,
+	CTR_CPU_MIGRATIONS,
+	CTR_PAGE_FAULTS,
+	CTR_TASK_CLOCK_NS,
+	CTR_CYCLES,
+	CTR_INSTRUCTIONS,
+	CTR_CACHE_MISSES,
+	CTR_COUNT
+};
+struct counters;
+extern const char *const counter_names[CTR_COUNT];
+
+/* Open what can be opened (never fails; absent counters read as absent). */
+struct counters	*counters_open(void);
+/* Read every counter into v; bit i of *have says counter i was read. */
+void		 counters_sample(struct counters *, uint64_t v[CTR_COUNT],
+		    uint32_t *have);
+void		 counters_close(struct counters *);
+
+/*
+ * oneDNN matmul for the reference run, loaded with dlopen so that the
+ * kernels' own OpenMP runtime never shares the process with oneDNN's.
+ * onednn_open returns NULL with *why (static or owned by the module) when
+ * oneDNN is missing or has no optimised implementation for these types;
+ * name receives e.g. "onednn:matmul_u8s8s32". acc += lhs·rhs per call.
+ */
+struct onednn;
+struct onednn	*onednn_open(const struct job *, void *lhs, void *rhs,
+		    void *acc, char *name, size_t namelen, const char **why);
+void		 onednn_run(struct onednn *);
+void		 onednn_close(struct onednn *);
+
+#endif

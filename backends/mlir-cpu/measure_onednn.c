@@ -1,0 +1,202 @@
+/*
+ * The oneDNN reference of autosched-measure: one matmul primitive (u8s8s32,
+ * s8s8s32, f32, bf16, f16 as the op's types ask) computing acc += lhs·rhs
+ * with a sum post-op. libdnnl is loaded with dlopen only for the reference
+ * run: it brings GNU OpenMP, which must not share a process with the LLVM
+ * OpenMP runtime the kernels use.
+ */
+#include <dlfcn.h>
+#include <oneapi/dnnl/dnnl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/mlir-cpu/measure_int.h"
+
+#define DNNL_SONAME	"libdnnl.so.2"
+
+/* The entry points used, typed from dnnl.h. */
+#define DNNL_FUNCS(X)							\
+	X(dnnl_engine_create) X(dnnl_engine_destroy)			\
+	X(dnnl_stream_create) X(dnnl_stream_destroy) X(dnnl_stream_wait)	\
+	X(dnnl_memory_desc_init_by_strides) X(dnnl_matmul_desc_init)	\
+	X(dnnl_primitive_attr_create) X(dnnl_primitive_attr_destroy)	\
+	X(dnnl_post_ops_create) X(dnnl_post_ops_destroy)		\
+	X(dnnl_post_ops_append_sum) X(dnnl_primitive_attr_set_post_ops)	\
+	X(dnnl_primitive_desc_create) X(dnnl_primitive_desc_destroy)	\
+	X(dnnl_primitive_desc_query) X(dnnl_primitive_create)		\
+	X(dnnl_primitive_destroy) X(dnnl_primitive_execute)		\
+	X(dnnl_memory_create) X(dnnl_memory_destroy)
+
+struct onednn {
+	void			*dl;
+#define X(f)	__typeof__(&f) f;
+	DNNL_FUNCS(X)
+#undef X
+	dnnl_engine_t		 engine;
+	dnnl_stream_t		 stream;
+	dnnl_primitive_t	 prim;
+	dnnl_memory_t		 src, wei, dst;
+	long			 batch;
+};
+
+static int
+dnnl_type(enum mtype t, dnnl_data_type_t *out)
+{
+	switch (t) {
+	case T_F32: *out = dnnl_f32; return 0;
+	case T_F16: *out = dnnl_f16; return 0;
+	case T_BF16: *out = dnnl_bf16; return 0;
+	case T_I8: *out = dnnl_s8; return 0;
+	case T_U8: *out = dnnl_u8; return 0;
+	case T_I32: *out = dnnl_s32; return 0;
+	default: return -1;
+	}
+}
+
+static const char *
+dnnl_type_name(enum mtype t)
+{
+	static const char *const n[] = { "f32", "f64", "f16", "bf16", "s8",
+	    "u8", "s32" };
+
+	return (unsigned)t < sizeof n / sizeof n[0] ? n[t] : "?";
+}
+
+/* A batch x rows x cols matrix, stored transposed (cols x rows) if trans. */
+static void
+md_init(struct onednn *o, dnnl_memory_desc_t *md, long b, long rows,
+    long cols, int trans, dnnl_data_type_t t)
+{
+	dnnl_dims_t dims = { b, rows, cols }, strides;
+
+	strides[0] = rows * cols;
+	strides[1] = trans ? 1 : cols;
+	strides[2] = trans ? rows : 1;
+	o->dnnl_memory_desc_init_by_strides(md, 3, dims, t, strides);
+}
+
+struct onednn *
+onednn_open(const struct job *j, void *lhs, void *rhs, void *acc, char *name,
+    size_t namelen, const char **why)
+{
+	struct onednn *o;
+	dnnl_data_type_t lt, rt, at;
+	dnnl_memory_desc_t mds, mdw, mdd;
+	dnnl_matmul_desc_t desc;
+	dnnl_primitive_attr_t attr = NULL;
+	dnnl_post_ops_t po = NULL;
+	dnnl_primitive_desc_t pd = NULL;
+	const char *impl = NULL;
+
+	if (dnnl_type(j->lt, &lt) || dnnl_type(j->rt, &rt) ||
+	    dnnl_type(j->at, &at)) {
+		*why = "oneDNN has no matmul for these types";
+		return NULL;
+	}
+	o = calloc(1, sizeof *o);
+	if (o == NULL)
+		die("out of memory");
+	if ((o->dl = dlopen(DNNL_SONAME, RTLD_NOW | RTLD_LOCAL)) == NULL) {
+		*why = "oneDNN (" DNNL_SONAME ") is not installed";
+		goto fail;
+	}
+#define X(f)								\
+	if ((o->f = (__typeof__(&f))dlsym(o->dl, #f)) == NULL) {	\
+		*why = "oneDNN lacks " #f;				\
+		goto fail;						\
+	}
+	DNNL_FUNCS(X)
+#undef X
+	o->batch = j->batch;
+	*why = "oneDNN has no implementation for these types on this CPU";
+	if (o->dnnl_engine_create(&o->engine, dnnl_cpu, 0) != dnnl_success ||
+	    o->dnnl_stream_create(&o->stream, o->engine,
+	    dnnl_stream_default_flags) != dnnl_success)
+		goto fail;
+	md_init(o, &mds, j->batch, j->m, j->k, j->ta, lt);
+	md_init(o, &mdw, j->batch, j->k, j->n, j->tb, rt);
+	md_init(o, &mdd, j->batch, j->m, j->n, 0, at);
+	if (o->dnnl_matmul_desc_init(&desc, &mds, &mdw, NULL, &mdd) !=
+	    dnnl_success)
+		goto fail;
+	/* acc += lhs·rhs: the destination is summed into, as the kernels do. */
+	if (o->dnnl_primitive_attr_create(&attr) != dnnl_success ||
+	    o->dnnl_post_ops_create(&po) != dnnl_success ||
+	    o->dnnl_post_ops_append_sum(po, 1.0f) != dnnl_success ||
+	    o->dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
+		goto fail;
+	if (o->dnnl_primitive_desc_create(&pd, &desc, attr, o->engine, NULL) !=
+	    dnnl_success)
+		goto fail;
+	if (o->dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0,
+	    &impl) != dnnl_success || impl == NULL ||
+	    strncmp(impl, "ref", 3) == 0) {
+		/* A reference loop is no library routine to compare with. */
+		*why = "oneDNN has only its reference loop for these types "
+		    "on this CPU";
+		goto fail;
+	}
+	if (o->dnnl_primitive_create(&o->prim, pd) != dnnl_success ||
+	    o->dnnl_memory_create(&o->src, &mds, o->engine, lhs) !=
+	    dnnl_success ||
+	    o->dnnl_memory_create(&o->wei, &mdw, o->engine, rhs) !=
+	    dnnl_success ||
+	    o->dnnl_memory_create(&o->dst, &mdd, o->engine, acc) !=
+	    dnnl_success)
+		goto fail;
+	snprintf(name, namelen, "onednn:matmul_%s%s%s(%s)",
+	    dnnl_type_name(j->lt), dnnl_type_name(j->rt),
+	    dnnl_type_name(j->at), impl);
+	o->dnnl_primitive_desc_destroy(pd);
+	o->dnnl_primitive_attr_destroy(attr);
+	o->dnnl_post_ops_destroy(po);
+	*why = NULL;
+	return o;
+fail:
+	if (pd != NULL)
+		o->dnnl_primitive_desc_destroy(pd);
+	if (attr != NULL)
+		o->dnnl_primitive_attr_destroy(attr);
+	if (po != NULL)
+		o->dnnl_post_ops_destroy(po);
+	onednn_close(o);
+	return NULL;
+}
+
+void
+onednn_run(struct onednn *o)
+{
+	dnnl_exec_arg_t args[3] = {
+		{ DNNL_ARG_SRC, o->src },
+		{ DNNL_ARG_WEIGHTS, o->wei },
+		{ DNNL_ARG_DST, o->dst },
+	};
+
+	if (o->dnnl_primitive_execute(o->prim, o->stream, 3, args) !=
+	    dnnl_success || o->dnnl_stream_wait(o->stream) != dnnl_success)
+		die("oneDNN matmul failed");
+}
+
+void
+onednn_close(struct onednn *o)
+{
+	if (o == NULL)
+		return;
+	if (o->dl != NULL) {
+		if (o->src != NULL)
+			o->dnnl_memory_destroy(o->src);
+		if (o->wei != NULL)
+			o->dnnl_memory_destroy(o->wei);
+		if (o->dst != NULL)
+			o->dnnl_memory_destroy(o->dst);
+		if (o->prim != NULL)
+			o->dnnl_primitive_destroy(o->prim);
+		if (o->stream != NULL)
+			o->dnnl_stream_destroy(o->stream);
+		if (o->engine != NULL)
+			o->dnnl_engine_destroy(o->engine);
+		/* Not dlclosed: its OpenMP threads may still be winding down. */
+	}
+	free(o);
+}

@@ -1,0 +1,164 @@
+/*
+ * A hand-written kernel with the mlir-cpu ABI (see backends/mlir-cpu/mlircpu.c):
+ *	void dispatch(const void *lhs, const void *rhs, void *acc);
+ * computing acc += lhs·rhs in place, rounding to the accumulator type after
+ * every product as a kernel accumulating in that type would. Shapes, types
+ * and layouts are baked in: -DB= -DM= -DN= -DK= -DTA= -DTB= and
+ * -DLT= -DRT= -DAT= (0 f32, 1 f64, 2 f16, 3 bf16, 4 i8, 5 u8, 6 i32).
+ * AUTOSCHED_MUTANT picks a wrong variant: nothing, ktile (skips the middle
+ * K tile of 8), rows (skips rows 4..7), cols (skips columns 8..15), batch
+ * (skips batch 1), or sleep (right, but sleeps on calls 3 to 5, so that the
+ * process is switched out during timed repetitions).
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void	dispatch(const void *, const void *, void *);
+
+static float
+f16_get(uint16_t h)
+{
+	int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+	float v;
+
+	if (e == 0)
+		v = (float)m / 16777216.0f;
+	else {
+		v = (float)(m | 0x400);
+		for (; e > 25; e--)
+			v *= 2;
+		for (; e < 25; e++)
+			v /= 2;
+	}
+	return (h & 0x8000) ? -v : v;
+}
+
+static uint16_t
+f16_put(float f)
+{
+	uint32_t x, sign;
+	int e;
+
+	memcpy(&x, &f, 4);
+	sign = (x >> 16) & 0x8000;
+	if (f == 0)
+		return (uint16_t)sign;
+	e = (int)((x >> 23) & 0xff) - 127 + 15;
+	if (e >= 31)
+		return (uint16_t)(sign | 0x7c00);
+	if (e <= 0)
+		return (uint16_t)sign;
+	return (uint16_t)(sign | ((uint32_t)e << 10) | ((x >> 13) & 0x3ff));
+}
+
+static double
+get(int t, const void *p, size_t i)
+{
+	uint32_t x;
+	float f;
+
+	switch (t) {
+	case 0: return ((const float *)p)[i];
+	case 1: return ((const double *)p)[i];
+	case 2: return f16_get(((const uint16_t *)p)[i]);
+	case 3:
+		x = (uint32_t)((const uint16_t *)p)[i] << 16;
+		memcpy(&f, &x, 4);
+		return f;
+	case 4: return ((const int8_t *)p)[i];
+	case 5: return ((const uint8_t *)p)[i];
+	default: return ((const int32_t *)p)[i];
+	}
+}
+
+/* Round v to type t as storing it there would (truncating: values are exact). */
+static double
+round_to(int t, double v)
+{
+	float f = (float)v;
+	uint32_t x;
+
+	switch (t) {
+	case 0: return f;
+	case 1: return v;
+	case 2: return f16_get(f16_put(f));
+	case 3:
+		memcpy(&x, &f, 4);
+		x &= 0xffff0000u;
+		memcpy(&f, &x, 4);
+		return f;
+	default: return (double)(int32_t)(uint32_t)(int64_t)v;
+	}
+}
+
+static void
+put(int t, void *p, size_t i, double v)
+{
+	float f = (float)v;
+	uint32_t x;
+
+	switch (t) {
+	case 0: ((float *)p)[i] = f; break;
+	case 1: ((double *)p)[i] = v; break;
+	case 2: ((uint16_t *)p)[i] = f16_put(f); break;
+	case 3:
+		memcpy(&x, &f, 4);
+		((uint16_t *)p)[i] = (uint16_t)(x >> 16);
+		break;
+	default: ((int32_t *)p)[i] = (int32_t)(uint32_t)(int64_t)v; break;
+	}
+}
+
+void
+dispatch(const void *lhs, const void *rhs, void *acc)
+{
+	static int calls;
+	const char *mut = getenv("AUTOSCHED_MUTANT");
+	long b, i, j, k, skip_k = K >= 16 ? (K / 8 / 2) : -1;
+	int mk, mr, mc, mb;
+	double c;
+
+	if (mut == NULL)
+		mut = "";
+	mk = strcmp(mut, "ktile") == 0;
+	mr = strcmp(mut, "rows") == 0;
+	mc = strcmp(mut, "cols") == 0;
+	mb = strcmp(mut, "batch") == 0;
+	calls++;
+	if (strcmp(mut, "nothing") == 0)
+		return;
+	if (strcmp(mut, "sleep") == 0 && calls >= 3 && calls <= 5) {
+		struct timespec ts = { 0, 2000000 };
+
+		nanosleep(&ts, NULL);
+	}
+	for (b = 0; b < B; b++) {
+		if (mb && b == 1)
+			continue;
+		for (i = 0; i < M; i++) {
+			if (mr && i / 4 == 1)
+				continue;
+			for (j = 0; j < N; j++) {
+				if (mc && j / 8 == 1)
+					continue;
+				c = get(AT, acc, (size_t)(b * M * N + i * N + j));
+				for (k = 0; k < K; k++) {
+					size_t ia = TA ? (size_t)(k * M + i) :
+					    (size_t)(i * K + k);
+					size_t ib = TB ? (size_t)(j * K + k) :
+					    (size_t)(k * N + j);
+
+					if (mk && k / 8 == skip_k)
+						continue;
+					c = round_to(AT, c +
+					    get(LT, lhs, (size_t)(b * M * K) + ia) *
+					    get(RT, rhs, (size_t)(b * K * N) + ib));
+				}
+				put(AT, acc, (size_t)(b * M * N + i * N + j), c);
+			}
+		}
+	}
+}
