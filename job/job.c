@@ -649,23 +649,6 @@ job_step_noise(struct job *c, struct job_op *jo)
 		    jo->drift.t, jo->drift.t_crit, jo->nnoise);
 }
 
-/*
- * What the reference computed, and whether it is the op's own precision (a
- * "vs" ratio means something only then). mlir-cpu's reference is OpenBLAS:
- * dgemm for f64 accumulators, else sgemm on data widened to f32.
- */
-static void
-job_reference_name(struct job_op *jo)
-{
-	const struct op_desc *op = jo->op;
-	int f64 = op->acc == ELEM_F64;
-
-	snprintf(jo->reference_name, sizeof jo->reference_name, "OpenBLAS %s",
-	    f64 ? "dgemm" : "sgemm");
-	jo->reference_same = f64 ? op->lhs == ELEM_F64 && op->rhs == ELEM_F64 :
-	    op->lhs == ELEM_F32 && op->rhs == ELEM_F32 && op->acc == ELEM_F32;
-}
-
 /* The reference library at the winner's thread count, recorded. */
 static int
 job_step_reference(struct job *c, struct job_op *jo, struct backend *b,
@@ -698,7 +681,10 @@ job_step_reference(struct job *c, struct job_op *jo, struct backend *b,
 		goto out;
 	if (job_valid(&res))
 		jo->reference_gflops = res.gflops;
-	job_reference_name(jo);
+	/* What it computed, and whether a "vs" ratio is like for like. */
+	snprintf(jo->reference_name, sizeof jo->reference_name, "%s",
+	    res.ref_routine[0] != '\0' ? res.ref_routine : "reference");
+	jo->reference_same = res.ref_routine[0] != '\0' && res.ref_same_precision;
 	rc = 0;
 out:
 	backend_result_clear(&res);

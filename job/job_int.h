@@ -49,7 +49,7 @@ struct job_op {
 	struct stats_ratio	 speedup;	/* winner / default at base_threads */
 	struct stats_ratio	 speedup1;	/* winner / default at 1 thread */
 	double			 reference_gflops;
-	char			 reference_name[48];	/* what the reference computed */
+	char			 reference_name[96];	/* what the reference computed */
 	int			 reference_same;	/* it computes the op's own precision */
 	double			 noise[JOB_NOISE_MAX];	/* the 1-thread default, in time order */
 	int			 nnoise;

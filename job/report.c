@@ -50,11 +50,17 @@ report_block(struct job_report *rep, const struct op_desc *op,
 	printf("Arguments     : --batch_count=%lld --m=%lld --n=%lld --k=%lld "
 	    "--lhs=%s%s --rhs=%s%s --result=%st\n",
 	    (long long)op->batch, (long long)op->m, (long long)op->n,
-	    (long long)op->k, analysis_elem_name(op->lhs),
-	    report_layout(op->transpose_a), analysis_elem_name(op->rhs),
+	    (long long)op->k, analysis_operand_name(op->lhs, op->lhs_unsigned),
+	    report_layout(op->transpose_a),
+	    analysis_operand_name(op->rhs, op->rhs_unsigned),
 	    report_layout(op->transpose_b), analysis_elem_name(op->acc));
 	printf("                --split_k_mode=N/A --split_k_slices=N/A\n");
-	printf("Verification  : %s\n", report_verification(r));
+	if (r->checked_by[0] != '\0' && strcmp(r->checked_by, "none") != 0 &&
+	    r->verified)
+		printf("Verification  : %s (exact, %s)\n", report_verification(r),
+		    r->checked_by);
+	else
+		printf("Verification  : %s\n", report_verification(r));
 	if (r->status != TRIAL_OK)
 		printf("Status        : %s%s%s%s\n", backend_status_name(r->status),
 		    r->error ? " (" : "", r->error ? r->error : "",
@@ -128,8 +134,10 @@ report_csv_row(struct job_report *rep, const struct op_desc *op,
 	fprintf(f, "%s,%s,%.0f,%.0f,%lld,%lld,%lld,%lld,%s%s,%s%s,%st,N/A,N/A,",
 	    op->kind, op->name, bytes, flops, (long long)op->batch,
 	    (long long)op->m, (long long)op->n, (long long)op->k,
-	    analysis_elem_name(op->lhs), report_layout(op->transpose_a),
-	    analysis_elem_name(op->rhs), report_layout(op->transpose_b),
+	    analysis_operand_name(op->lhs, op->lhs_unsigned),
+	    report_layout(op->transpose_a),
+	    analysis_operand_name(op->rhs, op->rhs_unsigned),
+	    report_layout(op->transpose_b),
 	    analysis_elem_name(op->acc));
 	report_csv_field(f, config_name, 0);
 	fprintf(f, "cpu,%s,%s,", rep->backend, report_verification(r));
@@ -229,11 +237,12 @@ report_summary(FILE *f, const struct job_op *ops, size_t n)
 		}
 		if (jo->reference_gflops > 0)
 			fprintf(f, "  %-12s: %.2fx (%s, %d thread%s: %.2f GFLOP/s%s)\n",
-			    jo->reference_same ? "vs OpenBLAS" : "of OpenBLAS",
+			    jo->reference_same ? "vs library" : "of library",
 			    jo->best_gflops / jo->reference_gflops,
 			    jo->reference_name, jo->base_threads,
 			    jo->base_threads == 1 ? "" : "s", jo->reference_gflops,
-			    jo->reference_same ? "" : "; not the op's precision");
+			    jo->reference_same ? "" : "; not the op's precision, "
+			    "so not like for like");
 		if (jo->nnoise >= 3)
 			fprintf(f, "  noise       : cv %.1f%% over %d measurements "
 			    "of the default across the job; %s\n",
