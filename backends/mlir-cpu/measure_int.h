@@ -12,7 +12,7 @@
 enum mtype { T_F32, T_F64, T_F16, T_BF16, T_I8, T_U8, T_I32, T_NONE };
 
 /* Which library routine the reference run times. */
-enum ref_kind { REF_AUTO, REF_OPENBLAS, REF_ONEDNN };
+enum ref_kind { REF_AUTO, REF_OPENBLAS, REF_ONEDNN, REF_BLIS };
 
 struct job {
 	const char	*kernel;	/* .so path; NULL = a reference library */
@@ -27,6 +27,7 @@ struct job {
 	int		 verify;
 	const char	*fault;		/* crash|hang|wrong|nothing|sleep|NULL */
 	const char	*cpus;
+	int		 peak;		/* --peak: time the FMA probe, no matmul */
 };
 
 void	 die(const char *fmt, ...)
@@ -68,5 +69,24 @@ struct onednn	*onednn_open(const struct job *, void *lhs, void *rhs,
 		    void *acc, char *name, size_t namelen, const char **why);
 void		 onednn_run(struct onednn *);
 void		 onednn_close(struct onednn *);
+
+/*
+ * BLIS (bench peer, --ref blis): bli_sgemm/bli_dgemm from libblis.so.4,
+ * loaded with dlopen (its cblas symbols would clash with OpenBLAS's). NULL
+ * with *why when missing or for types other than f32/f64. acc += lhs·rhs.
+ */
+struct blis;
+struct blis	*blis_open(const struct job *, const void *lhs, const void *rhs,
+		    void *acc, char *name, size_t namelen, const char **why);
+void		 blis_run(struct blis *);
+void		 blis_close(struct blis *);
+
+/*
+ * The FMA peak probe (--peak): one call runs independent register-only FMAs
+ * in the widest vectors on `threads` threads pinned to the process's CPUs;
+ * *flops receives what it did. Lanes of f32 per vector, 0 without FMA.
+ */
+double		 peak_call(int threads, double *flops);
+int		 peak_lanes(void);
 
 #endif

@@ -477,7 +477,9 @@ cmp_double(const void *a, const void *b)
 }
 
 /* The reference routines the timed reference run can use. */
-enum routine { R_KERNEL, R_SGEMM, R_DGEMM, R_ONEDNN };
+enum routine { R_KERNEL, R_SGEMM, R_DGEMM, R_ONEDNN, R_BLIS };
+
+static struct blis *blis_ref;	/* the BLIS peer, when --ref blis */
 
 static void
 blas_call(const struct job *j, enum routine r, const void *a, const void *b,
@@ -511,10 +513,11 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: autosched-measure [--kernel SO | --ref "
-	    "auto|openblas|onednn | --blas] --shape BxMxNxK --types L,R,A "
+	    "auto|openblas|onednn|blis | --blas] --shape BxMxNxK --types L,R,A "
 	    "[--trans TA,TB] [--threads N] [--warmup N] [--min-time S] "
 	    "[--reps MIN,MAX] [--seed N] [--verify 0|1] [--cpus LIST] "
 	    "[--fault crash|hang|wrong|nothing|sleep]\n"
+	    "       autosched-measure --peak [--threads N] [--min-time S] [--cpus LIST]\n"
 	    "       autosched-measure --hang\n");
 	exit(2);
 }
@@ -542,6 +545,13 @@ parse_args(int argc, char **argv, struct job *j)
 			for (;;)
 				pause();
 		}
+		if (strcmp(o, "--peak") == 0) {
+			/* The FMA probe: a "reference" that needs no shape. */
+			j->peak = 1;
+			ref = 1;
+			j->batch = j->m = j->n = j->k = 1;
+			continue;
+		}
 		if (strcmp(o, "--blas") == 0) {
 			/* The old spelling of --ref openblas. */
 			ref = 1;
@@ -561,6 +571,8 @@ parse_args(int argc, char **argv, struct job *j)
 				j->ref = REF_OPENBLAS;
 			else if (strcmp(v, "onednn") == 0)
 				j->ref = REF_ONEDNN;
+			else if (strcmp(v, "blis") == 0)
+				j->ref = REF_BLIS;
 			else
 				usage();
 		} else if (strcmp(o, "--shape") == 0) {
@@ -629,6 +641,16 @@ ref_choose(struct job *j, struct onednn **dn, void **bufs, char *name,
 	enum mtype rt = j->rt;
 
 	*note = NULL;
+	if (j->ref == REF_BLIS) {
+		bufs[0] = buf_alloc(j->lt, na);
+		bufs[1] = buf_alloc(j->rt, nb);
+		bufs[2] = buf_alloc(j->at, nc);
+		if ((blis_ref = blis_open(j, bufs[0], bufs[1], bufs[2], name,
+		    namelen, &why)) == NULL)
+			die("--ref blis: %s", why);
+		*same = 1;
+		return R_BLIS;
+	}
 	if (j->ref == REF_ONEDNN || (j->ref == REF_AUTO && !f32 && !f64)) {
 		bufs[0] = buf_alloc(j->lt, na);
 		bufs[1] = buf_alloc(j->rt, nb);
@@ -677,8 +699,47 @@ call(const struct job *j, enum routine r, kernel_fn fn, struct onednn *dn,
 		fn(lhs, rhs, acc);
 	else if (r == R_ONEDNN)
 		onednn_run(dn);
+	else if (r == R_BLIS)
+		blis_run(blis_ref);
 	else
 		blas_call(j, r, lhs, rhs, acc);
+}
+
+/*
+ * --peak: the FMA probe timed like everything else (warm-up, repetitions
+ * until min_time, median), printed as one JSON line with its GFLOP/s.
+ */
+static int
+peak_main(const struct job *j)
+{
+	double times[4096], t0, total = 0, flops = 0, g;
+	json_t *out;
+	char *line;
+	int reps = 0, i;
+
+	if (peak_lanes() == 0)
+		die("--peak: this CPU has no FMA");
+	for (i = 0; i < j->warmup; i++)
+		peak_call(j->threads, &flops);
+	while (reps < 4096 && reps < j->max_reps &&
+	    (reps < j->min_reps || total < j->min_time)) {
+		t0 = now();
+		peak_call(j->threads, &flops);
+		times[reps] = now() - t0;
+		total += times[reps++];
+	}
+	qsort(times, (size_t)reps, sizeof *times, cmp_double);
+	g = flops / (reps % 2 ? times[reps / 2] :
+	    (times[reps / 2 - 1] + times[reps / 2]) / 2) / 1e9;
+	out = json_pack("{s:s, s:s, s:i, s:i, s:f, s:f}", "status", "ok",
+	    "routine", peak_lanes() == 16 ? "peak:fma-zmm" : "peak:fma-ymm",
+	    "threads", j->threads, "reps", reps, "gflops", g,
+	    "median_ms", times[reps / 2] * 1e3);
+	line = json_dumps(out, JSON_COMPACT);
+	puts(line);
+	free(line);
+	json_decref(out);
+	return 0;
 }
 
 int
@@ -707,6 +768,8 @@ main(int argc, char **argv)
 	parse_args(argc, argv, &j);
 	if (j.cpus != NULL)
 		pin(j.cpus);
+	if (j.peak)
+		return peak_main(&j);
 	/* Keep OpenBLAS' own threads off the CPUs while a kernel is timed. */
 	openblas_set_num_threads(j.kernel != NULL ? 1 : j.threads);
 	/* Before any kernel runs, so that its OpenMP team inherits them. */
@@ -878,6 +941,7 @@ main(int argc, char **argv)
 	json_decref(out);
 	free(times);
 	onednn_close(dn);
+	blis_close(blis_ref);
 	counters_close(ctr);
 	free(lhs);
 	free(rhs);

@@ -109,6 +109,16 @@ ref onednn:matmul_f32f32f32 1 --ref onednn --types f32,f32,f32 --trans 0,1
 ref onednn:matmul_s8s8s32 1 --ref auto --types i8,i8,i32 --trans 1,0
 ref onednn:matmul_u8s8s32 1 --ref auto --types u8,i8,i32
 ref onednn:matmul_u8s8s32 0 --ref auto --types u8,u8,i32
+ref blis:sgemm 1 --ref blis --types f32,f32,f32 --trans 1,0
+ref blis:dgemm 1 --ref blis --types f64,f64,f64 --trans 0,1
+# The FMA peak probe: a figure, from the widest FMA of this CPU.
+out=$("$MEASURE" --peak --min-time 0 --reps 1,1 --warmup 0 2>&1 | tail -1)
+if [[ $(field "$out" routine) == peak:fma-* ]] && python3 -c "import json,sys; sys.exit(0 if json.loads(sys.argv[1])['gflops'] > 0 else 1)" "$out"; then
+	pass=$((pass + 1))
+else
+	fail=$((fail + 1))
+	echo "FAIL: --peak: $out" >&2
+fi
 out=$("$MEASURE" --ref onednn --shape 1x8x8x8 --types f64,f64,f64 2>&1)
 rc=$?
 if [ $rc -eq 2 ] && [[ $out == *"--ref onednn: oneDNN has no matmul for these types"* ]]; then

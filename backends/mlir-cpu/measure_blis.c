@@ -1,0 +1,138 @@
+/*
+ * The BLIS peer of autosched-measure (--ref blis): bli_sgemm / bli_dgemm
+ * from Debian's libblis, loaded with dlopen so that its cblas symbols never
+ * meet OpenBLAS's in this process, and its OpenMP runtime never meets the
+ * kernels'. Layouts are given as strides, so transposed operands need no
+ * transpose flag.
+ */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/mlir-cpu/measure_int.h"
+
+#define BLIS_SONAME	"libblis.so.4"
+
+/* BLIS's typed API with 64-bit or 32-bit dim_t/inc_t (its build decides). */
+typedef void (*sgemm64_fn)(int, int, int64_t, int64_t, int64_t, const float *,
+    const float *, int64_t, int64_t, const float *, int64_t, int64_t,
+    const float *, float *, int64_t, int64_t);
+typedef void (*dgemm64_fn)(int, int, int64_t, int64_t, int64_t, const double *,
+    const double *, int64_t, int64_t, const double *, int64_t, int64_t,
+    const double *, double *, int64_t, int64_t);
+typedef void (*sgemm32_fn)(int, int, int32_t, int32_t, int32_t, const float *,
+    const float *, int32_t, int32_t, const float *, int32_t, int32_t,
+    const float *, float *, int32_t, int32_t);
+typedef void (*dgemm32_fn)(int, int, int32_t, int32_t, int32_t, const double *,
+    const double *, int32_t, int32_t, const double *, int32_t, int32_t,
+    const double *, double *, int32_t, int32_t);
+
+struct blis {
+	void		*dl;
+	void		*gemm;		/* bli_sgemm or bli_dgemm */
+	int		 dbl, int64;
+	const struct job *j;
+	const void	*a, *b;
+	void		*c;
+};
+
+struct blis *
+blis_open(const struct job *j, const void *lhs, const void *rhs, void *acc,
+    char *name, size_t namelen, const char **why)
+{
+	struct blis *bl;
+	void (*set_threads)(int64_t);
+	int64_t (*int_size)(void);
+	const char *(*version)(void);
+
+	*why = NULL;
+	if (!((j->lt == T_F32 && j->rt == T_F32 && j->at == T_F32) ||
+	    (j->lt == T_F64 && j->rt == T_F64 && j->at == T_F64))) {
+		*why = "BLIS has sgemm and dgemm only";
+		return NULL;
+	}
+	bl = calloc(1, sizeof *bl);
+	if (bl == NULL)
+		die("out of memory");
+	bl->dl = dlopen(BLIS_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+	if (bl->dl == NULL) {
+		*why = "libblis.so.4 not found (Debian libblis4)";
+		free(bl);
+		return NULL;
+	}
+	bl->dbl = j->at == T_F64;
+	bl->gemm = dlsym(bl->dl, bl->dbl ? "bli_dgemm" : "bli_sgemm");
+	int_size = (int64_t (*)(void))dlsym(bl->dl, "bli_info_get_int_type_size");
+	version = (const char *(*)(void))dlsym(bl->dl, "bli_info_get_version_str");
+	set_threads = (void (*)(int64_t))dlsym(bl->dl,
+	    "bli_thread_set_num_threads");
+	if (bl->gemm == NULL || int_size == NULL || set_threads == NULL) {
+		*why = "libblis lacks bli_?gemm";
+		dlclose(bl->dl);
+		free(bl);
+		return NULL;
+	}
+	bl->int64 = int_size() == 64;
+	/* Its dim_t is as wide as its gint; set_threads takes a dim_t too. */
+	if (bl->int64)
+		set_threads(j->threads);
+	else
+		((void (*)(int32_t))(void *)set_threads)(j->threads);
+	bl->j = j;
+	bl->a = lhs;
+	bl->b = rhs;
+	bl->c = acc;
+	snprintf(name, namelen, "blis:%s %s", bl->dbl ? "dgemm" : "sgemm",
+	    version != NULL ? version() : "");
+	return bl;
+}
+
+void
+blis_run(struct blis *bl)
+{
+	const struct job *j = bl->j;
+	int64_t m = j->m, n = j->n, k = j->k, b;
+	/* Row-major, or the stored transpose, as strides. */
+	int64_t rsa = j->ta ? 1 : k, csa = j->ta ? m : 1;
+	int64_t rsb = j->tb ? 1 : n, csb = j->tb ? k : 1;
+	size_t sa = (size_t)(m * k), sb = (size_t)(k * n), sc = (size_t)(m * n);
+	size_t es = bl->dbl ? 8 : 4;
+	const float one = 1.0f;
+	const double oned = 1.0;
+
+	for (b = 0; b < j->batch; b++) {
+		const char *a = (const char *)bl->a + (size_t)b * sa * es;
+		const char *bb = (const char *)bl->b + (size_t)b * sb * es;
+		char *c = (char *)bl->c + (size_t)b * sc * es;
+
+		if (bl->dbl && bl->int64)
+			((dgemm64_fn)bl->gemm)(0, 0, m, n, k, &oned,
+			    (const double *)a, rsa, csa, (const double *)bb,
+			    rsb, csb, &oned, (double *)c, n, 1);
+		else if (bl->dbl)
+			((dgemm32_fn)bl->gemm)(0, 0, (int32_t)m, (int32_t)n,
+			    (int32_t)k, &oned, (const double *)a, (int32_t)rsa,
+			    (int32_t)csa, (const double *)bb, (int32_t)rsb,
+			    (int32_t)csb, &oned, (double *)c, (int32_t)n, 1);
+		else if (bl->int64)
+			((sgemm64_fn)bl->gemm)(0, 0, m, n, k, &one,
+			    (const float *)a, rsa, csa, (const float *)bb, rsb,
+			    csb, &one, (float *)c, n, 1);
+		else
+			((sgemm32_fn)bl->gemm)(0, 0, (int32_t)m, (int32_t)n,
+			    (int32_t)k, &one, (const float *)a, (int32_t)rsa,
+			    (int32_t)csa, (const float *)bb, (int32_t)rsb,
+			    (int32_t)csb, &one, (float *)c, (int32_t)n, 1);
+	}
+}
+
+void
+blis_close(struct blis *bl)
+{
+	if (bl == NULL)
+		return;
+	dlclose(bl->dl);
+	free(bl);
+}
