@@ -179,6 +179,31 @@ sweep_target(struct sweep *s, struct store *st)
 	}
 }
 
+/*
+ * A sweep replays the code of one schedule version: refuse one recorded
+ * with another (the version is in the target's toolchain string), so that
+ * figures cannot silently go stale.
+ */
+static int
+sweep_check_version(const struct sweep *s, char **err)
+{
+	const char *want = mlircpu_backend.schedule_tag, *at;
+	size_t n;
+
+	if (want == NULL)
+		return 0;
+	n = strlen(want);
+	at = strstr(s->toolchain, want);
+	if (at != NULL && (at[n] == '\0' || at[n] == ';'))
+		return 0;
+	at = strstr(s->toolchain, "schedule v");
+	util_seterr(err, "%s: recorded with %.*s, but this build generates %s: "
+	    "record it again (bench/sweeps/compact.sh says how)", s->path,
+	    at != NULL ? (int)strcspn(at, ";") : 40,
+	    at != NULL ? at : "no schedule version (before v4)", want);
+	return -1;
+}
+
 int
 sweep_load(const char *path, struct sweep *s, char **err)
 {
@@ -212,6 +237,8 @@ sweep_load(const char *path, struct sweep *s, char **err)
 		goto fail;
 	}
 	sweep_target(s, st);
+	if (sweep_check_version(s, err) != 0)
+		goto fail;
 	if (sweep_space(s, &w, err) != 0)
 		goto fail;
 
