@@ -73,7 +73,9 @@ PY
 # Peers, side by side on the same CPUs: OpenBLAS, oneDNN and BLIS at 1 and 2
 # threads (as many as CPUS allows), and the FMA peak of this CPU (register-only
 # FMAs in its widest vectors: the physical limit), each timed by the same
-# measuring child (warm-up, median of repetitions for 0.3 s, pinned).
+# measuring child (warm-up, median of repetitions for 0.3 s, pinned), three
+# rounds interleaved: multi-threaded library runs move by 20% from run to run
+# here, so one run of each would decide the ratio by luck.
 measure=$build/backends/mlir-cpu/autosched-measure
 ncpu=$(echo "$cpus" | tr ',' '\n' | wc -l)
 python3 - "$work/run.json" "$measure" "$cpus" "$ncpu" <<'PY'
@@ -106,10 +108,14 @@ for op in doc["ops"]:
     flops = 2.0 * b * M * N * K
     shape = "%dx%dx%dx%d" % (b, M, N, K)
     for t in range(1, min(ncpu, 2) + 1):
-        g = {}
-        for ref in ("openblas", "onednn", "blis"):
-            d = run("--ref", ref, "--shape", shape, "--types", "f32,f32,f32", threads=t)
-            g[ref] = flops / (d["median_ms"] * 1e6) if d and d.get("median_ms") else 0
+        # Three rounds, the libraries interleaved; each by its median round.
+        runs = {"openblas": [], "onednn": [], "blis": []}
+        for _ in range(3):
+            for ref in runs:
+                d = run("--ref", ref, "--shape", shape, "--types", "f32,f32,f32", threads=t)
+                if d and d.get("median_ms"):
+                    runs[ref].append(flops / (d["median_ms"] * 1e6))
+        g = {k: sorted(v)[len(v) // 2] if v else 0 for k, v in runs.items()}
         best = op["gflops"] if op["knobs"].get("threads", 1) == t else 0
         r = lambda x, y: "%.2f" % (x / y) if x and y else "-"
         f = lambda x: "%.1f" % x if x else "-"
@@ -117,5 +123,6 @@ for op in doc["ops"]:
             f(g["blis"]), f(peak[t]), r(best, g["openblas"]), r(best, g["onednn"]),
             r(best, g["blis"]), "%.0f%%" % (100 * best / peak[t]) if best and peak[t] else "-"))
 print("best: the chosen config, shown at its own thread count (measured after the choice);")
-print("peers: autosched-measure --ref openblas|onednn|blis, --peak: register-only FMAs.")
+print("peers: autosched-measure --ref openblas|onednn|blis, median of 3 interleaved rounds;")
+print("peak: --peak, register-only FMAs in the widest vectors, one pinned thread per CPU.")
 PY

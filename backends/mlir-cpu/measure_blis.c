@@ -43,7 +43,6 @@ blis_open(const struct job *j, const void *lhs, const void *rhs, void *acc,
     char *name, size_t namelen, const char **why)
 {
 	struct blis *bl;
-	void (*set_threads)(int64_t);
 	int64_t (*int_size)(void);
 	const char *(*version)(void);
 
@@ -53,10 +52,19 @@ blis_open(const struct job *j, const void *lhs, const void *rhs, void *acc,
 		*why = "BLIS has sgemm and dgemm only";
 		return NULL;
 	}
+	if (j->threads > 1) {
+		/*
+		 * Debian's libblis4-openmp crashes in its OpenMP worker threads
+		 * inside this child (it runs standalone): one thread only, until
+		 * that is understood (bench/README.md).
+		 */
+		*why = "BLIS is measured at 1 thread only here";
+		return NULL;
+	}
 	bl = calloc(1, sizeof *bl);
 	if (bl == NULL)
 		die("out of memory");
-	bl->dl = dlopen(BLIS_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+	bl->dl = dlopen(BLIS_SONAME, RTLD_NOW | RTLD_LOCAL);
 	if (bl->dl == NULL) {
 		*why = "libblis.so.4 not found (Debian libblis4)";
 		free(bl);
@@ -66,20 +74,13 @@ blis_open(const struct job *j, const void *lhs, const void *rhs, void *acc,
 	bl->gemm = dlsym(bl->dl, bl->dbl ? "bli_dgemm" : "bli_sgemm");
 	int_size = (int64_t (*)(void))dlsym(bl->dl, "bli_info_get_int_type_size");
 	version = (const char *(*)(void))dlsym(bl->dl, "bli_info_get_version_str");
-	set_threads = (void (*)(int64_t))dlsym(bl->dl,
-	    "bli_thread_set_num_threads");
-	if (bl->gemm == NULL || int_size == NULL || set_threads == NULL) {
+	if (bl->gemm == NULL || int_size == NULL) {
 		*why = "libblis lacks bli_?gemm";
 		dlclose(bl->dl);
 		free(bl);
 		return NULL;
 	}
 	bl->int64 = int_size() == 64;
-	/* Its dim_t is as wide as its gint; set_threads takes a dim_t too. */
-	if (bl->int64)
-		set_threads(j->threads);
-	else
-		((void (*)(int32_t))(void *)set_threads)(j->threads);
 	bl->j = j;
 	bl->a = lhs;
 	bl->b = rhs;

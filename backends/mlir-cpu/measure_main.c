@@ -771,7 +771,8 @@ main(int argc, char **argv)
 	if (j.peak)
 		return peak_main(&j);
 	/* Keep OpenBLAS' own threads off the CPUs while a kernel is timed. */
-	openblas_set_num_threads(j.kernel != NULL ? 1 : j.threads);
+	openblas_set_num_threads(j.kernel != NULL || j.ref == REF_BLIS ? 1 :
+	    j.threads);
 	/* Before any kernel runs, so that its OpenMP team inherits them. */
 	ctr = counters_open();
 
