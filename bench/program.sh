@@ -8,14 +8,15 @@
 #
 #   bench/program.sh [CFG]
 # Environment: BUILD (build tree, default build; built if missing), CPUS
-# (CPU to time on, default 0), DB (store; default a fresh one in a temporary
+# (CPUs to tune and time on, default 0,1), DB (store; default a fresh one in a temporary
 # folder; an existing one resumes), MIN_TIME (seconds per function, 1).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/toolchain.env"
 build=${BUILD:-$top/build}
-cpus=${CPUS:-0}
-cpu=${cpus%%,*}
+# The cfg's threads need as many CPUs; the program is timed on the same ones.
+if [ -z "${CPUS:-}" ] && [ "$(nproc)" -ge 2 ]; then cpus=0,1; else cpus=${CPUS:-0}; fi
+cpu=$cpus
 min_time=${MIN_TIME:-1}
 cfg=${1:-$top/configs/example.cfg}
 if [ ! -x "$build/daemon/autosched" ] || [ ! -x "$build/bench/bench_program_time" ]; then

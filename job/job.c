@@ -572,95 +572,19 @@ job_step_confirm(struct job *c, struct job_op *jo, struct space *sp,
 }
 
 /*
- * The figures: the chosen config measured again after the choice, in rounds
- * interleaved (order alternating) with the default at the winner's thread
- * count and, when that is not 1, the default at 1 thread. The reported
- * GFLOP/s is the winner's median here; speedups are paired per round.
+ * The reference library once at the winner's thread count, recorded; *g its
+ * GFLOP/s (0 when it failed). 0, 1 when stopped, -1 on error.
  */
 static int
-job_step_final(struct job *c, struct job_op *jo, struct backend *b,
-    char **err)
-{
-	struct config bt = jo->deflt;
-	double w[JOB_FINAL_ROUNDS], d[JOB_FINAL_ROUNDS], d1[JOB_FINAL_ROUNDS];
-	const struct config *order[3];
-	double *into[3];
-	const char *phase[3];
-	int round, n, i, j, r;
-
-	if (!jo->have_best)
-		return 0;
-	jo->base_threads = jo->best.v[KNOB_THREADS] > 1 ?
-	    (int)jo->best.v[KNOB_THREADS] : 1;
-	bt.v[KNOB_THREADS] = jo->best.v[KNOB_THREADS];
-	jo->default_best = memcmp(&bt, &jo->best, sizeof bt) == 0;
-	n = 0;
-	order[n] = &jo->best, into[n] = w, phase[n++] = "final";
-	if (!jo->default_best)
-		order[n] = &bt, into[n] = d, phase[n++] = "baseline";
-	if (jo->base_threads != 1)
-		order[n] = &jo->deflt, into[n] = d1, phase[n++] = "baseline";
-	for (round = 0; round < JOB_FINAL_ROUNDS; round++) {
-		for (i = 0; i < n; i++) {
-			j = round % 2 ? n - 1 - i : i;
-			r = job_measure(c, b, jo, order[j], phase[j],
-			    &into[j][round], err);
-			if (r != 0)
-				return r;
-		}
-		jo->final_rounds++;
-	}
-	jo->best_gflops = stats_median(w, JOB_FINAL_ROUNDS);
-	if (jo->default_best)
-		memcpy(d, w, sizeof d);
-	jo->base_thr_gflops = stats_median(d, JOB_FINAL_ROUNDS);
-	(void)stats_ratio_ci(w, d, JOB_FINAL_ROUNDS, &jo->speedup);
-	if (jo->base_threads != 1) {
-		jo->base1_gflops = stats_median(d1, JOB_FINAL_ROUNDS);
-		(void)stats_ratio_ci(w, d1, JOB_FINAL_ROUNDS, &jo->speedup1);
-	} else {
-		jo->base1_gflops = jo->base_thr_gflops;
-		jo->speedup1 = jo->speedup;
-	}
-	{
-		double v[JOB_FINAL_ROUNDS];
-		int nv = 0;
-
-		for (i = 0; i < JOB_FINAL_ROUNDS; i++) {
-			if (w[i] > 0)
-				v[nv++] = w[i];
-		}
-		jo->best_cv = stats_cv(v, nv);
-	}
-	return 0;
-}
-
-/* The noise floor and the drift check, from the default's series. */
-static void
-job_step_noise(struct job *c, struct job_op *jo)
-{
-	jo->noise_cv = stats_cv(jo->noise, jo->nnoise);
-	if (stats_drift(jo->noise, jo->nnoise, JOB_DRIFT_MIN, &jo->drift) == 0 &&
-	    jo->drift.drift)
-		job_log(c, "warning", "%s: the default moved from %.2f to %.2f "
-		    "GFLOP/s during the job, more than its noise explains "
-		    "(Welch t = %.1f > %.1f over %d measurements)",
-		    jo->op->name, jo->drift.before, jo->drift.after,
-		    jo->drift.t, jo->drift.t_crit, jo->nnoise);
-}
-
-/* The reference library at the winner's thread count, recorded. */
-static int
-job_step_reference(struct job *c, struct job_op *jo, struct backend *b,
-    char **err)
+job_reference_once(struct job *c, struct job_op *jo, struct backend *b,
+    double *g, char **err)
 {
 	struct trial_result res;
 	struct store_trial st;
 	char name[64];
 	int rc = -1;
 
-	if (c->be->reference == NULL || !jo->have_best)
-		return 0;
+	*g = 0;
 	memset(&res, 0, sizeof res);
 	if (c->be->reference(b, jo->base_threads, &res, err) != 0)
 		goto out;
@@ -680,7 +604,7 @@ job_step_reference(struct job *c, struct job_op *jo, struct backend *b,
 	if (store_trial_add(c->st, &st, err) < 0)
 		goto out;
 	if (job_valid(&res))
-		jo->reference_gflops = res.gflops;
+		*g = res.gflops;
 	/* What it computed, and whether a "vs" ratio is like for like. */
 	snprintf(jo->reference_name, sizeof jo->reference_name, "%s",
 	    res.ref_routine[0] != '\0' ? res.ref_routine : "reference");
@@ -692,8 +616,93 @@ out:
 }
 
 /*
+ * The figures: the chosen config measured again after the choice, in rounds
+ * interleaved (order alternating) with the default at the winner's thread
+ * count, the default at 1 thread when that is not 1, and the reference
+ * library at the winner's thread count. The reported GFLOP/s is the
+ * winner's median here, the library's its median too (one run of a
+ * multi-threaded library moves by 20% here); speedups are paired per round.
+ */
+static int
+job_step_final(struct job *c, struct job_op *jo, struct backend *b,
+    char **err)
+{
+	struct config bt = jo->deflt;
+	double w[JOB_FINAL_ROUNDS], d[JOB_FINAL_ROUNDS], d1[JOB_FINAL_ROUNDS];
+	double ref[JOB_FINAL_ROUNDS], v[JOB_FINAL_ROUNDS];
+	const struct config *order[4];
+	double *into[4];
+	const char *phase[4];
+	int round, n, i, j, r, nv;
+
+	if (!jo->have_best)
+		return 0;
+	jo->base_threads = jo->best.v[KNOB_THREADS] > 1 ?
+	    (int)jo->best.v[KNOB_THREADS] : 1;
+	bt.v[KNOB_THREADS] = jo->best.v[KNOB_THREADS];
+	jo->default_best = memcmp(&bt, &jo->best, sizeof bt) == 0;
+	n = 0;
+	order[n] = &jo->best, into[n] = w, phase[n++] = "final";
+	if (!jo->default_best)
+		order[n] = &bt, into[n] = d, phase[n++] = "baseline";
+	if (jo->base_threads != 1)
+		order[n] = &jo->deflt, into[n] = d1, phase[n++] = "baseline";
+	if (c->be->reference != NULL)
+		order[n] = NULL, into[n] = ref, phase[n++] = "reference";
+	memset(ref, 0, sizeof ref);
+	for (round = 0; round < JOB_FINAL_ROUNDS; round++) {
+		for (i = 0; i < n; i++) {
+			j = round % 2 ? n - 1 - i : i;
+			r = order[j] == NULL ? job_reference_once(c, jo, b,
+			    &into[j][round], err) : job_measure(c, b, jo,
+			    order[j], phase[j], &into[j][round], err);
+			if (r != 0)
+				return r;
+		}
+		jo->final_rounds++;
+	}
+	for (i = nv = 0; i < JOB_FINAL_ROUNDS; i++) {
+		if (ref[i] > 0)
+			v[nv++] = ref[i];
+	}
+	jo->reference_gflops = stats_median(v, nv);
+	jo->best_gflops = stats_median(w, JOB_FINAL_ROUNDS);
+	if (jo->default_best)
+		memcpy(d, w, sizeof d);
+	jo->base_thr_gflops = stats_median(d, JOB_FINAL_ROUNDS);
+	(void)stats_ratio_ci(w, d, JOB_FINAL_ROUNDS, &jo->speedup);
+	if (jo->base_threads != 1) {
+		jo->base1_gflops = stats_median(d1, JOB_FINAL_ROUNDS);
+		(void)stats_ratio_ci(w, d1, JOB_FINAL_ROUNDS, &jo->speedup1);
+	} else {
+		jo->base1_gflops = jo->base_thr_gflops;
+		jo->speedup1 = jo->speedup;
+	}
+	for (i = nv = 0; i < JOB_FINAL_ROUNDS; i++) {
+		if (w[i] > 0)
+			v[nv++] = w[i];
+	}
+	jo->best_cv = stats_cv(v, nv);
+	return 0;
+}
+
+/* The noise floor and the drift check, from the default's series. */
+static void
+job_step_noise(struct job *c, struct job_op *jo)
+{
+	jo->noise_cv = stats_cv(jo->noise, jo->nnoise);
+	if (stats_drift(jo->noise, jo->nnoise, JOB_DRIFT_MIN, &jo->drift) == 0 &&
+	    jo->drift.drift)
+		job_log(c, "warning", "%s: the default moved from %.2f to %.2f "
+		    "GFLOP/s during the job, more than its noise explains "
+		    "(Welch t = %.1f > %.1f over %d measurements)",
+		    jo->op->name, jo->drift.before, jo->drift.after,
+		    jo->drift.t, jo->drift.t_crit, jo->nnoise);
+}
+
+/*
  * Tune one op: baseline, search, confirm (the choice), final (the figures,
- * after the choice), noise floor, reference. -1 on a fatal error; a stop is
+ * after the choice, the reference library among them), noise floor. -1 on a fatal error; a stop is
  * not an error.
  */
 static int
@@ -725,7 +734,7 @@ job_tune_op(struct job *c, struct job_op *jo, struct space *sp,
 	} else
 		job_log(c, "warning", "%s: no valid config found in %lld trials",
 		    jo->op->name, (long long)jo->trials);
-	r = job_step_reference(c, jo, b, err);
+	r = 0;
 out:
 	free(cs.v);
 	return r < 0 ? -1 : 0;

@@ -26,6 +26,7 @@
 
 /* OpenBLAS extension, not in every cblas.h. */
 void	openblas_set_num_threads(int);
+char	*openblas_get_corename(void);
 
 static const char *const mtype_names[] = { "f32", "f64", "f16", "bf16", "i8",
     "u8", "i32" };
@@ -678,10 +679,11 @@ ref_choose(struct job *j, struct onednn **dn, void **bufs, char *name,
 		free(bufs[2]);
 	}
 	if (f64) {
-		snprintf(name, namelen, "openblas:dgemm");
+		/* Its kernels by name: OPENBLAS_CORETYPE may have chosen older ones. */
+		snprintf(name, namelen, "openblas:dgemm[%s]", openblas_get_corename());
 		*same = 1;
 	} else {
-		snprintf(name, namelen, "openblas:sgemm");
+		snprintf(name, namelen, "openblas:sgemm[%s]", openblas_get_corename());
 		*same = f32;
 		j->lt = j->rt = j->at = T_F32;
 	}
