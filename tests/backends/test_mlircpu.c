@@ -223,7 +223,7 @@ test_eval(void)
 		CHECK(ops->reference(be, 1, &r, &err) == 0);
 		CHECK(r.status == TRIAL_OK && r.gflops > 0);
 		/* f32: sgemm is the routine of the op's own precision. */
-		CHECK_STR(r.ref_routine, "openblas:sgemm");
+		CHECK(strncmp(r.ref_routine, "openblas:sgemm[", 15) == 0);
 		CHECK(r.ref_same_precision == 1);
 		CHECK(r.counters_have & (1u << TRIAL_CTR_TASK_CLOCK_NS));
 		backend_result_clear(&r);
@@ -433,7 +433,7 @@ test_reference(void)
 		CHECK(r.status == TRIAL_OK);
 		/* Where no library has f16, sgemm stands in and says so. */
 		CHECK((r.ref_same_precision == 0 &&
-		    strcmp(r.ref_routine, "openblas:sgemm") == 0) ||
+		    strncmp(r.ref_routine, "openblas:sgemm[", 15) == 0) ||
 		    (r.ref_same_precision == 1 &&
 		    strncmp(r.ref_routine, "onednn:matmul_f16f16f16", 23) == 0));
 		backend_result_clear(&r);
