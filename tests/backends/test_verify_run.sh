@@ -68,10 +68,10 @@ check "u8: checked exactly, and says by what" eq "$(q "$T/u8/s.db" \
     "select count(*) from trials where phase='tune' and checked_by like 'exact:%'")" 6
 check "u8: the block says which reference checked it" grep -q '^Verification  : SUCCESS' "$T/u8/out.txt"
 check "u8·i8: the reference is oneDNN u8s8s32, same precision" eq "$(q "$T/u8/s.db" \
-    "select t.ref_same_precision || ' ' || substr(t.ref_routine, 1, 21) from trials t join ops o on o.id = t.op_id where t.phase='reference' and o.name like '%u8t_i8t%'")" \
+    "select distinct t.ref_same_precision || ' ' || substr(t.ref_routine, 1, 21) from trials t join ops o on o.id = t.op_id where t.phase='reference' and o.name like '%u8t_i8t%'")" \
     "1 onednn:matmul_u8s8s32"
 check "u8·u8: the closest reference, not the same precision" eq "$(q "$T/u8/s.db" \
-    "select t.ref_same_precision from trials t join ops o on o.id = t.op_id where t.phase='reference' and o.name like '%u8t_u8t%'")" 0
+    "select distinct t.ref_same_precision from trials t join ops o on o.id = t.op_id where t.phase='reference' and o.name like '%u8t_u8t%'")" 0
 check "counters: context switches and CPU time of every measured trial" eq "$(q "$T/u8/s.db" \
     "select count(*) from trials where phase='tune' and context_switches is not null and task_clock_ns > 0 and reps_dropped is not null")" 6
 check "counters: the disturbed repetitions were dropped and re-run" ge "$(q "$T/u8/s.db" \
