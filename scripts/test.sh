@@ -38,6 +38,7 @@ if [ -z "${SKIP_FUZZ:-}" ]; then
 		    "$top"/configs/seed/*.cfg "$work/" ;;
 		fuzz_analysis) cp "$top"/tests/analysis/fixtures/*.mlir \
 		    "$top"/tests/job/fixtures/*.mlir "$top"/configs/*.mlir "$work/" ;;
+		fuzz_conf) cp "$top"/configs/autoschedd.conf "$work/" ;;
 		esac
 		echo "-- $name"
 		ASAN_OPTIONS=detect_leaks=0 "$f" -max_total_time="${FUZZ_SECONDS:-20}" \
