@@ -84,6 +84,11 @@ struct trial_result {
 	int64_t		 counters[TRIAL_CTR_COUNT];
 	uint32_t	 counters_have;	/* bit i set: counters[i] was measured */
 	char		 artifact[17];	/* hash of the generated code, "" if none */
+	/*
+	 * The machine that measured: the Slurm node (SLURMD_NODENAME of the
+	 * step) under executor slurm, else this host's name; "" if unknown.
+	 */
+	char		 host[64];
 	char		*error;		/* what went wrong, or NULL; owner frees */
 	/*
 	 * 1 when the environment failed, not the candidate (no space left, a
@@ -110,7 +115,20 @@ struct backend_params {
 	int		 ncpus;
 	int		 compile_nice;
 	uint64_t	 seed;		/* input data seed */
+	/*
+	 * Where the measuring child runs. BACKEND_EXEC_SLURM: as a job step,
+	 * srun -n1 -c<threads> --cpu-bind=cores [-p partition] [srun_args…]
+	 * -- autosched-measure …, its CPUs chosen by Slurm (cpus above then
+	 * only apply to compiling); the artifact path must be readable on
+	 * the nodes (a shared folder). Backends without measurement children
+	 * ignore it.
+	 */
+	int		 executor;	/* BACKEND_EXEC_LOCAL (0) | BACKEND_EXEC_SLURM */
+	const char	*slurm_partition;	/* NULL = the cluster's default */
+	const char	*slurm_srun_args;	/* extra srun words split on blanks, or NULL */
+	double		 slurm_step_timeout;	/* seconds per step, 0 = timeout + 60 */
 };
+enum { BACKEND_EXEC_LOCAL = 0, BACKEND_EXEC_SLURM = 1 };
 
 struct backend;		/* one backend instance working on one op */
 

@@ -38,7 +38,8 @@ static const char *const cfg_sections[SEC_COUNT + 1] = {
 
 static const char *const env_keys[] = {
 	"input_file", "output_file", "backend", "database", "iree_bin",
-	"replay_db", "report_file", NULL
+	"replay_db", "report_file", "executor", "slurm_partition",
+	"slurm_max_steps", "slurm_srun_args", "slurm_step_timeout", NULL
 };
 static const char *const strategy_keys[] = {
 	"tuner", "n_trial", "time_limit", "early_stopping", "seed", NULL
@@ -83,7 +84,7 @@ struct cfg_reader {
 
 	struct cfg_seen	*seen;
 	size_t		 nseen;
-	int		 env_line[7];	/* line of each env_keys[i], 0 if absent */
+	int		 env_line[12];	/* line of each env_keys[i], 0 if absent */
 	int		 knob_line[KNOB_COUNT];
 	int		 max_reps_line;
 	int		 problem_kind_line;	/* [Problem] kind = given */
@@ -360,6 +361,51 @@ cfg_unknown_key(struct cfg_reader *r, const char *key, const char *const *keys)
 	    "", ""), cfg_join(all, sizeof all, keys));
 }
 
+/* executor and its slurm_* keys ([Env]). */
+static int
+cfg_executor(struct cfg_reader *r, const char *key, const char *value)
+{
+	struct cfg *cfg = r->cfg;
+	char why[256];
+	int64_t v;
+
+	if (strcmp(key, "executor") == 0) {
+		if (strcmp(value, "local") == 0 || strcmp(value, "slurm") == 0) {
+			cfg->executor = value[0] == 's' ? CFG_EXEC_SLURM :
+			    CFG_EXEC_LOCAL;
+			return 0;
+		}
+		return cfg_fail(r, r->line, r->section, key, "unknown executor "
+		    "'%.*s'; expected local or slurm", CFG_QUOTE, value);
+	}
+	if (strcmp(key, "slurm_partition") == 0) {
+		if (strlen(value) > 64 || strpbrk(value, " \t,") != NULL)
+			return cfg_fail(r, r->line, r->section, key, "'%.*s' is "
+			    "not a partition name (one word, at most 64 "
+			    "characters)", CFG_QUOTE, value);
+		cfg_set(&cfg->slurm_partition, xstrdup(value));
+		return 0;
+	}
+	if (strcmp(key, "slurm_srun_args") == 0) {
+		if (strlen(value) > 512)
+			return cfg_fail(r, r->line, r->section, key, "too long "
+			    "(at most 512 characters)");
+		cfg_set(&cfg->slurm_srun_args, xstrdup(value));
+		return 0;
+	}
+	if (strcmp(key, "slurm_max_steps") == 0) {
+		if (cfg_value_int(value, 1, 4096, &v, why, sizeof why) != 0)
+			return cfg_fail(r, r->line, r->section, key, "%s", why);
+		cfg->slurm_max_steps = (int)v;
+		return 0;
+	}
+	/* slurm_step_timeout */
+	if (cfg_value_seconds(value, 0.001, 86400, &cfg->slurm_step_timeout,
+	    why, sizeof why) != 0)
+		return cfg_fail(r, r->line, r->section, key, "%s", why);
+	return 0;
+}
+
 static int
 cfg_env(struct cfg_reader *r, const char *key, const char *value)
 {
@@ -379,8 +425,10 @@ cfg_env(struct cfg_reader *r, const char *key, const char *value)
 		return cfg_unknown_key(r, key, env_keys);
 	if (value[0] == '\0')
 		return cfg_fail(r, r->line, r->section, key, "no value; expected %s",
-		    k == 2 ? "a backend name" : "a path");
+		    k == 2 ? "a backend name" : k >= 7 ? "a value" : "a path");
 	r->env_line[k] = r->line;
+	if (k >= 7)
+		return cfg_executor(r, key, value);
 	if (strcmp(key, "backend") != 0) {
 		char **slot[] = { &cfg->input_file, &cfg->output_file, NULL,
 		    &cfg->database, &cfg->iree_bin, &cfg->replay_db,
@@ -855,6 +903,7 @@ cfg_parse(const char *path, const char *text, size_t len, int check_files,
 	cfg->cv_max = 0.05;
 	cfg->confirm_top = 3;
 	cfg->verify = 1;
+	cfg->slurm_max_steps = 1;
 
 	memset(&r, 0, sizeof r);
 	r.cfg = cfg;
@@ -928,6 +977,8 @@ cfg_free(struct cfg *cfg)
 	free(cfg->iree_bin);
 	free(cfg->replay_db);
 	free(cfg->report_file);
+	free(cfg->slurm_partition);
+	free(cfg->slurm_srun_args);
 	if (cfg->problem != NULL) {
 		generate_sweep_clear(cfg->problem);
 		free(cfg->problem);

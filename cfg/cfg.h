@@ -30,6 +30,8 @@ struct cfg_kv {
 	int	 line;
 };
 
+enum { CFG_EXEC_LOCAL = 0, CFG_EXEC_SLURM = 1 };
+
 struct cfg {
 	char		*path;		/* the cfg file as named */
 	char		*dir;		/* its folder: relative paths start here */
@@ -43,6 +45,15 @@ struct cfg {
 	char		*database;	/* NULL = the default (autosched.db beside the cfg) */
 	char		*iree_bin;
 	char		*replay_db;	/* replay backend: the recorded store */
+	/*
+	 * Where measurements run: CFG_EXEC_LOCAL (default: a child of this
+	 * process) or CFG_EXEC_SLURM (an srun job step on a Slurm node).
+	 */
+	int		 executor;
+	char		*slurm_partition;	/* NULL = the cluster's default */
+	int		 slurm_max_steps;	/* steps in flight, default 1 */
+	char		*slurm_srun_args;	/* extra srun words, split on blanks */
+	double		 slurm_step_timeout;	/* seconds per step, 0 = timeout + 60 */
 
 	/* [SearchSpace], in file order. */
 	struct cfg_knob	*knobs;

@@ -1401,6 +1401,11 @@ job_execute(struct job *c, struct store *st, char **err)
 	c->params.ncpus = o->cpus ? o->ncpus : 1;
 	c->params.compile_nice = o->compile_nice;
 	c->params.seed = cfg->seed;
+	c->params.executor = cfg->executor == CFG_EXEC_SLURM ?
+	    BACKEND_EXEC_SLURM : BACKEND_EXEC_LOCAL;
+	c->params.slurm_partition = cfg->slurm_partition;
+	c->params.slurm_srun_args = cfg->slurm_srun_args;
+	c->params.slurm_step_timeout = cfg->slurm_step_timeout;
 	c->budget_total = (int64_t)c->ntunable * cfg->n_trial;
 
 	for (i = 0; i < c->nops && !job_should_stop(c); i++) {

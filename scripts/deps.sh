@@ -11,7 +11,8 @@ pkgs=(build-essential cmake pkg-config
       "libclang-rt-$v-dev"
       libinih-dev libjansson-dev libsqlite3-dev sqlite3 libxgboost-dev
       libopenblas-dev libdnnl-dev libblis-dev libsystemd-dev python3
-      chromium)   # chromium: the HTML report test loads the report in a real browser
+      chromium    # chromium: the HTML report test loads the report in a real browser
+      slurmctld slurmd slurm-client munge)  # executor = slurm and its test (scripts/slurm-local.sh)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

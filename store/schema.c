@@ -256,8 +256,16 @@ static const char schema_v3[] =
 	"ALTER TABLE trials ADD COLUMN instructions INTEGER;"
 	"ALTER TABLE trials ADD COLUMN cache_misses INTEGER;";
 
+/*
+ * Version 4: the machine that measured a trial (the Slurm node under
+ * executor = slurm, else the host name; NULL in older rows).
+ */
+static const char schema_v4[] =
+	"ALTER TABLE trials ADD COLUMN host TEXT;";
+
 const char *const store_migrations[STORE_SCHEMA_VERSION] = {
 	schema_v1,
 	schema_v2,
 	schema_v3,
+	schema_v4,
 };

@@ -19,9 +19,9 @@
 	"measure_s, verified, max_err, artifact, error, checked_by, "	\
 	"ref_routine, ref_same_precision, reps_dropped, context_switches, "	\
 	"cpu_migrations, page_faults, task_clock_ns, cycles, instructions, "	\
-	"cache_misses"
-/* How many RESULT_COLUMNS there are; the counters are the last ones. */
-#define RESULT_NCOLS	(17 + TRIAL_CTR_COUNT)
+	"cache_misses, host"
+/* How many RESULT_COLUMNS there are; the counters, then host, are last. */
+#define RESULT_NCOLS	(18 + TRIAL_CTR_COUNT)
 _Static_assert(TRIAL_CTR_COUNT == 7, "a new counter needs a column");
 
 static const char *const trial_phases[] = {
@@ -106,6 +106,8 @@ result_from_row(sqlite3_stmt *st, int col, struct trial_result *r, int copy)
 		r->counters[c] = sqlite3_column_int64(st, col + 17 + c);
 		r->counters_have |= 1u << c;
 	}
+	text = (const char *)sqlite3_column_text(st, col + 17 + TRIAL_CTR_COUNT);
+	snprintf(r->host, sizeof r->host, "%s", text ? text : "");
 }
 
 static const char sql_trial_add[] =
@@ -113,7 +115,7 @@ static const char sql_trial_add[] =
 	KNOB_COLUMNS ", " RESULT_COLUMNS ", created) VALUES (?1, ?2, ?3, ?4, "
 	"?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
 	"?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, "
-	"?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41)";
+	"?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42)";
 
 int64_t
 store_trial_add(struct store *s, const struct store_trial *t, char **err)
@@ -185,7 +187,11 @@ store_trial_add(struct store *s, const struct store_trial *t, char **err)
 		else
 			sqlite3_bind_null(st, 34 + k);
 	}
-	sqlite3_bind_double(st, 34 + TRIAL_CTR_COUNT, t->created != 0 ?
+	sqlite3_bind_text(st, 34 + TRIAL_CTR_COUNT, r->host, (int)strnlen(
+	    r->host, sizeof r->host), SQLITE_TRANSIENT);
+	if (r->host[0] == '\0')
+		sqlite3_bind_null(st, 34 + TRIAL_CTR_COUNT);
+	sqlite3_bind_double(st, 35 + TRIAL_CTR_COUNT, t->created != 0 ?
 	    t->created : util_wall());
 
 	/* Autocommit: the row is durable (against kill -9) once step returns. */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backends/mlir-cpu/mlircpu_int.h"
 #include "util/util.h"
@@ -57,6 +58,210 @@ counters(json_t *o, struct trial_result *res)
 	}
 }
 
+/* Bounds of the srun command line. */
+#define MEASURE_ARGV_MAX	96
+#define MEASURE_SARGS_MAX	520
+#define MEASURE_SRUN_WORDS	32	/* extra words from slurm_srun_args */
+/* Steps tried for one measurement before the job stops (nothing recorded). */
+#define MEASURE_SLURM_ATTEMPTS	3
+
+enum slurm_outcome {
+	SLURM_RESULT,	/* the step ran to the end: parse its stdout */
+	SLURM_DONE,	/* the candidate's own failure, res filled */
+	SLURM_RETRY,	/* the step failed to start or was killed: again */
+	SLURM_STOPPED,	/* we killed srun (stop, cancel, SIGTERM) */
+};
+
+/* Seconds the coordinator waits for srun: the step's queueing included. */
+static double
+slurm_wall(const struct backend *be)
+{
+	if (be->params.slurm_step_timeout > 0)
+		return be->params.slurm_step_timeout;
+	return be->params.timeout + 60;
+}
+
+/* The job name of this process's steps: what scancel is given. */
+static void
+slurm_job_name(char *buf, size_t len)
+{
+	snprintf(buf, len, "autosched-%ld", (long)getpid());
+}
+
+/*
+ * argv[0..] = srun -n1 -N1 -c<threads> --cpu-bind=cores --job-name=…
+ * --time=… [-p partition] [srun_args…] timeout -k 2 <timeout>; the harness
+ * and its arguments follow. The step's own timeout (coreutils, on every
+ * node) ends a hanging candidate with exit 124 where it runs; --time makes
+ * Slurm end the step even if this process dies (kill -9).
+ */
+static int
+slurm_prefix(const struct backend *be, int threads, char **argv, int *argc,
+    char *sargs, char buf[4][64], char **err)
+{
+	const char *extra = be->params.slurm_srun_args;
+	char *save, *tok;
+	int n = 0, words = 0;
+	double wall = slurm_wall(be);
+
+	argv[n++] = "srun";
+	argv[n++] = "--quiet";
+	argv[n++] = "-n1";
+	argv[n++] = "-N1";
+	snprintf(buf[0], 64, "-c%d", threads > 0 ? threads : 1);
+	argv[n++] = buf[0];
+	argv[n++] = "--cpu-bind=cores";
+	slurm_job_name(buf[1] + 11, 64 - 11);
+	memcpy(buf[1], "--job-name=", 11);
+	argv[n++] = buf[1];
+	/* Minutes, rounded up, plus one: a bound for orphans only. */
+	snprintf(buf[2], 64, "--time=%d", (int)(wall / 60) + 2);
+	argv[n++] = buf[2];
+	if (be->params.slurm_partition != NULL &&
+	    *be->params.slurm_partition != '\0') {
+		argv[n++] = "-p";
+		argv[n++] = (char *)be->params.slurm_partition;
+	}
+	if (extra != NULL) {
+		if (strlen(extra) >= MEASURE_SARGS_MAX) {
+			util_seterr(err, "mlir-cpu: slurm_srun_args is longer "
+			    "than %d characters", MEASURE_SARGS_MAX - 1);
+			return -1;
+		}
+		snprintf(sargs, MEASURE_SARGS_MAX, "%s", extra);
+		for (tok = strtok_r(sargs, " \t", &save); tok != NULL;
+		    tok = strtok_r(NULL, " \t", &save)) {
+			if (++words > MEASURE_SRUN_WORDS) {
+				util_seterr(err, "mlir-cpu: slurm_srun_args has "
+				    "more than %d words", MEASURE_SRUN_WORDS);
+				return -1;
+			}
+			argv[n++] = tok;
+		}
+	}
+	argv[n++] = "timeout";
+	argv[n++] = "-k";
+	argv[n++] = "2";
+	snprintf(buf[3], 64, "%g", be->params.timeout > 0 ?
+	    be->params.timeout : 10);
+	argv[n++] = buf[3];
+	*argc = n;
+	return 0;
+}
+
+/* Cancel this process's steps (after a kill of srun: its step lives on). */
+static void
+slurm_cancel(void)
+{
+	char name[64], opt[80];
+	char *argv[] = { "scancel", "--quiet", opt, NULL };
+	struct proc_opts o;
+	struct proc_result pr;
+	char *perr = NULL;
+
+	slurm_job_name(name, sizeof name);
+	snprintf(opt, sizeof opt, "--name=%s", name);
+	memset(&o, 0, sizeof o);
+	o.timeout = 30;
+	if (proc_run(argv, &o, &pr, &perr) != 0)
+		free(perr);
+	else
+		proc_result_free(&pr);
+}
+
+/* srun's last error line, for messages. */
+static const char *
+slurm_why(const struct proc_result *pr)
+{
+	static char buf[200];
+	const char *p = NULL, *q = pr->err;
+	size_t n;
+
+	if (pr->timed_out)
+		return "no result within slurm_step_timeout: step cancelled";
+	if (!pr->exited)
+		return "srun killed";
+	while ((q = strstr(q, "error: ")) != NULL)
+		p = q++;
+	if (p == NULL)
+		return *pr->err ? pr->err : "srun failed without a message";
+	n = strcspn(p, "\n");
+	snprintf(buf, sizeof buf, "%.*s", (int)(n < 190 ? n : 190), p);
+	return buf;
+}
+
+/* The NODE of "srun: error: NODE: task 0: …" (task points at ": task 0"). */
+static void
+slurm_node(const char *text, const char *task, char *buf, size_t len)
+{
+	const char *p = task;
+
+	while (p > text && p[-1] != ' ' && p[-1] != '\n')
+		p--;
+	if ((size_t)(task - p) < len && task > p)
+		snprintf(buf, len, "%.*s", (int)(task - p), p);
+}
+
+/*
+ * What a finished srun means. srun exits with the task's status and reports
+ * a task's death on stderr as "srun: error: NODE: task 0: Segmentation
+ * fault"; a step that never started says so without a task line.
+ */
+static enum slurm_outcome
+slurm_outcome(const struct backend *be, const struct proc_result *pr,
+    struct trial_result *res)
+{
+	static const char *const crash[] = { "Segmentation fault",
+	    "Bus error", "Illegal instruction", "Floating point exception",
+	    "Aborted", NULL };
+	const char *task = strstr(pr->err, ": task 0: ");
+	int i;
+
+	if (pr->timed_out) {
+		/* Never ran, or its node stopped answering. */
+		slurm_cancel();
+		return SLURM_RETRY;
+	}
+	if (!pr->exited) {
+		/* Only we kill srun: a stop; its step must go too. */
+		slurm_cancel();
+		return SLURM_STOPPED;
+	}
+	if (pr->status == 0)
+		return SLURM_RESULT;
+	if (strstr(pr->err, "execve()") != NULL) {
+		res->status = TRIAL_ERROR;
+		res->env_failure = 1;
+		util_seterr(&res->error, "the Slurm node cannot run %s (it must "
+		    "be installed at the same path on every node): %s",
+		    be->harness, slurm_why(pr));
+		return SLURM_DONE;
+	}
+	if (task == NULL)
+		return SLURM_RETRY;	/* srun failed before the task ran */
+	slurm_node(pr->err, task, res->host, sizeof res->host);
+	task += strlen(": task 0: ");
+	for (i = 0; crash[i] != NULL; i++) {
+		if (strncmp(task, crash[i], strlen(crash[i])) == 0) {
+			res->status = TRIAL_CRASHED;
+			util_seterr(&res->error, "kernel crashed (signal %d) on "
+			    "the Slurm step: %s", pr->status > 128 ?
+			    pr->status - 128 : 0, slurm_why(pr));
+			return SLURM_DONE;
+		}
+	}
+	if (strncmp(task, "Exited with exit code 124", 25) == 0) {
+		res->status = TRIAL_TIMEOUT;
+		util_seterr(&res->error, "measurement killed after %.1f s "
+		    "(timeout, on the Slurm step)", be->params.timeout);
+		return SLURM_DONE;
+	}
+	if (strncmp(task, "Exited with exit code", 21) == 0)
+		return SLURM_RESULT;	/* the harness's own failure: as locally */
+	/* Killed, Terminated, cancelled: the step, not the candidate. */
+	return SLURM_RETRY;
+}
+
 int
 mlircpu_measure(struct backend *be, const char *so, int threads,
     enum mlircpu_fault fault, struct trial_result *res, char **err)
@@ -66,8 +271,9 @@ mlircpu_measure(struct backend *be, const char *so, int threads,
 	struct proc_result pr;
 	char shape[128], types[64], trans[16], thr[16], warm[16], mt[32];
 	char reps[40], seed[32], verify[8], cpulist[256], omp[32], blas[40];
-	char *argv[32], *env[4], *perr = NULL;
-	int cpus[256], ncpu, i, argc = 0, rc = -1;
+	char *argv[MEASURE_ARGV_MAX], *env[4], *perr = NULL;
+	char sargs[MEASURE_SARGS_MAX], slurm_buf[4][64];
+	int cpus[256], ncpu, i, argc = 0, rc = -1, slurm, attempt = 0;
 	size_t len = 0;
 	json_t *j = NULL;
 	json_error_t jerr;
@@ -76,6 +282,7 @@ mlircpu_measure(struct backend *be, const char *so, int threads,
 
 	memset(&o, 0, sizeof o);
 	memset(&pr, 0, sizeof pr);
+	slurm = be->params.executor == BACKEND_EXEC_SLURM;
 	ncpu = pick_cpus(be, threads < 256 ? threads : 256, cpus);
 	for (i = 0; i < ncpu && len + 12 < sizeof cpulist; i++)
 		len += (size_t)snprintf(cpulist + len, sizeof cpulist - len,
@@ -113,6 +320,9 @@ mlircpu_measure(struct backend *be, const char *so, int threads,
 	    NULL;
 	env[3] = NULL;
 
+	if (slurm && slurm_prefix(be, threads, argv, &argc, sargs,
+	    slurm_buf, err) != 0)
+		return -1;
 	argv[argc++] = be->harness;
 	if (so != NULL) {
 		argv[argc++] = "--kernel";
@@ -131,7 +341,11 @@ mlircpu_measure(struct backend *be, const char *so, int threads,
 	argv[argc++] = "--reps";	argv[argc++] = reps;
 	argv[argc++] = "--seed";	argv[argc++] = seed;
 	argv[argc++] = "--verify";	argv[argc++] = so != NULL ? verify : "0";
-	argv[argc++] = "--cpus";	argv[argc++] = cpulist;
+	if (!slurm) {
+		/* Under Slurm the step's binding (--cpu-bind=cores) pins it. */
+		argv[argc++] = "--cpus";
+		argv[argc++] = cpulist;
+	}
 	if (fault == FAULT_CRASH || fault == FAULT_HANG ||
 	    fault == FAULT_WRONG || fault == FAULT_SLEEP ||
 	    fault == FAULT_NOTHING) {
@@ -146,12 +360,43 @@ mlircpu_measure(struct backend *be, const char *so, int threads,
 	o.cpus = cpus;
 	o.ncpus = ncpu;
 	o.env = env;
+	if (slurm) {
+		/* srun waits for the step, Slurm picks its CPUs. */
+		o.timeout = slurm_wall(be);
+		o.cpus = NULL;
+		o.ncpus = 0;
+	}
+again:
 	if (proc_run(argv, &o, &pr, &perr) != 0) {
-		util_seterr(err, "mlir-cpu: cannot run %s: %s", be->harness, perr);
+		util_seterr(err, "mlir-cpu: cannot run %s: %s", argv[0], perr);
 		free(perr);
 		return -1;
 	}
 	res->measure_s = util_now() - t0;
+	if (slurm) {
+		switch (slurm_outcome(be, &pr, res)) {
+		case SLURM_RETRY:
+			if (++attempt < MEASURE_SLURM_ATTEMPTS) {
+				proc_result_free(&pr);
+				memset(&pr, 0, sizeof pr);
+				goto again;
+			}
+			/* Not the candidate's outcome: nothing recorded. */
+			res->status = TRIAL_ERROR;
+			res->env_failure = 1;
+			util_seterr(&res->error, "%d Slurm steps in a row did not "
+			    "run to the end (last: %s)", attempt, slurm_why(&pr));
+			goto done;
+		case SLURM_STOPPED:
+			res->status = TRIAL_ERROR;
+			util_seterr(&res->error, "measurement stopped");
+			goto done;
+		case SLURM_DONE:
+			goto done;
+		case SLURM_RESULT:
+			break;
+		}
+	}
 	if (pr.timed_out) {
 		res->status = TRIAL_TIMEOUT;
 		util_seterr(&res->error, "measurement killed after %.1f s "
@@ -189,6 +434,7 @@ mlircpu_measure(struct backend *be, const char *so, int threads,
 	res->cv = num(j, "cv");
 	res->reps_dropped = (int)num(j, "reps_dropped");
 	str(j, "checked_by", res->checked_by, sizeof res->checked_by);
+	str(j, "host", res->host, sizeof res->host);
 	str(j, "ref_routine", res->ref_routine, sizeof res->ref_routine);
 	res->ref_same_precision = (int)num(j, "ref_same_precision");
 	counters(j, res);

@@ -248,6 +248,24 @@ now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/*
+ * "host": where this ran. Under Slurm the node's name (SLURMD_NODENAME, set
+ * in every job step: two simulated nodes share one hostname), else ours.
+ */
+static void
+host_name(json_t *out)
+{
+	const char *node = getenv("SLURMD_NODENAME");
+	char buf[64];
+
+	if (node != NULL && *node != '\0' && strlen(node) < sizeof buf)
+		snprintf(buf, sizeof buf, "%s", node);
+	else if (gethostname(buf, sizeof buf) != 0)
+		return;
+	buf[sizeof buf - 1] = '\0';
+	json_object_set_new(out, "host", json_string(buf));
+}
+
 static void
 pin(const char *list)
 {
@@ -898,6 +916,7 @@ main(int argc, char **argv)
 
 	out = json_object();
 	json_object_set_new(out, "status", json_string(wrong ? "wrong" : "ok"));
+	host_name(out);
 	json_object_set_new(out, "verified", json_integer(verified));
 	json_object_set_new(out, "max_err", json_real(max_err));
 	json_object_set_new(out, "tolerance", json_real(0));

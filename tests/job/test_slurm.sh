@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# executor = slurm end to end on a real local Slurm cluster
+# (scripts/slurm-local.sh: two simulated nodes n1 and n2, one CPU each):
+# a small matmul tuned with every measurement an srun job step; trials
+# recorded from both nodes (n1 is drained once it has measured one, the
+# rest go to n2), all verified, no config twice; a step cancelled from
+# outside is measured again, not recorded as the candidate's failure.
+# Skips (exit 77, with the reason) when the cluster cannot start here.
+#   test_slurm.sh AUTOSCHED SOURCE_DIR
+set -u
+AS=$1
+SRC=$2
+FIX=$SRC/tests/job/fixtures
+T=$(mktemp -d /tmp/autosched-slurm-test-XXXXXX)
+export SLURM_LOCAL_DIR=$T/cluster
+export PATH="$PATH:/usr/sbin"
+cleanup() {
+	[ -n "${bg:-}" ] && kill "$bg" 2>/dev/null
+	bash "$SRC/scripts/slurm-local.sh" down
+	rm -rf "$T"
+}
+trap cleanup EXIT
+pass=0
+fail=0
+
+check() {	# check DESCRIPTION COMMAND...
+	local what=$1
+	shift
+	if "$@"; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		echo "FAIL: $what" >&2
+	fi
+}
+q() { sqlite3 "$1" "$2"; }
+eq() { [ "$1" = "$2" ] || { echo "  got '$1', want '$2'" >&2; return 1; }; }
+ge() { [ "$1" -ge "$2" ] || { echo "  got $1, want >= $2" >&2; return 1; }; }
+
+if ! up=$(bash "$SRC/scripts/slurm-local.sh" up 2>&1); then
+	echo "SKIP: no local Slurm cluster here (scripts/slurm-local.sh up):" >&2
+	echo "$up" | tail -5 >&2
+	exit 77
+fi
+export SLURM_CONF=$SLURM_LOCAL_DIR/slurm.conf
+
+mkcfg() {	# mkcfg DIR: a cfg for small_f32.mlir, extra lines from stdin
+	mkdir -p "$1"
+	cp "$FIX/small_f32.mlir" "$1/"
+	{
+		printf '[Env]\ninput_file = small_f32.mlir\nexecutor = slurm\n'
+		printf 'slurm_partition = autosched\nslurm_step_timeout = 60\n'
+		cat
+		printf '[Measure]\nmin_time = 0.05\nmin_reps = 3\nconfirm_top = 1\ntimeout = 20\n'
+	} > "$1/a.cfg"
+}
+
+# 1. Tuned through Slurm on both nodes: n1 drained after its first trial.
+mkcfg "$T/two" <<'C'
+[SearchSpace]
+tile_m = [8,16,32,64]
+tile_n = [16,48]
+tile_k = [8,32]
+threads = [1]
+[SearchStrategy]
+tuner = grid
+n_trial = 8
+C
+"$AS" run "$T/two/a.cfg" --db "$T/two/s.db" > "$T/two/out.txt" 2>&1 &
+bg=$!
+drained=0
+for _ in $(seq 600); do
+	if [ -s "$T/two/s.db" ] && [ "$(q "$T/two/s.db" \
+	    "select count(*) from trials where host='n1'" 2>/dev/null)" -ge 1 ] 2>/dev/null; then
+		scontrol update NodeName=n1 State=DRAIN Reason=autosched-test &&
+		    drained=1
+		break
+	fi
+	kill -0 "$bg" 2>/dev/null || break
+	sleep 0.1
+done
+wait "$bg"
+rc=$?
+bg=
+check "slurm run exits 0" eq "$rc" 0
+[ "$rc" -eq 0 ] || tail -20 "$T/two/out.txt" >&2
+check "n1 drained after its first trial" eq "$drained" 1
+check "8 tune trials" eq "$(q "$T/two/s.db" "select count(*) from trials where phase='tune'")" 8
+check "all tune trials verified" eq "$(q "$T/two/s.db" "select count(*) from trials where phase='tune' and verified=1 and status in ('ok','unstable')")" 8
+check "no config measured twice" eq "$(q "$T/two/s.db" "select count(distinct config_name) from trials where phase='tune'")" 8
+check "trials from both nodes" eq "$(q "$T/two/s.db" "select group_concat(h) from (select distinct host h from trials where phase in ('baseline','tune','confirm','final') order by h)")" "n1,n2"
+check "every trial has its host" eq "$(q "$T/two/s.db" "select count(*) from trials where host is null or host not in ('n1','n2')")" 0
+check "the reference ran as a step too" ge "$(q "$T/two/s.db" "select count(*) from trials where phase='reference' and host in ('n1','n2')")" 1
+check "job done" eq "$(q "$T/two/s.db" "select state from jobs")" done
+scontrol update NodeName=n1 State=RESUME 2>/dev/null
+
+# 2. A step cancelled from outside (scancel) is measured again: the hanging
+# candidate's first step is cancelled, its second one times out as the
+# candidate's own result, recorded once.
+mkcfg "$T/kill" <<'C'
+[SearchSpace]
+tile_m = [16]
+tile_n = [16]
+tile_k = [8]
+threads = [1]
+[SearchStrategy]
+tuner = grid
+n_trial = 2
+C
+sed -i 's/timeout = 20/timeout = 6/' "$T/kill/a.cfg"
+AUTOSCHED_TEST_FAULT=hang:tile_16x16x8_vec_2x16x1 "$AS" run "$T/kill/a.cfg" --db "$T/kill/s.db" \
+    > "$T/kill/out.txt" 2>&1 &
+bg=$!
+cancelled=0
+for _ in $(seq 600); do
+	# The hanging step: the only one running for longer than a second.
+	id=$(squeue -h -t R -o '%i %M %k' 2>/dev/null | awk '$2 !~ /^0:0[01]$/ {print $1; exit}')
+	if [ -n "$id" ]; then
+		scancel "$id" && cancelled=1
+		break
+	fi
+	kill -0 "$bg" 2>/dev/null || break
+	sleep 0.2
+done
+wait "$bg"
+rc=$?
+bg=
+check "run with a cancelled step exits 0" eq "$rc" 0
+[ "$rc" -eq 0 ] || tail -20 "$T/kill/out.txt" >&2
+check "a step was cancelled from outside" eq "$cancelled" 1
+check "the hanging candidate recorded once, as a timeout" eq \
+    "$(q "$T/kill/s.db" "select count(*) || ' ' || status || ' ' || (host in ('n1','n2')) from trials where phase='tune' and config_name like '%tile_16x16x8_vec_2x16x1%'")" "1 timeout 1"
+check "the other candidate verified" eq \
+    "$(q "$T/kill/s.db" "select count(*) from trials where phase='tune' and verified=1")" 1
+
+echo "test_slurm: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
