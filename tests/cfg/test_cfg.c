@@ -208,6 +208,47 @@ test_defaults(void)
 	cfg_free(NULL);
 }
 
+/* [Env] executor and its slurm_* keys. */
+static void
+test_executor(void)
+{
+	static const char text[] = "[Env]\ninput_file = matmul.mlir\n"
+	    "executor = slurm\nslurm_partition = gpu2\nslurm_max_steps = 4\n"
+	    "slurm_srun_args = --account=perf --qos=low\n"
+	    "slurm_step_timeout = 90\n";
+	static const char *const bad[] = {
+	    "[Env]\nexecutor = pbs\n", "expected local or slurm",
+	    "[Env]\nslurm_max_steps = 0\n", "slurm_max_steps",
+	    "[Env]\nslurm_partition = a b\n", "not a partition name",
+	    "[Env]\nslurm_step_timeout = -1\n", "slurm_step_timeout",
+	    "[Env]\nexecutor =\n", "no value",
+	};
+	struct cfg *cfg;
+	char *err;
+	size_t i;
+
+	if ((cfg = LOAD_OK("[Env]\ninput_file = matmul.mlir\n")) != NULL) {
+		CHECK(cfg->executor == CFG_EXEC_LOCAL && cfg->slurm_max_steps == 1 &&
+		    cfg->slurm_partition == NULL && cfg->slurm_srun_args == NULL &&
+		    cfg->slurm_step_timeout == 0);
+		cfg_free(cfg);
+	}
+	if ((cfg = LOAD_OK(text)) != NULL) {
+		CHECK(cfg->executor == CFG_EXEC_SLURM && cfg->slurm_max_steps == 4 &&
+		    cfg->slurm_step_timeout == 90);
+		CHECK_STR(cfg->slurm_partition, "gpu2");
+		CHECK_STR(cfg->slurm_srun_args, "--account=perf --qos=low");
+		cfg_free(cfg);
+	}
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i += 2) {
+		err = parse_err(bad[i], strlen(bad[i]), 0);
+		CHECK(err != NULL && strstr(err, bad[i + 1]) != NULL);
+		if (err != NULL && strstr(err, bad[i + 1]) == NULL)
+			fprintf(stderr, "  got: %s\n", err);
+		free(err);
+	}
+}
+
 static void
 test_values(void)
 {
@@ -634,6 +675,7 @@ main(int argc, char **argv)
 
 	test_seed();
 	test_defaults();
+	test_executor();
 	test_values();
 	test_comments();
 	test_strategy();

@@ -157,7 +157,7 @@ test_migrate_v3(void)
 	static const char *const added[] = { "checked_by", "ref_routine",
 	    "ref_same_precision", "reps_dropped", "context_switches",
 	    "cpu_migrations", "page_faults", "task_clock_ns", "cycles",
-	    "instructions", "cache_misses" };
+	    "instructions", "cache_misses", "host" };
 	struct op_desc	 op = make_op("matmul_32x32x32_f32t_f32t_f32t", 32, 32,
 			    32, 0, 0);
 	struct store	*s;
@@ -167,7 +167,7 @@ test_migrate_v3(void)
 	int64_t		 opid, tgt;
 	size_t		 i;
 
-	/* Make a version-2 store: today's, less the columns of version 3. */
+	/* Make a version-2 store: today's, less the columns of versions 3, 4. */
 	CHECK(store_open(path, &s, &err) == 0);
 	opid = store_op(s, &op, &err);
 	tgt = store_target(s, "cpu-v2", "", "tc", "mlir-cpu", &err);
@@ -191,7 +191,7 @@ test_migrate_v3(void)
 	err = NULL;
 
 	CHECK(store_open(path, &s, &err) == 0);
-	CHECK(store_schema_version(s, NULL) == 3);
+	CHECK(store_schema_version(s, NULL) == 4);
 	for (i = 0; i < sizeof added / sizeof added[0]; i++) {
 		sql = xasprintf("SELECT count(*) FROM pragma_table_info('trials')"
 		    " WHERE name = '%s'", added[i]);
@@ -201,7 +201,7 @@ test_migrate_v3(void)
 	/* The old trial: found, its new fields empty (NULL in SQL). */
 	CHECK(store_trial_find(s, opid, tgt, "old_cfg", &r, &err) == 1);
 	CHECK(r.counters_have == 0 && r.checked_by[0] == '\0' &&
-	    r.reps_dropped == 0 && r.gflops == 5.0);
+	    r.reps_dropped == 0 && r.gflops == 5.0 && r.host[0] == '\0');
 	backend_result_clear(&r);
 	CHECK(strcmp(raw_text(path, "SELECT coalesce(task_clock_ns, 'null') "
 	    "FROM trials WHERE config_name = 'old_cfg'", buf, sizeof buf),
@@ -216,8 +216,15 @@ test_migrate_v3(void)
 	free(t.result.error);
 	make_trial(&t, 0, opid, tgt, "tune", "new_cfg", 1, 6.0);
 	snprintf(t.result.ref_routine, sizeof t.result.ref_routine, "bogus");
+	/* Version 4: the host that measured, read back as written. */
+	snprintf(t.result.host, sizeof t.result.host, "n2");
 	CHECK(store_trial_add(s, &t, &err) > 0);
 	free(t.result.error);
+	CHECK(store_trial_find(s, opid, tgt, "new_cfg", &r, &err) == 1);
+	CHECK_STR(r.host, "n2");
+	backend_result_clear(&r);
+	CHECK_STR(raw_text(path, "SELECT coalesce(host, 'null') FROM trials "
+	    "WHERE config_name = 'old_cfg'", buf, sizeof buf), "null");
 	CHECK_STR(raw_text(path, "SELECT ref_routine || ' ' || ref_same_precision"
 	    " FROM trials WHERE phase = 'reference'", buf, sizeof buf),
 	    "onednn:matmul_u8s8s32(brg:avx512_core_vnni) 1");
