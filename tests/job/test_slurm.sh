@@ -4,7 +4,8 @@
 # a small matmul tuned with every measurement an srun job step; trials
 # recorded from both nodes (n1 is drained once it has measured one, the
 # rest go to n2), all verified, no config twice; a step cancelled from
-# outside is measured again, not recorded as the candidate's failure.
+# outside is measured again, not recorded as the candidate's failure;
+# SIGTERM of autosched cancels its step.
 # Skips (exit 77, with the reason) when the cluster cannot start here.
 #   test_slurm.sh AUTOSCHED SOURCE_DIR
 set -u
@@ -132,6 +133,38 @@ check "the hanging candidate recorded once, as a timeout" eq \
     "$(q "$T/kill/s.db" "select count(*) || ' ' || status || ' ' || (host in ('n1','n2')) from trials where phase='tune' and config_name like '%tile_16x16x8_vec_2x16x1%'")" "1 timeout 1"
 check "the other candidate verified" eq \
     "$(q "$T/kill/s.db" "select count(*) from trials where phase='tune' and verified=1")" 1
+
+# 3. SIGTERM of autosched mid-step: the step is cancelled (scancel), the
+# candidate not recorded. The hang would last 30 s: it must be gone within 5 s
+# (scancel; Slurm also ends the job of a killed srun by itself).
+rm -rf "$T/kill/s.db"*
+sed -i 's/^timeout = 6/timeout = 30/' "$T/kill/a.cfg"
+AUTOSCHED_TEST_FAULT=hang:tile_16x16x8_vec_2x16x1 "$AS" run "$T/kill/a.cfg" --db "$T/kill/s.db" \
+    > "$T/kill/term.txt" 2>&1 &
+bg=$!
+running=0
+for _ in $(seq 600); do
+	id=$(squeue -h -t R -o '%i %M' 2>/dev/null | awk '$2 !~ /^0:0[01]$/ {print $1; exit}')
+	if [ -n "$id" ]; then
+		running=1
+		kill -TERM "$bg"
+		break
+	fi
+	kill -0 "$bg" 2>/dev/null || break
+	sleep 0.2
+done
+wait "$bg"
+bg=
+check "a step was running when SIGTERM came" eq "$running" 1
+left=1
+for _ in $(seq 50); do
+	left=$(squeue -h 2>/dev/null | wc -l)
+	[ "$left" -eq 0 ] && break
+	sleep 0.1
+done
+check "SIGTERM: no step left in the queue" eq "$left" 0
+check "SIGTERM: the hanging candidate not recorded" eq \
+    "$(q "$T/kill/s.db" "select count(*) from trials where config_name like '%tile_16x16x8_vec_2x16x1%'")" 0
 
 echo "test_slurm: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
