@@ -63,7 +63,62 @@ counters(json_t *o, struct trial_result *res)
 #define MEASURE_SARGS_MAX	520
 #define MEASURE_SRUN_WORDS	32	/* extra words from slurm_srun_args */
 /* Steps tried for one measurement before the job stops (nothing recorded). */
-#define MEASURE_SLURM_ATTEMPTS	3
+#define MEASURE_SLURM_ATTEMPTS	5
+/* Steps a node failed (killed, cancelled) before it is sent no more work. */
+#define MEASURE_NODE_FAILS	2
+#define MEASURE_NODES_MAX	64
+
+/*
+ * Step failures per node, over the life of this process (every op and
+ * candidate): a node at MEASURE_NODE_FAILS is given to srun's --exclude.
+ */
+static struct {
+	char	node[64];
+	int	fails;
+} slurm_nodes[MEASURE_NODES_MAX];
+static int slurm_nnodes;
+
+static void
+slurm_node_failed(const char *node)
+{
+	int i;
+
+	if (*node == '\0')
+		return;
+	for (i = 0; i < slurm_nnodes; i++) {
+		if (strcmp(slurm_nodes[i].node, node) == 0) {
+			slurm_nodes[i].fails++;
+			return;
+		}
+	}
+	if (slurm_nnodes == MEASURE_NODES_MAX)
+		return;
+	snprintf(slurm_nodes[slurm_nnodes].node, sizeof slurm_nodes[0].node,
+	    "%s", node);
+	slurm_nodes[slurm_nnodes++].fails = 1;
+}
+
+/*
+ * "--exclude=n1,n3" of the nodes failed too often, or "-N1" if none (said
+ * again, harmless; a second --quiet would hide srun's error lines).
+ */
+static char *
+slurm_exclude(char *buf, size_t len)
+{
+	size_t n = 0;
+	int i, any = 0;
+
+	n = (size_t)snprintf(buf, len, "--exclude=");
+	for (i = 0; i < slurm_nnodes; i++) {
+		if (slurm_nodes[i].fails < MEASURE_NODE_FAILS ||
+		    n + strlen(slurm_nodes[i].node) + 2 >= len)
+			continue;
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", any ? "," : "",
+		    slurm_nodes[i].node);
+		any = 1;
+	}
+	return any ? buf : "-N1";
+}
 
 enum slurm_outcome {
 	SLURM_RESULT,	/* the step ran to the end: parse its stdout */
@@ -105,6 +160,7 @@ slurm_prefix(const struct backend *be, int threads, char **argv, int *argc,
 	double wall = slurm_wall(be);
 
 	argv[n++] = "srun";
+	argv[n++] = "-N1";	/* mlircpu_measure's slot for --exclude */
 	argv[n++] = "--quiet";
 	argv[n++] = "-n1";
 	argv[n++] = "-N1";
@@ -272,7 +328,7 @@ mlircpu_measure(struct backend *be, const char *so, int threads,
 	char shape[128], types[64], trans[16], thr[16], warm[16], mt[32];
 	char reps[40], seed[32], verify[8], cpulist[256], omp[32], blas[40];
 	char *argv[MEASURE_ARGV_MAX], *env[4], *perr = NULL;
-	char sargs[MEASURE_SARGS_MAX], slurm_buf[4][64];
+	char sargs[MEASURE_SARGS_MAX], slurm_buf[4][64], excl[1024];
 	int cpus[256], ncpu, i, argc = 0, rc = -1, slurm, attempt = 0;
 	size_t len = 0;
 	json_t *j = NULL;
@@ -367,6 +423,8 @@ mlircpu_measure(struct backend *be, const char *so, int threads,
 		o.ncpus = 0;
 	}
 again:
+	if (slurm)
+		argv[1] = slurm_exclude(excl, sizeof excl);
 	if (proc_run(argv, &o, &pr, &perr) != 0) {
 		util_seterr(err, "mlir-cpu: cannot run %s: %s", argv[0], perr);
 		free(perr);
@@ -376,6 +434,8 @@ again:
 	if (slurm) {
 		switch (slurm_outcome(be, &pr, res)) {
 		case SLURM_RETRY:
+			slurm_node_failed(res->host);
+			res->host[0] = '\0';
 			if (++attempt < MEASURE_SLURM_ATTEMPTS) {
 				proc_result_free(&pr);
 				memset(&pr, 0, sizeof pr);

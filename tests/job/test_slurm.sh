@@ -5,9 +5,10 @@
 # recorded from both nodes (n1 is drained once it has measured one, the
 # rest go to n2), all verified, no config twice; a step cancelled from
 # outside is measured again, not recorded as the candidate's failure;
-# SIGTERM of autosched cancels its step.
+# a node whose steps die twice gets no more work; SIGTERM of autosched
+# cancels its step.
 # Skips (exit 77, with the reason) when the cluster cannot start here.
-#   test_slurm.sh AUTOSCHED SOURCE_DIR
+#   test_slurm.sh AUTOSCHED SOURCE_DIR   (KEEP=1 keeps its folder for a look)
 set -u
 AS=$1
 SRC=$2
@@ -17,7 +18,7 @@ export SLURM_LOCAL_DIR=$T/cluster
 export PATH="$PATH:/usr/sbin"
 cleanup() {
 	[ -n "${bg:-}" ] && kill "$bg" 2>/dev/null
-	bash "$SRC/scripts/slurm-local.sh" down
+	bash "$SRC/scripts/slurm-local.sh" down; [ -n "${KEEP:-}" ] && return
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -133,6 +134,44 @@ check "the hanging candidate recorded once, as a timeout" eq \
     "$(q "$T/kill/s.db" "select count(*) || ' ' || status || ' ' || (host in ('n1','n2')) from trials where phase='tune' and config_name like '%tile_16x16x8_vec_2x16x1%'")" "1 timeout 1"
 check "the other candidate verified" eq \
     "$(q "$T/kill/s.db" "select count(*) from trials where phase='tune' and verified=1")" 1
+
+# 2b. A node whose steps die twice gets no more work: the hanging
+# candidate's steps are cancelled until one node has lost two (where a step
+# lands is Slurm's choice: a node still cleaning up is passed over); its
+# next step runs on the other node (srun --exclude=) and times out there,
+# recorded once.
+rm -rf "$T/kill/s.db"*
+AUTOSCHED_TEST_FAULT=hang:tile_16x16x8_vec_2x16x1 "$AS" run "$T/kill/a.cfg" --db "$T/kill/s.db" \
+    > "$T/kill/excl.txt" 2>&1 &
+bg=$!
+nodes=
+last=
+twice=
+for _ in $(seq 900); do
+	set -- $(squeue -h -t R -o '%i %M %N' 2>/dev/null | awk '$2 !~ /^0:0[01]$/ {print $1, $3; exit}')
+	if [ $# -eq 2 ] && [ "$1" != "$last" ]; then
+		scancel "$1"
+		last=$1
+		case ",$nodes," in *",$2,"*) twice=$2 ;; esac
+		nodes="$nodes${nodes:+,}$2"
+		[ -n "$twice" ] && break
+	fi
+	kill -0 "$bg" 2>/dev/null || break
+	sleep 0.2
+done
+wait "$bg"
+rc=$?
+bg=
+other=n2
+[ "$twice" = n2 ] && other=n1
+check "exclude: run exits 0" eq "$rc" 0
+check "exclude: a node lost two steps (cancelled: $nodes)" test -n "$twice"
+check "exclude: the candidate measured on the other node at last, once" eq \
+    "$(q "$T/kill/s.db" "select count(*) || ' ' || status || ' ' || host from trials where phase='tune' and config_name like '%tile_16x16x8_vec_2x16x1%'")" "1 timeout $other"
+check "exclude: no trial on $twice after that" eq \
+    "$(q "$T/kill/s.db" "select count(*) from trials where host = '$twice' and id >= (select min(id) from trials where config_name like '%tile_16x16x8_vec_2x16x1%' and phase='tune')")" 0
+check "exclude: trials after it recorded" ge \
+    "$(q "$T/kill/s.db" "select count(*) from trials where id > (select min(id) from trials where config_name like '%tile_16x16x8_vec_2x16x1%' and phase='tune')")" 1
 
 # 3. SIGTERM of autosched mid-step: the step is cancelled (scancel), the
 # candidate not recorded. The hang would last 30 s: it must be gone within 5 s
