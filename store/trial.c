@@ -365,8 +365,9 @@ store_best_clear(struct store_best *b)
  * confirmed, only its confirm figures (the tune maximum is the luckiest of
  * many noisy draws), each config by the median of its confirm rounds; a job
  * that did neither offers its best tune figure. Across jobs, the highest of
- * those. The baseline is the default's latest figure at the winner's thread
- * count. The schema's view "best" is the same query
+ * those. The baseline and the reference are the means of the winning job's
+ * measurements of them at the winner's thread count (the engine measures
+ * both in every final round). The schema's view "best" is the same query
  * without the job filter (?2).
  */
 static const char sql_best[] =
@@ -390,14 +391,14 @@ static const char sql_best[] =
 	" r.tile_m, r.tile_n, r.tile_k, r.vector_m, r.vector_n, r.vector_k,"
 	" r.threads, r.block_dim_x, r.block_dim_y, r.block_dim_z,"
 	" r.pipeline_depth, r.gflops, r.runtime_ms, r.cv,"
-	" (SELECT b.gflops FROM trials b WHERE b.op_id = r.op_id"
-	"  AND b.target_id = r.target_id AND b.phase = 'baseline'"
-	"  AND b.threads = r.threads AND b.status IN ('ok','unstable') AND (?2 = 0 OR b.job_id = ?2)"
-	"  ORDER BY b.id DESC LIMIT 1),"
-	" (SELECT b.gflops FROM trials b WHERE b.op_id = r.op_id"
-	"  AND b.target_id = r.target_id AND b.phase = 'reference'"
-	"  AND b.status IN ('ok','unstable') AND (?2 = 0 OR b.job_id = ?2)"
-	"  ORDER BY b.id DESC LIMIT 1),"
+	" (SELECT avg(b.gflops) FROM trials b WHERE b.op_id = r.op_id"
+	"  AND b.target_id = r.target_id AND b.job_id IS r.job_id"
+	"  AND b.phase = 'baseline' AND b.threads = r.threads"
+	"  AND b.status IN ('ok','unstable')),"
+	" (SELECT avg(b.gflops) FROM trials b WHERE b.op_id = r.op_id"
+	"  AND b.target_id = r.target_id AND b.job_id IS r.job_id"
+	"  AND b.phase = 'reference' AND b.threads = r.threads"
+	"  AND b.status IN ('ok','unstable')),"
 	" (SELECT count(*) FROM trials c WHERE c.op_id = r.op_id"
 	"  AND c.target_id = r.target_id AND c.phase = 'tune'"
 	"  AND (?2 = 0 OR c.job_id = ?2)),"

@@ -107,6 +107,14 @@ b=json.loads(subprocess.check_output(['$AS','best','--db','$T/thr/s.db','--forma
 b=b[0] if isinstance(b,list) else b
 o=json.load(open('$T/thr/run.json'))['ops'][0]
 sys.exit(0 if abs(b['gflops']-o['gflops'])<=1e-9*o['gflops'] else 1)"
+check "2 threads: best's baseline and reference are the job's means at 2 threads" python3 -c "
+import json,sqlite3,subprocess,sys
+b=json.loads(subprocess.check_output(['$AS','best','--db','$T/thr/s.db','--format','json']))
+b=b[0] if isinstance(b,list) else b
+db=sqlite3.connect('$T/thr/s.db')
+m=lambda ph: db.execute(\"select avg(gflops) from trials where phase=? and threads=2 and status in ('ok','unstable')\", (ph,)).fetchone()[0]
+ok = abs(b['baseline_gflops']-m('baseline'))<=1e-9*m('baseline') and abs(b['reference_gflops']-m('reference'))<=1e-9*m('reference')
+sys.exit(0 if ok else 1)"
 
 # 2. Resume: the same job again measures no config twice.
 "$AS" run "$T/f32/a.cfg" --db "$T/f32/s.db" --json > "$T/f32/run2.json" 2>/dev/null
