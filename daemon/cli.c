@@ -35,9 +35,7 @@ cli_on_signal(int sig)
 char *
 daemon_default_db(void)
 {
-	const char *e = getenv("AUTOSCHED_DB");
-
-	return xstrdup(e != NULL && *e != '\0' ? e : "autosched.db");
+	return xstrdup(store_default_path());
 }
 
 static void

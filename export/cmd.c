@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "export/export.h"
+#include "store/store.h"
 #include "util/util.h"
 
 struct cmd_opts {
@@ -18,14 +19,6 @@ struct cmd_opts {
 	int64_t		 job;
 	int		 untuned;
 };
-
-static const char *
-default_db(void)
-{
-	const char *e = getenv("AUTOSCHED_DB");
-
-	return e != NULL && *e != '\0' ? e : "autosched.db";
-}
 
 /* Parse the options both commands take. 0, 1 (--help shown) or -1. */
 static int
@@ -47,7 +40,7 @@ parse_opts(int argc, char **argv, struct cmd_opts *o, void (*usage)(FILE *))
 	int ch;
 
 	memset(o, 0, sizeof *o);
-	o->db = default_db();
+	o->db = store_default_path();
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
 		switch (ch) {

@@ -237,6 +237,14 @@ store_connect(const char *path, int flags, char **err)
 	return s;
 }
 
+const char *
+store_default_path(void)
+{
+	const char *e = getenv("AUTOSCHED_DB");
+
+	return e != NULL && *e != '\0' ? e : "autosched.db";
+}
+
 int
 store_open(const char *path, struct store **out, char **err)
 {

@@ -21,6 +21,9 @@ struct store;
  * busy timeout, foreign keys on. Refuses a store whose schema is newer than
  * STORE_SCHEMA_VERSION. Caller closes. Errors read "store PATH: message".
  */
+/* The store a command uses without --db: $AUTOSCHED_DB, else ./autosched.db. Borrowed. */
+const char *store_default_path(void);
+
 int	 store_open(const char *path, struct store **out, char **err)
 	    __attribute__((warn_unused_result));
 /* Open an existing store read-only (replay, queries); no migration. */
