@@ -186,10 +186,17 @@ struct backend_ops {
 	char		*(*export_cflags)(void);
 	/*
 	 * The schedule version this build generates, as it appears in the
-	 * toolchain string of the targets it measures ("mlir-cpu schedule v4");
+	 * toolchain string of the targets it measures ("mlir-cpu schedule v5");
 	 * NULL if the backend has no versioned schedules.
 	 */
 	const char	*schedule_tag;
+	/*
+	 * The oldest schedule version whose code for a 1-thread config is the
+	 * same as this build's ("mlir-cpu schedule v4"): records of 1-thread
+	 * configs made with it still stand for this build (bench/sweep.c).
+	 * NULL: only schedule_tag.
+	 */
+	const char	*schedule_serial_since;
 };
 
 /* The registry. */

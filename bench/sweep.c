@@ -179,23 +179,38 @@ sweep_target(struct sweep *s, struct store *st)
 	}
 }
 
+/* 1 if the toolchain string names schedule version tag exactly. */
+static int
+sweep_has_tag(const char *toolchain, const char *tag)
+{
+	const char *at = strstr(toolchain, tag);
+	size_t n = strlen(tag);
+
+	return at != NULL && (at[n] == '\0' || at[n] == ';');
+}
+
 /*
  * A sweep replays the code of one schedule version: refuse one recorded
  * with another (the version is in the target's toolchain string), so that
- * figures cannot silently go stale.
+ * figures cannot silently go stale. A sweep of 1-thread configs only may
+ * come from the version since which the backend's 1-thread code is the same.
  */
 static int
-sweep_check_version(const struct sweep *s, char **err)
+sweep_check_version(const struct sweep *s, const struct sweep_walk *w,
+    char **err)
 {
-	const char *want = mlircpu_backend.schedule_tag, *at;
-	size_t n;
+	const char *want = mlircpu_backend.schedule_tag;
+	const char *serial = mlircpu_backend.schedule_serial_since, *at;
+	size_t i;
 
-	if (want == NULL)
+	if (want == NULL || sweep_has_tag(s->toolchain, want))
 		return 0;
-	n = strlen(want);
-	at = strstr(s->toolchain, want);
-	if (at != NULL && (at[n] == '\0' || at[n] == ';'))
-		return 0;
+	if (serial != NULL && sweep_has_tag(s->toolchain, serial)) {
+		for (i = 0; i < w->n && w->t[i].c.v[KNOB_THREADS] <= 1; i++)
+			;
+		if (i == w->n)
+			return 0;
+	}
 	at = strstr(s->toolchain, "schedule v");
 	util_seterr(err, "%s: recorded with %.*s, but this build generates %s: "
 	    "record it again (bench/sweeps/compact.sh says how)", s->path,
@@ -237,7 +252,7 @@ sweep_load(const char *path, struct sweep *s, char **err)
 		goto fail;
 	}
 	sweep_target(s, st);
-	if (sweep_check_version(s, err) != 0)
+	if (sweep_check_version(s, &w, err) != 0)
 		goto fail;
 	if (sweep_space(s, &w, err) != 0)
 		goto fail;

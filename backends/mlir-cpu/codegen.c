@@ -28,9 +28,17 @@ void
 mlircpu_complete(const struct op_desc *op, const struct config *cfg,
     struct config *out)
 {
-	static const int64_t defaults[KNOB_COUNT] = {
-		[KNOB_TILE_M] = 64, [KNOB_TILE_N] = 256, [KNOB_TILE_K] = 512,
-		[KNOB_VECTOR_M] = 6, [KNOB_VECTOR_N] = 16, [KNOB_VECTOR_K] = 1,
+	/*
+	 * The default config follows the CPU (README "The default config"):
+	 * a register tile two vectors wide and as many rows as the registers
+	 * hold with room to spare (6 of 16, 8 of 32), a cache tile 64 x 256 x
+	 * 256 (the K tile of a B panel two vectors wide: 32 KiB in f32 on
+	 * AVX-512, 16 KiB on AVX2, inside L1).
+	 */
+	int64_t defaults[KNOB_COUNT] = {
+		[KNOB_TILE_M] = 64, [KNOB_TILE_N] = 256, [KNOB_TILE_K] = 256,
+		[KNOB_VECTOR_M] = mlircpu_isa()->vec_regs >= 32 ? 8 : 6,
+		[KNOB_VECTOR_N] = 2 * mlircpu_lanes(op), [KNOB_VECTOR_K] = 1,
 		[KNOB_THREADS] = 1,
 	};
 	const int64_t dim[3] = { op->m, op->n, op->k };
@@ -134,6 +142,33 @@ pack_step(int opnd, int in, int swap, int batch)
 	    mlircpu_tpl_pack_keep_mlir, kv);
 }
 
+/*
+ * The forall's tile sizes: one chunk per thread of the batch, else of M,
+ * else of N, whichever splits into whole cache tiles evenly (a chunk of
+ * another size would give the inner tiles dynamic shapes); else one forall
+ * iteration per M x N cache tile.
+ */
+static void
+par_chunk(const struct op_desc *op, const struct config *c, int batch,
+    char *buf, size_t len)
+{
+	int64_t t = c->v[KNOB_THREADS], tm = c->v[KNOB_TILE_M],
+	    tn = c->v[KNOB_TILE_N];
+	int64_t nb = op->batch > 0 ? op->batch : 1;
+
+	if (batch && nb % t == 0)
+		snprintf(buf, len, "%lld, 0, 0", (long long)(nb / t));
+	else if ((op->m / tm) % t == 0)
+		snprintf(buf, len, "%s%lld, 0", batch ? "1, " : "",
+		    (long long)(op->m / t));
+	else if ((op->n / tn) % t == 0)
+		snprintf(buf, len, "%s0, %lld", batch ? "1, " : "",
+		    (long long)(op->n / t));
+	else
+		snprintf(buf, len, "%s%lld, %lld", batch ? "1, " : "",
+		    (long long)tm, (long long)tn);
+}
+
 char *
 mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
     const char *seq_name)
@@ -157,8 +192,7 @@ mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
 	    (long long)c.v[KNOB_TILE_K]);
 	snprintf(cache_order, sizeof cache_order, "%s",
 	    batch ? "0, 2, 3, 1" : "1, 2, 0");
-	snprintf(par_tile, sizeof par_tile, "%s%lld, %lld", b1,
-	    (long long)c.v[KNOB_TILE_M], (long long)c.v[KNOB_TILE_N]);
+	par_chunk(op, &c, batch, par_tile, sizeof par_tile);
 	snprintf(k_tile, sizeof k_tile, "%s0, 0, %lld", b0,
 	    (long long)c.v[KNOB_TILE_K]);
 	/*

@@ -14,11 +14,13 @@
  * A kernel built for threads > 1 runs an OpenMP team of OMP_NUM_THREADS.
  *
  * Knobs: tile_m/n/k (cache tiles), vector_m/n/k (register tile), threads.
- * Baseline (untuned default): tile 64x256x512, register tile 6x16x1,
- * 1 thread; a cache tile shrinks to the largest divisor of the op's
- * dimension, the N and K register tiles to divisors of their cache tile, the
- * M register tile only to fit in it (the schedule peels the rest). 6x16
- * holds 12 accumulators in 15 of the 16 ymm registers.
+ * Baseline (untuned default, codegen.c mlircpu_complete): tile 64x256x256,
+ * a register tile two vectors wide with 8 rows on 32 vector registers
+ * (AVX-512: 8x32 in f32, 16 accumulators + 2 B + 1 broadcast of 32 zmm) or
+ * 6 on 16 (AVX2: 6x16, 15 of 16 ymm), 1 thread; a cache tile shrinks to the
+ * largest divisor of the op's dimension, the N and K register tiles to
+ * divisors of their cache tile, the M register tile only to fit in it (the
+ * schedule peels the rest).
  */
 #include <ctype.h>
 #include <limits.h>
@@ -41,9 +43,8 @@ acc_bytes(const struct op_desc *op)
 	return n == 2 ? 4 : n ? n : 4;
 }
 
-/* Accumulator lanes of one vector register of this CPU. */
-static int64_t
-lanes_of(const struct op_desc *op)
+int64_t
+mlircpu_lanes(const struct op_desc *op)
 {
 	return mlircpu_isa()->vec_bytes / (int64_t)acc_bytes(op);
 }
@@ -57,7 +58,7 @@ lanes_of(const struct op_desc *op)
 static int
 mlircpu_vector_ok(const struct op_desc *op, int64_t vm, int64_t vn, int64_t vk)
 {
-	int64_t lanes = lanes_of(op), regs_n;
+	int64_t lanes = mlircpu_lanes(op), regs_n;
 
 	if (vm < 1 || vn < 1 || vk < 1 || vk > 8 || vm > 16)
 		return 0;
@@ -113,7 +114,7 @@ mlircpu_candidates(const struct op_desc *op, struct space_rules *r)
 	static const int64_t tk[] = { 64, 128, 256, 512 };
 	static const int64_t vm[] = { 2, 4, 6, 8, 12, 14 };
 	const struct mlircpu_isa *isa = mlircpu_isa();
-	int64_t lanes = lanes_of(op), elem = (int64_t)analysis_elem_size(op->rhs);
+	int64_t lanes = mlircpu_lanes(op), elem = (int64_t)analysis_elem_size(op->rhs);
 	int64_t x, kmin = 0;
 	size_t i;
 
@@ -490,4 +491,5 @@ const struct backend_ops mlircpu_backend = {
 	.export_module = mlircpu_schedule_module,
 	.export_cflags = mlircpu_export_cflags,
 	.schedule_tag = MLIRCPU_SCHEDULE_TAG,
+	.schedule_serial_since = MLIRCPU_SCHEDULE_SERIAL_SINCE,
 };

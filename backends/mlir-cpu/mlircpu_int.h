@@ -33,6 +33,8 @@ struct mlircpu_isa {
 void	 mlircpu_isa_detect(struct mlircpu_isa *);
 /* Detected once; borrowed for the process's life. */
 const struct mlircpu_isa *mlircpu_isa(void);
+/* Accumulator lanes of one vector register of this CPU for op (mlircpu.c). */
+int64_t	 mlircpu_lanes(const struct op_desc *);
 /* "avx512: 64-byte vectors, 32 registers, fma, f16c, avx512_vnni, …". */
 void	 mlircpu_isa_describe(const struct mlircpu_isa *, char *buf, size_t len);
 
@@ -42,8 +44,14 @@ void	 mlircpu_isa_describe(const struct mlircpu_isa *, char *buf, size_t len);
  * measured with another version are never reused for this one. Bump it
  * whenever the generated code of a dispatch changes.
  */
-#define MLIRCPU_SCHEDULE_VERSION	4
-#define MLIRCPU_SCHEDULE_TAG		"mlir-cpu schedule v4"
+#define MLIRCPU_SCHEDULE_VERSION	5
+#define MLIRCPU_SCHEDULE_TAG		"mlir-cpu schedule v5"
+/*
+ * The oldest version whose code for a 1-thread config is this version's:
+ * v5 changed only how threads share the work (one chunk of M, N or the
+ * batch per thread instead of one forall iteration per cache tile).
+ */
+#define MLIRCPU_SCHEDULE_SERIAL_SINCE	"mlir-cpu schedule v4"
 
 /* AUTOSCHED_TEST_FAULT kinds. */
 enum mlircpu_fault {
