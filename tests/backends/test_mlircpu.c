@@ -393,6 +393,111 @@ test_types(void)
 	free(d);
 }
 
+/* The forall's tile sizes in op's schedule for c: "[...]" after tile_sizes. */
+static int
+split_is(const struct op_desc *op, const struct config *c, const char *want)
+{
+	char *s = mlircpu_schedule_op(op, c, "t"), *at;
+	int ok;
+
+	at = strstr(s, "tile_using_forall");
+	ok = at != NULL && strstr(at, want) != NULL &&
+	    strstr(at, want) < strchr(at, '\n');
+	if (!ok)
+		fprintf(stderr, "split_is: want %s in:\n%s\n", want,
+		    at != NULL ? at : s);
+	free(s);
+	return ok;
+}
+
+/*
+ * Odd shapes through every way threads share the work, at 1 and 2
+ * threads, for every element type the backend accepts: prime M, N and K, K
+ * below the K tile a default would pick, M below the register tile; with 2
+ * threads one chunk of the batch, of M or of N per thread, or (nothing
+ * splits evenly) one forall iteration per cache tile. Every run verifies.
+ */
+static void
+test_split(void)
+{
+	static const struct {
+		enum elem_type in, acc;
+		int vn;			/* a register tile width for the type */
+	} types[] = {
+		{ ELEM_F32, ELEM_F32, 16 }, { ELEM_F64, ELEM_F64, 8 },
+		{ ELEM_F16, ELEM_F32, 16 }, { ELEM_F16, ELEM_F16, 16 },
+		{ ELEM_BF16, ELEM_F32, 16 }, { ELEM_BF16, ELEM_BF16, 16 },
+		{ ELEM_I8, ELEM_I32, 16 },
+	};
+	struct backend_params p;
+	struct op_desc op;
+	struct config c;
+	struct trial_result r;
+	char *d;
+	size_t t;
+	int thr;
+
+	memset(&r, 0, sizeof r);
+	params_init(&p);
+	/* Which split each shape gets (the text of the schedule). */
+	op_init(&op, "matmul", 1, 74, 29, 13, ELEM_F32, ELEM_F32, 0, 0);
+	cfg_set(&c, 37, 29, 13, 6, 29, 1, 2);
+	CHECK(split_is(&op, &c, "[37, 0]"));		/* M: 2 tiles of 37 */
+	op_init(&op, "matmul", 1, 37, 58, 13, ELEM_F32, ELEM_F32, 0, 0);
+	cfg_set(&c, 37, 29, 13, 6, 29, 1, 2);
+	CHECK(split_is(&op, &c, "[0, 29]"));		/* N: 2 tiles of 29 */
+	op_init(&op, "matmul", 1, 37, 29, 13, ELEM_F32, ELEM_F32, 0, 0);
+	cfg_set(&c, 37, 29, 13, 6, 29, 1, 2);
+	CHECK(split_is(&op, &c, "[37, 29]"));		/* neither: per tile */
+	op_init(&op, "batch_matmul", 2, 37, 29, 13, ELEM_F32, ELEM_F32, 0, 0);
+	CHECK(split_is(&op, &c, "[1, 0, 0]"));		/* the batch */
+	op_init(&op, "batch_matmul", 3, 74, 29, 13, ELEM_F32, ELEM_F32, 0, 0);
+	CHECK(split_is(&op, &c, "[1, 37, 0]"));		/* odd batch: M */
+
+	for (t = 0; t < sizeof types / sizeof types[0]; t++) {
+		int vn = types[t].vn;
+
+		for (thr = 1; thr <= 2; thr++) {
+			/* M chunks; vector_m 8 > the 5 rows of a peeled tile. */
+			op_init(&op, "matmul", 1, 74, 2 * vn, 13, types[t].in,
+			    types[t].acc, 0, 0);
+			op.name = "split_m";
+			d = generic_dispatch(&op);
+			cfg_set(&c, 37, vn, 16, 8, vn, 1, thr);
+			run_one(&p, &op, d, &c, TRIAL_OK, &r);
+			backend_result_clear(&r);
+			free(d);
+			/* N chunks, B transposed, M (3) below the register tile. */
+			op_init(&op, "matmul", 1, 3, 2 * vn, 13, types[t].in,
+			    types[t].acc, 0, 1);
+			op.name = "split_n";
+			d = generic_dispatch(&op);
+			cfg_set(&c, 3, vn, 13, 6, vn, 1, thr);
+			run_one(&p, &op, d, &c, TRIAL_OK, &r);
+			backend_result_clear(&r);
+			free(d);
+			/* Prime N (the whole N as the register tile), per tile. */
+			op_init(&op, "matmul", 1, 37, 29, 13, types[t].in,
+			    types[t].acc, 1, 0);
+			op.name = "split_none";
+			d = generic_dispatch(&op);
+			cfg_set(&c, 37, 29, 13, 6, 29, 1, thr);
+			run_one(&p, &op, d, &c, TRIAL_OK, &r);
+			backend_result_clear(&r);
+			free(d);
+			/* The batch, odd (3: M chunks) and even (2). */
+			op_init(&op, "batch_matmul", 3 - (thr == 2), 74, vn, 7,
+			    types[t].in, types[t].acc, 0, 0);
+			op.name = "split_batch";
+			d = generic_dispatch(&op);
+			cfg_set(&c, 37, vn, 7, 6, vn, 1, thr);
+			run_one(&p, &op, d, &c, TRIAL_OK, &r);
+			backend_result_clear(&r);
+			free(d);
+		}
+	}
+}
+
 /* The reference run times the library routine of the op's precision. */
 static void
 test_reference(void)
@@ -603,9 +708,11 @@ main(int argc, char **argv)
 		test_cache();
 	else if (strcmp(what, "isa") == 0)
 		test_isa();
+	else if (strcmp(what, "split") == 0)
+		test_split();
 	else {
 		fprintf(stderr, "usage: test_mlircpu "
-		    "eval|types|reference|faults|cache|isa\n");
+		    "eval|types|reference|faults|cache|isa|split\n");
 		return 2;
 	}
 	nftw(work_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
