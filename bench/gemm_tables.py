@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""The tables of bench/gemm.sh, from its runs' JSON (WORK/SET-T.json) and
+peers measured here, side by side with each best kernel.
+
+usage: gemm_tables.py WORK MEASURE CPUS SETS DB
+"""
+import json, os, re, sqlite3, sys
+
+work, measure, cpus, sets, dbpath = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split(), sys.argv[5]
+db = sqlite3.connect("file:%s?mode=ro" % dbpath, uri=True)
+ncpu = len(cpus.split(","))
+counts = [1, 2] if ncpu >= 2 else [1]
+ROUNDS = 3
+
+
+def run(*args, threads):
+    """One autosched-measure run pinned to the first THREADS CPUs: its JSON."""
+    import subprocess
+    cpu = ",".join(cpus.split(",")[:threads])
+    p = subprocess.run([measure, *args, "--threads", str(threads), "--cpus", cpu,
+                        "--min-time", "0.3"], capture_output=True, text=True)
+    try:
+        return json.loads(p.stdout.strip().splitlines()[-1])
+    except Exception:
+        return None
+
+
+def op_shape(name):
+    """(BxMxNxK, types "l,r,a", trans "ta,tb", flops) from an op name."""
+    m = re.match(r"(batch_)?matmul_(\d+(?:x\d+)+)_([a-z0-9]+?)([tn])_([a-z0-9]+?)([tn])_([a-z0-9]+?)([tn])$", name)
+    dims = [int(x) for x in m.group(2).split("x")]
+    b, (M, N, K) = (dims[0], dims[1:]) if m.group(1) else (1, dims)
+    types = "%s,%s,%s" % (m.group(3), m.group(5), m.group(7))
+    trans = "%d,%d" % (m.group(4) == "n", m.group(6) == "n")
+    return "%dx%dx%dx%d" % (b, M, N, K), types, trans, 2.0 * b * M * N * K
+
+
+f = lambda x: "%.1f" % x if x else "-"
+r = lambda x, y: "%.2f" % (x / y) if x and y else "-"
+ci = lambda c: "%.2f [%.2f, %.2f]" % (c["est"], c["lo"], c["hi"]) if c else "-"
+med = lambda v: sorted(v)[len(v) // 2] if v else 0
+
+docs = {}
+for s in sets:
+    for t in counts:
+        p = os.path.join(work, "%s-%d.json" % (s, t))
+        if os.path.exists(p):
+            docs[s, t] = json.load(open(p))
+
+# 1. The tuning runs: best against the default, in the job's own final rounds.
+for s in sets:
+    print("== %s: tuned from the default space, %s ==" % (s, "f32" if s == "gemm" else "mixed precision"))
+    fmt = "%-44s %3s %6s %8s %8s %-20s %9s %-40s %6s  %s"
+    print(fmt % ("op", "thr", "trials", "best", "default", "best/default [95% CI]",
+                 "best/ref", "reference (same rounds)", "noise", "best config"))
+    for t in counts:
+        doc = docs.get((s, t))
+        if not doc:
+            continue
+        for op in doc["ops"]:
+            if not op.get("tuned") or not op.get("best"):
+                print(fmt % (op["name"], t, "", "-", "", "", "", "", "", "no valid config"))
+                continue
+            ref = op.get("reference_gflops")
+            star = "" if op.get("reference_same_precision") else "*"
+            print(fmt % (op["name"], t, op.get("measured", 0), f(op["gflops"]),
+                         f(op["baseline_gflops"]), ci(op["speedup_ci"]),
+                         r(op["gflops"], ref) + star, (op.get("reference") or "-")[:40],
+                         "%.1f%%" % (100 * op["noise_cv"]),
+                         op["best"] + (" (= default)" if op.get("default_is_best") else "")))
+    print()
+print("best, default, reference: medians of the 5 rounds measured after the choice, interleaved;")
+print("best/default: geometric mean of the paired round ratios, Student-t 95% CI; noise: CV of")
+print("the 1-thread default across the op's tuning; * the reference is not the op's precision.")
+print()
+
+# 2. Peers, side by side with the best kernel (its artifact run again).
+peak = {}
+for t in counts:
+    d = run("--peak", threads=t)
+    peak[t] = d["gflops"] if d else 0
+for s in sets:
+    f32 = s == "gemm"
+    peers = ["openblas", "onednn", "blis"] if f32 else ["auto", "openblas"]
+    names = {"openblas": "openblas", "onednn": "onednn", "blis": "blis",
+             "auto": "same-precision lib"}
+    print("== %s: peers, measured with the best kernel, %d rounds interleaved ==" % (s, ROUNDS))
+    cols = ["best"] + [names[p] for p in peers] + ["peak"] + ["best/" + names[p][:8] for p in peers] + ["% peak"]
+    fmt = "%-44s %3s " + " ".join(["%9s"] * (len(cols))) + "  %s"
+    print(fmt % (("op", "thr") + tuple(cols) + ("library routine",)))
+    for t in counts:
+        doc = docs.get((s, t))
+        if not doc:
+            continue
+        for op in doc["ops"]:
+            if not op.get("best"):
+                continue
+            shape, types, trans, flops = op_shape(op["name"])
+            row = db.execute("select t.artifact from trials t join ops o on "
+                             "o.id = t.op_id where t.job_id = ? and o.name = ? and "
+                             "t.phase = 'final' and t.config_name = ? limit 1",
+                             (doc["job_id"], op["name"], op["best"])).fetchone()
+            so = os.path.join(work, "cache", "mlir-cpu", row[0] if row else "-", "kernel.so")
+            runs = {k: [] for k in ["best"] + peers}
+            routine = ""
+            for rnd in range(ROUNDS):
+                order = list(runs)
+                order = order[rnd % len(order):] + order[:rnd % len(order)]
+                for k in order:
+                    if k == "best":
+                        args = ("--kernel", so) if os.path.exists(so) else None
+                    elif k == "openblas" and not f32:
+                        args = ("--ref", "openblas")
+                    else:
+                        args = ("--ref", k)
+                    if args is None:
+                        continue
+                    # The best kernel is checked again (exactly); the libraries are not.
+                    a = args + ("--shape", shape, "--trans", trans,
+                                "--verify", "1" if k == "best" else "0")
+                    if k == "openblas" and not f32:
+                        a += ("--types", "f32,f32,f32")      # sgemm: for scale
+                    else:
+                        a += ("--types", types)
+                    d = run(*a, threads=t)
+                    if d and d.get("status") == "ok" and d.get("median_ms"):
+                        runs[k].append(flops / (d["median_ms"] * 1e6))
+                        if k == "auto":
+                            routine = d.get("ref_routine", "") + (
+                                "" if d.get("ref_same_precision") else
+                                " (* not the op's precision)")
+            g = {k: med(v) for k, v in runs.items()}
+            vals = [f(g["best"])] + [f(g[p]) for p in peers] + [f(peak[t])]
+            vals += [r(g["best"], g[p]) for p in peers]
+            vals += ["%.0f%%" % (100 * g["best"] / peak[t]) if g["best"] and peak[t] else "-"]
+            print(fmt % ((op["name"], t) + tuple(vals) + (routine,)))
+    print()
+print("best: the chosen config's kernel (the job's artifact) run again here; peers: autosched-measure")
+print("--ref ...; each the median of %d rounds, the order rotated per round, pinned, 0.3 s a run." % ROUNDS)
+print("peak: --peak, register-only FMAs (f32) in the widest vectors, one pinned thread per CPU.")
+print("mixed: 'same-precision lib' is the library routine of the op's own types (oneDNN int8/bf16/f16")
+print("where it has one); openblas is sgemm on f32 data of the same shape, for scale; '% peak' is")
+print("against the f32 FMA peak (int8 counts 2 ops per multiply-add, as f32 does).")
