@@ -903,7 +903,7 @@ cfg_parse(const char *path, const char *text, size_t len, int check_files,
 	cfg->cv_max = 0.05;
 	cfg->confirm_top = 3;
 	cfg->verify = 1;
-	cfg->slurm_max_steps = 1;
+	cfg->slurm_max_steps = 0;	/* one per node of the partition */
 
 	memset(&r, 0, sizeof r);
 	r.cfg = cfg;

@@ -51,7 +51,7 @@ struct cfg {
 	 */
 	int		 executor;
 	char		*slurm_partition;	/* NULL = the cluster's default */
-	int		 slurm_max_steps;	/* steps in flight, default 1 */
+	int		 slurm_max_steps;	/* steps at once, 0 (default) = one per node */
 	char		*slurm_srun_args;	/* extra srun words, split on blanks */
 	double		 slurm_step_timeout;	/* seconds per step, 0 = timeout + 60 */
 

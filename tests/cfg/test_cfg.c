@@ -228,7 +228,7 @@ test_executor(void)
 	size_t i;
 
 	if ((cfg = LOAD_OK("[Env]\ninput_file = matmul.mlir\n")) != NULL) {
-		CHECK(cfg->executor == CFG_EXEC_LOCAL && cfg->slurm_max_steps == 1 &&
+		CHECK(cfg->executor == CFG_EXEC_LOCAL && cfg->slurm_max_steps == 0 &&
 		    cfg->slurm_partition == NULL && cfg->slurm_srun_args == NULL &&
 		    cfg->slurm_step_timeout == 0);
 		cfg_free(cfg);
