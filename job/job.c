@@ -1592,6 +1592,7 @@ job_execute(struct job *c, struct store *st, char **err)
 	const struct job_opts *o = c->o;
 	char *dispatch = NULL, *cpu = NULL, *flags = NULL, *toolchain = NULL;
 	enum job_outcome outcome = JOB_FAILED;
+	struct cfg_exec ex;
 	int any_missing = 0, bad_input = 0;
 	static const int cpus_default[1] = { 0 };
 	size_t i;
@@ -1684,12 +1685,15 @@ job_execute(struct job *c, struct store *st, char **err)
 	c->params.ncpus = o->cpus ? o->ncpus : 1;
 	c->params.compile_nice = o->compile_nice;
 	c->params.seed = cfg->seed;
-	c->params.executor = cfg->executor == CFG_EXEC_SLURM ?
+	/* The cfg's [Env] says, else the service's default (autoschedd.conf). */
+	ex = cfg->exec;
+	cfg_exec_merge(&ex, o->exec_default);
+	c->params.executor = ex.executor == CFG_EXEC_SLURM ?
 	    BACKEND_EXEC_SLURM : BACKEND_EXEC_LOCAL;
-	c->params.slurm_partition = cfg->slurm_partition;
-	c->params.slurm_srun_args = cfg->slurm_srun_args;
-	c->params.slurm_step_timeout = cfg->slurm_step_timeout;
-	c->params.slurm_max_steps = cfg->slurm_max_steps;
+	c->params.slurm_partition = ex.slurm_partition;
+	c->params.slurm_srun_args = ex.slurm_srun_args;
+	c->params.slurm_step_timeout = ex.slurm_step_timeout;
+	c->params.slurm_max_steps = ex.slurm_max_steps;
 	job_step_name(c);
 	c->params.slurm_job_name = c->step_name;
 	c->budget_total = (int64_t)c->ntunable * cfg->n_trial;
