@@ -271,13 +271,14 @@ host_name(json_t *out)
  * --target: what this machine is, as the coordinator compares it before
  * sending a node work (executor slurm): the CPU model and flags of
  * /proc/cpuinfo and the libraries the measurements use, one JSON line.
- * AUTOSCHED_TEST_TARGET_NODE=NODE makes node NODE report another CPU (tests).
+ * AUTOSCHED_TEST_TARGET_NODE=N1,N2 makes those nodes report another CPU
+ * (tests).
  */
 static void
 print_target(void)
 {
 	const char *fake = getenv("AUTOSCHED_TEST_TARGET_NODE");
-	const char *node = getenv("SLURMD_NODENAME");
+	const char *node = getenv("SLURMD_NODENAME"), *hit;
 	char line[8192], model[256] = "unknown", flags[8192] = "";
 	char tool[512], *p;
 	json_t *out = json_object();
@@ -297,7 +298,10 @@ print_target(void)
 		}
 		fclose(f);
 	}
-	if (fake != NULL && node != NULL && strcmp(fake, node) == 0)
+	if (fake != NULL && node != NULL && *node != '\0' &&
+	    (hit = strstr(fake, node)) != NULL && (hit == fake ||
+	    hit[-1] == ',') && (hit[strlen(node)] == '\0' ||
+	    hit[strlen(node)] == ','))
 		snprintf(model, sizeof model, "Test CPU (AUTOSCHED_TEST_TARGET_NODE)");
 	snprintf(tool, sizeof tool, "%s", openblas_get_config());
 	host_name(out);

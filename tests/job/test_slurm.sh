@@ -210,5 +210,147 @@ check "SIGTERM: no step left in the queue" eq "$left" 0
 check "SIGTERM: the hanging candidate not recorded" eq \
     "$(q "$T/kill/s.db" "select count(*) from trials where config_name like '%tile_16x16x8_vec_2x16x1%'")" 0
 
+# 4. autoschedd.conf's executor: the service's default for a job whose cfg
+# says nothing (its trials come from the nodes), a cfg's own [Env] wins
+# (executor = local: measured here); a bad value is refused (exit 2).
+ASD=$(dirname "$AS")/autoschedd
+mkdir -p "$T/svc"
+cat > "$T/svc/bad.conf" <<'C'
+[autoschedd]
+executor = pbs
+C
+"$ASD" -n -f "$T/svc/bad.conf" --db "$T/svc/q.db" > "$T/svc/bad.txt" 2>&1
+check "conf: a bad executor exits 2" eq "$?" 2
+check "conf: the message names file, line, key and what is expected" \
+    grep -q "bad.conf:2: executor: unknown executor 'pbs'; expected local or slurm" "$T/svc/bad.txt"
+cat > "$T/svc/d.conf" <<'C'
+[autoschedd]
+executor = slurm
+slurm_partition = autosched
+slurm_step_timeout = 60
+poll_interval = 1
+C
+"$ASD" -n -f "$T/svc/d.conf" --db "$T/svc/q.db" > /dev/null 2>&1
+check "conf: executor = slurm is OK" eq "$?" 0
+for which in dflt own; do
+	mkdir -p "$T/svc/$which"
+	cp "$FIX/small_f32.mlir" "$T/svc/$which/"
+	{
+		printf '[Env]\ninput_file = small_f32.mlir\n'
+		[ "$which" = own ] && printf 'executor = local\n'
+		# Other configs for each job: none is taken from the other's.
+		tm='[16,32]'
+		[ "$which" = own ] && tm='[8,64]'
+		printf '[SearchSpace]\ntile_m = %s\ntile_n = [16]\ntile_k = [8]\nthreads = [1]\n' "$tm"
+		printf '[SearchStrategy]\ntuner = grid\nn_trial = 2\n'
+		printf '[Measure]\nmin_time = 0.05\nmin_reps = 3\nconfirm_top = 1\ntimeout = 20\n'
+	} > "$T/svc/$which/a.cfg"
+	"$AS" submit "$T/svc/$which/a.cfg" --db "$T/svc/q.db" > /dev/null 2>&1
+done
+AUTOSCHED_WORK=$T/svc/work "$ASD" -d -f "$T/svc/d.conf" --db "$T/svc/q.db" \
+    > "$T/svc/daemon.txt" 2>&1 &
+bg=$!
+for _ in $(seq 600); do
+	[ "$(q "$T/svc/q.db" "select count(*) from jobs where state in ('done','failed')" 2>/dev/null)" = 2 ] && break
+	kill -0 "$bg" 2>/dev/null || break
+	sleep 0.2
+done
+kill -TERM "$bg" 2>/dev/null
+wait "$bg"
+bg=
+check "daemon: both jobs done" eq "$(q "$T/svc/q.db" "select group_concat(state) from jobs")" "done,done"
+check "daemon: the cfg without executor measured on the nodes (the conf's default)" eq \
+    "$(q "$T/svc/q.db" "select count(*) from trials where job_id=1 and phase='tune' and host in ('n1','n2')")" 2
+check "daemon: the cfg's executor = local wins (measured here)" eq \
+    "$(q "$T/svc/q.db" "select count(*) || ' ' || sum(host not in ('n1','n2')) from trials where job_id=2")" \
+    "$(q "$T/svc/q.db" "select count(*) || ' ' || count(*) from trials where job_id=2")"
+check "daemon: ... its two configs measured" eq "$(q "$T/svc/q.db" "select count(*) from trials where job_id=2 and phase='tune'")" 2
+
+# 5. The target check: n2 says it is another CPU (the harness's test hook,
+# answered on the node): it is refused with a line naming it and what
+# differs, and measures nothing; with no node matching the job stops (2).
+mkcfg "$T/tgt" <<'C'
+[SearchSpace]
+tile_m = [8,16,32,64]
+tile_n = [16]
+tile_k = [8]
+threads = [1]
+[SearchStrategy]
+tuner = grid
+n_trial = 4
+C
+AUTOSCHED_TEST_TARGET_NODE=n2 "$AS" run "$T/tgt/a.cfg" --db "$T/tgt/s.db" > "$T/tgt/out.txt" 2>&1
+rc=$?
+check "target: run with n2 refused exits 0" eq "$rc" 0
+[ "$rc" -eq 0 ] || tail -20 "$T/tgt/out.txt" >&2
+check "target: the console names n2 and its CPU" \
+    grep -q "Slurm node n2 refused: cpu 'Test CPU (AUTOSCHED_TEST_TARGET_NODE)' there" "$T/tgt/out.txt"
+check "target: no trial has host n2" eq "$(q "$T/tgt/s.db" "select count(*) from trials where host='n2'")" 0
+check "target: the tune trials ran on n1" eq "$(q "$T/tgt/s.db" "select count(*) from trials where phase='tune' and host='n1'")" 4
+AUTOSCHED_TEST_TARGET_NODE=n1,n2 "$AS" run "$T/tgt/a.cfg" --db "$T/tgt/none.db" > "$T/tgt/none.txt" 2>&1
+check "target: no node matching exits 2" eq "$?" 2
+check "target: ... saying so" grep -q "no node of partition autosched measures for this target" "$T/tgt/none.txt"
+check "target: ... having measured nothing" eq "$(q "$T/tgt/none.db" "select count(*) from trials")" 0
+
+# 6. kill -9 of autosched mid-search: its steps outlive it (a hanging
+# candidate's runs for 20 s); the next run of the same job cancels them
+# before measuring (squeue: gone long before the hang would end), resumes,
+# and measures no tune config twice.
+mkcfg "$T/k9" <<'C'
+[SearchSpace]
+tile_m = [8,16,32,64]
+tile_n = [16,48]
+tile_k = [8]
+vector_m = [2]
+vector_n = [16]
+vector_k = [1]
+threads = [1]
+[SearchStrategy]
+tuner = grid
+n_trial = 8
+C
+AUTOSCHED_TEST_FAULT=hang:tile_32x16x8_vec_2x16x1 "$AS" run "$T/k9/a.cfg" --db "$T/k9/s.db" \
+    > "$T/k9/out1.txt" 2>&1 &
+bg=$!
+ids=
+for _ in $(seq 600); do
+	# The hanging step: one of ours running for more than a second.
+	if squeue -h -t R -o '%i %M %j' 2>/dev/null | awk '$2 !~ /^0:0[01]$/ && $3 ~ /^autosched-/' | grep -q .; then
+		ids=$(squeue -h -o '%i %j' 2>/dev/null | awk '$2 ~ /^autosched-/ {print $1}' | sort | tr '\n' ' ')
+		kill -9 "$bg"
+		break
+	fi
+	kill -0 "$bg" 2>/dev/null || break
+	sleep 0.2
+done
+wait "$bg" 2>/dev/null
+bg=
+check "kill -9: steps were running when it died" test -n "$ids"
+left=$(squeue -h -o '%i' 2>/dev/null | sort | tr '\n' ' ')
+check "kill -9: its steps outlived it" test -n "$left"
+t0=$(date +%s)
+"$AS" run "$T/k9/a.cfg" --db "$T/k9/s.db" > "$T/k9/out2.txt" 2>&1 &
+bg=$!
+gone=
+for _ in $(seq 300); do
+	still=0
+	for id in $ids; do
+		squeue -h -j "$id" 2>/dev/null | grep -q . && still=1
+	done
+	if [ "$still" -eq 0 ]; then gone=$(( $(date +%s) - t0 )); break; fi
+	sleep 0.1
+done
+wait "$bg"
+rc=$?
+bg=
+check "kill -9: the next run exits 0" eq "$rc" 0
+[ "$rc" -eq 0 ] || tail -20 "$T/k9/out2.txt" >&2
+check "kill -9: the old steps are gone soon after the restart (${gone:-never} s)" \
+    test -n "$gone" -a "${gone:-99}" -le 10
+check "kill -9: the restart says it cancelled them" grep -q "Slurm job.* a previous run of this job left" "$T/k9/out2.txt"
+check "kill -9: every tune config once" eq \
+    "$(q "$T/k9/s.db" "select count(*) || ' ' || count(distinct config_name) from trials where phase='tune'")" "8 8"
+check "kill -9: nothing of ours left in the queue" eq "$(squeue -h -o '%j' 2>/dev/null | grep -c '^autosched-')" 0
+
 echo "test_slurm: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
