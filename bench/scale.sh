@@ -75,7 +75,7 @@ slurm_step_timeout = 120
 		label="slurm, 1 node (n1)"
 		[ "$p" = autosched ] && label="slurm, 2 nodes (n1, n2)"
 		printf '%-26s %8s %14s %12s\n' "$label" "$1" "$2" "$3"
-		overhead=$(awk -v a="$3" -v b="$local_ms" 'BEGIN { d = a - b; printf "%.3f", d > 0 ? d : 0 }')
+		overhead=$(awk -v a="$3" -v b="$local_ms" 'BEGIN { d = a - b; if (d < 0) d = 0; printf "%.3f", d }')
 	done
 	bash "$top/scripts/slurm-local.sh" down >/dev/null 2>&1
 else
@@ -90,9 +90,10 @@ if [ -z "$overhead" ]; then
 fi
 echo
 echo "== model: trials/min on N nodes from the recorded sweeps (bench/data)"
-echo "coordinator per trial = compile + tuner and store (the gap between two trials"
-echo "not spent compiling or measuring, median); nodes per trial = (measure +"
-echo "step overhead ${overhead} s${assumed}) / N; trials/min = 60 / the larger."
+echo "coordinator per trial c = compile + tuner and store (the gap between two"
+echo "trials not spent compiling or measuring, median); a step slot per trial ="
+echo "c + measure + step overhead ${overhead} s${assumed} (a candidate is"
+echo "compiled when a slot frees); trials/min = 60 / max(c, slot / N)."
 for db in "$top"/bench/data/*.db; do
 	name=$(basename "$db" .db)
 	stats=$(sqlite3 "$db" "with g as (select created - lag(created) over
@@ -122,7 +123,7 @@ awk -v o="$overhead" '
 			printf "%5d", N
 			for (i = 1; i <= NR; i++) {
 				c = comp[i] + rest[i]
-				m = (meas[i] + o) / N
+				m = (c + meas[i] + o) / N
 				t = (c > m) ? c : m
 				b = (c >= m) ? "(coord)" : "(nodes)"
 				printf " %11.0f %-8s", 60 / t, b
