@@ -506,14 +506,35 @@ job_slot_run(void *arg)
 	return NULL;
 }
 
+/* Start slot's measurement on a thread of its own. */
+static void
+job_slot_start(struct job_slot *s)
+{
+	sigset_t all, old;
+
+	/* Signals stay with the engine's thread: its handler stops us. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	pthread_mutex_lock(s->mu);
+	s->state = JOB_SLOT_RUNNING;
+	pthread_mutex_unlock(s->mu);
+	if (pthread_create(&s->th, NULL, job_slot_run, s) != 0) {
+		s->rc = s->be->measure(s->b, s->art, s->res, &s->err);
+		s->state = JOB_SLOT_IDLE;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 /*
  * A batch measured up to c->parallel at a time (executor slurm): the engine
  * compiles each candidate here (backend prepare), hands its measurement to
  * a thread (backend measure: a step on some node), and compiles the next
- * while steps run. Results are recorded here, on the engine's thread only,
- * in the batch's order, as soon as every earlier one is; configs the store
- * has are not measured. *done is how many of idx[] were recorded (a prefix:
- * the tuner learns from those). 0, or -1 on error; a stop ends it early.
+ * while steps run, one ahead when every step is busy, so that it starts as
+ * soon as one frees. Results are recorded here, on the engine's thread
+ * only, in the batch's order, as soon as every earlier one is; configs the
+ * store has are not measured. *done is how many of idx[] were recorded (a
+ * prefix: the tuner learns from those). 0, or -1 on error; a stop ends it
+ * early, and what it had not recorded is measured again on resume.
  */
 static int
 job_batch_parallel(struct job *c, struct job_op *jo, struct space *sp,
@@ -526,12 +547,19 @@ job_batch_parallel(struct job *c, struct job_op *jo, struct space *sp,
 	int found[JOB_BATCH_MAX];
 	pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 	pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-	sigset_t all, old;
 	size_t next = 0, rec = 0, i;
-	int halt = 0, stop = 0, rc = -1, running, r, st;
+	long ready = -1;	/* the compiled slot waiting for a step */
+	int halt = 0, stop = 0, rc = -1, running = 0, r, st;
 
 	memset(slot, 0, sizeof slot);
 	memset(found, 0, sizeof found);
+	for (i = 0; i < n; i++) {
+		slot[i].be = c->be;
+		slot[i].b = b;
+		slot[i].res = &res[i];
+		slot[i].mu = &mu;
+		slot[i].cv = &cv;
+	}
 	for (;;) {
 		/* Record, in the batch's order, what is final. */
 		while (rec < next && !stop) {
@@ -545,7 +573,7 @@ job_batch_parallel(struct job *c, struct job_op *jo, struct space *sp,
 			pthread_mutex_lock(&mu);
 			st = s->state;
 			pthread_mutex_unlock(&mu);
-			if (st == JOB_SLOT_RUNNING)
+			if (st == JOB_SLOT_RUNNING || (long)rec == ready)
 				break;
 			if (st == JOB_SLOT_DONE) {
 				pthread_join(s->th, NULL);
@@ -570,12 +598,25 @@ job_batch_parallel(struct job *c, struct job_op *jo, struct space *sp,
 		}
 		if (stop || rec == n)
 			break;
-		/* Start measurements while steps are free. */
 		pthread_mutex_lock(&mu);
-		for (i = 0, running = 0; i < next; i++)
+		for (i = rec, running = 0; i < next; i++)
 			running += slot[i].state == JOB_SLOT_RUNNING;
 		pthread_mutex_unlock(&mu);
-		while (!halt && next < n && running < c->parallel) {
+		/* The one compiled ahead: started when a step frees, or dropped. */
+		if (ready >= 0 && (halt || running < c->parallel)) {
+			if (halt) {
+				c->be->release(slot[ready].art);
+				slot[ready].art = NULL;
+				backend_result_clear(&res[ready]);
+				next = (size_t)ready;
+			} else {
+				job_slot_start(&slot[ready]);
+				running++;
+			}
+			ready = -1;
+		}
+		/* Compile and start more; one ahead when every step is busy. */
+		while (!halt && next < n && ready < 0) {
 			if (job_tune_halt(c, b)) {
 				halt = 1;
 				break;
@@ -592,41 +633,28 @@ job_batch_parallel(struct job *c, struct job_op *jo, struct space *sp,
 			if (c->be->prepare(b, &cf[next], &res[next],
 			    &slot[next].art, err) != 0)
 				goto out;
-			slot[next].be = c->be;
-			slot[next].b = b;
-			slot[next].res = &res[next];
-			slot[next].mu = &mu;
-			slot[next].cv = &cv;
 			if (slot[next].art != NULL) {
-				/* Signals stay with this thread: the handler stops us. */
-				sigfillset(&all);
-				pthread_sigmask(SIG_BLOCK, &all, &old);
-				slot[next].state = JOB_SLOT_RUNNING;
-				if (pthread_create(&slot[next].th, NULL,
-				    job_slot_run, &slot[next]) != 0) {
-					slot[next].state = JOB_SLOT_IDLE;
-					slot[next].rc = c->be->measure(b,
-					    slot[next].art, &res[next],
-					    &slot[next].err);
-				} else
+				if (running < c->parallel) {
+					job_slot_start(&slot[next]);
 					running++;
-				pthread_sigmask(SIG_SETMASK, &old, NULL);
+				} else
+					ready = (long)next;
 			}
 			next++;
 		}
 		/*
 		 * Wait until the next one in order is final, or a step is free
-		 * for the next candidate.
+		 * for the one compiled ahead.
 		 */
 		pthread_mutex_lock(&mu);
 		for (;;) {
-			for (i = 0, running = 0; i < next; i++)
+			for (i = rec, running = 0; i < next; i++)
 				running += slot[i].state == JOB_SLOT_RUNNING;
-			if (rec < next && (found[rec] ||
+			if (rec < next && (long)rec != ready && (found[rec] ||
 			    slot[rec].state != JOB_SLOT_RUNNING))
 				break;
-			if ((!halt && next < n && running < c->parallel) ||
-			    running == 0)
+			if ((ready >= 0 && running < c->parallel) ||
+			    (!halt && next < n && ready < 0) || running == 0)
 				break;
 			pthread_cond_wait(&cv, &mu);
 		}
@@ -638,8 +666,10 @@ job_batch_parallel(struct job *c, struct job_op *jo, struct space *sp,
 out:
 	/* What is still measuring ends (a stop killed it) and is not recorded. */
 	for (i = 0; i < next; i++) {
-		if (slot[i].state == JOB_SLOT_RUNNING ||
-		    slot[i].state == JOB_SLOT_DONE) {
+		pthread_mutex_lock(&mu);
+		st = slot[i].state;
+		pthread_mutex_unlock(&mu);
+		if (st == JOB_SLOT_RUNNING || st == JOB_SLOT_DONE) {
 			pthread_join(slot[i].th, NULL);
 			slot[i].state = JOB_SLOT_JOINED;
 		}
