@@ -127,6 +127,13 @@ struct backend_params {
 	const char	*slurm_partition;	/* NULL = the cluster's default */
 	const char	*slurm_srun_args;	/* extra srun words split on blanks, or NULL */
 	double		 slurm_step_timeout;	/* seconds per step, 0 = timeout + 60 */
+	int		 slurm_max_steps;	/* steps at once, 0 = one per node */
+	/*
+	 * What the steps' job names start with ("autosched-<hash>"): the same
+	 * for every run of one job, so that a run cancels the steps a killed
+	 * one left. NULL = "autosched-<pid>".
+	 */
+	const char	*slurm_job_name;
 };
 enum { BACKEND_EXEC_LOCAL = 0, BACKEND_EXEC_SLURM = 1 };
 
@@ -157,6 +164,32 @@ struct backend_ops {
 	 */
 	int		(*evaluate)(struct backend *, const struct config *,
 			    struct trial_result *res, char **err);
+	/*
+	 * Measuring several configs at once (executor slurm). parallel says
+	 * how many measurements may run at the same time (1 when measuring
+	 * here). prepare is evaluate's first half, on the caller's thread:
+	 * codegen and compile; it keeps what is to be measured in *art (NULL
+	 * when res already holds the candidate's failure). measure is the
+	 * second half: it may run on any thread, several at once on one
+	 * instance, and the placement is the executor's (any node), where
+	 * evaluate and reference measure one after the other on one machine.
+	 * release frees art (NULL is fine). All NULL when the backend has no
+	 * such split; the engine then calls evaluate one at a time.
+	 */
+	int		(*parallel)(struct backend *);
+	int		(*prepare)(struct backend *, const struct config *,
+			    struct trial_result *res, void **art, char **err);
+	int		(*measure)(struct backend *, void *art,
+			    struct trial_result *res, char **err);
+	void		(*release)(void *art);
+	/*
+	 * Called once per job, before its first measurement: the executor's
+	 * own checks (executor slurm: cancel the steps a killed run of this
+	 * job left; ask every node for its target and refuse those that
+	 * differ from this machine's). -1 with *err when nothing can measure
+	 * (the job stops as bad input). NULL when there is nothing to do.
+	 */
+	int		(*begin)(struct backend *, char **err);
 	/*
 	 * Time a reference library with this many threads: the routine of
 	 * the op's own precision where a library has one, else the closest

@@ -361,47 +361,89 @@ cfg_unknown_key(struct cfg_reader *r, const char *key, const char *const *keys)
 	    "", ""), cfg_join(all, sizeof all, keys));
 }
 
-/* executor and its slurm_* keys ([Env]). */
-static int
-cfg_executor(struct cfg_reader *r, const char *key, const char *value)
+int
+cfg_exec_key(struct cfg_exec *e, const char *key, const char *value,
+    char *why, size_t len)
 {
-	struct cfg *cfg = r->cfg;
-	char why[256];
 	int64_t v;
 
 	if (strcmp(key, "executor") == 0) {
 		if (strcmp(value, "local") == 0 || strcmp(value, "slurm") == 0) {
-			cfg->executor = value[0] == 's' ? CFG_EXEC_SLURM :
+			e->executor = value[0] == 's' ? CFG_EXEC_SLURM :
 			    CFG_EXEC_LOCAL;
+			e->executor_set = 1;
 			return 0;
 		}
-		return cfg_fail(r, r->line, r->section, key, "unknown executor "
-		    "'%.*s'; expected local or slurm", CFG_QUOTE, value);
+		snprintf(why, len, "unknown executor '%.*s'; expected local or "
+		    "slurm", CFG_QUOTE, value);
+		return -1;
 	}
 	if (strcmp(key, "slurm_partition") == 0) {
-		if (strlen(value) > 64 || strpbrk(value, " \t,") != NULL)
-			return cfg_fail(r, r->line, r->section, key, "'%.*s' is "
-			    "not a partition name (one word, at most 64 "
-			    "characters)", CFG_QUOTE, value);
-		cfg_set(&cfg->slurm_partition, xstrdup(value));
+		if (*value == '\0' || strlen(value) > 64 ||
+		    strpbrk(value, " \t,") != NULL) {
+			snprintf(why, len, "'%.*s' is not a partition name (one "
+			    "word, at most 64 characters)", CFG_QUOTE, value);
+			return -1;
+		}
+		free(e->slurm_partition);
+		e->slurm_partition = xstrdup(value);
 		return 0;
 	}
 	if (strcmp(key, "slurm_srun_args") == 0) {
-		if (strlen(value) > 512)
-			return cfg_fail(r, r->line, r->section, key, "too long "
-			    "(at most 512 characters)");
-		cfg_set(&cfg->slurm_srun_args, xstrdup(value));
+		if (strlen(value) > 512) {
+			snprintf(why, len, "too long (at most 512 characters)");
+			return -1;
+		}
+		free(e->slurm_srun_args);
+		e->slurm_srun_args = xstrdup(value);
 		return 0;
 	}
 	if (strcmp(key, "slurm_max_steps") == 0) {
-		if (cfg_value_int(value, 1, 4096, &v, why, sizeof why) != 0)
-			return cfg_fail(r, r->line, r->section, key, "%s", why);
-		cfg->slurm_max_steps = (int)v;
+		if (cfg_value_int(value, 1, 4096, &v, why, len) != 0)
+			return -1;
+		e->slurm_max_steps = (int)v;
 		return 0;
 	}
-	/* slurm_step_timeout */
-	if (cfg_value_seconds(value, 0.001, 86400, &cfg->slurm_step_timeout,
-	    why, sizeof why) != 0)
+	if (strcmp(key, "slurm_step_timeout") == 0)
+		return cfg_value_seconds(value, 0.001, 86400,
+		    &e->slurm_step_timeout, why, len) != 0 ? -1 : 0;
+	return 1;
+}
+
+void
+cfg_exec_merge(struct cfg_exec *e, const struct cfg_exec *d)
+{
+	if (d == NULL)
+		return;
+	if (!e->executor_set) {
+		e->executor = d->executor;
+		e->executor_set = d->executor_set;
+	}
+	if (e->slurm_partition == NULL)
+		e->slurm_partition = d->slurm_partition;
+	if (e->slurm_srun_args == NULL)
+		e->slurm_srun_args = d->slurm_srun_args;
+	if (e->slurm_max_steps == 0)
+		e->slurm_max_steps = d->slurm_max_steps;
+	if (e->slurm_step_timeout == 0)
+		e->slurm_step_timeout = d->slurm_step_timeout;
+}
+
+void
+cfg_exec_clear(struct cfg_exec *e)
+{
+	free(e->slurm_partition);
+	free(e->slurm_srun_args);
+	memset(e, 0, sizeof *e);
+}
+
+/* executor and its slurm_* keys ([Env]). */
+static int
+cfg_executor(struct cfg_reader *r, const char *key, const char *value)
+{
+	char why[256];
+
+	if (cfg_exec_key(&r->cfg->exec, key, value, why, sizeof why) != 0)
 		return cfg_fail(r, r->line, r->section, key, "%s", why);
 	return 0;
 }
@@ -903,7 +945,6 @@ cfg_parse(const char *path, const char *text, size_t len, int check_files,
 	cfg->cv_max = 0.05;
 	cfg->confirm_top = 3;
 	cfg->verify = 1;
-	cfg->slurm_max_steps = 1;
 
 	memset(&r, 0, sizeof r);
 	r.cfg = cfg;
@@ -977,8 +1018,7 @@ cfg_free(struct cfg *cfg)
 	free(cfg->iree_bin);
 	free(cfg->replay_db);
 	free(cfg->report_file);
-	free(cfg->slurm_partition);
-	free(cfg->slurm_srun_args);
+	cfg_exec_clear(&cfg->exec);
 	if (cfg->problem != NULL) {
 		generate_sweep_clear(cfg->problem);
 		free(cfg->problem);

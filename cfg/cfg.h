@@ -32,6 +32,36 @@ struct cfg_kv {
 
 enum { CFG_EXEC_LOCAL = 0, CFG_EXEC_SLURM = 1 };
 
+/*
+ * Where measurements run: a cfg's [Env] keys, and autoschedd.conf's
+ * defaults for the jobs whose cfg does not say. A value left unset is 0 or
+ * NULL (executor: executor_set 0).
+ */
+struct cfg_exec {
+	/*
+	 * CFG_EXEC_LOCAL (default: a child of this process) or CFG_EXEC_SLURM
+	 * (an srun job step on a Slurm node).
+	 */
+	int		 executor;
+	int		 executor_set;	/* the key was given */
+	char		*slurm_partition;	/* NULL = the cluster's default */
+	int		 slurm_max_steps;	/* steps at once, 0 = one per node */
+	char		*slurm_srun_args;	/* extra srun words, split on blanks */
+	double		 slurm_step_timeout;	/* seconds per step, 0 = timeout + 60 */
+};
+
+/*
+ * The one check of the executor keys (executor, slurm_partition,
+ * slurm_max_steps, slurm_srun_args, slurm_step_timeout), for the cfg and
+ * autoschedd.conf: 1 when key is none of them, 0 when value was stored in
+ * e, -1 with what was expected in why (the caller names file, line, key).
+ */
+int	 cfg_exec_key(struct cfg_exec *e, const char *key, const char *value,
+	    char *why, size_t len) __attribute__((warn_unused_result));
+/* e with what d says for every key e leaves unset (strings borrowed). */
+void	 cfg_exec_merge(struct cfg_exec *e, const struct cfg_exec *d);
+void	 cfg_exec_clear(struct cfg_exec *);
+
 struct cfg {
 	char		*path;		/* the cfg file as named */
 	char		*dir;		/* its folder: relative paths start here */
@@ -45,15 +75,7 @@ struct cfg {
 	char		*database;	/* NULL = the default (autosched.db beside the cfg) */
 	char		*iree_bin;
 	char		*replay_db;	/* replay backend: the recorded store */
-	/*
-	 * Where measurements run: CFG_EXEC_LOCAL (default: a child of this
-	 * process) or CFG_EXEC_SLURM (an srun job step on a Slurm node).
-	 */
-	int		 executor;
-	char		*slurm_partition;	/* NULL = the cluster's default */
-	int		 slurm_max_steps;	/* steps in flight, default 1 */
-	char		*slurm_srun_args;	/* extra srun words, split on blanks */
-	double		 slurm_step_timeout;	/* seconds per step, 0 = timeout + 60 */
+	struct cfg_exec	 exec;		/* executor and slurm_* */
 
 	/* [SearchSpace], in file order. */
 	struct cfg_knob	*knobs;

@@ -11,6 +11,7 @@
 
 #include <ini.h>
 
+#include "cfg/cfg.h"
 #include "daemon/daemon_int.h"
 #include "util/util.h"
 
@@ -19,7 +20,8 @@
 
 static const char *const conf_keys[] = {
 	"database", "spool", "log_level", "cpus", "compile_nice", "poll_interval",
-	"output_dir",
+	"output_dir", "executor", "slurm_partition", "slurm_max_steps",
+	"slurm_srun_args", "slurm_step_timeout",
 };
 
 static const struct {
@@ -67,6 +69,7 @@ service_conf_free(struct service_conf *c)
 	free(c->spool);
 	free(c->output_dir);
 	free(c->cpus);
+	cfg_exec_clear(&c->exec);
 	free(c);
 }
 
@@ -167,6 +170,7 @@ conf_handler(void *user, const char *section, const char *name,
 	struct conf_parse *cp = user;
 	struct service_conf *c = cp->conf;
 	const char *best = NULL;
+	char why[256];
 	size_t i, nkeys = sizeof conf_keys / sizeof conf_keys[0], d, bestd = 3;
 	long v;
 
@@ -192,7 +196,9 @@ conf_handler(void *user, const char *section, const char *name,
 		else
 			util_seterr(&cp->err, "%s:%d: %s: unknown key (expected"
 			    " database, spool, output_dir, log_level, cpus,"
-			    " compile_nice or poll_interval)", cp->path, cp->line, name);
+			    " compile_nice, poll_interval, executor,"
+			    " slurm_partition, slurm_max_steps, slurm_srun_args"
+			    " or slurm_step_timeout)", cp->path, cp->line, name);
 		return 0;
 	}
 	if (cp->seen[i] != 0) {
@@ -201,6 +207,16 @@ conf_handler(void *user, const char *section, const char *name,
 		return 0;
 	}
 	cp->seen[i] = cp->line;
+
+	/* The jobs' default executor: the cfg reader's own check. */
+	switch (cfg_exec_key(&c->exec, name, value, why, sizeof why)) {
+	case 0:
+		return 1;
+	case -1:
+		util_seterr(&cp->err, "%s:%d: %s: %s", cp->path, cp->line,
+		    name, why);
+		return 0;
+	}
 
 	if (strcmp(name, "database") == 0 || strcmp(name, "spool") == 0 ||
 	    strcmp(name, "output_dir") == 0) {

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cfg/cfg.h"
+
 struct store_job;
 
 #define SERVICE_CONF_DEFAULT	"/etc/autosched/autoschedd.conf"
@@ -24,6 +26,11 @@ struct service_conf {
 	int	 ncpus;
 	int	 compile_nice;	/* niceness added to compiles, 0-19 */
 	double	 poll;		/* fallback poll when idle, seconds */
+	/*
+	 * Where jobs measure when their cfg's [Env] does not say (executor,
+	 * slurm_*), key by key.
+	 */
+	struct cfg_exec	 exec;
 };
 
 /*

@@ -631,6 +631,7 @@ service_run_one(struct service *sv)
 		opts.cpus = cpus;
 	}
 	opts.compile_nice = sv->conf->compile_nice;
+	opts.exec_default = &sv->conf->exec;
 	/* report_file: the service writes it beside its store, named by job. */
 	if (cfg->report_file != NULL) {
 		char *dir = util_dirname(sv->db);

@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +77,9 @@ struct job {
 	int			 job_lock;	/* the lease of the job id, or -1 */
 	char			*job_lock_path;
 	char			*csv_tmp;	/* the report while written */
+	int			 parallel;	/* tune measurements at once (executor slurm) */
+	int			 begun;		/* the backend's begin ran */
+	char			 step_name[40];	/* the Slurm steps' job name */
 };
 
 static void
@@ -148,18 +153,34 @@ job_store_gone(struct job *c, char **err)
  * Evaluate one config and commit it as a trial of the given phase. 0 when
  * recorded, 1 when a stop interrupted it (nothing recorded), -1 on error.
  */
+static int job_record(struct job *, struct job_op *, const struct config *,
+    const char *, struct trial_result *, char **);
+
 static int
 job_trial(struct job *c, struct backend *b, struct job_op *jo,
     const struct config *cf, const char *phase, struct trial_result *res,
     char **err)
 {
+	memset(res, 0, sizeof *res);
+	if (c->be->evaluate(b, cf, res, err) != 0)
+		return -1;
+	return job_record(c, jo, cf, phase, res, err);
+}
+
+/*
+ * Commit the result of cf as a trial of the given phase, on the engine's
+ * thread. 0 when recorded, 1 when a stop interrupted its measurement
+ * (nothing recorded), -1 on error (the environment failed: nothing
+ * recorded; or the store).
+ */
+static int
+job_record(struct job *c, struct job_op *jo, const struct config *cf,
+    const char *phase, struct trial_result *res, char **err)
+{
 	struct store_trial t;
 	char name[160];
 
 	space_config_name(cf, c->rep.knobs, name, sizeof name);
-	memset(res, 0, sizeof *res);
-	if (c->be->evaluate(b, cf, res, err) != 0)
-		return -1;
 	if (c->o->stop != NULL && *c->o->stop) {
 		/* Our own stop killed the child: not the candidate's outcome. */
 		backend_result_clear(res);
@@ -382,10 +403,292 @@ job_cand_add(struct job_cands *cs, const struct config *cf, double gflops)
 	cs->n++;
 }
 
+/* What the search carries from trial to trial. */
+struct job_search {
+	struct job_cands	*cs;
+	double			 best_seen;
+	int64_t			 since_best, since_noise;
+};
+
+/*
+ * A tune trial is done (measured now, or found in the store): the counts,
+ * the candidates for the confirm step, the progress line.
+ */
+static void
+job_tune_done(struct job *c, struct job_op *jo, struct job_search *js,
+    const struct config *cf, const struct trial_result *r, int found)
+{
+	char line[512];
+
+	if (!found) {
+		jo->measured++;
+		js->since_noise++;
+	}
+	jo->trials++;
+	c->trials_total++;
+	js->since_best++;
+	if (job_valid(r)) {
+		jo->ok++;
+		if (r->gflops > js->best_seen) {
+			js->best_seen = r->gflops;
+			js->since_best = 0;
+		}
+		job_cand_add(js->cs, cf, r->gflops);
+	}
+	if (c->job_id > 0)
+		(void)store_job_set_progress(c->st, c->job_id, c->trials_total,
+		    NULL);
+	job_progress_line(c, jo, js->best_seen, found, line, sizeof line);
+	report_progress(&c->rep, line);
+	if (c->o->progress != NULL)
+		c->o->progress(line, c->o->progress_arg);
+}
+
+/*
+ * 1 when the store has cf's tune trial (res filled, reported), 0 when it
+ * must be measured, -1 on error.
+ */
+static int
+job_tune_found(struct job *c, struct job_op *jo, const struct config *cf,
+    struct trial_result *res, char **err)
+{
+	char name[160];
+	int found;
+
+	if (c->o->fresh)
+		return 0;
+	space_config_name(cf, c->rep.knobs, name, sizeof name);
+	found = store_trial_find(c->st, jo->op_id, c->target_id, name, res, err);
+	if (found > 0) {
+		report_block(&c->rep, jo->op, name, "tune", res, 1);
+		report_csv_row(&c->rep, jo->op, cf, name, "tune", res);
+	}
+	return found;
+}
+
+/* 1 when no new measurement may start: a stop, a cancel, the time limit. */
+static int
+job_tune_halt(struct job *c, struct backend *b)
+{
+	return job_should_stop(c) || (c->cfg->time_limit > 0 &&
+	    job_elapsed(c, b) >= c->cfg->time_limit);
+}
+
+/* One measurement of a batch measured at once, on a thread of its own. */
+struct job_slot {
+	const struct backend_ops *be;
+	struct backend		*b;
+	void			*art;		/* prepared, or NULL: res is final */
+	struct trial_result	*res;
+	char			*err;
+	int			 rc;
+	int			 state;		/* JOB_SLOT_* */
+	pthread_t		 th;
+	pthread_mutex_t		*mu;
+	pthread_cond_t		*cv;
+};
+enum { JOB_SLOT_IDLE, JOB_SLOT_RUNNING, JOB_SLOT_DONE, JOB_SLOT_JOINED };
+
+static void *
+job_slot_run(void *arg)
+{
+	struct job_slot *s = arg;
+	char *err = NULL;
+	int rc;
+
+	rc = s->be->measure(s->b, s->art, s->res, &err);
+	pthread_mutex_lock(s->mu);
+	s->rc = rc;
+	s->err = err;
+	s->state = JOB_SLOT_DONE;
+	pthread_cond_broadcast(s->cv);
+	pthread_mutex_unlock(s->mu);
+	return NULL;
+}
+
+/* Start slot's measurement on a thread of its own. */
+static void
+job_slot_start(struct job_slot *s)
+{
+	sigset_t all, old;
+
+	/* Signals stay with the engine's thread: its handler stops us. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	pthread_mutex_lock(s->mu);
+	s->state = JOB_SLOT_RUNNING;
+	pthread_mutex_unlock(s->mu);
+	if (pthread_create(&s->th, NULL, job_slot_run, s) != 0) {
+		s->rc = s->be->measure(s->b, s->art, s->res, &s->err);
+		s->state = JOB_SLOT_IDLE;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/*
+ * A batch measured up to c->parallel at a time (executor slurm): the engine
+ * compiles each candidate here (backend prepare), hands its measurement to
+ * a thread (backend measure: a step on some node), and compiles the next
+ * while steps run, one ahead when every step is busy, so that it starts as
+ * soon as one frees. Results are recorded here, on the engine's thread
+ * only, in the batch's order, as soon as every earlier one is; configs the
+ * store has are not measured. *done is how many of idx[] were recorded (a
+ * prefix: the tuner learns from those). 0, or -1 on error; a stop ends it
+ * early, and what it had not recorded is measured again on resume.
+ */
+static int
+job_batch_parallel(struct job *c, struct job_op *jo, struct space *sp,
+    struct backend *b, const uint64_t *idx, size_t n,
+    struct trial_result *res, struct job_search *js, size_t *done,
+    char **err)
+{
+	struct job_slot slot[JOB_BATCH_MAX];
+	struct config cf[JOB_BATCH_MAX];
+	int found[JOB_BATCH_MAX];
+	pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+	size_t next = 0, rec = 0, i;
+	long ready = -1;	/* the compiled slot waiting for a step */
+	int halt = 0, stop = 0, rc = -1, running = 0, r, st;
+
+	memset(slot, 0, sizeof slot);
+	memset(found, 0, sizeof found);
+	for (i = 0; i < n; i++) {
+		slot[i].be = c->be;
+		slot[i].b = b;
+		slot[i].res = &res[i];
+		slot[i].mu = &mu;
+		slot[i].cv = &cv;
+	}
+	for (;;) {
+		/* Record, in the batch's order, what is final. */
+		while (rec < next && !stop) {
+			struct job_slot *s = &slot[rec];
+
+			if (found[rec]) {
+				job_tune_done(c, jo, js, &cf[rec], &res[rec], 1);
+				rec++;
+				continue;
+			}
+			pthread_mutex_lock(&mu);
+			st = s->state;
+			pthread_mutex_unlock(&mu);
+			if (st == JOB_SLOT_RUNNING || (long)rec == ready)
+				break;
+			if (st == JOB_SLOT_DONE) {
+				pthread_join(s->th, NULL);
+				s->state = JOB_SLOT_JOINED;
+			}
+			c->be->release(s->art);
+			s->art = NULL;
+			if (s->rc != 0) {
+				*err = s->err;
+				s->err = NULL;
+				goto out;
+			}
+			if ((r = job_record(c, jo, &cf[rec], "tune", &res[rec],
+			    err)) < 0)
+				goto out;
+			if (r > 0) {
+				stop = 1;
+				break;
+			}
+			job_tune_done(c, jo, js, &cf[rec], &res[rec], 0);
+			rec++;
+		}
+		if (stop || rec == n)
+			break;
+		pthread_mutex_lock(&mu);
+		for (i = rec, running = 0; i < next; i++)
+			running += slot[i].state == JOB_SLOT_RUNNING;
+		pthread_mutex_unlock(&mu);
+		/* The one compiled ahead: started when a step frees, or dropped. */
+		if (ready >= 0 && (halt || running < c->parallel)) {
+			if (halt) {
+				c->be->release(slot[ready].art);
+				slot[ready].art = NULL;
+				backend_result_clear(&res[ready]);
+				next = (size_t)ready;
+			} else {
+				job_slot_start(&slot[ready]);
+				running++;
+			}
+			ready = -1;
+		}
+		/* Compile and start more; one ahead when every step is busy. */
+		while (!halt && next < n && ready < 0) {
+			if (job_tune_halt(c, b)) {
+				halt = 1;
+				break;
+			}
+			space_get(sp, idx[next], &cf[next]);
+			if ((found[next] = job_tune_found(c, jo, &cf[next],
+			    &res[next], err)) < 0)
+				goto out;
+			if (found[next]) {
+				next++;
+				continue;
+			}
+			memset(&res[next], 0, sizeof res[next]);
+			if (c->be->prepare(b, &cf[next], &res[next],
+			    &slot[next].art, err) != 0)
+				goto out;
+			if (slot[next].art != NULL) {
+				if (running < c->parallel) {
+					job_slot_start(&slot[next]);
+					running++;
+				} else
+					ready = (long)next;
+			}
+			next++;
+		}
+		/*
+		 * Wait until the next one in order is final, or a step is free
+		 * for the one compiled ahead.
+		 */
+		pthread_mutex_lock(&mu);
+		for (;;) {
+			for (i = rec, running = 0; i < next; i++)
+				running += slot[i].state == JOB_SLOT_RUNNING;
+			if (rec < next && (long)rec != ready && (found[rec] ||
+			    slot[rec].state != JOB_SLOT_RUNNING))
+				break;
+			if ((ready >= 0 && running < c->parallel) ||
+			    (!halt && next < n && ready < 0) || running == 0)
+				break;
+			pthread_cond_wait(&cv, &mu);
+		}
+		pthread_mutex_unlock(&mu);
+		if (rec == next && running == 0 && halt)
+			break;		/* halted with nothing in flight */
+	}
+	rc = 0;
+out:
+	/* What is still measuring ends (a stop killed it) and is not recorded. */
+	for (i = 0; i < next; i++) {
+		pthread_mutex_lock(&mu);
+		st = slot[i].state;
+		pthread_mutex_unlock(&mu);
+		if (st == JOB_SLOT_RUNNING || st == JOB_SLOT_DONE) {
+			pthread_join(slot[i].th, NULL);
+			slot[i].state = JOB_SLOT_JOINED;
+		}
+		c->be->release(slot[i].art);
+		free(slot[i].err);
+		if (i >= rec)
+			backend_result_clear(&res[i]);
+	}
+	pthread_mutex_destroy(&mu);
+	pthread_cond_destroy(&cv);
+	*done = rec;
+	return rc;
+}
+
 /*
  * The search: the tuner proposes batches, each config is measured (or taken
  * from the store), the tuner learns; between batches the default is
  * measured again now and then, for the noise floor and the drift check.
+ * Under executor slurm a batch is measured c->parallel at a time.
  */
 static int
 job_step_search(struct job *c, struct job_op *jo, struct space *sp,
@@ -396,17 +699,18 @@ job_step_search(struct job *c, struct job_op *jo, struct space *sp,
 	struct tuner t = { 0 };
 	struct tuner_params tp;
 	struct config cf;
+	struct job_search js;
 	uint64_t idx[JOB_BATCH_MAX];
 	struct trial_result batch_res[JOB_BATCH_MAX];
 	const char **ek = NULL, **ev = NULL;
 	int *el = NULL;
-	int64_t since_best = 0, since_noise = 0;
-	double best_seen = 0, g;
-	char name[160], line[512];
+	double g;
 	size_t i, n;
 	int rc = -1, r;
 
 	memset(batch_res, 0, sizeof batch_res);
+	memset(&js, 0, sizeof js);
+	js.cs = cs;
 	job_tuner_params(cfg, &tp, &ek, &ev, &el);
 	if (tuner_create(tuner_find(cfg->tuner), &tp, op, sp, &t, err) != 0)
 		goto out;
@@ -419,9 +723,10 @@ job_step_search(struct job *c, struct job_op *jo, struct space *sp,
 			job_log(c, "info", "%s: time limit reached", op->name);
 			break;
 		}
-		if (cfg->early_stop > 0 && since_best >= cfg->early_stop) {
+		if (cfg->early_stop > 0 && js.since_best >= cfg->early_stop) {
 			job_log(c, "info", "%s: no improvement in %lld trials, "
-			    "stopping early", op->name, (long long)since_best);
+			    "stopping early", op->name,
+			    (long long)js.since_best);
 			break;
 		}
 		if (want > JOB_BATCH_MAX)
@@ -430,28 +735,22 @@ job_step_search(struct job *c, struct job_op *jo, struct space *sp,
 		jo->tuner_s += tuner_overhead(&t);
 		if (n == 0)
 			break;		/* the space is exhausted */
-		for (i = 0; i < n; i++) {
-			int found = 0;
+		if (c->parallel > 0) {
+			if (job_batch_parallel(c, jo, sp, b, idx, n, batch_res,
+			    &js, &n, err) != 0)
+				goto out;
+		} else for (i = 0; i < n; i++) {
+			int found;
 
-			if (job_should_stop(c) || (cfg->time_limit > 0 &&
-			    job_elapsed(c, b) >= cfg->time_limit)) {
+			if (job_tune_halt(c, b)) {
 				n = i;
 				break;
 			}
 			space_get(sp, idx[i], &cf);
-			space_config_name(&cf, c->rep.knobs, name, sizeof name);
-			if (!c->o->fresh) {
-				found = store_trial_find(c->st, jo->op_id,
-				    c->target_id, name, &batch_res[i], err);
-				if (found < 0)
-					goto out;
-			}
-			if (found) {
-				report_block(&c->rep, op, name, "tune",
-				    &batch_res[i], 1);
-				report_csv_row(&c->rep, op, &cf, name, "tune",
-				    &batch_res[i]);
-			} else {
+			if ((found = job_tune_found(c, jo, &cf, &batch_res[i],
+			    err)) < 0)
+				goto out;
+			if (!found) {
 				if ((r = job_trial(c, b, jo, &cf, "tune",
 				    &batch_res[i], err)) < 0)
 					goto out;
@@ -459,35 +758,15 @@ job_step_search(struct job *c, struct job_op *jo, struct space *sp,
 					n = i;
 					break;
 				}
-				jo->measured++;
-				since_noise++;
 			}
-			jo->trials++;
-			c->trials_total++;
-			since_best++;
-			if (job_valid(&batch_res[i])) {
-				jo->ok++;
-				if (batch_res[i].gflops > best_seen) {
-					best_seen = batch_res[i].gflops;
-					since_best = 0;
-				}
-				job_cand_add(cs, &cf, batch_res[i].gflops);
-			}
-			if (c->job_id > 0)
-				(void)store_job_set_progress(c->st, c->job_id,
-				    c->trials_total, NULL);
-			job_progress_line(c, jo, best_seen, found, line,
-			    sizeof line);
-			report_progress(&c->rep, line);
-			if (c->o->progress != NULL)
-				c->o->progress(line, c->o->progress_arg);
+			job_tune_done(c, jo, &js, &cf, &batch_res[i], found);
 		}
 		tuner_update(&t, idx, batch_res, n);
 		jo->tuner_s += tuner_overhead(&t);
 		for (i = 0; i < n; i++)
 			backend_result_clear(&batch_res[i]);
-		if (since_noise >= JOB_NOISE_EVERY) {
-			since_noise = 0;
+		if (js.since_noise >= JOB_NOISE_EVERY) {
+			js.since_noise = 0;
 			if ((r = job_measure(c, b, jo, &jo->deflt, "noise", &g,
 			    err)) < 0)
 				goto out;
@@ -1302,6 +1581,40 @@ job_html_report(struct job *c)
 	free(err);
 }
 
+/*
+ * The job name of the job's Slurm steps: autosched-HASH of the store and of
+ * the job (a queued job's id; for `autosched run`, the cfg and input, as
+ * its lease), so that every run of one job finds the steps a killed run
+ * left. Without a store, autosched-PID.
+ */
+static void
+job_step_name(struct job *c)
+{
+	const struct cfg *cfg = c->cfg;
+	char *rdb, *rc_, *ri, *key, hash[17];
+
+	if (c->o->db == NULL) {
+		snprintf(c->step_name, sizeof c->step_name, "autosched-%ld",
+		    (long)getpid());
+		return;
+	}
+	rdb = realpath(c->o->db, NULL);
+	rc_ = realpath(cfg->path, NULL);
+	ri = cfg->input_file != NULL ? realpath(cfg->input_file, NULL) : NULL;
+	if (c->o->job_id > 0)
+		key = xasprintf("%s\njob %lld", rdb ? rdb : c->o->db,
+		    (long long)c->o->job_id);
+	else
+		key = xasprintf("%s\n%s\n%s", rdb ? rdb : c->o->db,
+		    rc_ ? rc_ : cfg->path, ri ? ri : job_input_name(cfg));
+	util_hash_hex(key, strlen(key), hash);
+	snprintf(c->step_name, sizeof c->step_name, "autosched-%s", hash);
+	free(key);
+	free(rdb);
+	free(rc_);
+	free(ri);
+}
+
 enum job_outcome
 job_execute(struct job *c, struct store *st, char **err)
 {
@@ -1309,7 +1622,8 @@ job_execute(struct job *c, struct store *st, char **err)
 	const struct job_opts *o = c->o;
 	char *dispatch = NULL, *cpu = NULL, *flags = NULL, *toolchain = NULL;
 	enum job_outcome outcome = JOB_FAILED;
-	int any_missing = 0;
+	struct cfg_exec ex;
+	int any_missing = 0, bad_input = 0;
 	static const int cpus_default[1] = { 0 };
 	size_t i;
 
@@ -1401,11 +1715,17 @@ job_execute(struct job *c, struct store *st, char **err)
 	c->params.ncpus = o->cpus ? o->ncpus : 1;
 	c->params.compile_nice = o->compile_nice;
 	c->params.seed = cfg->seed;
-	c->params.executor = cfg->executor == CFG_EXEC_SLURM ?
+	/* The cfg's [Env] says, else the service's default (autoschedd.conf). */
+	ex = cfg->exec;
+	cfg_exec_merge(&ex, o->exec_default);
+	c->params.executor = ex.executor == CFG_EXEC_SLURM ?
 	    BACKEND_EXEC_SLURM : BACKEND_EXEC_LOCAL;
-	c->params.slurm_partition = cfg->slurm_partition;
-	c->params.slurm_srun_args = cfg->slurm_srun_args;
-	c->params.slurm_step_timeout = cfg->slurm_step_timeout;
+	c->params.slurm_partition = ex.slurm_partition;
+	c->params.slurm_srun_args = ex.slurm_srun_args;
+	c->params.slurm_step_timeout = ex.slurm_step_timeout;
+	c->params.slurm_max_steps = ex.slurm_max_steps;
+	job_step_name(c);
+	c->params.slurm_job_name = c->step_name;
 	c->budget_total = (int64_t)c->ntunable * cfg->n_trial;
 
 	for (i = 0; i < c->nops && !job_should_stop(c); i++) {
@@ -1432,6 +1752,28 @@ job_execute(struct job *c, struct store *st, char **err)
 		if ((jo->op_id = store_op(st, jo->op, err)) < 0) {
 			c->be->close(b);
 			goto fail;
+		}
+		/* Once per job, before measuring: the executor's own checks. */
+		if (!c->begun && c->be->begin != NULL) {
+			c->begun = 1;
+			if (c->be->begin(b, err) != 0) {
+				c->be->close(b);
+				bad_input = 1;
+				goto fail;
+			}
+		}
+		/* Tune measurements at once: executor slurm only. */
+		c->parallel = 0;
+		if (c->params.executor == BACKEND_EXEC_SLURM &&
+		    c->be->prepare != NULL && c->be->measure != NULL &&
+		    c->be->release != NULL && c->be->parallel != NULL) {
+			c->parallel = c->be->parallel(b);
+			if (c->parallel > JOB_BATCH_MAX)
+				c->parallel = JOB_BATCH_MAX;
+			if (c->parallel < 1)
+				c->parallel = 1;
+			job_log(c, "info", "%s: up to %d measurements at once "
+			    "(executor slurm)", jo->op->name, c->parallel);
 		}
 		if (job_tune_op(c, jo, c->spaces[i], b, err) != 0) {
 			c->be->close(b);
@@ -1473,7 +1815,7 @@ fail:
 	job_log(c, "error", "job failed: %s", *err ? *err : "?");
 	if (c->job_id > 0)
 		(void)store_job_set_state(st, c->job_id, "failed", *err, NULL);
-	outcome = JOB_FAILED;
+	outcome = bad_input ? JOB_BAD_INPUT : JOB_FAILED;
 out:
 	if (c->rep.csv != NULL) {
 		if (fclose(c->rep.csv) != 0 || rename(c->csv_tmp,

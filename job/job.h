@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 struct cfg;
+struct cfg_exec;
 struct op_desc;
 struct space;
 struct store;
@@ -30,6 +31,11 @@ struct job_opts {
 	const int		*cpus;		/* CPUs for measurements, NULL = the first one */
 	int			 ncpus;
 	int			 compile_nice;
+	/*
+	 * Where measurements run when the cfg's [Env] does not say (the
+	 * service's autoschedd.conf), key by key; NULL = local.
+	 */
+	const struct cfg_exec	*exec_default;
 	volatile sig_atomic_t	*stop;		/* set by a signal: stop at the next trial boundary */
 	const char		*report_path;	/* the HTML report instead of the cfg's report_file, or NULL */
 	/* Called after each trial with a one-line status (daemon: sd_notify STATUS=). */

@@ -3,7 +3,8 @@
 # Slurm 22.05) on this one machine, as plain processes (no systemd), for the
 # executor = slurm tests: one controller and two simulated nodes n1 and n2,
 # each with one CPU of its own (n1 CPU 0, n2 CPU 1 on a 2-CPU machine; with
-# more CPUs each node gets half), everything on loopback.
+# more CPUs each node gets half), everything on loopback. Partitions:
+# autosched (default: n1 and n2) and one (n1 only).
 #
 #   scripts/slurm-local.sh up     start it; prints the SLURM_CONF to export
 #   scripts/slurm-local.sh down   stop every process it started
@@ -98,6 +99,7 @@ MpiDefault=none
 NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=17001 CPUs=$ncpu Sockets=$sockets CoresPerSocket=$cores ThreadsPerCore=$tpc RealMemory=$mem CpuSpecList=$spec1
 NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=17002 CPUs=$ncpu Sockets=$sockets CoresPerSocket=$cores ThreadsPerCore=$tpc RealMemory=$mem CpuSpecList=$spec2
 PartitionName=autosched Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP
+PartitionName=one Nodes=n1 Default=NO MaxTime=INFINITE State=UP
 EOF
 }
 

@@ -20,16 +20,40 @@
 
 extern char **environ;
 
-/* The process group being run, for proc_kill_current (signal handlers). */
-static volatile sig_atomic_t proc_current_pgid;
+/*
+ * The process groups being run, for proc_kill_current (signal handlers):
+ * one slot per proc_run in flight, on any thread (executor slurm measures
+ * several candidates at once). A slot is claimed with an atomic
+ * compare-and-swap on 0; a run finding every slot taken is not tracked.
+ */
+#define PROC_TRACKED	64
+static volatile sig_atomic_t proc_current_pgid[PROC_TRACKED];
 
 void
 proc_kill_current(void)
 {
-	pid_t pg = (pid_t)proc_current_pgid;
+	pid_t pg;
+	int i;
 
-	if (pg > 0)
-		kill(-pg, SIGKILL);
+	for (i = 0; i < PROC_TRACKED; i++) {
+		pg = (pid_t)proc_current_pgid[i];
+		if (pg > 0)
+			kill(-pg, SIGKILL);
+	}
+}
+
+/* Track pid's group: the slot taken, or -1. */
+static int
+proc_track(pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < PROC_TRACKED; i++) {
+		if (__sync_bool_compare_and_swap(&proc_current_pgid[i], 0,
+		    (sig_atomic_t)pid))
+			return i;
+	}
+	return -1;
 }
 
 void
@@ -157,6 +181,7 @@ proc_run(char *const argv[], const struct proc_opts *opts,
 	size_t olen = 0, ocap = 0, elen = 0, ecap = 0;
 	double start, deadline = 0;
 	int status, open_out = 1, open_err = 1, e, killed = 0, rc = -1;
+	int slot = -1;
 	ssize_t n;
 
 	memset(res, 0, sizeof *res);
@@ -184,7 +209,7 @@ proc_run(char *const argv[], const struct proc_opts *opts,
 	e = errno;
 	if (pid > 0) {
 		setpgid(pid, pid);	/* both sides, so kill(-pid) never misses */
-		proc_current_pgid = pid;
+		slot = proc_track(pid);
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	free(envp);
@@ -261,7 +286,8 @@ proc_run(char *const argv[], const struct proc_opts *opts,
 		;
 reaped:
 	kill(-pid, SIGKILL);	/* any grandchildren left in the group */
-	proc_current_pgid = 0;
+	if (slot >= 0)
+		proc_current_pgid[slot] = 0;
 	res->seconds = util_now() - start;
 	res->timed_out = killed;
 	if (WIFEXITED(status)) {

@@ -114,7 +114,7 @@ struct proc_result {
 int	 proc_run(char *const argv[], const struct proc_opts *,
 	    struct proc_result *res, char **err) WUR;
 void	 proc_result_free(struct proc_result *);
-/* Kill the process group of the child currently run by proc_run, if any (signal-safe). */
+/* Kill the process groups of the children proc_run runs now, on any thread (signal-safe). */
 void	 proc_kill_current(void);
 
 #endif

@@ -27,6 +27,7 @@
 /* OpenBLAS extension, not in every cblas.h. */
 void	openblas_set_num_threads(int);
 char	*openblas_get_corename(void);
+char	*openblas_get_config(void);
 
 static const char *const mtype_names[] = { "f32", "f64", "f16", "bf16", "i8",
     "u8", "i32" };
@@ -264,6 +265,56 @@ host_name(json_t *out)
 		return;
 	buf[sizeof buf - 1] = '\0';
 	json_object_set_new(out, "host", json_string(buf));
+}
+
+/*
+ * --target: what this machine is, as the coordinator compares it before
+ * sending a node work (executor slurm): the CPU model and flags of
+ * /proc/cpuinfo and the libraries the measurements use, one JSON line.
+ * AUTOSCHED_TEST_TARGET_NODE=N1,N2 makes those nodes report another CPU
+ * (tests).
+ */
+static void
+print_target(void)
+{
+	const char *fake = getenv("AUTOSCHED_TEST_TARGET_NODE");
+	const char *node = getenv("SLURMD_NODENAME"), *hit;
+	char line[8192], model[256] = "unknown", flags[8192] = "";
+	char tool[512], *p;
+	json_t *out = json_object();
+	FILE *f;
+
+	if ((f = fopen("/proc/cpuinfo", "r")) != NULL) {
+		while (fgets(line, sizeof line, f) != NULL) {
+			if ((p = strchr(line, ':')) == NULL)
+				continue;
+			p += strspn(p + 1, " \t") + 1;
+			p[strcspn(p, "\n")] = '\0';
+			if (strncmp(line, "model name", 10) == 0 &&
+			    strcmp(model, "unknown") == 0)
+				snprintf(model, sizeof model, "%s", p);
+			else if (strncmp(line, "flags", 5) == 0 && !*flags)
+				snprintf(flags, sizeof flags, "%s", p);
+		}
+		fclose(f);
+	}
+	if (fake != NULL && node != NULL && *node != '\0' &&
+	    (hit = strstr(fake, node)) != NULL && (hit == fake ||
+	    hit[-1] == ',') && (hit[strlen(node)] == '\0' ||
+	    hit[strlen(node)] == ','))
+		snprintf(model, sizeof model, "Test CPU (AUTOSCHED_TEST_TARGET_NODE)");
+	snprintf(tool, sizeof tool, "%s", openblas_get_config());
+	host_name(out);
+	json_object_set_new(out, "cpu", json_string(model));
+	json_object_set_new(out, "flags", json_string(flags));
+	json_object_set_new(out, "libraries", json_string(tool));
+	p = json_dumps(out, JSON_COMPACT);
+	if (p == NULL)
+		die("cannot encode the target");
+	puts(p);
+	free(p);
+	json_decref(out);
+	exit(0);
 }
 
 static void
@@ -537,6 +588,7 @@ usage(void)
 	    "[--reps MIN,MAX] [--seed N] [--verify 0|1] [--cpus LIST] "
 	    "[--fault crash|hang|wrong|nothing|sleep]\n"
 	    "       autosched-measure --peak [--threads N] [--min-time S] [--cpus LIST]\n"
+	    "       autosched-measure --target\n"
 	    "       autosched-measure --hang\n");
 	exit(2);
 }
@@ -564,6 +616,8 @@ parse_args(int argc, char **argv, struct job *j)
 			for (;;)
 				pause();
 		}
+		if (strcmp(o, "--target") == 0)
+			print_target();
 		if (strcmp(o, "--peak") == 0) {
 			/* The FMA probe: a "reference" that needs no shape. */
 			j->peak = 1;

@@ -407,15 +407,24 @@ mlircpu_target(struct backend *be, char **cpu, char **flags, char **toolchain)
 	*toolchain = xstrdup(be->toolchain);
 }
 
+/* A compiled candidate waiting for its measurement (prepare → measure). */
+struct mlircpu_art {
+	char			*so;
+	int			 threads;
+	enum mlircpu_fault	 fault;
+};
+
 static int
-mlircpu_evaluate(struct backend *be, const struct config *cfg,
-    struct trial_result *res, char **err)
+mlircpu_prepare(struct backend *be, const struct config *cfg,
+    struct trial_result *res, void **art, char **err)
 {
+	struct mlircpu_art *a;
 	struct config c;
 	enum mlircpu_fault fault;
 	char name[160], *sched, *so;
-	int rc = 0;
 
+	(void)err;
+	*art = NULL;
 	backend_result_clear(res);
 	space_config_name(cfg, (KNOB_BIT(KNOB_THREADS) << 1) - 1, name,
 	    sizeof name);
@@ -423,11 +432,53 @@ mlircpu_evaluate(struct backend *be, const struct config *cfg,
 	mlircpu_complete(&be->op, cfg, &c);
 	sched = mlircpu_schedule(&be->op, &c, fault);
 	so = mlircpu_compile(be, sched, (int)c.v[KNOB_THREADS], fault, res);
-	if (so != NULL)
-		rc = mlircpu_measure(be, so, (int)c.v[KNOB_THREADS], fault, res,
-		    err);
 	free(sched);
-	free(so);
+	if (so != NULL) {
+		a = xcalloc(1, sizeof *a);
+		a->so = so;
+		a->threads = (int)c.v[KNOB_THREADS];
+		a->fault = fault;
+		*art = a;
+	}
+	return 0;
+}
+
+static int
+mlircpu_measure_art(struct backend *be, void *art, struct trial_result *res,
+    char **err)
+{
+	struct mlircpu_art *a = art;
+
+	if (a == NULL)
+		return 0;
+	return mlircpu_measure(be, a->so, a->threads, a->fault, 0, res, err);
+}
+
+static void
+mlircpu_release(void *art)
+{
+	struct mlircpu_art *a = art;
+
+	if (a == NULL)
+		return;
+	free(a->so);
+	free(a);
+}
+
+static int
+mlircpu_evaluate(struct backend *be, const struct config *cfg,
+    struct trial_result *res, char **err)
+{
+	struct mlircpu_art *a;
+	void *art;
+	int rc = 0;
+
+	if (mlircpu_prepare(be, cfg, res, &art, err) != 0)
+		return -1;
+	if ((a = art) != NULL)
+		rc = mlircpu_measure(be, a->so, a->threads, a->fault, 1, res,
+		    err);
+	mlircpu_release(art);
 	return rc;
 }
 
@@ -437,7 +488,7 @@ mlircpu_reference(struct backend *be, int threads, struct trial_result *res,
 {
 	backend_result_clear(res);
 	return mlircpu_measure(be, NULL, threads > 0 ? threads : 1, FAULT_NONE,
-	    res, err);
+	    1, res, err);
 }
 
 static void
@@ -484,6 +535,11 @@ const struct backend_ops mlircpu_backend = {
 	.open = mlircpu_open,
 	.target = mlircpu_target,
 	.evaluate = mlircpu_evaluate,
+	.parallel = mlircpu_parallel,
+	.prepare = mlircpu_prepare,
+	.measure = mlircpu_measure_art,
+	.release = mlircpu_release,
+	.begin = mlircpu_begin,
 	.reference = mlircpu_reference,
 	.clock = NULL,
 	.close = mlircpu_close,

@@ -75,6 +75,12 @@ struct backend {
 	char			*toolchain;	/* versions, computed once */
 	char			*cpu, *flags;
 	char			*cpus;		/* "0,1" list to pin to, NULL = any */
+	/*
+	 * Executor slurm: the node the measurements made one after the other
+	 * (baseline, noise, confirm, final, reference) run on, the first one
+	 * that measured for this op; "" until then.
+	 */
+	char			 slurm_pin[64];
 };
 
 /* The config with every knob filled (defaults) and tiles clamped to the op. */
@@ -121,9 +127,16 @@ char	*mlircpu_compile(struct backend *, const char *sched, int threads,
 
 /*
  * Run the harness on so (NULL: OpenBLAS) with threads threads and fill
- * res. Returns 0, or -1 with *err if the harness could not be started.
+ * res. Under executor slurm, pinned measurements run on the op's one node
+ * (be->slurm_pin), the others where Slurm puts them; it may run on several
+ * threads at once. Returns 0, or -1 with *err if the harness could not be
+ * started.
  */
 int	 mlircpu_measure(struct backend *, const char *so, int threads,
-	    enum mlircpu_fault, struct trial_result *res, char **err);
+	    enum mlircpu_fault, int pinned, struct trial_result *res,
+	    char **err);
+/* backend_ops.parallel and .begin (measure.c): the Slurm executor's. */
+int	 mlircpu_parallel(struct backend *);
+int	 mlircpu_begin(struct backend *, char **err);
 
 #endif

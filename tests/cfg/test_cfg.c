@@ -228,16 +228,16 @@ test_executor(void)
 	size_t i;
 
 	if ((cfg = LOAD_OK("[Env]\ninput_file = matmul.mlir\n")) != NULL) {
-		CHECK(cfg->executor == CFG_EXEC_LOCAL && cfg->slurm_max_steps == 1 &&
-		    cfg->slurm_partition == NULL && cfg->slurm_srun_args == NULL &&
-		    cfg->slurm_step_timeout == 0);
+		CHECK(cfg->exec.executor == CFG_EXEC_LOCAL && cfg->exec.slurm_max_steps == 0 &&
+		    cfg->exec.slurm_partition == NULL && cfg->exec.slurm_srun_args == NULL &&
+		    cfg->exec.slurm_step_timeout == 0);
 		cfg_free(cfg);
 	}
 	if ((cfg = LOAD_OK(text)) != NULL) {
-		CHECK(cfg->executor == CFG_EXEC_SLURM && cfg->slurm_max_steps == 4 &&
-		    cfg->slurm_step_timeout == 90);
-		CHECK_STR(cfg->slurm_partition, "gpu2");
-		CHECK_STR(cfg->slurm_srun_args, "--account=perf --qos=low");
+		CHECK(cfg->exec.executor == CFG_EXEC_SLURM && cfg->exec.slurm_max_steps == 4 &&
+		    cfg->exec.slurm_step_timeout == 90);
+		CHECK_STR(cfg->exec.slurm_partition, "gpu2");
+		CHECK_STR(cfg->exec.slurm_srun_args, "--account=perf --qos=low");
 		cfg_free(cfg);
 	}
 	for (i = 0; i < sizeof bad / sizeof bad[0]; i += 2) {

@@ -76,6 +76,57 @@ main(void)
 	CHECK(c != NULL && c->log_level == LOG_WARNING);
 	service_conf_free(c);
 
+	/* The jobs' default executor: the same keys and checks as [Env]. */
+	CHECK(parse("[autoschedd]\nexecutor = slurm\nslurm_partition = p1\n"
+	    "slurm_max_steps = 8\nslurm_srun_args = --qos=low\n"
+	    "slurm_step_timeout = 2m\n", &c) == NULL);
+	if (c != NULL) {
+		CHECK(c->exec.executor == CFG_EXEC_SLURM && c->exec.executor_set);
+		CHECK_STR(c->exec.slurm_partition, "p1");
+		CHECK_STR(c->exec.slurm_srun_args, "--qos=low");
+		CHECK(c->exec.slurm_max_steps == 8);
+		CHECK(c->exec.slurm_step_timeout == 120);
+	}
+	service_conf_free(c);
+	CHECK(parse("[autoschedd]\nlog_level = info\n", &c) == NULL);
+	CHECK(c != NULL && c->exec.executor == CFG_EXEC_LOCAL &&
+	    !c->exec.executor_set && c->exec.slurm_partition == NULL);
+	service_conf_free(c);
+	bad("[autoschedd]\nexecutor = pbs\n",
+	    "/etc/x/autoschedd.conf:2: executor: unknown executor 'pbs'; expected local or slurm");
+	bad("[autoschedd]\n\nslurm_max_steps = 0\n", ":3: slurm_max_steps:");
+	bad("[autoschedd]\nslurm_partition = a b\n",
+	    ":2: slurm_partition: 'a b' is not a partition name");
+	bad("[autoschedd]\nslurm_step_timeout = soon\n", ":2: slurm_step_timeout:");
+	bad("[autoschedd]\nexecutor = slurm\nexecutor = local\n",
+	    ":3: executor: given twice (first on line 2)");
+	bad("[autoschedd]\nexecuter = slurm\n", "did you mean executor?");
+	/* A cfg's [Env] wins key by key over the service's default. */
+	{
+		struct cfg_exec job, svc;
+		char why[256];
+
+		memset(&job, 0, sizeof job);
+		memset(&svc, 0, sizeof svc);
+		CHECK(cfg_exec_key(&svc, "executor", "slurm", why, sizeof why) == 0);
+		CHECK(cfg_exec_key(&svc, "slurm_partition", "big", why, sizeof why) == 0);
+		CHECK(cfg_exec_key(&svc, "slurm_max_steps", "4", why, sizeof why) == 0);
+		CHECK(cfg_exec_key(&job, "slurm_max_steps", "2", why, sizeof why) == 0);
+		CHECK(cfg_exec_key(&job, "database", "x", why, sizeof why) == 1);
+		cfg_exec_merge(&job, &svc);
+		CHECK(job.executor == CFG_EXEC_SLURM && job.slurm_max_steps == 2);
+		CHECK_STR(job.slurm_partition, "big");
+		job.slurm_partition = NULL;	/* borrowed from svc */
+		cfg_exec_clear(&job);
+		memset(&job, 0, sizeof job);
+		CHECK(cfg_exec_key(&job, "executor", "local", why, sizeof why) == 0);
+		cfg_exec_merge(&job, &svc);
+		CHECK(job.executor == CFG_EXEC_LOCAL);
+		job.slurm_partition = NULL;
+		cfg_exec_clear(&job);
+		cfg_exec_clear(&svc);
+	}
+
 	bad("[autoschedd]\ndatabse = x\n",
 	    "/etc/x/autoschedd.conf:2: databse: unknown key (did you mean database?)");
 	bad("[autoschedd]\nfoo = x\n", "autoschedd.conf:2: foo: unknown key");
