@@ -4,7 +4,7 @@
  * materialised: index -> config and config -> index in O(log n).
  *
  * Layout of an index, most significant first:
- *   [register tile triple + cache tiles compatible with it] [threads] [GPU block] [pipeline]
+ *   [register tile triple + cache tiles compatible with it] [threads] [GPU block] [pipeline] [pack_b]
  * The first factor is a weighted list of valid register tiles (vm, vn, vk);
  * the weight of a triple is the number of cache-tile choices compatible with
  * it, per dimension, so the count is exact without enumerating.
@@ -23,6 +23,7 @@
 static const char *const knob_names[KNOB_COUNT] = {
 	"tile_m", "tile_n", "tile_k", "vector_m", "vector_n", "vector_k",
 	"threads", "block_dim_x", "block_dim_y", "block_dim_z", "pipeline_depth",
+	"pack_b",
 };
 
 /* One of M, N, K: its cache tiles, register tiles, and which go together. */
@@ -49,9 +50,9 @@ struct space {
 	size_t		 nthreads;
 	int64_t		*blocks;	/* valid (x, y, z), 3 per entry */
 	size_t		 nblocks;
-	int64_t		*bx, *by, *bz, *pipe;
-	size_t		 nbx, nby, nbz, npipe;
-	uint64_t	 inner;		/* nthreads * nblocks * npipe */
+	int64_t		*bx, *by, *bz, *pipe, *pack;
+	size_t		 nbx, nby, nbz, npipe, npack;
+	uint64_t	 inner;		/* nthreads * nblocks * npipe * npack */
 	uint64_t	 count;
 };
 
@@ -216,6 +217,7 @@ space_free(struct space *s)
 	free(s->by);
 	free(s->bz);
 	free(s->pipe);
+	free(s->pack);
 	free(s);
 }
 
@@ -266,6 +268,8 @@ space_new(const struct op_desc *op, const struct knob_values *lists,
 	s->by = space_list(KNOB_BLOCK_DIM_Y, lists, nlists, rules, &s->nby);
 	s->bz = space_list(KNOB_BLOCK_DIM_Z, lists, nlists, rules, &s->nbz);
 	s->pipe = space_list(KNOB_PIPELINE_DEPTH, lists, nlists, rules, &s->npipe);
+	s->pack = space_list(KNOB_PACK_B, lists, nlists, rules, &s->npack);
+	raw = space_mul(raw, s->npack, &over);
 	raw = space_mul(raw, s->nthreads, &over);
 	raw = space_mul(raw, space_mul(s->nbx * s->nby, s->nbz, &over), &over);
 	raw = space_mul(raw, s->npipe, &over);
@@ -320,7 +324,7 @@ space_new(const struct op_desc *op, const struct knob_values *lists,
 		s->blocks[s->nblocks * 3 + 2] = z;
 		s->nblocks++;
 	}
-	s->inner = (uint64_t)s->nthreads * s->nblocks * s->npipe;
+	s->inner = (uint64_t)s->nthreads * s->nblocks * s->npipe * s->npack;
 	s->count = s->prefix[s->ntri] * s->inner;
 	*out = s;
 	return 0;
@@ -355,6 +359,8 @@ space_get(const struct space *s, uint64_t i, struct config *out)
 		return;
 	outer = i / s->inner;
 	rest = i % s->inner;
+	out->v[KNOB_PACK_B] = s->pack[rest % s->npack];
+	rest /= s->npack;
 	out->v[KNOB_PIPELINE_DEPTH] = s->pipe[rest % s->npipe];
 	rest /= s->npipe;
 	blk = &s->blocks[(rest % s->nblocks) * 3];
@@ -413,7 +419,7 @@ space_find(const int64_t *list, size_t n, int64_t v)
 int64_t
 space_index(const struct space *s, const struct config *c)
 {
-	int64_t iv[3], t, th, pi, bi = -1;
+	int64_t iv[3], t, th, pi, pk, bi = -1;
 	size_t pick[3], j, d;
 	uint64_t r;
 
@@ -439,19 +445,21 @@ space_index(const struct space *s, const struct config *c)
 		return -1;
 	th = space_find(s->threads, s->nthreads, c->v[KNOB_THREADS]);
 	pi = space_find(s->pipe, s->npipe, c->v[KNOB_PIPELINE_DEPTH]);
+	pk = space_find(s->pack, s->npack, c->v[KNOB_PACK_B]);
 	for (j = 0; j < s->nblocks; j++) {
 		if (s->blocks[j * 3] == c->v[KNOB_BLOCK_DIM_X] &&
 		    s->blocks[j * 3 + 1] == c->v[KNOB_BLOCK_DIM_Y] &&
 		    s->blocks[j * 3 + 2] == c->v[KNOB_BLOCK_DIM_Z])
 			bi = (int64_t)j;
 	}
-	if (th < 0 || pi < 0 || bi < 0)
+	if (th < 0 || pi < 0 || bi < 0 || pk < 0)
 		return -1;
 	r = pick[0] + s->dim[0].ncompat[iv[0]] *
 	    (pick[1] + s->dim[1].ncompat[iv[1]] * (uint64_t)pick[2]);
 	r += s->prefix[t];
 	return (int64_t)((r * s->inner) +
-	    ((uint64_t)th * s->nblocks + (uint64_t)bi) * s->npipe + (uint64_t)pi);
+	    (((uint64_t)th * s->nblocks + (uint64_t)bi) * s->npipe +
+	    (uint64_t)pi) * s->npack + (uint64_t)pk);
 }
 
 const int64_t *
@@ -483,6 +491,9 @@ space_knob_list(const struct space *s, enum knob k, size_t *n)
 	case KNOB_PIPELINE_DEPTH:
 		*n = s->npipe;
 		return s->pipe;
+	case KNOB_PACK_B:
+		*n = s->npack;
+		return s->pack;
 	default:
 		*n = 0;
 		return NULL;
@@ -513,6 +524,12 @@ space_config_name(const struct config *c, uint32_t knobs, char *buf,
 	    (long long)v[KNOB_THREADS]);
 	if (n < 0 || (size_t)n >= len)
 		return;
+	/* B packed is the default and keeps the names of before pack_b. */
+	if ((knobs & KNOB_BIT(KNOB_PACK_B)) && v[KNOB_PACK_B] == 0) {
+		n += snprintf(buf + n, len - (size_t)n, "_nopack");
+		if ((size_t)n >= len)
+			return;
+	}
 	if (knobs & (KNOB_BIT(KNOB_BLOCK_DIM_X) | KNOB_BIT(KNOB_BLOCK_DIM_Y) |
 	    KNOB_BIT(KNOB_BLOCK_DIM_Z) | KNOB_BIT(KNOB_PIPELINE_DEPTH)))
 		snprintf(buf + n, len - (size_t)n, "_blk_%lldx%lldx%lld_pipe_%lld",
@@ -535,6 +552,11 @@ space_config_parse(const char *name, struct config *out)
 	for (n = 0; n < 7; n++)
 		out->v[n] = v[n];
 	name += used;
+	out->v[KNOB_PACK_B] = 1;
+	if (strncmp(name, "_nopack", 7) == 0) {
+		out->v[KNOB_PACK_B] = 0;
+		name += 7;
+	}
 	if (*name == '\0')
 		return 0;
 	used = 0;

@@ -23,6 +23,7 @@ enum knob {
 	KNOB_BLOCK_DIM_Y,
 	KNOB_BLOCK_DIM_Z,
 	KNOB_PIPELINE_DEPTH,
+	KNOB_PACK_B,		/* 1: B packed into register-tile panels, 0: read in place */
 	KNOB_COUNT
 };
 #define KNOB_BIT(k)	(1u << (k))
@@ -108,11 +109,14 @@ const int64_t *space_knob_list(const struct space *, enum knob k, size_t *n);
  */
 void	 space_config_name(const struct config *, uint32_t knobs, char *buf,
 	    size_t len);
-/* Parse a name made by space_config_name. 0 or -1. */
+/*
+ * Parse a name made by space_config_name. 0 or -1. pack_b comes back 1
+ * (B packed) unless the name says _nopack.
+ */
 int	 space_config_parse(const char *name, struct config *out);
 
 /* Features for cost models: SPACE_NFEATURES floats per config. */
-#define SPACE_NFEATURES 41
+#define SPACE_NFEATURES 43
 void	 space_features(const struct op_desc *, const struct config *,
 	    float out[SPACE_NFEATURES]);
 /* Short names of the features (for dumps and docs). */

@@ -6,7 +6,7 @@
 #include "store/store_int.h"
 
 /* A new knob needs a new column, hence a migration: stop the build here. */
-_Static_assert(KNOB_COUNT == 11, "new knob: add a migration for its column");
+_Static_assert(KNOB_COUNT == 12, "new knob: add a migration for its column");
 
 static const char schema_v1[] =
 	"CREATE TABLE meta ("
@@ -264,47 +264,62 @@ static const char schema_v4[] =
 	"ALTER TABLE trials ADD COLUMN host TEXT;";
 
 /*
+ * The best view of versions 5 and 6 (6 adds knob columns after
+ * pipeline_depth: KNOBS_AFTER, "" for 5).
+ */
+#define SCHEMA_BEST_VIEW(KNOBS_AFTER)					\
+	"DROP VIEW best;"							\
+	"CREATE VIEW best AS"	\
+	" WITH valid AS ("	\
+	"  SELECT t.*, row_number() OVER (PARTITION BY t.job_id, t.op_id, t.target_id,"	\
+	"   t.phase, t.config_name ORDER BY t.gflops, t.id) AS mr,"	\
+	"  count(*) OVER (PARTITION BY t.job_id, t.op_id, t.target_id, t.phase,"	\
+	"   t.config_name) AS mc"	\
+	"  FROM trials t WHERE t.status IN ('ok','unstable') AND t.phase IN ('tune','confirm','final')),"	\
+	" per_job AS ("	\
+	"  SELECT valid.*, row_number() OVER (PARTITION BY op_id, target_id, job_id"	\
+	"   ORDER BY phase = 'final' DESC, phase = 'confirm' DESC, gflops DESC, id DESC) AS jr"	\
+	"  FROM valid WHERE phase = 'tune' OR mr = (mc + 1) / 2),"	\
+	" ranked AS ("	\
+	"  SELECT per_job.*, row_number() OVER (PARTITION BY op_id, target_id"	\
+	"   ORDER BY gflops DESC, id DESC) AS rn FROM per_job WHERE jr = 1)"	\
+	" SELECT o.name AS op, o.signature AS signature, g.cpu AS cpu,"	\
+	"  g.toolchain AS toolchain, g.backend AS backend,"	\
+	"  r.config_name AS config_name, r.phase AS phase, r.gflops AS gflops,"	\
+	"  r.runtime_ms AS runtime_ms, r.cv AS cv,"	\
+	"  r.tile_m, r.tile_n, r.tile_k, r.vector_m, r.vector_n, r.vector_k,"	\
+	"  r.threads, r.block_dim_x, r.block_dim_y, r.block_dim_z, r.pipeline_depth,"	\
+	KNOBS_AFTER								\
+	"  (SELECT avg(b.gflops) FROM trials b WHERE b.op_id = r.op_id"	\
+	"   AND b.target_id = r.target_id AND b.job_id IS r.job_id"	\
+	"   AND b.phase = 'baseline' AND b.threads = r.threads"	\
+	"   AND b.status IN ('ok','unstable')) AS baseline_gflops,"	\
+	"  (SELECT avg(b.gflops) FROM trials b WHERE b.op_id = r.op_id"	\
+	"   AND b.target_id = r.target_id AND b.job_id IS r.job_id"	\
+	"   AND b.phase = 'reference' AND b.threads = r.threads"	\
+	"   AND b.status IN ('ok','unstable')) AS reference_gflops,"	\
+	"  (SELECT count(*) FROM trials c WHERE c.op_id = r.op_id"	\
+	"   AND c.target_id = r.target_id AND c.phase = 'tune') AS trials,"	\
+	"  r.job_id AS job_id, r.id AS trial_id, r.op_id AS op_id,"	\
+	"  r.target_id AS target_id"	\
+	" FROM ranked r JOIN ops o ON o.id = r.op_id"	\
+	" JOIN targets g ON g.id = r.target_id WHERE r.rn = 1;"
+
+/*
  * Version 5: the view's baseline and reference are the mean of the winning
  * job's measurements at the winner's thread count (the engine measures
  * both in every final round), not the latest single one: one run of a
  * multi-threaded library moved by 20%, and a ratio to it flattered or hid.
  */
-static const char schema_v5[] =
-	"DROP VIEW best;"
-	"CREATE VIEW best AS"
-	" WITH valid AS ("
-	"  SELECT t.*, row_number() OVER (PARTITION BY t.job_id, t.op_id, t.target_id,"
-	"   t.phase, t.config_name ORDER BY t.gflops, t.id) AS mr,"
-	"  count(*) OVER (PARTITION BY t.job_id, t.op_id, t.target_id, t.phase,"
-	"   t.config_name) AS mc"
-	"  FROM trials t WHERE t.status IN ('ok','unstable') AND t.phase IN ('tune','confirm','final')),"
-	" per_job AS ("
-	"  SELECT valid.*, row_number() OVER (PARTITION BY op_id, target_id, job_id"
-	"   ORDER BY phase = 'final' DESC, phase = 'confirm' DESC, gflops DESC, id DESC) AS jr"
-	"  FROM valid WHERE phase = 'tune' OR mr = (mc + 1) / 2),"
-	" ranked AS ("
-	"  SELECT per_job.*, row_number() OVER (PARTITION BY op_id, target_id"
-	"   ORDER BY gflops DESC, id DESC) AS rn FROM per_job WHERE jr = 1)"
-	" SELECT o.name AS op, o.signature AS signature, g.cpu AS cpu,"
-	"  g.toolchain AS toolchain, g.backend AS backend,"
-	"  r.config_name AS config_name, r.phase AS phase, r.gflops AS gflops,"
-	"  r.runtime_ms AS runtime_ms, r.cv AS cv,"
-	"  r.tile_m, r.tile_n, r.tile_k, r.vector_m, r.vector_n, r.vector_k,"
-	"  r.threads, r.block_dim_x, r.block_dim_y, r.block_dim_z, r.pipeline_depth,"
-	"  (SELECT avg(b.gflops) FROM trials b WHERE b.op_id = r.op_id"
-	"   AND b.target_id = r.target_id AND b.job_id IS r.job_id"
-	"   AND b.phase = 'baseline' AND b.threads = r.threads"
-	"   AND b.status IN ('ok','unstable')) AS baseline_gflops,"
-	"  (SELECT avg(b.gflops) FROM trials b WHERE b.op_id = r.op_id"
-	"   AND b.target_id = r.target_id AND b.job_id IS r.job_id"
-	"   AND b.phase = 'reference' AND b.threads = r.threads"
-	"   AND b.status IN ('ok','unstable')) AS reference_gflops,"
-	"  (SELECT count(*) FROM trials c WHERE c.op_id = r.op_id"
-	"   AND c.target_id = r.target_id AND c.phase = 'tune') AS trials,"
-	"  r.job_id AS job_id, r.id AS trial_id, r.op_id AS op_id,"
-	"  r.target_id AS target_id"
-	" FROM ranked r JOIN ops o ON o.id = r.op_id"
-	" JOIN targets g ON g.id = r.target_id WHERE r.rn = 1;";
+static const char schema_v5[] = SCHEMA_BEST_VIEW("");
+
+/*
+ * Version 6: pack_b, the mlir-cpu knob choosing whether B is packed into
+ * register-tile panels (1, what every older row did) or read in place (0).
+ */
+static const char schema_v6[] =
+	"ALTER TABLE trials ADD COLUMN pack_b INTEGER NOT NULL DEFAULT 1;"
+	SCHEMA_BEST_VIEW("  r.pack_b,");
 
 const char *const store_migrations[STORE_SCHEMA_VERSION] = {
 	schema_v1,
@@ -312,4 +327,5 @@ const char *const store_migrations[STORE_SCHEMA_VERSION] = {
 	schema_v3,
 	schema_v4,
 	schema_v5,
+	schema_v6,
 };

@@ -12,7 +12,7 @@
 #include "backends/backend.h"
 #include "search/space.h"
 
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 
 struct store;
 

@@ -13,7 +13,7 @@
 
 #define KNOB_COLUMNS							\
 	"tile_m, tile_n, tile_k, vector_m, vector_n, vector_k, threads, "	\
-	"block_dim_x, block_dim_y, block_dim_z, pipeline_depth"
+	"block_dim_x, block_dim_y, block_dim_z, pipeline_depth, pack_b"
 #define RESULT_COLUMNS							\
 	"status, runtime_ms, min_ms, max_ms, cv, reps, gflops, compile_s, "	\
 	"measure_s, verified, max_err, artifact, error, checked_by, "	\
@@ -115,7 +115,7 @@ static const char sql_trial_add[] =
 	KNOB_COLUMNS ", " RESULT_COLUMNS ", created) VALUES (?1, ?2, ?3, ?4, "
 	"?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
 	"?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, "
-	"?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42)";
+	"?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43)";
 
 int64_t
 store_trial_add(struct store *s, const struct store_trial *t, char **err)
@@ -152,46 +152,46 @@ store_trial_add(struct store *s, const struct store_trial *t, char **err)
 	store_bind_text(st, 5, config_name);
 	for (k = 0; k < KNOB_COUNT; k++)
 		sqlite3_bind_int64(st, 6 + k, t->config.v[k]);
-	store_bind_text(st, 17, backend_status_name(r->status));
-	sqlite3_bind_double(st, 18, r->median_ms);
-	sqlite3_bind_double(st, 19, r->min_ms);
-	sqlite3_bind_double(st, 20, r->max_ms);
-	sqlite3_bind_double(st, 21, r->cv);
-	sqlite3_bind_int(st, 22, r->reps);
-	sqlite3_bind_double(st, 23, r->gflops);
-	sqlite3_bind_double(st, 24, r->compile_s);
-	sqlite3_bind_double(st, 25, r->measure_s);
-	sqlite3_bind_int(st, 26, r->verified);
-	sqlite3_bind_double(st, 27, r->max_err);
+	store_bind_text(st, 18, backend_status_name(r->status));
+	sqlite3_bind_double(st, 19, r->median_ms);
+	sqlite3_bind_double(st, 20, r->min_ms);
+	sqlite3_bind_double(st, 21, r->max_ms);
+	sqlite3_bind_double(st, 22, r->cv);
+	sqlite3_bind_int(st, 23, r->reps);
+	sqlite3_bind_double(st, 24, r->gflops);
+	sqlite3_bind_double(st, 25, r->compile_s);
+	sqlite3_bind_double(st, 26, r->measure_s);
+	sqlite3_bind_int(st, 27, r->verified);
+	sqlite3_bind_double(st, 28, r->max_err);
 	/* artifact is a fixed buffer: bound its length, it may lack the NUL. */
-	sqlite3_bind_text(st, 28, r->artifact, (int)strnlen(r->artifact,
+	sqlite3_bind_text(st, 29, r->artifact, (int)strnlen(r->artifact,
 	    sizeof r->artifact), SQLITE_TRANSIENT);
-	store_bind_text(st, 29, r->error);
+	store_bind_text(st, 30, r->error);
 	/* Empty strings and the reference-only fields of other phases: NULL. */
-	sqlite3_bind_text(st, 30, r->checked_by, (int)strnlen(r->checked_by,
+	sqlite3_bind_text(st, 31, r->checked_by, (int)strnlen(r->checked_by,
 	    sizeof r->checked_by), SQLITE_TRANSIENT);
 	if (r->checked_by[0] == '\0')
-		sqlite3_bind_null(st, 30);
-	if (strcmp(t->phase, "reference") == 0 && r->ref_routine[0] != '\0') {
-		sqlite3_bind_text(st, 31, r->ref_routine, (int)strnlen(
-		    r->ref_routine, sizeof r->ref_routine), SQLITE_TRANSIENT);
-		sqlite3_bind_int(st, 32, r->ref_same_precision);
-	} else {
 		sqlite3_bind_null(st, 31);
+	if (strcmp(t->phase, "reference") == 0 && r->ref_routine[0] != '\0') {
+		sqlite3_bind_text(st, 32, r->ref_routine, (int)strnlen(
+		    r->ref_routine, sizeof r->ref_routine), SQLITE_TRANSIENT);
+		sqlite3_bind_int(st, 33, r->ref_same_precision);
+	} else {
 		sqlite3_bind_null(st, 32);
+		sqlite3_bind_null(st, 33);
 	}
-	sqlite3_bind_int(st, 33, r->reps_dropped);
+	sqlite3_bind_int(st, 34, r->reps_dropped);
 	for (k = 0; k < TRIAL_CTR_COUNT; k++) {
 		if (r->counters_have & (1u << k))
-			sqlite3_bind_int64(st, 34 + k, r->counters[k]);
+			sqlite3_bind_int64(st, 35 + k, r->counters[k]);
 		else
-			sqlite3_bind_null(st, 34 + k);
+			sqlite3_bind_null(st, 35 + k);
 	}
-	sqlite3_bind_text(st, 34 + TRIAL_CTR_COUNT, r->host, (int)strnlen(
+	sqlite3_bind_text(st, 35 + TRIAL_CTR_COUNT, r->host, (int)strnlen(
 	    r->host, sizeof r->host), SQLITE_TRANSIENT);
 	if (r->host[0] == '\0')
-		sqlite3_bind_null(st, 34 + TRIAL_CTR_COUNT);
-	sqlite3_bind_double(st, 35 + TRIAL_CTR_COUNT, t->created != 0 ?
+		sqlite3_bind_null(st, 35 + TRIAL_CTR_COUNT);
+	sqlite3_bind_double(st, 36 + TRIAL_CTR_COUNT, t->created != 0 ?
 	    t->created : util_wall());
 
 	/* Autocommit: the row is durable (against kill -9) once step returns. */
@@ -239,7 +239,7 @@ static const char sql_trial_walk[] =
 	"SELECT t.id, t.job_id, t.op_id, t.target_id, t.phase, t.config_name, "
 	"t.tile_m, t.tile_n, t.tile_k, t.vector_m, t.vector_n, t.vector_k, "
 	"t.threads, t.block_dim_x, t.block_dim_y, t.block_dim_z, "
-	"t.pipeline_depth, " RESULT_COLUMNS ", t.created, "
+	"t.pipeline_depth, t.pack_b, " RESULT_COLUMNS ", t.created, "
 	"o.name, o.kind, o.op_name, o.batch, o.m, o.n, o.k, o.lhs, o.rhs, "
 	"o.acc, o.transpose_a, o.transpose_b, o.lhs_unsigned, o.rhs_unsigned "
 	"FROM trials t JOIN ops o ON o.id = t.op_id "
@@ -390,7 +390,7 @@ static const char sql_best[] =
 	"SELECT r.op_id, o.signature, o.name, r.config_name, "
 	" r.tile_m, r.tile_n, r.tile_k, r.vector_m, r.vector_n, r.vector_k,"
 	" r.threads, r.block_dim_x, r.block_dim_y, r.block_dim_z,"
-	" r.pipeline_depth, r.gflops, r.runtime_ms, r.cv,"
+	" r.pipeline_depth, r.pack_b, r.gflops, r.runtime_ms, r.cv,"
 	" (SELECT avg(b.gflops) FROM trials b WHERE b.op_id = r.op_id"
 	"  AND b.target_id = r.target_id AND b.job_id IS r.job_id"
 	"  AND b.phase = 'baseline' AND b.threads = r.threads"
@@ -438,19 +438,19 @@ store_best(struct store *s, const char *op_filter, int64_t job_id,
 		b->op_name = store_column_dup(st, 2);
 		b->config_name = store_column_dup(st, 3);
 		config_from_row(st, 4, &b->config);
-		b->gflops = sqlite3_column_double(st, 15);
-		b->median_ms = sqlite3_column_double(st, 16);
-		b->cv = sqlite3_column_double(st, 17);
-		b->baseline_gflops = sqlite3_column_double(st, 18);
-		b->reference_gflops = sqlite3_column_double(st, 19);
-		b->trials = sqlite3_column_int64(st, 20);
-		b->cpu = store_column_dup(st, 21);
-		b->toolchain = store_column_dup(st, 22);
-		b->backend = store_column_dup(st, 23);
-		b->job_id = sqlite3_column_int64(st, 24);
-		b->target_id = sqlite3_column_int64(st, 25);
-		b->trial_id = sqlite3_column_int64(st, 26);
-		b->confirmed = sqlite3_column_int(st, 27);
+		b->gflops = sqlite3_column_double(st, 16);
+		b->median_ms = sqlite3_column_double(st, 17);
+		b->cv = sqlite3_column_double(st, 18);
+		b->baseline_gflops = sqlite3_column_double(st, 19);
+		b->reference_gflops = sqlite3_column_double(st, 20);
+		b->trials = sqlite3_column_int64(st, 21);
+		b->cpu = store_column_dup(st, 22);
+		b->toolchain = store_column_dup(st, 23);
+		b->backend = store_column_dup(st, 24);
+		b->job_id = sqlite3_column_int64(st, 25);
+		b->target_id = sqlite3_column_int64(st, 26);
+		b->trial_id = sqlite3_column_int64(st, 27);
+		b->confirmed = sqlite3_column_int(st, 28);
 	}
 	if (rc != SQLITE_DONE) {
 		store_fail(s, err, "finding the best configs");

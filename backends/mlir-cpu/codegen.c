@@ -39,7 +39,7 @@ mlircpu_complete(const struct op_desc *op, const struct config *cfg,
 		[KNOB_TILE_M] = 64, [KNOB_TILE_N] = 256, [KNOB_TILE_K] = 256,
 		[KNOB_VECTOR_M] = mlircpu_isa()->vec_regs >= 32 ? 8 : 6,
 		[KNOB_VECTOR_N] = 2 * mlircpu_lanes(op), [KNOB_VECTOR_K] = 1,
-		[KNOB_THREADS] = 1,
+		[KNOB_THREADS] = 1, [KNOB_PACK_B] = 1,
 	};
 	const int64_t dim[3] = { op->m, op->n, op->k };
 	int i;
@@ -47,6 +47,9 @@ mlircpu_complete(const struct op_desc *op, const struct config *cfg,
 	memset(out, 0, sizeof *out);
 	for (i = KNOB_TILE_M; i <= KNOB_THREADS; i++)
 		out->v[i] = cfg != NULL && cfg->v[i] > 0 ? cfg->v[i] : defaults[i];
+	/* 0 is a value of pack_b (B read in place), not "unset". */
+	out->v[KNOB_PACK_B] = cfg != NULL ? (cfg->v[KNOB_PACK_B] != 0) :
+	    defaults[KNOB_PACK_B];
 	/*
 	 * Clamp to the op: tiles to the dimension (the space keeps tiles that
 	 * divide it), register tiles to the cache tile. Values the cfg gave are
@@ -127,11 +130,11 @@ any_ops(int n)
  * transposed).
  */
 static char *
-pack_step(int opnd, int in, int swap, int batch)
+pack_step(int opnd, int in, int swap, int batch, const char *sizes)
 {
 	char o[16], i[16], s[16];
 	const char *const kv[] = {
-		"OPND", o, "IN", i, "OUT", s,
+		"OPND", o, "IN", i, "OUT", s, "PACK_SIZES", sizes,
 		"PERM", batch ? "0, 2, 1" : "1, 0", NULL,
 	};
 
@@ -183,7 +186,8 @@ mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
 	int ncache = batch ? 4 : 3, nreg = batch ? 4 : 3;
 
 	mlircpu_complete(op, cfg, &c);
-	space_config_name(&c, (KNOB_BIT(KNOB_THREADS) << 1) - 1,
+	space_config_name(&c, ((KNOB_BIT(KNOB_THREADS) << 1) - 1) |
+	    KNOB_BIT(KNOB_PACK_B),
 	    name, sizeof name);
 	snprintf(version, sizeof version, "%d", MLIRCPU_SCHEDULE_VERSION);
 	/* Cache tiles: loops n, k, m (a B panel is reused across the m tiles). */
@@ -197,13 +201,20 @@ mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
 	    (long long)c.v[KNOB_TILE_K]);
 	/*
 	 * Pack N only, by the register tile: B's tile becomes panels, C's is
-	 * only viewed as [m][n/vn][vn] (no copy) and A is read in place.
+	 * only viewed as [m][n/vn][vn] (no copy) and A is read in place. With
+	 * pack_b 0 nothing is packed: the register tile reads B's rows where
+	 * they are.
 	 */
 	snprintf(pack_sizes, sizeof pack_sizes, "%s0, %lld, 0", b0,
 	    (long long)c.v[KNOB_VECTOR_N]);
 	/* Register tiles: loops n, m, then k innermost, vector_k per step. */
-	snprintf(reg_tile, sizeof reg_tile, "%s%lld, 1, %lld", b1,
-	    (long long)c.v[KNOB_VECTOR_M], (long long)c.v[KNOB_VECTOR_K]);
+	if (c.v[KNOB_PACK_B])
+		snprintf(reg_tile, sizeof reg_tile, "%s%lld, 1, %lld", b1,
+		    (long long)c.v[KNOB_VECTOR_M], (long long)c.v[KNOB_VECTOR_K]);
+	else
+		snprintf(reg_tile, sizeof reg_tile, "%s%lld, %lld, %lld", b1,
+		    (long long)c.v[KNOB_VECTOR_M], (long long)c.v[KNOB_VECTOR_N],
+		    (long long)c.v[KNOB_VECTOR_K]);
 	snprintf(reg_order, sizeof reg_order, "%s",
 	    batch ? "0, 2, 1, 3" : "1, 0, 2");
 	snprintf(cache_loops, sizeof cache_loops, "%d", ncache);
@@ -221,7 +232,11 @@ mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
 		    mlircpu_tpl_tile_parallel_mlir :
 		    mlircpu_tpl_tile_serial_mlir, kv);
 	}
-	pb = pack_step(1, 0, !op->transpose_b, batch);
+	if (c.v[KNOB_PACK_B])
+		pb = pack_step(1, 0, !op->transpose_b, batch, pack_sizes);
+	else
+		pb = mlircpu_fill(mlircpu_tpl_pack_none_mlir, (const char *const[]){
+		    NULL });
 	if (c.v[KNOB_TILE_M] % c.v[KNOB_VECTOR_M] != 0) {
 		const char *const kv[] = { "M_LOOP", m_loop, NULL };
 
@@ -232,7 +247,7 @@ mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
 		const char *const kv[] = {
 			"NAME", seq_name, "VERSION", version,
 			"CONFIG", name, "CACHE_TILING", tiling,
-			"PACK_SIZES", pack_sizes, "PACK_B", pb,
+			"PACK_B", pb,
 			"REG_TILE", reg_tile, "REG_ORDER", reg_order,
 			"REG_LOOPS", reg_loops, "REG_TYPES", reg_types,
 			"PEEL_M", peel, NULL,
@@ -265,7 +280,8 @@ mlircpu_schedule(const struct op_desc *op, const struct config *cfg,
 	char name[160], version[16], *op_part, *mod_part, *out;
 
 	mlircpu_complete(op, cfg, &c);
-	space_config_name(&c, (KNOB_BIT(KNOB_THREADS) << 1) - 1,
+	space_config_name(&c, ((KNOB_BIT(KNOB_THREADS) << 1) - 1) |
+	    KNOB_BIT(KNOB_PACK_B),
 	    name, sizeof name);
 	snprintf(version, sizeof version, "%d", MLIRCPU_SCHEDULE_VERSION);
 	op_part = mlircpu_schedule_op(op, &c, "autosched_op");

@@ -19,6 +19,7 @@ extern const char mlircpu_tpl_tile_parallel_mlir[];
 extern const char mlircpu_tpl_pack_transpose_mlir[];
 extern const char mlircpu_tpl_pack_keep_mlir[];
 extern const char mlircpu_tpl_peel_m_mlir[];
+extern const char mlircpu_tpl_pack_none_mlir[];
 extern const char mlircpu_tpl_lower_pipeline[];
 
 /* The vector ISA of this CPU (isa.c). */

@@ -142,6 +142,7 @@ cfg_set(struct config *c, int tm, int tn, int tk, int vm, int vn, int vk, int th
 	c->v[KNOB_VECTOR_N] = vn;
 	c->v[KNOB_VECTOR_K] = vk;
 	c->v[KNOB_THREADS] = thr;
+	c->v[KNOB_PACK_B] = 1;
 }
 
 /* Open a backend for op/dispatch, evaluate cfg, check the status; returns it. */
@@ -456,6 +457,7 @@ test_split(void)
 
 	for (t = 0; t < sizeof types / sizeof types[0]; t++) {
 		int vn = types[t].vn;
+		int same = types[t].in == types[t].acc;
 
 		for (thr = 1; thr <= 2; thr++) {
 			/* M chunks; vector_m 8 > the 5 rows of a peeled tile. */
@@ -483,6 +485,48 @@ test_split(void)
 			d = generic_dispatch(&op);
 			cfg_set(&c, 37, 29, 13, 6, 29, 1, thr);
 			run_one(&p, &op, d, &c, TRIAL_OK, &r);
+			backend_result_clear(&r);
+			free(d);
+			/*
+			 * B read in place (pack_b 0): ragged M, a batch; for
+			 * an op that converts its inputs, refused.
+			 */
+			op_init(&op, "matmul", 1, 74, 2 * vn, 13, types[t].in,
+			    types[t].acc, 0, 0);
+			op.name = "nopack";
+			d = generic_dispatch(&op);
+			cfg_set(&c, 37, vn, 13, 6, vn, 1, thr);
+			c.v[KNOB_PACK_B] = 0;
+			{
+				char *sc = mlircpu_schedule_op(&op, &c, "t");
+
+				CHECK(strstr(sc, "structured.pack ") == NULL &&
+				    strstr(sc, "generalize") != NULL);
+				free(sc);
+			}
+			run_one(&p, &op, d, &c, same ? TRIAL_OK :
+			    TRIAL_COMPILE_FAILED, &r);
+			backend_result_clear(&r);
+			free(d);
+			op_init(&op, "batch_matmul", 2, 16, vn, 7, types[t].in,
+			    types[t].acc, 0, 0);
+			op.name = "nopack_batch";
+			d = generic_dispatch(&op);
+			cfg_set(&c, 16, vn, 7, 6, vn, 1, thr);
+			c.v[KNOB_PACK_B] = 0;
+			run_one(&p, &op, d, &c, same ? TRIAL_OK :
+			    TRIAL_COMPILE_FAILED, &r);
+			backend_result_clear(&r);
+			free(d);
+			/* Transposed B in place: refused, never compiled. */
+			op_init(&op, "matmul", 1, 37, vn, 13, types[t].in,
+			    types[t].acc, 0, 1);
+			op.name = "nopack_tb";
+			d = generic_dispatch(&op);
+			cfg_set(&c, 37, vn, 13, 6, vn, 1, thr);
+			c.v[KNOB_PACK_B] = 0;
+			run_one(&p, &op, d, &c, TRIAL_COMPILE_FAILED, &r);
+			CHECK(r.error != NULL && strstr(r.error, "pack_b") != NULL);
 			backend_result_clear(&r);
 			free(d);
 			/* The batch, odd (3: M chunks) and even (2). */

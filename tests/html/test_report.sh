@@ -32,6 +32,7 @@ tile_m = [16,32,64]
 tile_n = [16,48]
 tile_k = [8,32]
 threads = [1,2]
+pack_b = [1]
 [SearchStrategy]
 tuner = random
 n_trial = 6

@@ -208,7 +208,7 @@ test_huge(void)
 static void
 test_names(void)
 {
-	struct config c = { { 64, 64, 128, 8, 32, 1, 2, 64, 2, 1, 2 } }, back;
+	struct config c = { { 64, 64, 128, 8, 32, 1, 2, 64, 2, 1, 2, 1 } }, back;
 	char buf[128];
 
 	space_config_name(&c, 0x7f, buf, sizeof buf);
@@ -221,6 +221,15 @@ test_names(void)
 	CHECK(space_config_parse(buf, &back) == 0);
 	CHECK(memcmp(&back, &c, sizeof c) == 0);
 	CHECK(space_config_parse("tile_1x2", &back) == -1);
+	/* B read in place is named; B packed (the default) is not. */
+	c.v[KNOB_PACK_B] = 0;
+	space_config_name(&c, 0xfff, buf, sizeof buf);
+	CHECK_STR(buf, "tile_64x64x128_vec_8x32x1_thr_2_nopack_blk_64x2x1_pipe_2");
+	CHECK(space_config_parse(buf, &back) == 0);
+	CHECK(memcmp(&back, &c, sizeof c) == 0);
+	space_config_name(&c, 0x7f | KNOB_BIT(KNOB_PACK_B), buf, sizeof buf);
+	CHECK_STR(buf, "tile_64x64x128_vec_8x32x1_thr_2_nopack");
+	CHECK(space_config_parse(buf, &back) == 0 && back.v[KNOB_PACK_B] == 0);
 	CHECK(space_knob_lookup("tile_n") == KNOB_TILE_N);
 	CHECK(space_knob_lookup("tile_q") == -1);
 	CHECK_STR(space_knob_nearest("tile_q"), "tile_m");

@@ -157,7 +157,7 @@ test_migrate_v3(void)
 	static const char *const added[] = { "checked_by", "ref_routine",
 	    "ref_same_precision", "reps_dropped", "context_switches",
 	    "cpu_migrations", "page_faults", "task_clock_ns", "cycles",
-	    "instructions", "cache_misses", "host" };
+	    "instructions", "cache_misses", "host", "pack_b" };
 	struct op_desc	 op = make_op("matmul_32x32x32_f32t_f32t_f32t", 32, 32,
 			    32, 0, 0);
 	struct store	*s;
@@ -167,7 +167,7 @@ test_migrate_v3(void)
 	int64_t		 opid, tgt;
 	size_t		 i;
 
-	/* Make a version-2 store: today's, less the columns of versions 3, 4. */
+	/* Make a version-2 store: today's, less the columns of versions 3, 4, 6. */
 	CHECK(store_open(path, &s, &err) == 0);
 	opid = store_op(s, &op, &err);
 	tgt = store_target(s, "cpu-v2", "", "tc", "mlir-cpu", &err);
@@ -175,6 +175,9 @@ test_migrate_v3(void)
 	CHECK(store_trial_add(s, &t, &err) > 0);
 	free(t.result.error);
 	store_close(s);
+	/* The view names pack_b: a stand-in until version 5 makes it again. */
+	raw_exec(path, "DROP VIEW best");
+	raw_exec(path, "CREATE VIEW best AS SELECT 1");
 	for (i = 0; i < sizeof added / sizeof added[0]; i++) {
 		sql = xasprintf("ALTER TABLE trials DROP COLUMN %s", added[i]);
 		raw_exec(path, sql);
