@@ -99,6 +99,31 @@ check "the reference ran as a step too" ge "$(q "$T/two/s.db" "select count(*) f
 check "job done" eq "$(q "$T/two/s.db" "select state from jobs")" done
 check "the log says how many at once" ge "$(q "$T/two/s.db" "select count(*) from job_log where message like '%up to 2 measurements at once%'")" 1
 
+# 1b. The same best config class through Slurm as locally: a space whose two
+# classes differ by far more than the noise (register tiles of 8 rows run
+# ~1.7x faster than 1 row on small_f32 here); both runs must pick 8 rows.
+mkcfg "$T/cls" <<'C'
+[SearchSpace]
+tile_m = [16,32]
+tile_n = [16]
+tile_k = [32]
+vector_m = [1,8]
+vector_n = [16]
+pack_b = [1]
+threads = [1]
+[SearchStrategy]
+tuner = grid
+n_trial = 4
+C
+sed 's/^executor = slurm/executor = local/' "$T/cls/a.cfg" > "$T/cls/local.cfg"
+"$AS" run "$T/cls/a.cfg" --db "$T/cls/slurm.db" > "$T/cls/out.txt" 2>&1
+check "class run through slurm exits 0" eq "$?" 0
+"$AS" run "$T/cls/local.cfg" --db "$T/cls/local.db" --cpus 0 > "$T/cls/local.txt" 2>&1
+check "class run locally exits 0" eq "$?" 0
+check "the slurm run measured on the nodes" eq "$(q "$T/cls/slurm.db" "select count(*) from trials where phase='tune' and host in ('n1','n2')")" 4
+check "same best class through slurm as locally (8-row register tile)" eq \
+    "$(q "$T/cls/slurm.db" "select vector_m from best") $(q "$T/cls/local.db" "select vector_m from best")" "8 8"
+
 # 2. A step cancelled from outside (scancel) is measured again: the hanging
 # candidate's first step is cancelled, its second one times out as the
 # candidate's own result, recorded once.
