@@ -496,36 +496,6 @@ cfg_env(struct cfg_reader *r, const char *key, const char *value)
 	    n == 0 ? "(no backend registered)" : cfg_join(list, sizeof list, names));
 }
 
-/* A 0/1 knob: "0", "1", "[0]", "[1]", "[0,1]" or "[1,0]" (spaces allowed). */
-static int
-cfg_flag_list(const char *value, int64_t **v, size_t *n)
-{
-	char t[16];
-	size_t len = 0;
-
-	for (; *value != '\0'; value++) {
-		if (*value == ' ' || *value == '\t')
-			continue;
-		if (len + 1 >= sizeof t)
-			return -1;
-		t[len++] = *value;
-	}
-	t[len] = '\0';
-	*v = xcalloc(2, sizeof **v);
-	if (strcmp(t, "0") == 0 || strcmp(t, "[0]") == 0)
-		(*v)[0] = 0, *n = 1;
-	else if (strcmp(t, "1") == 0 || strcmp(t, "[1]") == 0)
-		(*v)[0] = 1, *n = 1;
-	else if (strcmp(t, "[0,1]") == 0 || strcmp(t, "[1,0]") == 0)
-		(*v)[0] = 0, (*v)[1] = 1, *n = 2;
-	else {
-		free(*v);
-		*v = NULL;
-		return -1;
-	}
-	return 0;
-}
-
 static int
 cfg_space(struct cfg_reader *r, const char *key, const char *value)
 {
@@ -547,10 +517,10 @@ cfg_space(struct cfg_reader *r, const char *key, const char *value)
 		    cfg_join(all, sizeof all, names));
 	}
 	if (k == KNOB_PACK_B) {
-		if (cfg_flag_list(value, &v, &n) != 0)
-			return cfg_fail(r, r->line, r->section, key, "\"%.40s\": "
-			    "expected 1 (B packed into register-tile panels), 0 "
-			    "(B read in place) or the list [0,1]", value);
+		if (cfg_value_list_in(value, 0, 1, &v, &n, why, sizeof why) != 0)
+			return cfg_fail(r, r->line, r->section, key, "%s; expected "
+			    "1 (B packed into register-tile panels), 0 (B read in "
+			    "place) or the list [0,1]", why);
 	} else if (cfg_value_list(value, &v, &n, why, sizeof why) != 0)
 		return cfg_fail(r, r->line, r->section, key, "%s; expected a "
 		    "positive integer, a list [64,128] or a range start:stop:step "

@@ -38,5 +38,8 @@ int	 cfg_value_bool(const char *s, int *out, char *why, size_t len);
  */
 int	 cfg_value_list(const char *s, int64_t **values, size_t *n, char *why,
 	    size_t len);
+/* The same with values in [min, max] (a 0/1 knob: 0, 1). */
+int	 cfg_value_list_in(const char *s, int64_t min, int64_t max,
+	    int64_t **values, size_t *n, char *why, size_t len);
 
 #endif

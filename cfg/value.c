@@ -200,8 +200,8 @@ value_cmp(const void *a, const void *b)
 
 /* "[a, b, …]": count the elements before allocating, then parse each. */
 static int
-value_bracket_list(const char *s, size_t slen, int64_t **values, size_t *n,
-    char *why, size_t len)
+value_bracket_list(const char *s, size_t slen, int64_t min, int64_t max,
+    int64_t **values, size_t *n, char *why, size_t len)
 {
 	const char *p = s + 1, *e = s + slen - 1, *q, *c;
 	int64_t *v = NULL;
@@ -237,7 +237,7 @@ value_bracket_list(const char *s, size_t slen, int64_t **values, size_t *n,
 			    "comma at an end)", i + 1);
 			goto fail;
 		}
-		if (value_span_check(es, (size_t)(ee - es), "", 1, CFG_VALUE_MAX,
+		if (value_span_check(es, (size_t)(ee - es), "", min, max,
 		    &v[i], why, len) != 0)
 			goto fail;
 		q = c + 1;
@@ -252,8 +252,8 @@ fail:
 
 /* "start:stop:step", stop exclusive, as the dispatch profiler's --problem-m. */
 static int
-value_range(const char *s, size_t slen, int64_t **values, size_t *n,
-    char *why, size_t len)
+value_range(const char *s, size_t slen, int64_t min, int64_t max,
+    int64_t **values, size_t *n, char *why, size_t len)
 {
 	const char *c1, *c2, *e = s + slen, *ps, *pe;
 	int64_t start, stop, step, *v;
@@ -268,12 +268,12 @@ value_range(const char *s, size_t slen, int64_t **values, size_t *n,
 	}
 	ps = s, pe = c1;
 	value_trim(&ps, &pe);
-	if (value_span_check(ps, (size_t)(pe - ps), "start", 1, CFG_VALUE_MAX,
+	if (value_span_check(ps, (size_t)(pe - ps), "start", min, max,
 	    &start, why, len) != 0)
 		return -1;
 	ps = c1 + 1, pe = c2;
 	value_trim(&ps, &pe);
-	if (value_span_check(ps, (size_t)(pe - ps), "stop", 1, CFG_VALUE_MAX + 1,
+	if (value_span_check(ps, (size_t)(pe - ps), "stop", min, max + 1,
 	    &stop, why, len) != 0)
 		return -1;
 	ps = c2 + 1, pe = e;
@@ -304,6 +304,13 @@ int
 cfg_value_list(const char *s, int64_t **values, size_t *n, char *why,
     size_t len)
 {
+	return cfg_value_list_in(s, 1, CFG_VALUE_MAX, values, n, why, len);
+}
+
+int
+cfg_value_list_in(const char *s, int64_t min, int64_t max, int64_t **values,
+    size_t *n, char *why, size_t len)
+{
 	size_t slen = strlen(s), i, j;
 	int64_t *v = NULL, one;
 	size_t nv = 0;
@@ -315,16 +322,16 @@ cfg_value_list(const char *s, int64_t **values, size_t *n, char *why,
 		return -1;
 	}
 	if (s[0] == '[') {
-		if (value_bracket_list(s, slen, &v, &nv, why, len) != 0)
+		if (value_bracket_list(s, slen, min, max, &v, &nv, why, len) != 0)
 			return -1;
 	} else if (memchr(s, ':', slen) != NULL) {
-		if (value_range(s, slen, &v, &nv, why, len) != 0)
+		if (value_range(s, slen, min, max, &v, &nv, why, len) != 0)
 			return -1;
 	} else if (memchr(s, ',', slen) != NULL) {
 		value_why(why, len, "a list needs brackets: [%.*s]", VALUE_QUOTE, s);
 		return -1;
 	} else {
-		if (value_span_check(s, slen, "", 1, CFG_VALUE_MAX, &one, why,
+		if (value_span_check(s, slen, "", min, max, &one, why,
 		    len) != 0)
 			return -1;
 		v = xmalloc(sizeof *v);
