@@ -206,11 +206,13 @@ struct backend_ops {
 	 * @seq_name(%op: !transform.any_op {transform.consumed}) applying cfg to
 	 * op (tiling, packing, vectorization); export_module is @seq_name taking
 	 * the module (consumed), run once after every op's part (bufferization,
-	 * lowering patterns). Caller frees.
+	 * lowering patterns) for the n ops and configs exported. Caller frees.
 	 */
 	char		*(*export_op)(const struct op_desc *, const struct config *,
 			    const char *seq_name);
-	char		*(*export_module)(const char *seq_name);
+	char		*(*export_module)(const char *seq_name,
+			    const struct op_desc *const *ops,
+			    const struct config *const *cfgs, size_t n);
 	/*
 	 * The clang flags, beyond -O3 -march=native, the backend compiles its
 	 * kernels with (e.g. "-mprefer-vector-width=512"), for a program built
@@ -219,15 +221,15 @@ struct backend_ops {
 	char		*(*export_cflags)(void);
 	/*
 	 * The schedule version this build generates, as it appears in the
-	 * toolchain string of the targets it measures ("mlir-cpu schedule v5");
+	 * toolchain string of the targets it measures ("mlir-cpu schedule v6");
 	 * NULL if the backend has no versioned schedules.
 	 */
 	const char	*schedule_tag;
 	/*
-	 * The oldest schedule version whose code for a 1-thread config is the
-	 * same as this build's ("mlir-cpu schedule v4"): records of 1-thread
-	 * configs made with it still stand for this build (bench/sweep.c).
-	 * NULL: only schedule_tag.
+	 * The oldest schedule version whose code for a 1-thread config of an
+	 * op without bf16 inputs is the same as this build's ("mlir-cpu
+	 * schedule v4"): such records made with it still stand for this build
+	 * (bench/sweep.c). NULL: only schedule_tag.
 	 */
 	const char	*schedule_serial_since;
 };

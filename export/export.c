@@ -413,7 +413,19 @@ export_transform_text(const struct export_set *s,
 	/* One module-level part: the backends that export share mlir-cpu's. */
 	if (be == NULL && s->n > 0)
 		be = s->e[0].be;
-	mod = be != NULL ? be->export_module("autosched_module") : NULL;
+	if (be != NULL) {
+		const struct op_desc **ops = xcalloc(s->n + 1, sizeof *ops);
+		const struct config **cfgs = xcalloc(s->n + 1, sizeof *cfgs);
+
+		for (i = 0; i < s->n; i++) {
+			ops[i] = &s->e[i].op;
+			cfgs[i] = &s->e[i].best.config;
+		}
+		mod = be->export_module("autosched_module", ops, cfgs, s->n);
+		free(ops);
+		free(cfgs);
+	} else
+		mod = NULL;
 	if (mod != NULL)
 		fputs(mod, f);
 	free(mod);

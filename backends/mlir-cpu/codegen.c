@@ -172,6 +172,39 @@ par_chunk(const struct op_desc *op, const struct config *c, int batch,
 		    (long long)tm, (long long)tn);
 }
 
+/*
+ * Which kernel does config c of op use (README "Micro-kernels")? The dot
+ * kernels pack B into [n/16][k/2][16][2] panels (A's pairs of K are already
+ * adjacent in its rows) and give each row of the register tile and each
+ * 16-lane panel its own contraction over one pair of K per step:
+ *   bf16 x bf16 -> f32 on AVX512-BF16: x86vector.avx512.dot (vdpbf16ps);
+ *   i8 x i8 -> i32 (signed or unsigned) on AVX-512: the products widened,
+ *   their even and odd lanes added (vpmaddwd, fused with the add into
+ *   vpdpwssd where AVX512-VNNI is present: 32 multiply-adds an instruction
+ *   against 16 for i32 lanes).
+ * They need what that layout needs (B packed, A not transposed, whole 16-lane
+ * panels, an even K tile, no peeled M tile); vector_k 1 selects them, a larger
+ * vector_k the FMA kernel (a cfg listing both has the tuner compare them).
+ */
+enum mlircpu_kernel
+mlircpu_kernel(const struct op_desc *op, const struct config *c)
+{
+	const struct mlircpu_isa *isa = mlircpu_isa();
+
+	if (isa->vec_bytes != 64 || op->transpose_a ||
+	    c->v[KNOB_PACK_B] != 1 || c->v[KNOB_VECTOR_K] != 1 ||
+	    c->v[KNOB_VECTOR_N] % 16 != 0 || c->v[KNOB_TILE_K] % 2 != 0 ||
+	    c->v[KNOB_TILE_M] % c->v[KNOB_VECTOR_M] != 0)
+		return KERNEL_FMA;
+	if (isa->avx512_bf16 && op->lhs == ELEM_BF16 && op->rhs == ELEM_BF16 &&
+	    op->acc == ELEM_F32)
+		return KERNEL_DOT_BF16;
+	if (isa->avx512bw && op->lhs == ELEM_I8 && op->rhs == ELEM_I8 &&
+	    op->acc == ELEM_I32)
+		return KERNEL_DOT_I8;
+	return KERNEL_FMA;
+}
+
 char *
 mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
     const char *seq_name)
@@ -183,9 +216,21 @@ mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
 	char k_tile[48], pack_sizes[64], reg_tile[64], reg_order[32];
 	char cache_loops[16], reg_loops[16], m_loop[16], version[16];
 	char *cache_types, *reg_types, *tiling, *pb, *peel, *out;
-	int ncache = batch ? 4 : 3, nreg = batch ? 4 : 3;
+	char *micro, *unroll, *pre, *post, *cast_away;
+	/* Broadcasting reads + multi_reduction -> a vector.contract (with the
+	 * inputs' extf folded in for the bf16 dot); the i8 dot keeps the
+	 * multi_reduction. */
+	const char *contract_fma =
+	    "\n      transform.apply_patterns.vector.reduction_to_contract";
+	const char *contract_bf16 =
+	    "\n      transform.apply_patterns.vector.reduction_to_contract"
+	    "\n      transform.apply_patterns.vector.fold_arith_extension";
+	int ncache = batch ? 4 : 3, nreg = batch ? 4 : 3, dot;
+	enum mlircpu_kernel kernel;
 
 	mlircpu_complete(op, cfg, &c);
+	kernel = mlircpu_kernel(op, &c);
+	dot = kernel != KERNEL_FMA;
 	space_config_name(&c, ((KNOB_BIT(KNOB_THREADS) << 1) - 1) |
 	    KNOB_BIT(KNOB_PACK_B),
 	    name, sizeof name);
@@ -207,8 +252,18 @@ mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
 	 */
 	snprintf(pack_sizes, sizeof pack_sizes, "%s0, %lld, 0", b0,
 	    (long long)c.v[KNOB_VECTOR_N]);
+	/*
+	 * The dot kernel packs N by 16 and K by 2: A's tile is only viewed as
+	 * [m][k/2][2], B's becomes [n/16][k/2][16][2] panels, C's [m][n/16][16].
+	 */
+	if (dot)
+		snprintf(pack_sizes, sizeof pack_sizes, "%s0, 16, 2", b0);
 	/* Register tiles: loops n, m, then k innermost, vector_k per step. */
-	if (c.v[KNOB_PACK_B])
+	if (dot)
+		snprintf(reg_tile, sizeof reg_tile, "%s%lld, %lld, 1", b1,
+		    (long long)c.v[KNOB_VECTOR_M],
+		    (long long)(c.v[KNOB_VECTOR_N] / 16));
+	else if (c.v[KNOB_PACK_B])
 		snprintf(reg_tile, sizeof reg_tile, "%s%lld, 1, %lld", b1,
 		    (long long)c.v[KNOB_VECTOR_M], (long long)c.v[KNOB_VECTOR_K]);
 	else
@@ -237,6 +292,30 @@ mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
 	else
 		pb = mlircpu_fill(mlircpu_tpl_pack_none_mlir, (const char *const[]){
 		    NULL });
+	cast_away = mlircpu_fill(mlircpu_tpl_cast_away_mlir,
+	    (const char *const[]){ NULL });
+	if (dot) {
+		char um[24], un[24], sizes[32];
+		const char *const kt[] = { "MICRO_TILE_SIZES", sizes,
+		    "LANES", "16", NULL };
+		const char *const ku[] = { "UNROLL_M", um, "UNROLL_N", un, NULL };
+		const char *const kp[] = { "CAST_AWAY", cast_away, NULL };
+
+		snprintf(sizes, sizeof sizes, "%s1, 1", b0);
+		snprintf(um, sizeof um, "%lld", (long long)c.v[KNOB_VECTOR_M]);
+		snprintf(un, sizeof un, "%lld",
+		    (long long)(c.v[KNOB_VECTOR_N] / 16));
+		micro = mlircpu_fill(mlircpu_tpl_dot_tile_mlir, kt);
+		unroll = mlircpu_fill(mlircpu_tpl_dot_unroll_mlir, ku);
+		pre = mlircpu_fill(kernel == KERNEL_DOT_BF16 ?
+		    mlircpu_tpl_dot_bf16_mlir : mlircpu_tpl_dot_i8_mlir, kp);
+		post = mlircpu_fill(mlircpu_tpl_dot_post_hoist_mlir, kp);
+	} else {
+		micro = xstrdup("");
+		unroll = xstrdup("");
+		pre = xstrdup(cast_away);
+		post = xstrdup("");
+	}
 	if (c.v[KNOB_TILE_M] % c.v[KNOB_VECTOR_M] != 0) {
 		const char *const kv[] = { "M_LOOP", m_loop, NULL };
 
@@ -250,6 +329,10 @@ mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
 			"PACK_B", pb,
 			"REG_TILE", reg_tile, "REG_ORDER", reg_order,
 			"REG_LOOPS", reg_loops, "REG_TYPES", reg_types,
+			"MICRO_TILE", micro, "TILE", dot ? "t3" : "t2",
+			"UNROLL", unroll, "PRE_HOIST", pre, "POST_HOIST", post,
+			"CONTRACT", kernel == KERNEL_FMA ? contract_fma :
+			kernel == KERNEL_DOT_BF16 ? contract_bf16 : "",
 			"PEEL_M", peel, NULL,
 		};
 		out = mlircpu_fill(mlircpu_tpl_schedule_op_mlir, kv);
@@ -259,17 +342,30 @@ mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
 	free(tiling);
 	free(pb);
 	free(peel);
+	free(micro);
+	free(unroll);
+	free(pre);
+	free(post);
+	free(cast_away);
 	return out;
 }
 
 char *
-mlircpu_schedule_module(const char *seq_name)
+mlircpu_schedule_module(const char *seq_name, int dot)
 {
-	char version[16];
-	const char *const kv[] = { "NAME", seq_name, "VERSION", version, NULL };
+	char version[16], *flatten, *out;
 
 	snprintf(version, sizeof version, "%d", MLIRCPU_SCHEDULE_VERSION);
-	return mlircpu_fill(mlircpu_tpl_schedule_module_mlir, kv);
+	flatten = dot ? mlircpu_fill(mlircpu_tpl_dot_flatten_mlir,
+	    (const char *const[]){ NULL }) : xstrdup("");
+	{
+		const char *const kv[] = { "NAME", seq_name,
+		    "VERSION", version, "DOT_FLATTEN", flatten, NULL };
+
+		out = mlircpu_fill(mlircpu_tpl_schedule_module_mlir, kv);
+	}
+	free(flatten);
+	return out;
 }
 
 char *
@@ -285,7 +381,8 @@ mlircpu_schedule(const struct op_desc *op, const struct config *cfg,
 	    name, sizeof name);
 	snprintf(version, sizeof version, "%d", MLIRCPU_SCHEDULE_VERSION);
 	op_part = mlircpu_schedule_op(op, &c, "autosched_op");
-	mod_part = mlircpu_schedule_module("autosched_module");
+	mod_part = mlircpu_schedule_module("autosched_module",
+	    mlircpu_kernel(op, &c) != KERNEL_FMA);
 	{
 		const char *const kv[] = {
 			"VERSION", version, "CONFIG", name,

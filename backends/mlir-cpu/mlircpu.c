@@ -546,6 +546,21 @@ mlircpu_export_op(const struct op_desc *op, const struct config *cfg,
 	return mlircpu_schedule_op(op, &c, seq_name);
 }
 
+static char *
+mlircpu_export_module(const char *seq_name, const struct op_desc *const *ops,
+    const struct config *const *cfgs, size_t n)
+{
+	struct config c;
+	size_t i;
+	int dot = 0;
+
+	for (i = 0; i < n && !dot; i++) {
+		mlircpu_complete(ops[i], cfgs[i], &c);
+		dot = mlircpu_kernel(ops[i], &c) != KERNEL_FMA;
+	}
+	return mlircpu_schedule_module(seq_name, dot);
+}
+
 /* The same vector width compile.c gives clang for the measured kernels. */
 static char *
 mlircpu_export_cflags(void)
@@ -573,7 +588,7 @@ const struct backend_ops mlircpu_backend = {
 	.clock = NULL,
 	.close = mlircpu_close,
 	.export_op = mlircpu_export_op,
-	.export_module = mlircpu_schedule_module,
+	.export_module = mlircpu_export_module,
 	.export_cflags = mlircpu_export_cflags,
 	.schedule_tag = MLIRCPU_SCHEDULE_TAG,
 	.schedule_serial_since = MLIRCPU_SCHEDULE_SERIAL_SINCE,

@@ -20,6 +20,13 @@ extern const char mlircpu_tpl_pack_transpose_mlir[];
 extern const char mlircpu_tpl_pack_keep_mlir[];
 extern const char mlircpu_tpl_peel_m_mlir[];
 extern const char mlircpu_tpl_pack_none_mlir[];
+extern const char mlircpu_tpl_cast_away_mlir[];
+extern const char mlircpu_tpl_dot_tile_mlir[];
+extern const char mlircpu_tpl_dot_unroll_mlir[];
+extern const char mlircpu_tpl_dot_bf16_mlir[];
+extern const char mlircpu_tpl_dot_i8_mlir[];
+extern const char mlircpu_tpl_dot_flatten_mlir[];
+extern const char mlircpu_tpl_dot_post_hoist_mlir[];
 extern const char mlircpu_tpl_lower_pipeline[];
 
 /* The vector ISA of this CPU (isa.c). */
@@ -45,12 +52,13 @@ void	 mlircpu_isa_describe(const struct mlircpu_isa *, char *buf, size_t len);
  * measured with another version are never reused for this one. Bump it
  * whenever the generated code of a dispatch changes.
  */
-#define MLIRCPU_SCHEDULE_VERSION	5
-#define MLIRCPU_SCHEDULE_TAG		"mlir-cpu schedule v5"
+#define MLIRCPU_SCHEDULE_VERSION	6
+#define MLIRCPU_SCHEDULE_TAG		"mlir-cpu schedule v6"
 /*
- * The oldest version whose code for a 1-thread config is this version's:
- * v5 changed only how threads share the work (one chunk of M, N or the
- * batch per thread instead of one forall iteration per cache tile).
+ * The oldest version whose code for a 1-thread config of an op without
+ * bf16 inputs is this version's: v5 changed only how threads share the work
+ * (one chunk of M, N or the batch per thread instead of one forall iteration
+ * per cache tile), v6 only the code of bf16 ops (the dot kernel).
  */
 #define MLIRCPU_SCHEDULE_SERIAL_SINCE	"mlir-cpu schedule v4"
 
@@ -85,6 +93,14 @@ struct backend {
 };
 
 /* The config with every knob filled (defaults) and tiles clamped to the op. */
+/* The micro-kernel a config of an op uses (codegen.c). */
+enum mlircpu_kernel {
+	KERNEL_FMA = 0,		/* outer products: broadcast A x B row, FMA */
+	KERNEL_DOT_BF16,	/* vdpbf16ps over pairs of K */
+	KERNEL_DOT_I8,		/* vpmaddwd / vpdpwssd over pairs of K */
+};
+enum mlircpu_kernel mlircpu_kernel(const struct op_desc *,
+	    const struct config *);
 void	 mlircpu_complete(const struct op_desc *, const struct config *,
 	    struct config *out);
 
@@ -98,13 +114,14 @@ char	*mlircpu_schedule(const struct op_desc *, const struct config *,
  * The per-op part of the schedule: a transform.named_sequence @seq_name
  * taking the op (consumed) that tiles, packs and vectorizes it; and the
  * module-level part, @seq_name taking the module (consumed): bufferization
- * and lowering patterns. mlircpu_schedule is these two applied to the
+ * and lowering patterns (with the dot kernels' flattening step when dot is
+ * set: some op uses one). mlircpu_schedule is these two applied to the
  * dispatch; the exported transform library is the same text per tuned op.
  * Caller frees.
  */
 char	*mlircpu_schedule_op(const struct op_desc *, const struct config *,
 	    const char *seq_name);
-char	*mlircpu_schedule_module(const char *seq_name);
+char	*mlircpu_schedule_module(const char *seq_name, int dot);
 /* The mlir-opt --pass-pipeline string for a schedule file. Caller frees. */
 char	*mlircpu_pipeline(const char *schedule_path);
 /* Replace every @KEY@ of tpl by its value (keys/values NULL-ended pairs). */

@@ -2,7 +2,7 @@
  * Tests of the mlir-cpu backend on small real matmuls: compile, run, verify
  * (several layouts and types), the test-only fault switch for every failure
  * kind, the reference routines, the artifact cache and the ISA detection.
- * Run as: test_mlircpu eval|types|reference|faults|cache|isa.
+ * Run as: test_mlircpu eval|types|reference|faults|cache|isa|split|dot.
  */
 #include <ftw.h>
 #include <stdio.h>
@@ -542,6 +542,154 @@ test_split(void)
 	}
 }
 
+/* Does the kernel of artifact hash art contain instruction insn? -1: no objdump. */
+static int
+kernel_has(const char *art, const char *insn)
+{
+	char *cmd, line[512];
+	FILE *f;
+	int found = 0;
+
+	if (system("command -v objdump >/dev/null 2>&1") != 0)
+		return -1;
+	cmd = xasprintf("objdump -d --no-show-raw-insn %s/mlir-cpu/%s/kernel.so",
+	    work_dir, art);
+	f = popen(cmd, "r");
+	CHECK(f != NULL);
+	while (f != NULL && fgets(line, sizeof line, f) != NULL) {
+		if (strstr(line, insn) != NULL)
+			found = 1;
+	}
+	if (f != NULL)
+		pclose(f);
+	free(cmd);
+	return found;
+}
+
+/*
+ * The dot kernels (bf16 -> f32 by vdpbf16ps, i8 -> i32 by vpdpwssd): which
+ * configs take them, and odd shapes through them at 1 and 2 threads, every
+ * run verified: an odd M (37 rows, 1-row register tile), N of three 16-lane
+ * panels, K below a default K tile and K split into cache tiles, M below the
+ * default register tile, a batch, B transposed, unsigned A.
+ */
+static void
+test_dot(void)
+{
+	static const struct {
+		enum elem_type in, acc;
+		int lhs_unsigned;
+		const char *insn;	/* what the kernel must contain */
+		int have;		/* the CPU can run it */
+	} types[] = {
+		{ ELEM_BF16, ELEM_F32, 0, "vdpbf16ps", 0 },
+		{ ELEM_I8, ELEM_I32, 0, "vpdpwssd", 0 },
+		{ ELEM_I8, ELEM_I32, 1, "vpdpwssd", 0 },
+	};
+	const struct mlircpu_isa *isa = mlircpu_isa();
+	struct backend_params p;
+	struct op_desc op;
+	struct config c;
+	struct trial_result r;
+	char *d;
+	size_t t;
+	int thr;
+
+	memset(&r, 0, sizeof r);
+	params_init(&p);
+	/* Which configs take a dot kernel (on an AVX-512 CPU with the ISA). */
+	op_init(&op, "matmul", 1, 64, 64, 64, ELEM_BF16, ELEM_F32, 0, 0);
+	cfg_set(&c, 64, 64, 64, 8, 32, 1, 1);
+	CHECK(mlircpu_kernel(&op, &c) == (isa->vec_bytes == 64 &&
+	    isa->avx512_bf16 ? KERNEL_DOT_BF16 : KERNEL_FMA));
+	op.lhs = op.rhs = ELEM_I8;
+	op.acc = ELEM_I32;
+	CHECK(mlircpu_kernel(&op, &c) == (isa->vec_bytes == 64 &&
+	    isa->avx512bw ? KERNEL_DOT_I8 : KERNEL_FMA));
+	if (isa->vec_bytes == 64 && isa->avx512bw) {
+		char *sc = mlircpu_schedule_op(&op, &c, "t");
+
+		/* B in [n/16][k/2][16][2] panels, one contraction per row and panel. */
+		CHECK(strstr(sc, "packed_sizes = [0, 16, 2]") != NULL);
+		CHECK(strstr(sc, "tile_sizes [1, 1]") != NULL);
+		CHECK(strstr(sc, "loop.unroll %l3#0 {factor = 8}") != NULL);
+		free(sc);
+	}
+	cfg_set(&c, 64, 64, 64, 8, 32, 2, 1);		/* vector_k 2: FMA */
+	CHECK(mlircpu_kernel(&op, &c) == KERNEL_FMA);
+	cfg_set(&c, 64, 64, 64, 6, 32, 1, 1);		/* peeled M tile: FMA */
+	CHECK(mlircpu_kernel(&op, &c) == KERNEL_FMA);
+	cfg_set(&c, 64, 48, 63, 8, 24, 1, 1);		/* half panel, odd K tile */
+	CHECK(mlircpu_kernel(&op, &c) == KERNEL_FMA);
+	cfg_set(&c, 64, 64, 64, 8, 32, 1, 1);
+	c.v[KNOB_PACK_B] = 0;				/* B in place: FMA */
+	CHECK(mlircpu_kernel(&op, &c) == KERNEL_FMA);
+	c.v[KNOB_PACK_B] = 1;
+	op.transpose_a = 1;				/* A stored K x M: FMA */
+	CHECK(mlircpu_kernel(&op, &c) == KERNEL_FMA);
+	op.transpose_a = 0;
+	op.lhs = op.rhs = ELEM_F16;			/* no f16 dot here */
+	op.acc = ELEM_F32;
+	CHECK(mlircpu_kernel(&op, &c) == KERNEL_FMA);
+
+	for (t = 0; t < sizeof types / sizeof types[0]; t++) {
+		int have = isa->vec_bytes == 64 && (types[t].in == ELEM_BF16 ?
+		    isa->avx512_bf16 : isa->avx512bw);
+
+		if (!have) {
+			fprintf(stderr, "test_dot: no %s dot kernel on this "
+			    "CPU (%s): only the config rules were checked\n",
+			    analysis_elem_name(types[t].in), isa->name);
+			continue;
+		}
+		for (thr = 1; thr <= 2; thr++) {
+			static const struct {
+				const char *kind;
+				int64_t b, m, n, k;
+				int tb;
+				int tm, tn, tk, vm, vn;
+			} shapes[] = {
+				/* odd M, 3 panels, K (34) below a default tile */
+				{ "matmul", 1, 37, 48, 34, 0, 37, 48, 34, 1, 48 },
+				/* K split into cache tiles, 2 M chunks */
+				{ "matmul", 1, 64, 64, 96, 0, 32, 64, 32, 8, 32 },
+				/* M (3) below the default register tile, B transposed */
+				{ "matmul", 1, 3, 32, 16, 1, 3, 32, 16, 3, 32 },
+				/* a batch */
+				{ "batch_matmul", 2, 24, 32, 20, 0, 24, 32, 20, 4, 16 },
+			};
+			size_t s;
+
+			for (s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+				op_init(&op, shapes[s].kind, shapes[s].b,
+				    shapes[s].m, shapes[s].n, shapes[s].k,
+				    types[t].in, types[t].acc, 0, shapes[s].tb);
+				op.lhs_unsigned = types[t].lhs_unsigned;
+				op.name = "dot";
+				d = generic_dispatch(&op);
+				cfg_set(&c, shapes[s].tm, shapes[s].tn,
+				    shapes[s].tk, shapes[s].vm, shapes[s].vn, 1,
+				    thr);
+				CHECK(mlircpu_kernel(&op, &c) != KERNEL_FMA);
+				run_one(&p, &op, d, &c, TRIAL_OK, &r);
+				if (r.status == TRIAL_OK) {
+					int has = kernel_has(r.artifact,
+					    types[t].insn);
+
+					if (has == -1)
+						fprintf(stderr, "test_dot: no "
+						    "objdump: %s not looked for\n",
+						    types[t].insn);
+					else
+						CHECK(has == 1);
+				}
+				backend_result_clear(&r);
+				free(d);
+			}
+		}
+	}
+}
+
 /* The reference run times the library routine of the op's precision. */
 static void
 test_reference(void)
@@ -754,9 +902,11 @@ main(int argc, char **argv)
 		test_isa();
 	else if (strcmp(what, "split") == 0)
 		test_split();
+	else if (strcmp(what, "dot") == 0)
+		test_dot();
 	else {
 		fprintf(stderr, "usage: test_mlircpu "
-		    "eval|types|reference|faults|cache|isa|split\n");
+		    "eval|types|reference|faults|cache|isa|split|dot\n");
 		return 2;
 	}
 	nftw(work_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);

@@ -172,5 +172,30 @@ check "build: unparsable program: exit 2" eq "$?" 2
 "$AS" build "$T/layers.mlir" --db "$T/s.db" -o "$T/layers.mlir" 2> "$T/b6"
 check "build: -o = input refused" eq "$?" 2
 
+# 5. Dot kernels through the library: the flattening step of the module part
+# (an MLIR test pass) is written only when an exported op uses a dot kernel.
+check "f32-only library: no flattening step" eq "$(grep -c 'test-vector' "$T/lib.mlir")" 0
+cp "$FIX/dot.mlir" "$T/"
+sed 's/input_file = tuned.mlir/input_file = dot.mlir/; s/vector_n = \[16\]/vector_n = [16]\nvector_k = [1]/' \
+    "$T/a.cfg" > "$T/d.cfg"
+"$AS" run "$T/d.cfg" --db "$T/d.db" --quiet > "$T/run3.txt" 2>&1
+check "dot tuning run exits 0" eq "$?" 0
+"$AS" export --db "$T/d.db" --format transform -o "$T/dlib.mlir"
+check "export of the dot ops exits 0" eq "$?" 0
+"$OPT" "$T/dot.mlir" --transform-preload-library=transform-library-paths="$T/dlib.mlir" \
+    --transform-interpreter -o "$T/dlib_out.mlir" 2> "$T/dlib_err.txt"
+check "mlir-opt applies the dot library" eq "$?" 0
+check "dot ops scheduled (no matmul left)" eq "$(grep -c 'linalg.matmul' "$T/dlib_out.mlir")" 0
+if grep -qw avx512_bf16 /proc/cpuinfo && grep -qw avx512bw /proc/cpuinfo; then
+	check "dot library: flattening step" [ "$(grep -c 'test-vector-transfer-flatten-patterns' "$T/dlib.mlir")" -gt 0 ]
+	check "bf16 op: vdpbf16ps (x86vector.avx512.dot)" [ "$(count_in "$T/dlib_out.mlir" bf16 'x86vector.avx512.dot')" -gt 0 ]
+	check "i8 op: one 32-byte B panel read per pair of K" [ "$(count_in "$T/dlib_out.mlir" i8 'vector<32xi8>')" -gt 0 ]
+else
+	echo "export: no AVX512-BF16/BW here: the dot kernels' checks are skipped" >&2
+fi
+"$AS" build "$T/dot.mlir" --db "$T/d.db" -o "$T/dot.so" 2> "$T/b7"
+check "build of the dot ops exits 0" eq "$?" 0
+check "build: both dot ops tuned" grep -q 'dot.so: 2 tuned ops' "$T/b7"
+
 echo "export: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
