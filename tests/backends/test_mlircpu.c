@@ -580,11 +580,10 @@ test_dot(void)
 		enum elem_type in, acc;
 		int lhs_unsigned;
 		const char *insn;	/* what the kernel must contain */
-		int have;		/* the CPU can run it */
 	} types[] = {
-		{ ELEM_BF16, ELEM_F32, 0, "vdpbf16ps", 0 },
-		{ ELEM_I8, ELEM_I32, 0, "vpdpwssd", 0 },
-		{ ELEM_I8, ELEM_I32, 1, "vpdpwssd", 0 },
+		{ ELEM_BF16, ELEM_F32, 0, "vdpbf16ps" },
+		{ ELEM_I8, ELEM_I32, 0, "vpdpwssd" },
+		{ ELEM_I8, ELEM_I32, 1, "vpdpwssd" },
 	};
 	const struct mlircpu_isa *isa = mlircpu_isa();
 	struct backend_params p;

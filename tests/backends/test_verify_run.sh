@@ -12,22 +12,9 @@ SRC=$2
 FIX=$SRC/tests/backends/fixtures
 T=$(mktemp -d /tmp/autosched-verify-XXXXXX)
 trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
+. "$(dirname "$0")/../checks.sh"
 
-check() {	# check DESCRIPTION COMMAND...
-	local what=$1
-	shift
-	if "$@"; then
-		pass=$((pass + 1))
-	else
-		fail=$((fail + 1))
-		echo "FAIL: $what" >&2
-	fi
-}
 q() { sqlite3 "$1" "$2"; }
-eq() { [ "$1" = "$2" ] || { echo "  got '$1', want '$2'" >&2; return 1; }; }
-ge() { [ "$1" -ge "$2" ] || { echo "  got $1, want >= $2" >&2; return 1; }; }
 
 # A cfg for MLIR file $2 in folder $1, with extra lines from stdin.
 mkcfg() {

@@ -13,20 +13,8 @@ CALL=$4
 FIX=$SRC/tests/export/fixtures
 T=$(mktemp -d /tmp/autosched-export-XXXXXX)
 trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
+. "$(dirname "$0")/../checks.sh"
 
-check() {	# check DESCRIPTION COMMAND...
-	local what=$1
-	shift
-	if "$@"; then
-		pass=$((pass + 1))
-	else
-		fail=$((fail + 1))
-		echo "FAIL: $what" >&2
-	fi
-}
-eq() { [ "$1" = "$2" ] || { echo "  got '$1', want '$2'" >&2; return 1; }; }
 # Lines of func @$2 in file $1 matching regex $3.
 count_in() { awk -v fn="@$2(" -v re="$3" '/func.func/{on = index($0, fn) > 0} on && $0 ~ re {n++} END {print n + 0}' "$1"; }
 

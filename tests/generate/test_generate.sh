@@ -10,14 +10,7 @@ T=$(mktemp -d /tmp/autosched-generate-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 export AUTOSCHED_WORK=$T/work
 unset AUTOSCHED_DB
-pass=0
-fail=0
-check() {	# check DESCRIPTION COMMAND...
-	local what=$1
-	shift
-	if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $what" >&2; fi
-}
-eq() { [ "$1" = "$2" ] || { echo "  got '$1', want '$2'" >&2; return 1; }; }
+. "$(dirname "$0")/../checks.sh"
 
 # Every program under DIR read back: its name is its folder's, its shape and
 # types are those asked. analyze_all DIR KIND BATCHES MS NS KS DTYPES TA TB

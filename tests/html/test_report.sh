@@ -12,14 +12,7 @@ T=$(mktemp -d /tmp/autosched-report-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 export AUTOSCHED_WORK=$T/work
 unset AUTOSCHED_DB
-pass=0
-fail=0
-check() {	# check DESCRIPTION COMMAND...
-	local what=$1
-	shift
-	if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $what" >&2; fi
-}
-eq() { [ "$1" = "$2" ] || { echo "  got '$1', want '$2'" >&2; return 1; }; }
+. "$(dirname "$0")/../checks.sh"
 q() { sqlite3 "$T/s.db" "$1"; }
 
 cp "$SRC/tests/job/fixtures/small_f32.mlir" "$T/"

@@ -13,21 +13,9 @@ export AUTOSCHED_WORK=$T/work
 unset AUTOSCHED_DB
 BG=
 trap '[ -n "$BG" ] && kill -9 $BG 2>/dev/null; rm -rf "$T"' EXIT
-pass=0
-fail=0
+. "$(dirname "$0")/../checks.sh"
 
-check() {	# check DESCRIPTION COMMAND...
-	local what=$1
-	shift
-	if "$@"; then
-		pass=$((pass + 1))
-	else
-		fail=$((fail + 1))
-		echo "FAIL: $what" >&2
-	fi
-}
 q() { sqlite3 -cmd ".timeout 5000" "$1" "$2"; }
-eq() { [ "$1" = "$2" ] || { echo "  got '$1', want '$2'" >&2; return 1; }; }
 has() { grep -q -- "$2" "$1" || { echo "  $1 lacks '$2':" >&2; head -c 600 "$1" >&2; return 1; }; }
 same() { cmp -s "$1" "$2" || { echo "  $1 changed" >&2; return 1; }; }
 

@@ -23,22 +23,9 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
-pass=0
-fail=0
+. "$(dirname "$0")/../checks.sh"
 
-check() {	# check DESCRIPTION COMMAND...
-	local what=$1
-	shift
-	if "$@"; then
-		pass=$((pass + 1))
-	else
-		fail=$((fail + 1))
-		echo "FAIL: $what" >&2
-	fi
-}
 q() { sqlite3 "$1" "$2"; }
-eq() { [ "$1" = "$2" ] || { echo "  got '$1', want '$2'" >&2; return 1; }; }
-ge() { [ "$1" -ge "$2" ] || { echo "  got $1, want >= $2" >&2; return 1; }; }
 
 if ! up=$(bash "$SRC/scripts/slurm-local.sh" up 2>&1); then
 	echo "SKIP: no local Slurm cluster here (scripts/slurm-local.sh up):" >&2
