@@ -227,9 +227,9 @@ struct backend_ops {
 	const char	*schedule_tag;
 	/*
 	 * The oldest schedule version whose code for a 1-thread config of an
-	 * op without bf16 inputs is the same as this build's ("mlir-cpu
-	 * schedule v4"): such records made with it still stand for this build
-	 * (bench/sweep.c). NULL: only schedule_tag.
+	 * op with neither bf16 nor i8 inputs is the same as this build's
+	 * ("mlir-cpu schedule v4"): such records made with it still stand for
+	 * this build (bench/sweep.c). NULL: only schedule_tag.
 	 */
 	const char	*schedule_serial_since;
 };

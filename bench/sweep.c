@@ -194,7 +194,7 @@ sweep_has_tag(const char *toolchain, const char *tag)
  * with another (the version is in the target's toolchain string), so that
  * figures cannot silently go stale. A sweep of 1-thread configs only may
  * come from the version since which the backend's 1-thread code is the same
- * (for ops without bf16 inputs: v6 changed those).
+ * (for ops with neither bf16 nor i8 inputs: v6 changed those).
  */
 static int
 sweep_check_version(const struct sweep *s, const struct sweep_walk *w,
@@ -207,7 +207,8 @@ sweep_check_version(const struct sweep *s, const struct sweep_walk *w,
 	if (want == NULL || sweep_has_tag(s->toolchain, want))
 		return 0;
 	if (serial != NULL && sweep_has_tag(s->toolchain, serial) &&
-	    s->op.lhs != ELEM_BF16 && s->op.rhs != ELEM_BF16) {
+	    s->op.lhs != ELEM_BF16 && s->op.rhs != ELEM_BF16 &&
+	    s->op.lhs != ELEM_I8 && s->op.rhs != ELEM_I8) {
 		for (i = 0; i < w->n && w->t[i].c.v[KNOB_THREADS] <= 1; i++)
 			;
 		if (i == w->n)

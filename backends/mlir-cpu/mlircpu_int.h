@@ -55,10 +55,11 @@ void	 mlircpu_isa_describe(const struct mlircpu_isa *, char *buf, size_t len);
 #define MLIRCPU_SCHEDULE_VERSION	6
 #define MLIRCPU_SCHEDULE_TAG		"mlir-cpu schedule v6"
 /*
- * The oldest version whose code for a 1-thread config of an op without
- * bf16 inputs is this version's: v5 changed only how threads share the work
- * (one chunk of M, N or the batch per thread instead of one forall iteration
- * per cache tile), v6 only the code of bf16 ops (the dot kernel).
+ * The oldest version whose code for a 1-thread config of an op with neither
+ * bf16 nor i8 inputs is this version's: v5 changed only how threads share
+ * the work (one chunk of M, N or the batch per thread instead of one forall
+ * iteration per cache tile), v6 only the code of bf16 and i8 ops (the dot
+ * kernels).
  */
 #define MLIRCPU_SCHEDULE_SERIAL_SINCE	"mlir-cpu schedule v4"
 
