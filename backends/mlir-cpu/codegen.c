@@ -186,6 +186,9 @@ par_chunk(const struct op_desc *op, const struct config *c, int batch,
  * panels, an even K tile, no peeled M tile); vector_k 1 selects them, a larger
  * vector_k the FMA kernel (a cfg listing both has the tuner compare them).
  */
+/* The dot kernels' panel width: one vector register of f32/i32 lanes. */
+#define DOT_LANES	16
+
 enum mlircpu_kernel
 mlircpu_kernel(const struct op_desc *op, const struct config *c)
 {
@@ -193,7 +196,7 @@ mlircpu_kernel(const struct op_desc *op, const struct config *c)
 
 	if (isa->vec_bytes != 64 || op->transpose_a ||
 	    c->v[KNOB_PACK_B] != 1 || c->v[KNOB_VECTOR_K] != 1 ||
-	    c->v[KNOB_VECTOR_N] % 16 != 0 || c->v[KNOB_TILE_K] % 2 != 0 ||
+	    c->v[KNOB_VECTOR_N] % DOT_LANES != 0 || c->v[KNOB_TILE_K] % 2 != 0 ||
 	    c->v[KNOB_TILE_M] % c->v[KNOB_VECTOR_M] != 0)
 		return KERNEL_FMA;
 	if (isa->avx512_bf16 && op->lhs == ELEM_BF16 && op->rhs == ELEM_BF16 &&
@@ -257,12 +260,13 @@ mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
 	 * [m][k/2][2], B's becomes [n/16][k/2][16][2] panels, C's [m][n/16][16].
 	 */
 	if (dot)
-		snprintf(pack_sizes, sizeof pack_sizes, "%s0, 16, 2", b0);
+		snprintf(pack_sizes, sizeof pack_sizes, "%s0, %d, 2", b0,
+		    DOT_LANES);
 	/* Register tiles: loops n, m, then k innermost, vector_k per step. */
 	if (dot)
 		snprintf(reg_tile, sizeof reg_tile, "%s%lld, %lld, 1", b1,
 		    (long long)c.v[KNOB_VECTOR_M],
-		    (long long)(c.v[KNOB_VECTOR_N] / 16));
+		    (long long)(c.v[KNOB_VECTOR_N] / DOT_LANES));
 	else if (c.v[KNOB_PACK_B])
 		snprintf(reg_tile, sizeof reg_tile, "%s%lld, 1, %lld", b1,
 		    (long long)c.v[KNOB_VECTOR_M], (long long)c.v[KNOB_VECTOR_K]);
@@ -295,16 +299,17 @@ mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
 	cast_away = mlircpu_fill(mlircpu_tpl_cast_away_mlir,
 	    (const char *const[]){ NULL });
 	if (dot) {
-		char um[24], un[24], sizes[32];
+		char um[24], un[24], sizes[32], lanes[8];
 		const char *const kt[] = { "MICRO_TILE_SIZES", sizes,
-		    "LANES", "16", NULL };
+		    "LANES", lanes, NULL };
 		const char *const ku[] = { "UNROLL_M", um, "UNROLL_N", un, NULL };
 		const char *const kp[] = { "CAST_AWAY", cast_away, NULL };
 
 		snprintf(sizes, sizeof sizes, "%s1, 1", b0);
+		snprintf(lanes, sizeof lanes, "%d", DOT_LANES);
 		snprintf(um, sizeof um, "%lld", (long long)c.v[KNOB_VECTOR_M]);
 		snprintf(un, sizeof un, "%lld",
-		    (long long)(c.v[KNOB_VECTOR_N] / 16));
+		    (long long)(c.v[KNOB_VECTOR_N] / DOT_LANES));
 		micro = mlircpu_fill(mlircpu_tpl_dot_tile_mlir, kt);
 		unroll = mlircpu_fill(mlircpu_tpl_dot_unroll_mlir, ku);
 		pre = mlircpu_fill(kernel == KERNEL_DOT_BF16 ?

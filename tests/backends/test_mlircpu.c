@@ -190,6 +190,20 @@ run_one(const struct backend_params *p, const struct op_desc *op,
 	return res->status;
 }
 
+/* op's generic_dispatch through run_one: the status must be want. */
+static void
+run_generic(const struct backend_params *p, const struct op_desc *op,
+    const struct config *cfg, enum trial_status want)
+{
+	struct trial_result r;
+	char *d = generic_dispatch(op);
+
+	memset(&r, 0, sizeof r);
+	run_one(p, op, d, cfg, want, &r);
+	backend_result_clear(&r);
+	free(d);
+}
+
 static void
 test_eval(void)
 {
@@ -241,26 +255,17 @@ test_eval(void)
 	/* Transposed operands. */
 	op_init(&op, "matmul", 1, 64, 48, 32, ELEM_F32, ELEM_F32, 0, 1);
 	op.name = "matmul_transpose_b";
-	d = generic_dispatch(&op);
 	cfg_set(&c, 64, 48, 32, 4, 16, 1, 1);
-	run_one(&p, &op, d, &c, TRIAL_OK, &r);
-	backend_result_clear(&r);
-	free(d);
+	run_generic(&p, &op, &c, TRIAL_OK);
 	op_init(&op, "matmul", 1, 64, 48, 32, ELEM_F32, ELEM_F32, 1, 0);
 	op.name = "matmul_transpose_a";
-	d = generic_dispatch(&op);
-	run_one(&p, &op, d, &c, TRIAL_OK, &r);
-	backend_result_clear(&r);
-	free(d);
+	run_generic(&p, &op, &c, TRIAL_OK);
 
 	/* Batch. */
 	op_init(&op, "batch_matmul", 3, 32, 48, 16, ELEM_F32, ELEM_F32, 0, 0);
 	op.name = "batch_matmul_3x32x48x16";
-	d = generic_dispatch(&op);
 	cfg_set(&c, 16, 48, 16, 4, 16, 1, 1);
-	run_one(&p, &op, d, &c, TRIAL_OK, &r);
-	backend_result_clear(&r);
-	free(d);
+	run_generic(&p, &op, &c, TRIAL_OK);
 
 	/*
 	 * An M register tile that does not divide the M cache tile: the last
@@ -279,11 +284,8 @@ test_eval(void)
 	free(d);
 	op_init(&op, "batch_matmul", 3, 32, 48, 16, ELEM_F32, ELEM_F32, 0, 0);
 	op.name = "batch_matmul_ragged_m";
-	d = generic_dispatch(&op);
 	cfg_set(&c, 16, 48, 16, 6, 16, 1, 1);
-	run_one(&p, &op, d, &c, TRIAL_OK, &r);
-	backend_result_clear(&r);
-	free(d);
+	run_generic(&p, &op, &c, TRIAL_OK);
 
 	/* Rules: register budget and SIMD width. */
 	op_init(&op, "matmul", 1, 64, 48, 32, ELEM_F32, ELEM_F32, 0, 0);
@@ -328,29 +330,17 @@ test_types(void)
 	cfg_set(&c, 32, 48, 32, 4, 16, 1, 1);
 	op_init(&op, "matmul", 1, 64, 48, 32, ELEM_F16, ELEM_F32, 0, 0);
 	op.name = "matmul_f16_f32";
-	d = generic_dispatch(&op);
-	run_one(&p, &op, d, &c, TRIAL_OK, &r);
-	backend_result_clear(&r);
-	free(d);
+	run_generic(&p, &op, &c, TRIAL_OK);
 	op_init(&op, "matmul", 1, 64, 48, 32, ELEM_I8, ELEM_I32, 0, 1);
 	op.name = "matmul_i8_i32_tb";
-	d = generic_dispatch(&op);
-	run_one(&p, &op, d, &c, TRIAL_OK, &r);
-	backend_result_clear(&r);
-	free(d);
+	run_generic(&p, &op, &c, TRIAL_OK);
 	cfg_set(&c, 32, 48, 32, 6, 16, 1, 1);
 	op_init(&op, "matmul", 1, 64, 48, 32, ELEM_I8, ELEM_I32, 1, 0);
 	op.name = "matmul_i8_i32_ta_ragged_m";
-	d = generic_dispatch(&op);
-	run_one(&p, &op, d, &c, TRIAL_OK, &r);
-	backend_result_clear(&r);
-	free(d);
+	run_generic(&p, &op, &c, TRIAL_OK);
 	op_init(&op, "matmul", 1, 64, 48, 32, ELEM_F16, ELEM_F16, 0, 0);
 	op.name = "matmul_f16_f16_ragged_m";
-	d = generic_dispatch(&op);
-	run_one(&p, &op, d, &c, TRIAL_OK, &r);
-	backend_result_clear(&r);
-	free(d);
+	run_generic(&p, &op, &c, TRIAL_OK);
 	/*
 	 * Unsigned operands (extui) are checked as unsigned: data with the
 	 * high bit set, which a signed reading would get wrong.
@@ -359,17 +349,11 @@ test_types(void)
 	op_init(&op, "matmul", 1, 64, 48, 32, ELEM_I8, ELEM_I32, 0, 0);
 	op.lhs_unsigned = op.rhs_unsigned = 1;
 	op.name = "matmul_u8_u8_i32";
-	d = generic_dispatch(&op);
-	run_one(&p, &op, d, &c, TRIAL_OK, &r);
-	backend_result_clear(&r);
-	free(d);
+	run_generic(&p, &op, &c, TRIAL_OK);
 	op_init(&op, "matmul", 1, 64, 48, 32, ELEM_I8, ELEM_I32, 0, 1);
 	op.lhs_unsigned = 1;
 	op.name = "matmul_u8_i8_i32_tb";
-	d = generic_dispatch(&op);
-	run_one(&p, &op, d, &c, TRIAL_OK, &r);
-	backend_result_clear(&r);
-	free(d);
+	run_generic(&p, &op, &c, TRIAL_OK);
 	/* Long K in 16-bit accumulators: checked exactly (sparse data). */
 	cfg_set(&c, 32, 48, 256, 4, 16, 1, 1);
 	op_init(&op, "matmul", 1, 64, 48, 1024, ELEM_BF16, ELEM_BF16, 0, 0);
@@ -381,17 +365,11 @@ test_types(void)
 	free(d);
 	op_init(&op, "matmul", 1, 64, 48, 2048, ELEM_F16, ELEM_F16, 0, 1);
 	op.name = "matmul_f16_f16_k2048_tb";
-	d = generic_dispatch(&op);
-	run_one(&p, &op, d, &c, TRIAL_OK, &r);
-	backend_result_clear(&r);
-	free(d);
+	run_generic(&p, &op, &c, TRIAL_OK);
 	op_init(&op, "matmul", 1, 64, 48, 32, ELEM_F64, ELEM_F64, 0, 0);
 	op.name = "matmul_f64";
-	d = generic_dispatch(&op);
 	cfg_set(&c, 32, 48, 32, 4, 8, 1, 1);
-	run_one(&p, &op, d, &c, TRIAL_OK, &r);
-	backend_result_clear(&r);
-	free(d);
+	run_generic(&p, &op, &c, TRIAL_OK);
 }
 
 /* The forall's tile sizes in op's schedule for c: "[...]" after tile_sizes. */
@@ -464,29 +442,20 @@ test_split(void)
 			op_init(&op, "matmul", 1, 74, 2 * vn, 13, types[t].in,
 			    types[t].acc, 0, 0);
 			op.name = "split_m";
-			d = generic_dispatch(&op);
 			cfg_set(&c, 37, vn, 16, 8, vn, 1, thr);
-			run_one(&p, &op, d, &c, TRIAL_OK, &r);
-			backend_result_clear(&r);
-			free(d);
+			run_generic(&p, &op, &c, TRIAL_OK);
 			/* N chunks, B transposed, M (3) below the register tile. */
 			op_init(&op, "matmul", 1, 3, 2 * vn, 13, types[t].in,
 			    types[t].acc, 0, 1);
 			op.name = "split_n";
-			d = generic_dispatch(&op);
 			cfg_set(&c, 3, vn, 13, 6, vn, 1, thr);
-			run_one(&p, &op, d, &c, TRIAL_OK, &r);
-			backend_result_clear(&r);
-			free(d);
+			run_generic(&p, &op, &c, TRIAL_OK);
 			/* Prime N (the whole N as the register tile), per tile. */
 			op_init(&op, "matmul", 1, 37, 29, 13, types[t].in,
 			    types[t].acc, 1, 0);
 			op.name = "split_none";
-			d = generic_dispatch(&op);
 			cfg_set(&c, 37, 29, 13, 6, 29, 1, thr);
-			run_one(&p, &op, d, &c, TRIAL_OK, &r);
-			backend_result_clear(&r);
-			free(d);
+			run_generic(&p, &op, &c, TRIAL_OK);
 			/*
 			 * B read in place (pack_b 0): ragged M, a batch; for
 			 * an op that converts its inputs, refused.
@@ -533,11 +502,8 @@ test_split(void)
 			op_init(&op, "batch_matmul", 3 - (thr == 2), 74, vn, 7,
 			    types[t].in, types[t].acc, 0, 0);
 			op.name = "split_batch";
-			d = generic_dispatch(&op);
 			cfg_set(&c, 37, vn, 7, 6, vn, 1, thr);
-			run_one(&p, &op, d, &c, TRIAL_OK, &r);
-			backend_result_clear(&r);
-			free(d);
+			run_generic(&p, &op, &c, TRIAL_OK);
 		}
 	}
 }
