@@ -214,6 +214,12 @@ struct backend_ops {
 			    const struct op_desc *const *ops,
 			    const struct config *const *cfgs, size_t n);
 	/*
+	 * The MLIR pass plugin (mlir-opt --load-pass-plugin=PATH) that module
+	 * part runs a pass of, or NULL if it needs none. Caller frees.
+	 */
+	char		*(*export_plugin)(const struct op_desc *const *ops,
+			    const struct config *const *cfgs, size_t n);
+	/*
 	 * The clang flags, beyond -O3 -march=native, the backend compiles its
 	 * kernels with (e.g. "-mprefer-vector-width=512"), for a program built
 	 * from the export. Caller frees.

@@ -172,6 +172,7 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	struct export_set *b = NULL;
 	char *dir = NULL, *lib = NULL, *llm = NULL, *ll = NULL, *so = NULL;
 	char *text = NULL, *pipe = NULL, *opt = NULL, *tr = NULL, *cc = NULL;
+	char *plugin = NULL, *plugin_arg = NULL;
 	char *rpath = NULL, *tmpl = NULL, *cflags = NULL;
 	const char *bin = getenv("AUTOSCHED_LLVM_BIN");
 	int rc = -1, omp = 0;
@@ -202,9 +203,11 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	llm = util_path_join(dir, "program.ll.mlir");
 	ll = util_path_join(dir, "program.ll");
 	so = util_path_join(dir, "program.so");
-	text = export_transform_text(b, be, 1);
+	text = export_transform_text(b, be, 1, &plugin);
 	if (util_write_file(lib, text, strlen(text), err) != 0)
 		goto out;
+	if (plugin != NULL)
+		plugin_arg = xasprintf("--load-pass-plugin=%s", plugin);
 	pipe = xasprintf("--pass-pipeline=%s", build_pipeline);
 	{
 		char *p = xasprintf(pipe, lib);
@@ -222,7 +225,12 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	cflags = be->export_cflags != NULL ? be->export_cflags() :
 	    xstrdup("-O3");
 	{
-		char *const a1[] = { opt, (char *)program, pipe, "-o", llm, NULL };
+		/* The plugin when a schedule runs one of its passes. */
+		char *const a1p[] = { opt, plugin_arg, (char *)program, pipe,
+		    "-o", llm, NULL };
+		char *const a1n[] = { opt, (char *)program, pipe, "-o", llm,
+		    NULL };
+		char *const *a1 = plugin_arg != NULL ? a1p : a1n;
 		char *const a2[] = { tr, "--mlir-to-llvmir", llm, "-o", ll, NULL };
 		char *const a3[] = { cc, "-O3", "-march=native", cflags, "-shared",
 		    "-fPIC", omp ? "-fopenmp" : "-fno-openmp", rpath,
@@ -259,6 +267,8 @@ out:
 	free(ll);
 	free(so);
 	free(text);
+	free(plugin);
+	free(plugin_arg);
 	free(pipe);
 	free(opt);
 	free(tr);

@@ -219,6 +219,21 @@ bits(enum elem_type t)
 	return (int)analysis_elem_size(t) * 8;
 }
 
+/*
+ * Whether the library's filters tell ops a and b apart: not when they
+ * differ only in which integer operands are unsigned (one op of the two
+ * gets a schedule then, and it applies to both).
+ */
+static int
+same_filter(const struct op_desc *a, const struct op_desc *b)
+{
+	return is_batch(a) == is_batch(b) && a->batch == b->batch &&
+	    a->m == b->m && a->n == b->n && a->k == b->k &&
+	    a->lhs == b->lhs && a->rhs == b->rhs && a->acc == b->acc &&
+	    a->transpose_a == b->transpose_a &&
+	    a->transpose_b == b->transpose_b;
+}
+
 /* What the upstream matchers can see: structure, sizes, bit widths, kind. */
 static char *
 coarse_key(const struct op_desc *op)
@@ -320,7 +335,8 @@ tensor_of(const struct op_desc *op, int64_t d0, int64_t d1, enum elem_type e)
 /*
  * A transform.structured.match finding op itself (if it is exactly the
  * tuned op: indexing maps, so which operand is transposed, and the operand
- * types, so the element types) in %op, as %x<i>.
+ * types, so the element types) in %op, as %x<i>. Not the signedness of an
+ * integer op's operands: no transform op tells extui from extsi in a body.
  */
 static void
 emit_exact_filter(FILE *f, const struct op_desc *op, size_t i)
@@ -364,16 +380,17 @@ emit_entry_comment(FILE *f, const struct export_entry *e)
 char *
 export_transform(const struct export_set *s)
 {
-	return export_transform_text(s, NULL, 0);
+	return export_transform_text(s, NULL, 0, NULL);
 }
 
 char *
 export_transform_text(const struct export_set *s,
-    const struct backend_ops *be, int c_interface)
+    const struct backend_ops *be, int c_interface, char **plugin_out)
 {
-	char *buf = NULL, **keys, *mod;
+	char *buf = NULL, **keys, *mod = NULL, *plugin = NULL;
 	size_t len = 0, i, j, ngroups = 0;
 	size_t *group = xcalloc(s->n ? s->n : 1, sizeof *group);
+	size_t *skip = xcalloc(s->n ? s->n : 1, sizeof *skip);
 	FILE *f = open_memstream(&buf, &len);
 	const char *tag = "";
 
@@ -393,22 +410,19 @@ export_transform_text(const struct export_set *s,
 		if (s->e[i].be->schedule_tag != NULL)
 			tag = s->e[i].be->schedule_tag;
 	}
-	fprintf(f, "// autosched transform library (%s): the schedules autosched "
-	    "measured,\n// one per tuned op, each behind a matcher of that op "
-	    "alone. Use:\n//   mlir-opt PROGRAM.mlir "
-	    "--transform-preload-library=transform-library-paths=THIS_FILE "
-	    "--transform-interpreter\n", tag);
-	for (i = 0; i < s->n; i++)
-		emit_entry_comment(f, &s->e[i]);
-	fprintf(f, "module attributes {transform.with_named_sequence} {\n");
+	/* An op the filters cannot tell from an earlier one: 1 + that one. */
 	for (i = 0; i < s->n; i++) {
-		char name[48], *part;
-
-		snprintf(name, sizeof name, "autosched_op_%zu", i);
-		part = s->e[i].be->export_op(&s->e[i].op, &s->e[i].best.config,
-		    name);
-		fprintf(f, "  // %s\n%s", s->e[i].sig, part);
-		free(part);
+		for (j = 0; j < i && skip[i] == 0; j++) {
+			if (skip[j] == 0 && same_filter(&s->e[i].op,
+			    &s->e[j].op)) {
+				skip[i] = j + 1;
+				fprintf(stderr, "autosched: warning: %s: the "
+				    "transform library cannot tell it from %s "
+				    "(only the signedness of operands differs); "
+				    "%s's schedule applies to both\n",
+				    s->e[i].sig, s->e[j].sig, s->e[j].sig);
+			}
+		}
 	}
 	/* One module-level part: the backends that export share mlir-cpu's. */
 	if (be == NULL && s->n > 0)
@@ -422,10 +436,33 @@ export_transform_text(const struct export_set *s,
 			cfgs[i] = &s->e[i].best.config;
 		}
 		mod = be->export_module("autosched_module", ops, cfgs, s->n);
+		if (be->export_plugin != NULL)
+			plugin = be->export_plugin(ops, cfgs, s->n);
 		free(ops);
 		free(cfgs);
-	} else
-		mod = NULL;
+	}
+	fprintf(f, "// autosched transform library (%s): the schedules autosched "
+	    "measured,\n// one per tuned op, each behind a matcher of that op "
+	    "alone. Use:\n//   mlir-opt PROGRAM.mlir %s%s%s"
+	    "--transform-preload-library=transform-library-paths=THIS_FILE "
+	    "--transform-interpreter\n", tag,
+	    plugin != NULL ? "--load-pass-plugin=" : "",
+	    plugin != NULL ? plugin : "", plugin != NULL ? " " : "");
+	if (plugin != NULL)
+		fprintf(f, "// (the plugin is autosched's: the VNNI dot kernel's "
+		    "pass, autosched-vnni-dot)\n");
+	for (i = 0; i < s->n; i++)
+		emit_entry_comment(f, &s->e[i]);
+	fprintf(f, "module attributes {transform.with_named_sequence} {\n");
+	for (i = 0; i < s->n; i++) {
+		char name[48], *part;
+
+		snprintf(name, sizeof name, "autosched_op_%zu", i);
+		part = s->e[i].be->export_op(&s->e[i].op, &s->e[i].best.config,
+		    name);
+		fprintf(f, "  // %s\n%s", s->e[i].sig, part);
+		free(part);
+	}
 	if (mod != NULL)
 		fputs(mod, f);
 	free(mod);
@@ -450,11 +487,19 @@ export_transform_text(const struct export_set *s,
 		fprintf(f, "  transform.named_sequence @autosched_apply_%zu("
 		    "%%op: !transform.any_op {transform.readonly}) {\n", j);
 		for (i = 0; i < s->n; i++) {
-			if (group[i] == j)
-				emit_exact_filter(f, &s->e[i].op, i);
+			if (group[i] != j)
+				continue;
+			if (skip[i] != 0) {
+				fprintf(f, "    // %s: left out (its filter is "
+				    "%s's; the signedness of operands is not "
+				    "visible to transform ops)\n", s->e[i].sig,
+				    s->e[skip[i] - 1].sig);
+				continue;
+			}
+			emit_exact_filter(f, &s->e[i].op, i);
 		}
 		for (i = 0; i < s->n; i++) {
-			if (group[i] != j)
+			if (group[i] != j || skip[i] != 0)
 				continue;
 			fprintf(f, "    transform.foreach %%x%zu : "
 			    "!transform.any_op {\n    ^bb0(%%o: "
@@ -486,6 +531,11 @@ export_transform_text(const struct export_set *s,
 		free(keys[j]);
 	free(keys);
 	free(group);
+	free(skip);
+	if (plugin_out != NULL)
+		*plugin_out = plugin;
+	else
+		free(plugin);
 	return buf;
 }
 

@@ -25,9 +25,10 @@ void	 export_entry_clear(struct export_entry *);
 /*
  * The transform library of s; be gives the module-level part when s is
  * empty; c_interface adds llvm.emit_c_interface to every function. Caller
- * frees.
+ * frees. *plugin_out (when not NULL): the MLIR pass plugin mlir-opt must
+ * load to apply it, or NULL; caller frees.
  */
 char	*export_transform_text(const struct export_set *s,
-	    const struct backend_ops *be, int c_interface);
+	    const struct backend_ops *be, int c_interface, char **plugin_out);
 
 #endif

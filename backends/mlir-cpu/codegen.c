@@ -182,6 +182,11 @@ par_chunk(const struct op_desc *op, const struct config *c, int batch,
  *   their even and odd lanes added (vpmaddwd, fused with the add into
  *   vpdpwssd where AVX512-VNNI is present: 32 multiply-adds an instruction
  *   against 16 for i32 lanes).
+ *   s8 x s8, u8 x s8 or s8 x u8 -> i32 on AVX512-VNNI with a K tile of a
+ *   multiple of 4: B packed [n/16][k/4][16][4] and each contraction over a
+ *   quad of K made vpdpbusd (64 multiply-adds an instruction) by the
+ *   autosched-vnni-dot pass of the MLIR plugin (plugin/vnni_dot.cpp; s8 x
+ *   s8 with A shifted to u8 and 128 x B's column sums taken back).
  * They need what that layout needs (B packed, A not transposed, whole 16-lane
  * panels, an even K tile, no peeled M tile); vector_k 1 selects them, a larger
  * vector_k the FMA kernel (a cfg listing both has the tuner compare them).
@@ -204,7 +209,9 @@ mlircpu_kernel(const struct op_desc *op, const struct config *c)
 		return KERNEL_DOT_BF16;
 	if (isa->avx512bw && op->lhs == ELEM_I8 && op->rhs == ELEM_I8 &&
 	    op->acc == ELEM_I32)
-		return KERNEL_DOT_I8;
+		return isa->avx512_vnni &&
+		    !(op->lhs_unsigned && op->rhs_unsigned) &&
+		    c->v[KNOB_TILE_K] % 4 == 0 ? KERNEL_DOT_VNNI : KERNEL_DOT_I8;
 	return KERNEL_FMA;
 }
 
@@ -222,18 +229,20 @@ mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
 	char *micro, *unroll, *pre, *post, *cast_away;
 	/* Broadcasting reads + multi_reduction -> a vector.contract (with the
 	 * inputs' extf folded in for the bf16 dot); the i8 dot keeps the
-	 * multi_reduction. */
+	 * multi_reduction, the VNNI dot the widening (the plugin's pass reads
+	 * which operand is unsigned from it). */
 	const char *contract_fma =
 	    "\n      transform.apply_patterns.vector.reduction_to_contract";
 	const char *contract_bf16 =
 	    "\n      transform.apply_patterns.vector.reduction_to_contract"
 	    "\n      transform.apply_patterns.vector.fold_arith_extension";
-	int ncache = batch ? 4 : 3, nreg = batch ? 4 : 3, dot;
+	int ncache = batch ? 4 : 3, nreg = batch ? 4 : 3, dot, group;
 	enum mlircpu_kernel kernel;
 
 	mlircpu_complete(op, cfg, &c);
 	kernel = mlircpu_kernel(op, &c);
 	dot = kernel != KERNEL_FMA;
+	group = kernel == KERNEL_DOT_VNNI ? 4 : 2;	/* K summed in a lane */
 	space_config_name(&c, ((KNOB_BIT(KNOB_THREADS) << 1) - 1) |
 	    KNOB_BIT(KNOB_PACK_B),
 	    name, sizeof name);
@@ -256,12 +265,13 @@ mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
 	snprintf(pack_sizes, sizeof pack_sizes, "%s0, %lld, 0", b0,
 	    (long long)c.v[KNOB_VECTOR_N]);
 	/*
-	 * The dot kernel packs N by 16 and K by 2: A's tile is only viewed as
-	 * [m][k/2][2], B's becomes [n/16][k/2][16][2] panels, C's [m][n/16][16].
+	 * The dot kernels pack N by 16 and K by 2 (the VNNI kernel by 4): A's
+	 * tile is only viewed as [m][k/2][2], B's becomes [n/16][k/2][16][2]
+	 * panels, C's [m][n/16][16].
 	 */
 	if (dot)
-		snprintf(pack_sizes, sizeof pack_sizes, "%s0, %d, 2", b0,
-		    DOT_LANES);
+		snprintf(pack_sizes, sizeof pack_sizes, "%s0, %d, %d", b0,
+		    DOT_LANES, group);
 	/* Register tiles: loops n, m, then k innermost, vector_k per step. */
 	if (dot)
 		snprintf(reg_tile, sizeof reg_tile, "%s%lld, %lld, 1", b1,
@@ -299,21 +309,23 @@ mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
 	cast_away = mlircpu_fill(mlircpu_tpl_cast_away_mlir,
 	    (const char *const[]){ NULL });
 	if (dot) {
-		char um[24], un[24], sizes[32], lanes[8];
+		char um[24], un[24], sizes[32], lanes[8], grp[8];
 		const char *const kt[] = { "MICRO_TILE_SIZES", sizes,
-		    "LANES", lanes, NULL };
+		    "LANES", lanes, "GROUP", grp, NULL };
 		const char *const ku[] = { "UNROLL_M", um, "UNROLL_N", un, NULL };
 		const char *const kp[] = { "CAST_AWAY", cast_away, NULL };
 
 		snprintf(sizes, sizeof sizes, "%s1, 1", b0);
 		snprintf(lanes, sizeof lanes, "%d", DOT_LANES);
+		snprintf(grp, sizeof grp, "%d", group);
 		snprintf(um, sizeof um, "%lld", (long long)c.v[KNOB_VECTOR_M]);
 		snprintf(un, sizeof un, "%lld",
 		    (long long)(c.v[KNOB_VECTOR_N] / DOT_LANES));
 		micro = mlircpu_fill(mlircpu_tpl_dot_tile_mlir, kt);
 		unroll = mlircpu_fill(mlircpu_tpl_dot_unroll_mlir, ku);
 		pre = mlircpu_fill(kernel == KERNEL_DOT_BF16 ?
-		    mlircpu_tpl_dot_bf16_mlir : mlircpu_tpl_dot_i8_mlir, kp);
+		    mlircpu_tpl_dot_bf16_mlir : kernel == KERNEL_DOT_I8 ?
+		    mlircpu_tpl_dot_i8_mlir : mlircpu_tpl_dot_vnni_mlir, kp);
 		post = mlircpu_fill(mlircpu_tpl_dot_post_hoist_mlir, kp);
 	} else {
 		micro = xstrdup("");
@@ -336,8 +348,8 @@ mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
 			"REG_LOOPS", reg_loops, "REG_TYPES", reg_types,
 			"MICRO_TILE", micro, "TILE", dot ? "t3" : "t2",
 			"UNROLL", unroll, "PRE_HOIST", pre, "POST_HOIST", post,
-			"CONTRACT", kernel == KERNEL_FMA ? contract_fma :
-			kernel == KERNEL_DOT_BF16 ? contract_bf16 : "",
+			"CONTRACT", kernel == KERNEL_DOT_BF16 ? contract_bf16 :
+			kernel == KERNEL_DOT_I8 ? "" : contract_fma,
 			"PEEL_M", peel, NULL,
 		};
 		out = mlircpu_fill(mlircpu_tpl_schedule_op_mlir, kv);
@@ -356,19 +368,34 @@ mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
 }
 
 char *
-mlircpu_schedule_module(const char *seq_name, int dot)
+mlircpu_schedule_module(const char *seq_name,
+    const enum mlircpu_kernel *kernels, size_t n)
 {
-	char version[16], *flatten, *out;
+	char version[16], *flatten, *vnni, *out;
+	int dot = 0, uses_vnni = 0;
+	size_t i;
 
+	for (i = 0; i < n; i++) {
+		dot |= kernels[i] != KERNEL_FMA;
+		uses_vnni |= kernels[i] == KERNEL_DOT_VNNI;
+	}
 	snprintf(version, sizeof version, "%d", MLIRCPU_SCHEDULE_VERSION);
-	flatten = dot ? mlircpu_fill(mlircpu_tpl_dot_flatten_mlir,
-	    (const char *const[]){ NULL }) : xstrdup("");
+	vnni = xstrdup(uses_vnni ? mlircpu_tpl_dot_vnni_module_mlir : "");
+	{
+		const char *const kv[] = { "MODULE", uses_vnni ? "%bv" : "%b",
+		    NULL };
+
+		flatten = dot ? mlircpu_fill(mlircpu_tpl_dot_flatten_mlir, kv) :
+		    xstrdup("");
+	}
 	{
 		const char *const kv[] = { "NAME", seq_name,
-		    "VERSION", version, "DOT_FLATTEN", flatten, NULL };
+		    "VERSION", version, "DOT_VNNI", vnni, "DOT_FLATTEN", flatten,
+		    "MODULE", uses_vnni ? "%bv" : "%b", NULL };
 
 		out = mlircpu_fill(mlircpu_tpl_schedule_module_mlir, kv);
 	}
+	free(vnni);
 	free(flatten);
 	return out;
 }
@@ -379,6 +406,7 @@ mlircpu_schedule(const struct op_desc *op, const struct config *cfg,
 {
 	struct config c;
 	char name[160], version[16], *op_part, *mod_part, *out;
+	enum mlircpu_kernel kernel;
 
 	mlircpu_complete(op, cfg, &c);
 	space_config_name(&c, ((KNOB_BIT(KNOB_THREADS) << 1) - 1) |
@@ -386,8 +414,8 @@ mlircpu_schedule(const struct op_desc *op, const struct config *cfg,
 	    name, sizeof name);
 	snprintf(version, sizeof version, "%d", MLIRCPU_SCHEDULE_VERSION);
 	op_part = mlircpu_schedule_op(op, &c, "autosched_op");
-	mod_part = mlircpu_schedule_module("autosched_module",
-	    mlircpu_kernel(op, &c) != KERNEL_FMA);
+	kernel = mlircpu_kernel(op, &c);
+	mod_part = mlircpu_schedule_module("autosched_module", &kernel, 1);
 	{
 		const char *const kv[] = {
 			"VERSION", version, "CONFIG", name,

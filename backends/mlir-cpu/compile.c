@@ -132,6 +132,7 @@ mlircpu_compile(struct backend *be, const char *sched, int threads,
 	char *key_text = NULL, *dir = NULL, *tmp = NULL, *so = NULL;
 	char *in = NULL, *sp = NULL, *llm = NULL, *ll = NULL, *tso = NULL;
 	char *pipeline = NULL, *pipe_arg = NULL, *opt = NULL, *translate = NULL;
+	char *plugin_arg = NULL;
 	char *clang = NULL, *rpath = NULL, *err = NULL, *llvm_lib = NULL;
 	const char *omp = threads > 1 ? "-fopenmp" : "-fno-openmp";
 	char width[40];
@@ -147,9 +148,10 @@ mlircpu_compile(struct backend *be, const char *sched, int threads,
 	snprintf(width, sizeof width, "-mprefer-vector-width=%d",
 	    mlircpu_isa()->vec_bytes * 8);
 	/* Everything that shapes the artifact is in the key. */
-	key_text = xasprintf("%s\n--\n%s\n--\n%s\n--\n%s %s %s\n--\n%s %s\n",
-	    be->dispatch, sched, mlircpu_tpl_lower_pipeline, omp, "-O3 -march=native",
-	    width, be->toolchain, be->flags);
+	key_text = xasprintf("%s\n--\n%s\n--\n%s\n--\n%s %s %s\n--\n%s %s "
+	    "plugin %s\n", be->dispatch, sched, mlircpu_tpl_lower_pipeline, omp,
+	    "-O3 -march=native", width, be->toolchain, be->flags,
+	    be->plugin_hash);
 	util_hash_hex(key_text, strlen(key_text), res->artifact);
 	dir = util_path_join(be->work_dir, res->artifact);
 	so = util_path_join(dir, "kernel.so");
@@ -175,6 +177,7 @@ mlircpu_compile(struct backend *be, const char *sched, int threads,
 
 	pipeline = mlircpu_pipeline(sp);
 	pipe_arg = xasprintf("--pass-pipeline=%s", pipeline);
+	plugin_arg = xasprintf("--load-pass-plugin=%s", be->plugin);
 	opt = util_path_join(be->llvm_bin, "mlir-opt");
 	translate = util_path_join(be->llvm_bin, "mlir-translate");
 	clang = util_path_join(be->llvm_bin, "clang-" AUTOSCHED_LLVM_VERSION);
@@ -182,7 +185,8 @@ mlircpu_compile(struct backend *be, const char *sched, int threads,
 	rpath = xasprintf("-Wl,-rpath,%s", llvm_lib);
 	{
 		char *const hang[] = { be->harness, "--hang", NULL };
-		char *const a1[] = { opt, in, pipe_arg, "-o", llm, NULL };
+		char *const a1[] = { opt, plugin_arg, in, pipe_arg, "-o", llm,
+		    NULL };
 		char *const a2[] = { translate, "--mlir-to-llvmir", llm, "-o", ll,
 		    NULL };
 		char *const a3[] = { clang, "-O3", "-march=native", width,
@@ -238,6 +242,7 @@ out:
 	free(tso);
 	free(pipeline);
 	free(pipe_arg);
+	free(plugin_arg);
 	free(opt);
 	free(translate);
 	free(clang);

@@ -246,12 +246,15 @@ fault_for(const char *name)
 	return FAULT_NONE;
 }
 
-/* Where autosched-measure is: $AUTOSCHED_MEASURE, beside us, libexec, build tree. */
+/*
+ * Where a helper file of ours is: $env, beside the running binary, the
+ * install's libexec, the build tree (backends/mlir-cpu).
+ */
 static char *
-find_harness(void)
+find_helper(const char *file, const char *env_name, int mode)
 {
 	char self[PATH_MAX], *dir, *p;
-	const char *env = getenv("AUTOSCHED_MEASURE");
+	const char *env = getenv(env_name);
 	ssize_t n;
 
 	if (env != NULL && *env != '\0')
@@ -260,17 +263,24 @@ find_harness(void)
 	if (n > 0) {
 		self[n] = '\0';
 		dir = util_dirname(self);
-		p = util_path_join(dir, "autosched-measure");
+		p = util_path_join(dir, file);
 		free(dir);
-		if (access(p, X_OK) == 0)
+		if (access(p, mode) == 0)
 			return p;
 		free(p);
 	}
-	p = xstrdup(AUTOSCHED_LIBEXEC_DIR "/autosched-measure");
-	if (access(p, X_OK) == 0)
+	p = util_path_join(AUTOSCHED_LIBEXEC_DIR, file);
+	if (access(p, mode) == 0)
 		return p;
 	free(p);
-	return xstrdup(AUTOSCHED_BINARY_DIR "/backends/mlir-cpu/autosched-measure");
+	return util_path_join(AUTOSCHED_BINARY_DIR "/backends/mlir-cpu", file);
+}
+
+char *
+mlircpu_plugin_path(void)
+{
+	return find_helper("autosched-mlir-plugin.so", "AUTOSCHED_MLIR_PLUGIN",
+	    R_OK);
 }
 
 /* The first line of `tool --version`, or "unknown". Caller frees. */
@@ -381,11 +391,29 @@ mlircpu_open(const struct backend_params *params, const struct op_desc *op,
 	if (util_mkdirs(be->work_dir, err) != 0)
 		goto fail;
 	be->llvm_bin = xstrdup(bin != NULL && *bin ? bin : AUTOSCHED_LLVM_BIN);
-	be->harness = find_harness();
+	be->harness = find_helper("autosched-measure", "AUTOSCHED_MEASURE",
+	    X_OK);
 	if (access(be->harness, X_OK) != 0) {
 		util_seterr(err, "mlir-cpu: measurement harness %s not found "
 		    "(set AUTOSCHED_MEASURE)", be->harness);
 		goto fail;
+	}
+	be->plugin = mlircpu_plugin_path();
+	{
+		/* Its code is part of every kernel's cache key. */
+		char *buf = NULL, *e = NULL;
+		size_t n = 0;
+
+		if (util_read_file(be->plugin, (size_t)256 << 20, &buf, &n,
+		    &e) != 0) {
+			util_seterr(err, "mlir-cpu: MLIR plugin %s not found "
+			    "or unreadable (set AUTOSCHED_MLIR_PLUGIN): %s",
+			    be->plugin, e);
+			free(e);
+			goto fail;
+		}
+		util_hash_hex(buf, n, be->plugin_hash);
+		free(buf);
 	}
 	opt = util_path_join(be->llvm_bin, "mlir-opt");
 	clang = util_path_join(be->llvm_bin, "clang-" AUTOSCHED_LLVM_VERSION);
@@ -416,6 +444,7 @@ fail:
 	free(be->work_dir);
 	free(be->llvm_bin);
 	free(be->harness);
+	free(be->plugin);
 	free(be);
 	return -1;
 }
@@ -529,6 +558,7 @@ mlircpu_close(struct backend *be)
 	free(be->work_dir);
 	free(be->llvm_bin);
 	free(be->harness);
+	free(be->plugin);
 	free(be->toolchain);
 	free(be->cpu);
 	free(be->flags);
@@ -546,19 +576,45 @@ mlircpu_export_op(const struct op_desc *op, const struct config *cfg,
 	return mlircpu_schedule_op(op, &c, seq_name);
 }
 
+/* The kernels of the n ops at their configs. Caller frees. */
+static enum mlircpu_kernel *
+export_kernels(const struct op_desc *const *ops,
+    const struct config *const *cfgs, size_t n)
+{
+	enum mlircpu_kernel *kernels = xcalloc(n ? n : 1, sizeof *kernels);
+	struct config c;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		mlircpu_complete(ops[i], cfgs[i], &c);
+		kernels[i] = mlircpu_kernel(ops[i], &c);
+	}
+	return kernels;
+}
+
 static char *
 mlircpu_export_module(const char *seq_name, const struct op_desc *const *ops,
     const struct config *const *cfgs, size_t n)
 {
-	struct config c;
-	size_t i;
-	int dot = 0;
+	enum mlircpu_kernel *kernels = export_kernels(ops, cfgs, n);
+	char *out = mlircpu_schedule_module(seq_name, kernels, n);
 
-	for (i = 0; i < n && !dot; i++) {
-		mlircpu_complete(ops[i], cfgs[i], &c);
-		dot = mlircpu_kernel(ops[i], &c) != KERNEL_FMA;
-	}
-	return mlircpu_schedule_module(seq_name, dot);
+	free(kernels);
+	return out;
+}
+
+/* The VNNI kernel's pass is the plugin's. */
+static char *
+mlircpu_export_plugin(const struct op_desc *const *ops,
+    const struct config *const *cfgs, size_t n)
+{
+	enum mlircpu_kernel *kernels = export_kernels(ops, cfgs, n);
+	size_t i;
+
+	for (i = 0; i < n && kernels[i] != KERNEL_DOT_VNNI; i++)
+		;
+	free(kernels);
+	return i < n ? mlircpu_plugin_path() : NULL;
 }
 
 /* The same vector width compile.c gives clang for the measured kernels. */
@@ -589,6 +645,7 @@ const struct backend_ops mlircpu_backend = {
 	.close = mlircpu_close,
 	.export_op = mlircpu_export_op,
 	.export_module = mlircpu_export_module,
+	.export_plugin = mlircpu_export_plugin,
 	.export_cflags = mlircpu_export_cflags,
 	.schedule_tag = MLIRCPU_SCHEDULE_TAG,
 	.schedule_serial_since = MLIRCPU_SCHEDULE_SERIAL_SINCE,

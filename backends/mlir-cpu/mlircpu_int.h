@@ -25,6 +25,8 @@ extern const char mlircpu_tpl_dot_tile_mlir[];
 extern const char mlircpu_tpl_dot_unroll_mlir[];
 extern const char mlircpu_tpl_dot_bf16_mlir[];
 extern const char mlircpu_tpl_dot_i8_mlir[];
+extern const char mlircpu_tpl_dot_vnni_mlir[];
+extern const char mlircpu_tpl_dot_vnni_module_mlir[];
 extern const char mlircpu_tpl_dot_flatten_mlir[];
 extern const char mlircpu_tpl_dot_post_hoist_mlir[];
 extern const char mlircpu_tpl_lower_pipeline[];
@@ -52,14 +54,14 @@ void	 mlircpu_isa_describe(const struct mlircpu_isa *, char *buf, size_t len);
  * measured with another version are never reused for this one. Bump it
  * whenever the generated code of a dispatch changes.
  */
-#define MLIRCPU_SCHEDULE_VERSION	6
-#define MLIRCPU_SCHEDULE_TAG		"mlir-cpu schedule v6"
+#define MLIRCPU_SCHEDULE_VERSION	7
+#define MLIRCPU_SCHEDULE_TAG		"mlir-cpu schedule v7"
 /*
  * The oldest version whose code for a 1-thread config of an op with neither
  * bf16 nor i8 inputs is this version's: v5 changed only how threads share
  * the work (one chunk of M, N or the batch per thread instead of one forall
  * iteration per cache tile), v6 only the code of bf16 and i8 ops (the dot
- * kernels).
+ * kernels), v7 only that of i8 ops again (the VNNI dot kernel).
  */
 #define MLIRCPU_SCHEDULE_SERIAL_SINCE	"mlir-cpu schedule v4"
 
@@ -82,6 +84,8 @@ struct backend {
 	char			*work_dir;	/* params.work_dir/mlir-cpu */
 	char			*llvm_bin;	/* folder of mlir-opt, mlir-translate, clang */
 	char			*harness;	/* autosched-measure */
+	char			*plugin;	/* autosched-mlir-plugin.so */
+	char			 plugin_hash[17];	/* of its bytes */
 	char			*toolchain;	/* versions, computed once */
 	char			*cpu, *flags;
 	char			*cpus;		/* "0,1" list to pin to, NULL = any */
@@ -99,6 +103,7 @@ enum mlircpu_kernel {
 	KERNEL_FMA = 0,		/* outer products: broadcast A x B row, FMA */
 	KERNEL_DOT_BF16,	/* vdpbf16ps over pairs of K */
 	KERNEL_DOT_I8,		/* vpmaddwd / vpdpwssd over pairs of K */
+	KERNEL_DOT_VNNI,	/* i8 (not u8 x u8): vpdpbusd over quads of K */
 };
 enum mlircpu_kernel mlircpu_kernel(const struct op_desc *,
 	    const struct config *);
@@ -115,14 +120,21 @@ char	*mlircpu_schedule(const struct op_desc *, const struct config *,
  * The per-op part of the schedule: a transform.named_sequence @seq_name
  * taking the op (consumed) that tiles, packs and vectorizes it; and the
  * module-level part, @seq_name taking the module (consumed): bufferization
- * and lowering patterns (with the dot kernels' flattening step when dot is
- * set: some op uses one). mlircpu_schedule is these two applied to the
- * dispatch; the exported transform library is the same text per tuned op.
- * Caller frees.
+ * and lowering patterns, with the steps the n kernels its ops use need (the
+ * dot kernels' flattening; the VNNI kernel's pass, which needs the plugin).
+ * mlircpu_schedule is these two applied to the dispatch; the exported
+ * transform library is the same text per tuned op. Caller frees.
  */
 char	*mlircpu_schedule_op(const struct op_desc *, const struct config *,
 	    const char *seq_name);
-char	*mlircpu_schedule_module(const char *seq_name, int dot);
+char	*mlircpu_schedule_module(const char *seq_name,
+	    const enum mlircpu_kernel *kernels, size_t n);
+/*
+ * autosched's MLIR pass plugin (AUTOSCHED_MLIR_PLUGIN, else beside the
+ * running binary, the install's libexec or the build tree), for mlir-opt's
+ * --load-pass-plugin. Caller frees.
+ */
+char	*mlircpu_plugin_path(void);
 /* The mlir-opt --pass-pipeline string for a schedule file. Caller frees. */
 char	*mlircpu_pipeline(const char *schedule_path);
 /* Replace every @KEY@ of tpl by its value (keys/values NULL-ended pairs). */

@@ -532,30 +532,41 @@ kernel_has(const char *art, const char *insn)
 	return found;
 }
 
+/* What a dot kernel's code must contain. */
+static const char *
+kernel_insn(enum mlircpu_kernel k)
+{
+	return k == KERNEL_DOT_BF16 ? "vdpbf16ps" : k == KERNEL_DOT_I8 ?
+	    "vpdpwssd" : k == KERNEL_DOT_VNNI ? "vpdpbusd" : "vfmadd";
+}
+
 /*
- * The dot kernels (bf16 -> f32 by vdpbf16ps, i8 -> i32 by vpdpwssd): which
- * configs take them, and odd shapes through them at 1 and 2 threads, every
- * run verified: an odd M (37 rows, 1-row register tile), N of three 16-lane
- * panels, K below a default K tile and K split into cache tiles, M below the
- * default register tile, a batch, B transposed, unsigned A.
+ * The dot kernels (bf16 -> f32 by vdpbf16ps, i8 -> i32 by vpdpwssd, u8 x s8
+ * -> i32 by vpdpbusd): which configs take them, and odd shapes through them
+ * at 1 and 2 threads, every run verified: an odd M (37 rows, 1-row register
+ * tile), N of three 16-lane panels, K below a default K tile (and not a
+ * multiple of 4: the u8 x s8 ops take vpdpwssd there) and K split into
+ * cache tiles, M below the default register tile, a batch, B transposed,
+ * unsigned A, unsigned B.
  */
 static void
 test_dot(void)
 {
 	static const struct {
 		enum elem_type in, acc;
-		int lhs_unsigned;
-		const char *insn;	/* what the kernel must contain */
+		int lhs_unsigned, rhs_unsigned;
 	} types[] = {
-		{ ELEM_BF16, ELEM_F32, 0, "vdpbf16ps" },
-		{ ELEM_I8, ELEM_I32, 0, "vpdpwssd" },
-		{ ELEM_I8, ELEM_I32, 1, "vpdpwssd" },
+		{ ELEM_BF16, ELEM_F32, 0, 0 },
+		{ ELEM_I8, ELEM_I32, 0, 0 },
+		{ ELEM_I8, ELEM_I32, 1, 0 },
+		{ ELEM_I8, ELEM_I32, 0, 1 },
 	};
 	const struct mlircpu_isa *isa = mlircpu_isa();
 	struct backend_params p;
 	struct op_desc op;
 	struct config c;
 	struct trial_result r;
+	enum mlircpu_kernel kernel;
 	char *d;
 	size_t t;
 	int thr;
@@ -570,15 +581,61 @@ test_dot(void)
 	op.lhs = op.rhs = ELEM_I8;
 	op.acc = ELEM_I32;
 	CHECK(mlircpu_kernel(&op, &c) == (isa->vec_bytes == 64 &&
-	    isa->avx512bw ? KERNEL_DOT_I8 : KERNEL_FMA));
+	    isa->avx512bw ? isa->avx512_vnni ? KERNEL_DOT_VNNI : KERNEL_DOT_I8 :
+	    KERNEL_FMA));
+	op.k = 62;					/* K tile 62: pairs */
+	cfg_set(&c, 64, 64, 62, 8, 32, 1, 1);
 	if (isa->vec_bytes == 64 && isa->avx512bw) {
 		char *sc = mlircpu_schedule_op(&op, &c, "t");
 
+		CHECK(mlircpu_kernel(&op, &c) == KERNEL_DOT_I8);
 		/* B in [n/16][k/2][16][2] panels, one contraction per row and panel. */
 		CHECK(strstr(sc, "packed_sizes = [0, 16, 2]") != NULL);
 		CHECK(strstr(sc, "tile_sizes [1, 1]") != NULL);
 		CHECK(strstr(sc, "loop.unroll %l3#0 {factor = 8}") != NULL);
 		free(sc);
+	}
+	/* u8 x s8 (either way round): vpdpbusd where the K tile is 4n. */
+	op.k = 64;
+	cfg_set(&c, 64, 64, 64, 8, 32, 1, 1);
+	op.lhs_unsigned = 1;
+	CHECK(mlircpu_kernel(&op, &c) == (isa->vec_bytes == 64 &&
+	    isa->avx512bw ? isa->avx512_vnni ? KERNEL_DOT_VNNI : KERNEL_DOT_I8 :
+	    KERNEL_FMA));
+	if (mlircpu_kernel(&op, &c) == KERNEL_DOT_VNNI) {
+		char *sc = mlircpu_schedule_op(&op, &c, "t");
+
+		CHECK(strstr(sc, "packed_sizes = [0, 16, 4]") != NULL);
+		free(sc);
+	}
+	op.lhs_unsigned = 0;
+	op.rhs_unsigned = 1;
+	CHECK(mlircpu_kernel(&op, &c) == (isa->vec_bytes == 64 &&
+	    isa->avx512bw ? isa->avx512_vnni ? KERNEL_DOT_VNNI : KERNEL_DOT_I8 :
+	    KERNEL_FMA));
+	op.lhs_unsigned = 1;				/* u8 x u8: no vpdpbusd */
+	CHECK(mlircpu_kernel(&op, &c) != KERNEL_DOT_VNNI);
+	op.lhs_unsigned = 0;
+	op.rhs_unsigned = 0;
+	{
+		/* The module part's steps: the flattening for any dot kernel,
+		 * the plugin's pass only for the VNNI one. */
+		const enum mlircpu_kernel fma[] = { KERNEL_FMA },
+		    i8[] = { KERNEL_FMA, KERNEL_DOT_I8 },
+		    vnni[] = { KERNEL_FMA, KERNEL_DOT_VNNI };
+		char *m0 = mlircpu_schedule_module("m", fma, 1);
+		char *m1 = mlircpu_schedule_module("m", i8, 2);
+		char *m2 = mlircpu_schedule_module("m", vnni, 2);
+
+		CHECK(strstr(m0, "test-vector-linearize") == NULL);
+		CHECK(strstr(m0, "autosched-vnni-dot") == NULL);
+		CHECK(strstr(m1, "test-vector-linearize") != NULL);
+		CHECK(strstr(m1, "autosched-vnni-dot") == NULL);
+		CHECK(strstr(m2, "test-vector-linearize") != NULL);
+		CHECK(strstr(m2, "autosched-vnni-dot") != NULL);
+		free(m0);
+		free(m1);
+		free(m2);
 	}
 	cfg_set(&c, 64, 64, 64, 8, 32, 2, 1);		/* vector_k 2: FMA */
 	CHECK(mlircpu_kernel(&op, &c) == KERNEL_FMA);
@@ -630,21 +687,28 @@ test_dot(void)
 				    shapes[s].m, shapes[s].n, shapes[s].k,
 				    types[t].in, types[t].acc, 0, shapes[s].tb);
 				op.lhs_unsigned = types[t].lhs_unsigned;
+				op.rhs_unsigned = types[t].rhs_unsigned;
 				op.name = "dot";
 				d = generic_dispatch(&op);
 				cfg_set(&c, shapes[s].tm, shapes[s].tn,
 				    shapes[s].tk, shapes[s].vm, shapes[s].vn, 1,
 				    thr);
-				CHECK(mlircpu_kernel(&op, &c) != KERNEL_FMA);
+				kernel = mlircpu_kernel(&op, &c);
+				CHECK(kernel != KERNEL_FMA);
+				/* i8 but u8 x u8, a K tile of 4n: vpdpbusd. */
+				CHECK((kernel == KERNEL_DOT_VNNI) ==
+				    (types[t].in == ELEM_I8 && isa->avx512_vnni &&
+				    !(op.lhs_unsigned && op.rhs_unsigned) &&
+				    shapes[s].tk % 4 == 0));
 				run_one(&p, &op, d, &c, TRIAL_OK, &r);
 				if (r.status == TRIAL_OK) {
 					int has = kernel_has(r.artifact,
-					    types[t].insn);
+					    kernel_insn(kernel));
 
 					if (has == -1)
 						fprintf(stderr, "test_dot: no "
 						    "objdump: %s not looked for\n",
-						    types[t].insn);
+						    kernel_insn(kernel));
 					else
 						CHECK(has == 1);
 				}

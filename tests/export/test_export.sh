@@ -161,8 +161,11 @@ check "build: unparsable program: exit 2" eq "$?" 2
 check "build: -o = input refused" eq "$?" 2
 
 # 5. Dot kernels through the library: the flattening step of the module part
-# (an MLIR test pass) is written only when an exported op uses a dot kernel.
+# (an MLIR test pass) is written only when an exported op uses a dot kernel,
+# the plugin's pass (and the header's --load-pass-plugin) only when one uses
+# the VNNI kernel.
 check "f32-only library: no flattening step" eq "$(grep -c 'test-vector' "$T/lib.mlir")" 0
+check "f32-only library: no plugin" eq "$(grep -c 'load-pass-plugin\|autosched-vnni-dot' "$T/lib.mlir")" 0
 cp "$FIX/dot.mlir" "$T/"
 sed 's/input_file = tuned.mlir/input_file = dot.mlir/; s/vector_n = \[16\]/vector_n = [16]\nvector_k = [1]/' \
     "$T/a.cfg" > "$T/d.cfg"
@@ -170,20 +173,45 @@ sed 's/input_file = tuned.mlir/input_file = dot.mlir/; s/vector_n = \[16\]/vecto
 check "dot tuning run exits 0" eq "$?" 0
 "$AS" export --db "$T/d.db" --format transform -o "$T/dlib.mlir"
 check "export of the dot ops exits 0" eq "$?" 0
-"$OPT" "$T/dot.mlir" --transform-preload-library=transform-library-paths="$T/dlib.mlir" \
+# As the library's header says: with the plugin when it names one.
+plugin=$(sed -n 's/^\/\/ .*--load-pass-plugin=\([^ ]*\) .*/\1/p' "$T/dlib.mlir" | head -1)
+"$OPT" ${plugin:+--load-pass-plugin="$plugin"} "$T/dot.mlir" \
+    --transform-preload-library=transform-library-paths="$T/dlib.mlir" \
     --transform-interpreter -o "$T/dlib_out.mlir" 2> "$T/dlib_err.txt"
 check "mlir-opt applies the dot library" eq "$?" 0
 check "dot ops scheduled (no matmul left)" eq "$(grep -c 'linalg.matmul' "$T/dlib_out.mlir")" 0
 if grep -qw avx512_bf16 /proc/cpuinfo && grep -qw avx512bw /proc/cpuinfo; then
 	check "dot library: flattening step" [ "$(grep -c 'test-vector-transfer-flatten-patterns' "$T/dlib.mlir")" -gt 0 ]
 	check "bf16 op: vdpbf16ps (x86vector.avx512.dot)" [ "$(count_in "$T/dlib_out.mlir" bf16 'x86vector.avx512.dot')" -gt 0 ]
-	check "i8 op: one 32-byte B panel read per pair of K" [ "$(count_in "$T/dlib_out.mlir" i8 'vector<32xi8>')" -gt 0 ]
+	if grep -qw avx512_vnni /proc/cpuinfo; then
+		check "dot library: the plugin's pass" [ "$(grep -c 'autosched-vnni-dot' "$T/dlib.mlir")" -gt 0 ]
+		check "dot library: its header names the plugin" [ -f "$plugin" ]
+		check "i8 op: one 64-byte B panel read per quad of K" [ "$(count_in "$T/dlib_out.mlir" i8 'vector<64xi8>')" -gt 0 ]
+		check "u8i8 op: vpdpbusd" [ "$(count_in "$T/dlib_out.mlir" u8i8 'call @llvm.x86.avx512.vpdpbusd.512')" -gt 0 ]
+		check "u8i8 op: no shift" eq "$(count_in "$T/dlib_out.mlir" u8i8 'arith.xori')" 0
+		check "s8 x s8 op: vpdpbusd, A shifted to u8" [ "$(count_in "$T/dlib_out.mlir" i8 'call @llvm.x86.avx512.vpdpbusd.512')" -gt 0 -a "$(count_in "$T/dlib_out.mlir" i8 'arith.xori')" -gt 0 ]
+	fi
 else
 	echo "export: no AVX512-BF16/BW here: the dot kernels' checks are skipped" >&2
 fi
 "$AS" build "$T/dot.mlir" --db "$T/d.db" -o "$T/dot.so" 2> "$T/b7"
 check "build of the dot ops exits 0" eq "$?" 0
-check "build: both dot ops tuned" grep -q 'dot.so: 2 tuned ops' "$T/b7"
+check "build: the three dot ops tuned" grep -q 'dot.so: 3 tuned ops' "$T/b7"
+# Two ops that differ only in signedness: one schedule for both, a warning,
+# and a library mlir-opt applies (no handle used after its op was consumed).
+cp "$FIX/signs.mlir" "$T/"
+sed 's/input_file = dot.mlir/input_file = signs.mlir/' "$T/d.cfg" > "$T/s.cfg"
+"$AS" run "$T/s.cfg" --db "$T/signs.db" --quiet > "$T/run4.txt" 2>&1
+check "signs tuning run exits 0" eq "$?" 0
+"$AS" export --db "$T/signs.db" --format transform -o "$T/slib.mlir" 2> "$T/slib_err.txt"
+check "signs: export exits 0" eq "$?" 0
+check "signs: the left-out op named" grep -q 'cannot tell it from' "$T/slib_err.txt"
+plugin=$(sed -n 's/^\/\/ .*--load-pass-plugin=\([^ ]*\) .*/\1/p' "$T/slib.mlir" | head -1)
+"$OPT" ${plugin:+--load-pass-plugin="$plugin"} "$T/signs.mlir" \
+    --transform-preload-library=transform-library-paths="$T/slib.mlir" \
+    --transform-interpreter -o "$T/slib_out.mlir" 2> "$T/slib_opt.txt"
+check "signs: mlir-opt applies the library" eq "$?" 0
+check "signs: both ops scheduled" eq "$(grep -c 'linalg.matmul\|linalg.generic' "$T/slib_out.mlir")" 0
 
 echo "export: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
