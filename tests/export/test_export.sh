@@ -173,11 +173,15 @@ sed 's/input_file = tuned.mlir/input_file = dot.mlir/; s/vector_n = \[16\]/vecto
 check "dot tuning run exits 0" eq "$?" 0
 "$AS" export --db "$T/d.db" --format transform -o "$T/dlib.mlir"
 check "export of the dot ops exits 0" eq "$?" 0
-# As the library's header says: with the plugin when it names one.
-plugin=$(sed -n 's/^\/\/ .*--load-pass-plugin=\([^ ]*\) .*/\1/p' "$T/dlib.mlir" | head -1)
-"$OPT" ${plugin:+--load-pass-plugin="$plugin"} "$T/dot.mlir" \
-    --transform-preload-library=transform-library-paths="$T/dlib.mlir" \
-    --transform-interpreter -o "$T/dlib_out.mlir" 2> "$T/dlib_err.txt"
+# apply_lib LIB IN OUT: mlir-opt applies library LIB to IN as the library's
+# header says (with the plugin when it names one; $plugin keeps it).
+apply_lib() {
+	plugin=$(sed -n 's/^\/\/ .*--load-pass-plugin=\([^ ]*\) .*/\1/p' "$1" | head -1)
+	"$OPT" ${plugin:+--load-pass-plugin="$plugin"} "$2" \
+	    --transform-preload-library=transform-library-paths="$1" \
+	    --transform-interpreter -o "$3" 2> "$3.err"
+}
+apply_lib "$T/dlib.mlir" "$T/dot.mlir" "$T/dlib_out.mlir"
 check "mlir-opt applies the dot library" eq "$?" 0
 check "dot ops scheduled (no matmul left)" eq "$(grep -c 'linalg.matmul' "$T/dlib_out.mlir")" 0
 if grep -qw avx512_bf16 /proc/cpuinfo && grep -qw avx512bw /proc/cpuinfo; then
@@ -206,10 +210,7 @@ check "signs tuning run exits 0" eq "$?" 0
 "$AS" export --db "$T/signs.db" --format transform -o "$T/slib.mlir" 2> "$T/slib_err.txt"
 check "signs: export exits 0" eq "$?" 0
 check "signs: the left-out op named" grep -q 'cannot tell it from' "$T/slib_err.txt"
-plugin=$(sed -n 's/^\/\/ .*--load-pass-plugin=\([^ ]*\) .*/\1/p' "$T/slib.mlir" | head -1)
-"$OPT" ${plugin:+--load-pass-plugin="$plugin"} "$T/signs.mlir" \
-    --transform-preload-library=transform-library-paths="$T/slib.mlir" \
-    --transform-interpreter -o "$T/slib_out.mlir" 2> "$T/slib_opt.txt"
+apply_lib "$T/slib.mlir" "$T/signs.mlir" "$T/slib_out.mlir"
 check "signs: mlir-opt applies the library" eq "$?" 0
 check "signs: both ops scheduled" eq "$(grep -c 'linalg.matmul\|linalg.generic' "$T/slib_out.mlir")" 0
 
