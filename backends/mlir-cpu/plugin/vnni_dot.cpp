@@ -19,16 +19,22 @@
 // - u8 x s8, s8 x u8: as they are;
 // - s8 x s8: the operand with 4 bytes for every lane (A's row) gets 128
 //   added (its sign bits flipped: now u8), and 128 x the sums of the other's
-//   bytes are taken back, once after the K loop from one running vpdpbusd per
-//   B panel when the loop carries the accumulators as they are (else after
-//   each dot); oneDNN corrects its s8 x s8 VNNI kernels the same way;
+//   bytes (B's columns) are taken back after the K loop. The sums are one
+//   running vpdpbusd of 0x80 bytes per B panel: in a loop of their own
+//   before the loop over rows when the panels do not depend on the row and
+//   come from a buffer the row loop does not write (packed B: once for all
+//   row tiles, as oneDNN sums B's columns once while packing it), else
+//   carried by the K loop, else after each dot;
 // - u8 x u8: left as it is.
 // Anything else is left as it is too: it still lowers, only without vpdpbusd.
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/MapVector.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -333,19 +339,16 @@ static bool writesMemory(scf::ForOp loop, func::FuncOp intrinsic) {
   return false;
 }
 
-// Take the 128 x sums back for the s8 x s8 dots of one loop once, after it:
-// one running vpdpbusd of 0x80 bytes per distinct unshifted operand (a B
-// panel, shared by every row of the register tile) carried by the loop, and
-// one subtraction per accumulator after it. False (nothing changed) when
-// the loop is not that shape: every dot's accumulator an iter_arg of the
-// loop, its result yielded back to it, nothing else done to them.
-static bool compensateAfterLoop(IRRewriter &rw, scf::ForOp loop,
-                                ArrayRef<Pending> dots,
-                                func::FuncOp intrinsic) {
+// The shape both corrections after a loop need: every dot's accumulator an
+// iter_arg of the loop (arg), its result yielded back to it, nothing else
+// done to them; slot: which of the distinct unshifted operands it uses.
+static bool loopShape(scf::ForOp loop, ArrayRef<Pending> dots,
+                      func::FuncOp intrinsic, SmallVector<int> &arg,
+                      SmallVector<int> &slot, SmallVector<Value> &slots) {
   if (writesMemory(loop, intrinsic))
     return false;
-  SmallVector<int> arg(dots.size()), slot(dots.size());
-  SmallVector<Value> slots; // the distinct unshifted operands
+  arg.assign(dots.size(), -1);
+  slot.assign(dots.size(), -1);
   llvm::SmallDenseSet<int> seen;
   for (size_t i = 0; i < dots.size(); i++) {
     arg[i] = iterArgOf(loop, dots[i].dot->getOperand(0));
@@ -359,6 +362,192 @@ static bool compensateAfterLoop(IRRewriter &rw, scf::ForOp loop,
       slots.push_back(dots[i].other);
     slot[i] = static_cast<int>(j);
   }
+  return true;
+}
+
+// After loop (whose results are now those of newLoop): each dot's
+// accumulator minus its sums.
+static void subtractAfter(IRRewriter &rw, Operation *newLoop,
+                          ArrayRef<int> arg, ArrayRef<int> slot,
+                          ArrayRef<Value> sums) {
+  rw.setInsertionPointAfter(newLoop);
+  for (size_t i = 0; i < arg.size(); i++) {
+    Location loc = newLoop->getLoc();
+    Value res = newLoop->getResult(arg[i]);
+    Value sum = sums[slot[i]];
+    if (sum.getType() != res.getType())
+      sum = vector::ShapeCastOp::create(rw, loc, res.getType(), sum);
+    Value fixed = arith::SubIOp::create(rw, loc, res, sum);
+    rw.replaceAllUsesExcept(res, fixed, fixed.getDefiningOp());
+  }
+}
+
+// The memref a view is of (through subviews, reshapes, casts).
+static Value baseOf(Value m) {
+  while (auto view = m.getDefiningOp<ViewLikeOpInterface>())
+    m = view.getViewSource();
+  return m;
+}
+
+// Whether v can be computed before rows from loop's induction variable and
+// what rows does not define: ops in loop's body that only compute or read
+// memory (the memrefs they read collected in reads), and ops in rows' body
+// that only compute.
+static bool hoistable(Value v, scf::ForOp loop, scf::ForOp rows,
+                      SmallVector<Value> &reads) {
+  if (v == loop.getInductionVar() || rows.isDefinedOutsideOfLoop(v))
+    return true;
+  Operation *op = v.getDefiningOp();
+  if (op == nullptr || op->getNumRegions() != 0)
+    return false;
+  if (op->getBlock() == rows.getBody()) {
+    if (!isMemoryEffectFree(op))
+      return false;
+    for (Value operand : op->getOperands())
+      if (!rows.isDefinedOutsideOfLoop(operand) &&
+          !hoistable(operand, loop, rows, reads))
+        return false;
+    return llvm::all_of(op->getOperands(), [&](Value o) {
+      return o != loop.getInductionVar();
+    });
+  }
+  if (op->getBlock() != loop.getBody())
+    return false;
+  if (!isMemoryEffectFree(op)) {
+    auto eff = dyn_cast<MemoryEffectOpInterface>(op);
+    SmallVector<MemoryEffects::EffectInstance> effects;
+    if (!eff)
+      return false;
+    eff.getEffects(effects);
+    for (auto &e : effects) {
+      if (!isa<MemoryEffects::Read>(e.getEffect()) || !e.getValue())
+        return false;
+      reads.push_back(baseOf(e.getValue()));
+    }
+  }
+  for (Value operand : op->getOperands())
+    if (!hoistable(operand, loop, rows, reads))
+      return false;
+  return true;
+}
+
+// Whether something in rows outside loop may write what reads read: a write
+// to an unknown place, or to a view of one of them (the B panels are in a
+// buffer of their own; the accumulators go to C).
+static bool mayClobber(scf::ForOp rows, scf::ForOp loop,
+                       ArrayRef<Value> reads, func::FuncOp intrinsic) {
+  bool clobber = false;
+  rows.getBody()->walk([&](Operation *op) {
+    if (loop->isAncestor(op) || isMemoryEffectFree(op) ||
+        op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+      return;
+    if (auto call = dyn_cast<func::CallOp>(op);
+        call && call.getCallee() == intrinsic.getSymName())
+      return;
+    auto eff = dyn_cast<MemoryEffectOpInterface>(op);
+    SmallVector<MemoryEffects::EffectInstance> effects;
+    if (!eff) {
+      clobber = true;
+      return;
+    }
+    eff.getEffects(effects);
+    for (auto &e : effects) {
+      if (!isa<MemoryEffects::Write, MemoryEffects::Free>(e.getEffect()))
+        continue;
+      if (!e.getValue() || llvm::is_contained(reads, baseOf(e.getValue())))
+        clobber = true;
+    }
+  });
+  return clobber;
+}
+
+// Take the 128 x sums back for the s8 x s8 dots of one K loop once for every
+// row tile: when the loop sits directly in a loop over rows and the B panels
+// it reads do not depend on the row, a loop of its own before the row loop
+// makes one running vpdpbusd of 0x80 bytes per panel, and each dot's
+// accumulator has it subtracted after the K loop. The reads must be of a
+// fresh buffer (an allocation) nothing in the row loop writes.
+static bool compensateBeforeRows(IRRewriter &rw, scf::ForOp loop,
+                                 ArrayRef<Pending> dots,
+                                 func::FuncOp intrinsic) {
+  auto rows = dyn_cast<scf::ForOp>(loop->getParentOp());
+  SmallVector<int> arg, slot;
+  SmallVector<Value> slots, reads;
+  if (!rows || !loopShape(loop, dots, intrinsic, arg, slot, slots))
+    return false;
+  for (Value bound : {loop.getLowerBound(), loop.getUpperBound(),
+                      loop.getStep()})
+    if (!rows.isDefinedOutsideOfLoop(bound))
+      return false;
+  for (Value v : slots)
+    if (!hoistable(v, loop, rows, reads))
+      return false;
+  for (Value r : reads)
+    if (!r.getDefiningOp<memref::AllocOp>() &&
+        !r.getDefiningOp<memref::AllocaOp>())
+      return false;
+  if (mayClobber(rows, loop, reads, intrinsic))
+    return false;
+
+  Location loc = loop.getLoc();
+  auto lanes = VectorType::get({kLanes}, rw.getI32Type());
+  // What each panel needs (ops of rows' body and of loop's), cloned in
+  // their order: rows' before the sums loop, loop's in it.
+  llvm::SmallPtrSet<Operation *, 16> need;
+  std::function<void(Value)> mark = [&](Value v) {
+    Operation *op = v.getDefiningOp();
+    if (op == nullptr ||
+        (op->getBlock() != loop.getBody() && op->getBlock() != rows.getBody()) ||
+        !need.insert(op).second)
+      return;
+    for (Value o : op->getOperands())
+      mark(o);
+  };
+  for (Value v : slots)
+    mark(v);
+  IRMapping map;
+  rw.setInsertionPoint(rows);
+  for (Operation &op : rows.getBody()->without_terminator())
+    if (need.contains(&op))
+      rw.clone(op, map);
+  Value zero = arith::ConstantOp::create(
+      rw, loc, DenseElementsAttr::get(lanes, rw.getI32IntegerAttr(0)));
+  SmallVector<Value> inits(slots.size(), zero);
+  auto sumLoop = scf::ForOp::create(rw, loc, loop.getLowerBound(),
+                                    loop.getUpperBound(), loop.getStep(),
+                                    inits);
+  {
+    OpBuilder::InsertionGuard guard(rw);
+    rw.setInsertionPointToStart(sumLoop.getBody());
+    map.map(loop.getInductionVar(), sumLoop.getInductionVar());
+    for (Operation &op : loop.getBody()->without_terminator())
+      if (need.contains(&op))
+        rw.clone(op, map);
+    SmallVector<Value> next;
+    for (size_t j = 0; j < slots.size(); j++)
+      next.push_back(sums128(rw, loc, intrinsic,
+                             sumLoop.getRegionIterArgs()[j],
+                             map.lookup(slots[j])));
+    scf::YieldOp::create(rw, loc, next);
+  }
+  subtractAfter(rw, loop, arg, slot,
+                SmallVector<Value>(sumLoop.getResults().begin(),
+                                   sumLoop.getResults().end()));
+  return true;
+}
+
+// Take the 128 x sums back for the s8 x s8 dots of one loop once, after it:
+// one running vpdpbusd of 0x80 bytes per distinct unshifted operand (a B
+// panel, shared by every row of the register tile) carried by the loop, and
+// one subtraction per accumulator after it. False (nothing changed) when
+// the loop is not that shape.
+static bool compensateAfterLoop(IRRewriter &rw, scf::ForOp loop,
+                                ArrayRef<Pending> dots,
+                                func::FuncOp intrinsic) {
+  SmallVector<int> arg, slot;
+  SmallVector<Value> slots;
+  if (!loopShape(loop, dots, intrinsic, arg, slot, slots))
+    return false;
   Location loc = loop.getLoc();
   auto lanes = VectorType::get({kLanes}, rw.getI32Type());
   rw.setInsertionPoint(loop);
@@ -378,15 +567,10 @@ static bool compensateAfterLoop(IRRewriter &rw, scf::ForOp loop,
   if (failed(grown))
     return false;
   Operation *newLoop = grown->getOperation();
-  rw.setInsertionPointAfter(newLoop);
-  for (size_t i = 0; i < dots.size(); i++) {
-    Value res = newLoop->getResult(arg[i]);
-    Value sum = newLoop->getResult(nOld + slot[i]);
-    if (sum.getType() != res.getType())
-      sum = vector::ShapeCastOp::create(rw, loc, res.getType(), sum);
-    Value fixed = arith::SubIOp::create(rw, loc, res, sum);
-    rw.replaceAllUsesExcept(res, fixed, fixed.getDefiningOp());
-  }
+  SmallVector<Value> sums;
+  for (size_t j = 0; j < slots.size(); j++)
+    sums.push_back(newLoop->getResult(nOld + j));
+  subtractAfter(rw, newLoop, arg, slot, sums);
   return true;
 }
 
@@ -455,7 +639,8 @@ struct VnniDotPass : PassWrapper<VnniDotPass, OperationPass<ModuleOp>> {
     }
     for (auto &[loop, dots] : pending)
       if (loop == nullptr ||
-          !compensateAfterLoop(rw, cast<scf::ForOp>(loop), dots, decl))
+          (!compensateBeforeRows(rw, cast<scf::ForOp>(loop), dots, decl) &&
+           !compensateAfterLoop(rw, cast<scf::ForOp>(loop), dots, decl)))
         compensateEach(rw, dots, decl);
   }
 };
