@@ -194,7 +194,7 @@ sweep_has_tag(const char *toolchain, const char *tag)
  * with another (the version is in the target's toolchain string), so that
  * figures cannot silently go stale. A sweep of 1-thread configs only may
  * come from the version since which the backend's 1-thread code is the same
- * (for ops with neither bf16 nor i8 inputs: v6 and v7 changed only those).
+ * (for ops with neither bf16 nor i8 inputs: v6 to v8 changed only those).
  */
 static int
 sweep_check_version(const struct sweep *s, const struct sweep_walk *w,

@@ -149,11 +149,14 @@ pack_step(int opnd, int in, int swap, int batch, const char *sizes)
  * The forall's tile sizes: one chunk per thread of the batch, else of M,
  * else of N, whichever splits into whole cache tiles evenly (a chunk of
  * another size would give the inner tiles dynamic shapes); else one forall
- * iteration per M x N cache tile.
+ * iteration per M x N cache tile. n_first: N before M (the dot kernels:
+ * each thread then packs only its own columns of B, where chunks of M would
+ * both pack all of it; the packing weighs more against their 2-4x faster
+ * inner loops).
  */
 static void
 par_chunk(const struct op_desc *op, const struct config *c, int batch,
-    char *buf, size_t len)
+    int n_first, char *buf, size_t len)
 {
 	int64_t t = c->v[KNOB_THREADS], tm = c->v[KNOB_TILE_M],
 	    tn = c->v[KNOB_TILE_N];
@@ -161,6 +164,9 @@ par_chunk(const struct op_desc *op, const struct config *c, int batch,
 
 	if (batch && nb % t == 0)
 		snprintf(buf, len, "%lld, 0, 0", (long long)(nb / t));
+	else if (n_first && (op->n / tn) % t == 0)
+		snprintf(buf, len, "%s0, %lld", batch ? "1, " : "",
+		    (long long)(op->n / t));
 	else if ((op->m / tm) % t == 0)
 		snprintf(buf, len, "%s%lld, 0", batch ? "1, " : "",
 		    (long long)(op->m / t));
@@ -253,7 +259,7 @@ mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
 	    (long long)c.v[KNOB_TILE_K]);
 	snprintf(cache_order, sizeof cache_order, "%s",
 	    batch ? "0, 2, 3, 1" : "1, 2, 0");
-	par_chunk(op, &c, batch, par_tile, sizeof par_tile);
+	par_chunk(op, &c, batch, dot, par_tile, sizeof par_tile);
 	snprintf(k_tile, sizeof k_tile, "%s0, 0, %lld", b0,
 	    (long long)c.v[KNOB_TILE_K]);
 	/*

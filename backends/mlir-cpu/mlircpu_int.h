@@ -54,14 +54,15 @@ void	 mlircpu_isa_describe(const struct mlircpu_isa *, char *buf, size_t len);
  * measured with another version are never reused for this one. Bump it
  * whenever the generated code of a dispatch changes.
  */
-#define MLIRCPU_SCHEDULE_VERSION	7
-#define MLIRCPU_SCHEDULE_TAG		"mlir-cpu schedule v7"
+#define MLIRCPU_SCHEDULE_VERSION	8
+#define MLIRCPU_SCHEDULE_TAG		"mlir-cpu schedule v8"
 /*
  * The oldest version whose code for a 1-thread config of an op with neither
  * bf16 nor i8 inputs is this version's: v5 changed only how threads share
  * the work (one chunk of M, N or the batch per thread instead of one forall
  * iteration per cache tile), v6 only the code of bf16 and i8 ops (the dot
- * kernels), v7 only that of i8 ops again (the VNNI dot kernel).
+ * kernels), v7 only that of i8 ops again (the VNNI dot kernel), v8 only
+ * how threads split the dot kernels' work (N before M).
  */
 #define MLIRCPU_SCHEDULE_SERIAL_SINCE	"mlir-cpu schedule v4"
 

@@ -432,6 +432,14 @@ test_split(void)
 	CHECK(split_is(&op, &c, "[1, 0, 0]"));		/* the batch */
 	op_init(&op, "batch_matmul", 3, 74, 29, 13, ELEM_F32, ELEM_F32, 0, 0);
 	CHECK(split_is(&op, &c, "[1, 37, 0]"));		/* odd batch: M */
+	/* Both split evenly: M for the FMA kernel, N for a dot kernel. */
+	op_init(&op, "matmul", 1, 64, 64, 64, ELEM_F32, ELEM_F32, 0, 0);
+	cfg_set(&c, 32, 32, 64, 8, 32, 1, 2);
+	CHECK(split_is(&op, &c, "[32, 0]"));
+	op.lhs = op.rhs = ELEM_I8;
+	op.acc = ELEM_I32;
+	if (mlircpu_kernel(&op, &c) != KERNEL_FMA)
+		CHECK(split_is(&op, &c, "[0, 32]"));
 
 	for (t = 0; t < sizeof types / sizeof types[0]; t++) {
 		int vn = types[t].vn;
