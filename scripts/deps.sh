@@ -7,7 +7,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/toolchain.env"
 v=$LLVM_VERSION
 pkgs=(build-essential cmake pkg-config
-      "mlir-$v-tools" "libmlir-$v-dev" "clang-$v" "llvm-$v-dev" "libomp-$v-dev"
+      "mlir-$v-tools" "libmlir-$v-dev" "clang-$v" "llvm-$v-dev" "llvm-$v-tools" "libomp-$v-dev"
       "libclang-rt-$v-dev"
       libinih-dev libjansson-dev libsqlite3-dev sqlite3 libxgboost-dev
       libopenblas-dev libdnnl-dev libblis-dev libsystemd-dev python3

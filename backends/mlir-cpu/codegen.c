@@ -377,7 +377,8 @@ char *
 mlircpu_schedule_module(const char *seq_name,
     const enum mlircpu_kernel *kernels, size_t n)
 {
-	char version[16], *flatten, *vnni, *out;
+	char version[16], *flatten, *out;
+	const char *module;	/* the module's handle after the VNNI pass */
 	int dot = 0, uses_vnni = 0;
 	size_t i;
 
@@ -385,23 +386,22 @@ mlircpu_schedule_module(const char *seq_name,
 		dot |= kernels[i] != KERNEL_FMA;
 		uses_vnni |= kernels[i] == KERNEL_DOT_VNNI;
 	}
+	module = uses_vnni ? "%bv" : "%b";
 	snprintf(version, sizeof version, "%d", MLIRCPU_SCHEDULE_VERSION);
-	vnni = xstrdup(uses_vnni ? mlircpu_tpl_dot_vnni_module_mlir : "");
 	{
-		const char *const kv[] = { "MODULE", uses_vnni ? "%bv" : "%b",
-		    NULL };
+		const char *const kv[] = { "MODULE", module, NULL };
 
 		flatten = dot ? mlircpu_fill(mlircpu_tpl_dot_flatten_mlir, kv) :
 		    xstrdup("");
 	}
 	{
 		const char *const kv[] = { "NAME", seq_name,
-		    "VERSION", version, "DOT_VNNI", vnni, "DOT_FLATTEN", flatten,
-		    "MODULE", uses_vnni ? "%bv" : "%b", NULL };
+		    "VERSION", version, "DOT_VNNI", uses_vnni ?
+		    mlircpu_tpl_dot_vnni_module_mlir : "",
+		    "DOT_FLATTEN", flatten, "MODULE", module, NULL };
 
 		out = mlircpu_fill(mlircpu_tpl_schedule_module_mlir, kv);
 	}
-	free(vnni);
 	free(flatten);
 	return out;
 }

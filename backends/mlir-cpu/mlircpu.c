@@ -276,6 +276,36 @@ find_helper(const char *file, const char *env_name, int mode)
 	return util_path_join(AUTOSCHED_BINARY_DIR "/backends/mlir-cpu", file);
 }
 
+/*
+ * The hash of the plugin's bytes (part of every kernel's cache key), read
+ * once per process: each op's backend asks. 0, or -1 with *err.
+ */
+static int
+plugin_hash(const char *path, char out[17], char **err)
+{
+	static char done_path[PATH_MAX], done_hash[17];
+	char *buf = NULL, *e = NULL;
+	size_t n = 0;
+
+	if (strcmp(path, done_path) == 0) {
+		memcpy(out, done_hash, sizeof done_hash);
+		return 0;
+	}
+	if (util_read_file(path, (size_t)256 << 20, &buf, &n, &e) != 0) {
+		util_seterr(err, "mlir-cpu: MLIR plugin %s not found or "
+		    "unreadable (set AUTOSCHED_MLIR_PLUGIN): %s", path, e);
+		free(e);
+		return -1;
+	}
+	util_hash_hex(buf, n, out);
+	free(buf);
+	if (strlen(path) < sizeof done_path) {
+		strcpy(done_path, path);
+		memcpy(done_hash, out, sizeof done_hash);
+	}
+	return 0;
+}
+
 char *
 mlircpu_plugin_path(void)
 {
@@ -399,22 +429,8 @@ mlircpu_open(const struct backend_params *params, const struct op_desc *op,
 		goto fail;
 	}
 	be->plugin = mlircpu_plugin_path();
-	{
-		/* Its code is part of every kernel's cache key. */
-		char *buf = NULL, *e = NULL;
-		size_t n = 0;
-
-		if (util_read_file(be->plugin, (size_t)256 << 20, &buf, &n,
-		    &e) != 0) {
-			util_seterr(err, "mlir-cpu: MLIR plugin %s not found "
-			    "or unreadable (set AUTOSCHED_MLIR_PLUGIN): %s",
-			    be->plugin, e);
-			free(e);
-			goto fail;
-		}
-		util_hash_hex(buf, n, be->plugin_hash);
-		free(buf);
-	}
+	if (plugin_hash(be->plugin, be->plugin_hash, err) != 0)
+		goto fail;
 	opt = util_path_join(be->llvm_bin, "mlir-opt");
 	clang = util_path_join(be->llvm_bin, "clang-" AUTOSCHED_LLVM_VERSION);
 	v1 = tool_version(opt);

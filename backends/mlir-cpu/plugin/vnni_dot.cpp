@@ -403,12 +403,8 @@ static bool hoistable(Value v, scf::ForOp loop, scf::ForOp rows,
   if (op->getBlock() == rows.getBody()) {
     if (!isMemoryEffectFree(op))
       return false;
-    for (Value operand : op->getOperands())
-      if (!rows.isDefinedOutsideOfLoop(operand) &&
-          !hoistable(operand, loop, rows, reads))
-        return false;
     return llvm::all_of(op->getOperands(), [&](Value o) {
-      return o != loop.getInductionVar();
+      return hoistable(o, loop, rows, reads);
     });
   }
   if (op->getBlock() != loop.getBody())
