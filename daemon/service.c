@@ -902,6 +902,11 @@ service_main(int argc, char **argv)
 	sigdelset(&sv.oldmask, SIGHUP);
 
 	sv.db = service_db_path(&sv);
+	if (store_check_path(sv.db, &err) != 0) {
+		service_log(&sv, LOG_ERR, 0, "%s", err);
+		rc = 2;
+		goto out;
+	}
 	dir = util_dirname(sv.db);
 	sv.work = getenv("AUTOSCHED_WORK") ? xstrdup(getenv("AUTOSCHED_WORK")) :
 	    util_path_join(dir, "autosched-cache");

@@ -35,6 +35,7 @@ int
 service_wake_open(const char *db, int *fd, char **err)
 {
 	struct sockaddr_un sa;
+	struct stat sb;
 	int s;
 
 	*fd = -1;
@@ -48,8 +49,19 @@ service_wake_open(const char *db, int *fd, char **err)
 		util_seterr(err, "socket: %s", strerror(errno));
 		return -1;
 	}
-	/* A crashed service leaves its socket behind; the lock says it is ours. */
-	unlink(sa.sun_path);
+	/*
+	 * A crashed service leaves its socket behind; the lock says it is ours.
+	 * Anything else of that name is not ours to remove.
+	 */
+	if (lstat(sa.sun_path, &sb) == 0) {
+		if (!S_ISSOCK(sb.st_mode)) {
+			util_seterr(err, "%s: not a socket; expected the store's "
+			    "wake-up socket", sa.sun_path);
+			close(s);
+			return -1;
+		}
+		unlink(sa.sun_path);
+	}
 	if (bind(s, (struct sockaddr *)&sa, sizeof sa) == -1) {
 		util_seterr(err, "%s: %s", sa.sun_path, strerror(errno));
 		close(s);
@@ -109,13 +121,22 @@ queue_wake(const char *db)
 int
 service_lock(const char *db, int *fd, char **err)
 {
+	struct stat sb;
 	char *path = xasprintf("%s.lock", db), buf[32];
 	ssize_t n;
 	int l, rc = -1;
 
 	*fd = -1;
-	if ((l = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) == -1) {
+	/* Never block on a FIFO or a device: open without waiting, then check. */
+	if ((l = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
+	    O_NONBLOCK | O_NOCTTY, 0644)) == -1) {
 		util_seterr(err, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (fstat(l, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		util_seterr(err, "%s: not a regular file; expected the store's "
+		    "lock file", path);
+		close(l);
 		goto out;
 	}
 	if (flock(l, LOCK_EX | LOCK_NB) == -1) {

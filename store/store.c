@@ -3,6 +3,9 @@
  * migrating the schema, the statement cache, targets, ops and the
  * integrity check. Jobs live in job.c, trials in trial.c.
  */
+#include <sys/stat.h>
+
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,12 +222,60 @@ out:
 	return rc;
 }
 
+/*
+ * Refuse a store path (or one of SQLite's files beside it) naming something
+ * other than a regular file before SQLite opens it: a FIFO would block the
+ * open or the first read forever, a device or a folder is never a store.
+ * A missing file is fine (SQLite creates it where the caller allows).
+ */
+static int
+store_check_file(const char *path, const char *suffix, const char *what,
+    char **err)
+{
+	struct stat	 sb;
+	char		*p = xasprintf("%s%s", path, suffix);
+	int		 rc = -1;
+
+	if (stat(p, &sb) != 0) {
+		if (errno == ENOENT) {
+			rc = 0;
+			goto out;
+		}
+		util_seterr(err, "%s: %s", p, strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		util_seterr(err, "%s: not a regular file; expected %s", p, what);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(p);
+	return rc;
+}
+
+int
+store_check_path(const char *path, char **err)
+{
+	if (store_check_file(path, "", "an SQLite store", err) != 0 ||
+	    store_check_file(path, "-wal", "the store's SQLite write-ahead log",
+	    err) != 0 ||
+	    store_check_file(path, "-shm", "the store's SQLite shared-memory "
+	    "index", err) != 0 ||
+	    store_check_file(path, "-journal", "the store's SQLite rollback "
+	    "journal", err) != 0)
+		return -1;
+	return 0;
+}
+
 /* Open path with sqlite flags; the shared half of both store_open*. */
 static struct store *
 store_connect(const char *path, int flags, char **err)
 {
 	struct store	*s;
 
+	if (store_check_path(path, err) != 0)
+		return NULL;
 	s = xcalloc(1, sizeof *s);
 	s->path = xstrdup(path);
 	s->readonly = (flags & SQLITE_OPEN_READONLY) != 0;

@@ -16,14 +16,24 @@
 
 struct store;
 
-/*
- * Open (creating and migrating as needed) the store at path: WAL mode, 5 s
- * busy timeout, foreign keys on. Refuses a store whose schema is newer than
- * STORE_SCHEMA_VERSION. Caller closes. Errors read "store PATH: message".
- */
 /* The store a command uses without --db: $AUTOSCHED_DB, else ./autosched.db. Borrowed. */
 const char *store_default_path(void);
 
+/*
+ * 0 if path (and SQLite's -wal, -shm and -journal files beside it) is a
+ * regular file or missing; else -1 with *err "PATH: not a regular file;
+ * expected an SQLite store" (a FIFO, a device, a folder). store_open and
+ * store_open_readonly check it first; so does anything opening files beside
+ * a store.
+ */
+int	 store_check_path(const char *path, char **err)
+	    __attribute__((warn_unused_result));
+/*
+ * Open (creating and migrating as needed) the store at path: WAL mode, 5 s
+ * busy timeout, foreign keys on. Refuses a store whose schema is newer than
+ * STORE_SCHEMA_VERSION or a path store_check_path refuses. Caller closes.
+ * Errors read "store PATH: message".
+ */
 int	 store_open(const char *path, struct store **out, char **err)
 	    __attribute__((warn_unused_result));
 /* Open an existing store read-only (replay, queries); no migration. */

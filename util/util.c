@@ -405,12 +405,21 @@ util_same_file(const char *a, const char *b)
 int
 util_lock(const char *path, int wait, int *fd, char **err)
 {
+	struct stat sb;
 	char buf[32];
 	int f;
 
 	*fd = -1;
-	if ((f = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644)) == -1) {
+	/* Never block on a FIFO or a device: open without waiting, then check. */
+	if ((f = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
+	    O_NONBLOCK | O_NOCTTY, 0644)) == -1) {
 		util_seterr(err, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(f, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		util_seterr(err, "%s: not a regular file; expected a lock file",
+		    path);
+		close(f);
 		return -1;
 	}
 	if (flock(f, wait ? LOCK_EX : LOCK_EX | LOCK_NB) != 0) {
@@ -434,10 +443,16 @@ util_lock(const char *path, int wait, int *fd, char **err)
 int
 util_lock_held(const char *path)
 {
+	struct stat sb;
 	int f, held;
 
-	if ((f = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+	if ((f = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK |
+	    O_NOCTTY)) == -1)
 		return 0;
+	if (fstat(f, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		close(f);
+		return 0;
+	}
 	held = flock(f, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
 	close(f);
 	return held;
