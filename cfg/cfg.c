@@ -521,6 +521,13 @@ cfg_space(struct cfg_reader *r, const char *key, const char *value)
 			return cfg_fail(r, r->line, r->section, key, "%s; expected "
 			    "1 (B packed into register-tile panels), 0 (B read in "
 			    "place) or the list [0,1]", why);
+	} else if (k == KNOB_THREADS) {
+		if (cfg_value_list_in(value, 1, SPACE_THREADS_MAX, &v, &n, why,
+		    sizeof why) != 0)
+			return cfg_fail(r, r->line, r->section, key, "%s; expected "
+			    "1 to %d threads, a list [1,2,4] or a range "
+			    "start:stop:step (stop exclusive)", why,
+			    SPACE_THREADS_MAX);
 	} else if (cfg_value_list(value, &v, &n, why, sizeof why) != 0)
 		return cfg_fail(r, r->line, r->section, key, "%s; expected a "
 		    "positive integer, a list [64,128] or a range start:stop:step "

@@ -509,6 +509,78 @@ space_knob_size(const struct space *s, enum knob k)
 	return n;
 }
 
+int
+space_config_check(const struct op_desc *op, const struct space_rules *rules,
+    const struct config *c, char **err)
+{
+	static const char dimname[3] = { 'M', 'N', 'K' };
+	const int64_t size[3] = { op->m, op->n, op->k };
+	int64_t v, lo, hi, t, eff, vec, blk = 1;
+	int k, d, used, ragged;
+
+	for (k = 0; k < KNOB_COUNT; k++) {
+		v = c->v[k];
+		used = rules == NULL || ((rules->knobs & KNOB_BIT(k)) != 0 &&
+		    rules->defaults.v[k] >= 0);
+		if (!used) {
+			if (v != 0) {
+				util_seterr(err, "%s %lld: the backend has no such "
+				    "knob; expected 0", knob_names[k],
+				    (long long)v);
+				return -1;
+			}
+			continue;
+		}
+		/* A backend this build lacks: 0 may mean a knob it lacks. */
+		lo = rules == NULL ? 0 : 1;
+		hi = SPACE_VALUE_MAX;
+		if (k == KNOB_THREADS)
+			hi = SPACE_THREADS_MAX;
+		else if (k == KNOB_PACK_B) {
+			lo = 0;
+			hi = 1;
+		}
+		if (v < lo || v > hi) {
+			util_seterr(err, "%s %lld: expected %lld %s %lld",
+			    knob_names[k], (long long)v, (long long)lo,
+			    hi == lo + 1 ? "or" : "to", (long long)hi);
+			return -1;
+		}
+		if (k >= KNOB_BLOCK_DIM_X && k <= KNOB_BLOCK_DIM_Z && v > 0)
+			blk *= v;	/* each at most 2^31 - 1: no overflow */
+	}
+	if (blk > 1024) {
+		util_seterr(err, "block_dim_x*block_dim_y*block_dim_z %lld: "
+		    "expected at most 1024 threads a block", (long long)blk);
+		return -1;
+	}
+	for (d = 0; d < 3; d++) {
+		t = c->v[KNOB_TILE_M + d];
+		vec = c->v[KNOB_VECTOR_M + d];
+		if (size[d] < 1)
+			continue;
+		eff = t > 0 && t < size[d] ? t : size[d];
+		if (size[d] % eff != 0) {
+			util_seterr(err, "%s %lld: does not divide %c = %lld; "
+			    "expected a divisor of it or at least it",
+			    knob_names[KNOB_TILE_M + d], (long long)t, dimname[d],
+			    (long long)size[d]);
+			return -1;
+		}
+		ragged = rules != NULL &&
+		    (rules->ragged & KNOB_BIT(KNOB_VECTOR_M + d)) != 0;
+		if (vec > 0 && (ragged ? vec > eff : eff % vec != 0)) {
+			util_seterr(err, "%s %lld: does not %s the %c tile %lld; "
+			    "expected %s", knob_names[KNOB_VECTOR_M + d],
+			    (long long)vec, ragged ? "fit in" : "divide",
+			    dimname[d], (long long)eff, ragged ? "at most it" :
+			    "a divisor of it");
+			return -1;
+		}
+	}
+	return 0;
+}
+
 void
 space_config_name(const struct config *c, uint32_t knobs, char *buf,
     size_t len)

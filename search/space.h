@@ -74,6 +74,29 @@ struct space_rules {
 	uint32_t	 ragged;
 };
 
+/*
+ * Bounds of a knob's value: every knob fits a signed 32-bit integer (the
+ * loop bounds of the generated code); threads at most SPACE_THREADS_MAX
+ * (the cfg reader holds lists to the same).
+ */
+#define SPACE_VALUE_MAX		(((int64_t)1 << 31) - 1)
+#define SPACE_THREADS_MAX	512
+
+/*
+ * Check a config read from outside (a store) against the space's rules for
+ * op: the knobs rules does not use are 0; the others are 1 to
+ * SPACE_VALUE_MAX (threads to SPACE_THREADS_MAX, pack_b 0 or 1); each
+ * effective cache tile min(tile_d, D) divides D, its register tile divides
+ * it (fits in it for the dims in rules->ragged); a GPU block has at most
+ * 1024 threads. The register-tile rule of the machine (vector_ok) is not
+ * applied: a store may come from another one. rules NULL (a backend this
+ * build lacks): the bounds alone. 0, or -1 with *err naming the knob, its
+ * value and what was expected (the caller says which config).
+ */
+int	 space_config_check(const struct op_desc *op,
+	    const struct space_rules *rules, const struct config *c, char **err)
+	    __attribute__((warn_unused_result));
+
 struct space;
 
 /*

@@ -55,6 +55,39 @@ trial_elem_lookup(const char *name)
 	return ELEM_UNKNOWN;
 }
 
+/*
+ * The op of a row from OP_COLUMNS at column col; its strings are borrowed
+ * from the statement (function and loc are "").
+ */
+#define OP_COLUMNS							\
+	"o.name, o.kind, o.op_name, o.batch, o.m, o.n, o.k, o.lhs, o.rhs, "\
+	"o.acc, o.transpose_a, o.transpose_b, o.lhs_unsigned, o.rhs_unsigned"
+
+static void
+op_from_row(sqlite3_stmt *st, int col, struct op_desc *op)
+{
+	memset(op, 0, sizeof *op);
+	op->name = (const char *)sqlite3_column_text(st, col);
+	op->kind = (const char *)sqlite3_column_text(st, col + 1);
+	op->op_name = (const char *)sqlite3_column_text(st, col + 2);
+	op->batch = sqlite3_column_int64(st, col + 3);
+	op->m = sqlite3_column_int64(st, col + 4);
+	op->n = sqlite3_column_int64(st, col + 5);
+	op->k = sqlite3_column_int64(st, col + 6);
+	op->lhs = trial_elem_lookup((const char *)
+	    sqlite3_column_text(st, col + 7));
+	op->rhs = trial_elem_lookup((const char *)
+	    sqlite3_column_text(st, col + 8));
+	op->acc = trial_elem_lookup((const char *)
+	    sqlite3_column_text(st, col + 9));
+	op->transpose_a = sqlite3_column_int(st, col + 10);
+	op->transpose_b = sqlite3_column_int(st, col + 11);
+	op->lhs_unsigned = sqlite3_column_int(st, col + 12);
+	op->rhs_unsigned = sqlite3_column_int(st, col + 13);
+	op->function = "";
+	op->loc = "";
+}
+
 static void
 config_from_row(sqlite3_stmt *st, int col, struct config *c)
 {
@@ -240,9 +273,7 @@ static const char sql_trial_walk[] =
 	"t.tile_m, t.tile_n, t.tile_k, t.vector_m, t.vector_n, t.vector_k, "
 	"t.threads, t.block_dim_x, t.block_dim_y, t.block_dim_z, "
 	"t.pipeline_depth, t.pack_b, " RESULT_COLUMNS ", t.created, "
-	"o.name, o.kind, o.op_name, o.batch, o.m, o.n, o.k, o.lhs, o.rhs, "
-	"o.acc, o.transpose_a, o.transpose_b, o.lhs_unsigned, o.rhs_unsigned "
-	"FROM trials t JOIN ops o ON o.id = t.op_id "
+	OP_COLUMNS " FROM trials t JOIN ops o ON o.id = t.op_id "
 	"WHERE t.op_id BETWEEN ?1 AND ?2 AND t.target_id BETWEEN ?3 AND ?4 "
 	"AND (?5 IS NULL OR t.phase = ?5) ORDER BY t.id";
 
@@ -278,26 +309,7 @@ store_trial_foreach(struct store *s, int64_t op_id, int64_t target_id,
 		col = 6 + KNOB_COUNT + RESULT_NCOLS;
 		t.created = sqlite3_column_double(st, col);
 
-		memset(&op, 0, sizeof op);
-		op.name = (const char *)sqlite3_column_text(st, col + 1);
-		op.kind = (const char *)sqlite3_column_text(st, col + 2);
-		op.op_name = (const char *)sqlite3_column_text(st, col + 3);
-		op.batch = sqlite3_column_int64(st, col + 4);
-		op.m = sqlite3_column_int64(st, col + 5);
-		op.n = sqlite3_column_int64(st, col + 6);
-		op.k = sqlite3_column_int64(st, col + 7);
-		op.lhs = trial_elem_lookup((const char *)
-		    sqlite3_column_text(st, col + 8));
-		op.rhs = trial_elem_lookup((const char *)
-		    sqlite3_column_text(st, col + 9));
-		op.acc = trial_elem_lookup((const char *)
-		    sqlite3_column_text(st, col + 10));
-		op.transpose_a = sqlite3_column_int(st, col + 11);
-		op.transpose_b = sqlite3_column_int(st, col + 12);
-		op.lhs_unsigned = sqlite3_column_int(st, col + 13);
-		op.rhs_unsigned = sqlite3_column_int(st, col + 14);
-		op.function = "";
-		op.loc = "";
+		op_from_row(st, col + 1, &op);
 		op.tunable = 1;
 
 		stop = fn(&t, &op, arg);
@@ -403,12 +415,54 @@ static const char sql_best[] =
 	"  AND c.target_id = r.target_id AND c.phase = 'tune'"
 	"  AND (?2 = 0 OR c.job_id = ?2)),"
 	" g.cpu, g.toolchain, g.backend, r.job_id, r.target_id, r.id,"
-	" r.phase IN ('confirm', 'final') "
+	" r.phase IN ('confirm', 'final'), " OP_COLUMNS " "
 	"FROM ranked r JOIN ops o ON o.id = r.op_id"
 	" JOIN targets g ON g.id = r.target_id "
 	"WHERE r.rn = 1 AND (?1 IS NULL OR instr(o.name, ?1) > 0"
 	" OR instr(o.signature, ?1) > 0) "
 	"ORDER BY o.name, o.signature, r.target_id";
+
+/*
+ * The one check of a config read back from the store: the space's rules of
+ * its op under its backend (space_config_check). -1 with *err naming the
+ * store, the op, the config and the knob.
+ */
+static int
+store_config_check(struct store *s, const struct store_best *b,
+    const struct op_desc *op, char **err)
+{
+	const struct backend_ops *be = backend_find(b->backend ? b->backend : "");
+	struct space_rules	 rules;
+	char			*why = NULL, *on, *cn;
+	const char		*reason;
+	int			 rc = 0;
+
+	memset(&rules, 0, sizeof rules);
+	if (be != NULL && be->supports != NULL && !be->supports(op, &reason)) {
+		on = util_escape(op->kind ? op->kind : "");
+		why = xasprintf("kind \"%s\", %lldx%lldx%lldx%lld: not an op "
+		    "backend %s runs (%s)", on, (long long)op->batch,
+		    (long long)op->m, (long long)op->n, (long long)op->k,
+		    be->name, reason ? reason : "?");
+		free(on);
+		rc = -1;
+	} else {
+		if (be != NULL && be->rules != NULL)
+			be->rules(op, &rules);
+		rc = space_config_check(op, be != NULL && be->rules != NULL ?
+		    &rules : NULL, &b->config, &why);
+	}
+	if (rc != 0) {
+		on = util_escape(b->op_name ? b->op_name : "?");
+		cn = util_escape(b->config_name ? b->config_name : "?");
+		util_seterr(err, "store %s: op %s: config %s: %s", s->path, on,
+		    cn, why);
+		free(on);
+		free(cn);
+	}
+	free(why);
+	return rc;
+}
 
 int
 store_best(struct store *s, const char *op_filter, int64_t job_id,
@@ -416,8 +470,9 @@ store_best(struct store *s, const char *op_filter, int64_t job_id,
 {
 	sqlite3_stmt		*st;
 	struct store_best	*v = NULL, *b;
+	struct op_desc		 op;
 	size_t			 len = 0, cap = 0, i;
-	int			 owned, rc;
+	int			 owned, rc, bad = 0;
 
 	*rows = NULL;
 	*n = 0;
@@ -451,9 +506,14 @@ store_best(struct store *s, const char *op_filter, int64_t job_id,
 		b->target_id = sqlite3_column_int64(st, 26);
 		b->trial_id = sqlite3_column_int64(st, 27);
 		b->confirmed = sqlite3_column_int(st, 28);
+		op_from_row(st, 29, &op);
+		/* Refused here, no reader of the best configs ever sees it. */
+		if ((bad = store_config_check(s, b, &op, err)) != 0)
+			break;
 	}
-	if (rc != SQLITE_DONE) {
-		store_fail(s, err, "finding the best configs");
+	if (bad || rc != SQLITE_DONE) {
+		if (!bad)
+			store_fail(s, err, "finding the best configs");
 		store_stmt_done(st, owned);
 		for (i = 0; i < len; i++)
 			store_best_clear(&v[i]);

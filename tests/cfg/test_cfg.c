@@ -254,7 +254,7 @@ test_values(void)
 {
 	static const int64_t a[] = { 32, 64, 128 }, r[] = { 32, 64, 96, 128,
 	    160, 192, 224, 256 }, one[] = { 64 }, d[] = { 4, 8 },
-	    big[] = { 2147483648LL }, sp[] = { 1, 4, 7 };
+	    big[] = { 2147483647LL }, sp[] = { 1, 4, 7 };
 	struct cfg *cfg;
 
 	cfg = LOAD_OK("[Env]\ninput_file = matmul.mlir\n"
@@ -263,7 +263,7 @@ test_values(void)
 	    "tile_n = 32:257:32\n"
 	    "tile_k = 64\n"
 	    "vector_m = [8,8,4,8]\n"
-	    "vector_n = [ 2147483648 ]\n"
+	    "vector_n = [ 2147483647 ]\n"
 	    "vector_k = 1 : 10 : 3\n"
 	    "TILE_M = [32, 128, 64]\n");
 	if (cfg == NULL)
@@ -286,13 +286,13 @@ test_values(void)
 	CHECK(cfg != NULL);
 	cfg_free(cfg);
 	EXPECT_ERR("[Env]\ninput_file = matmul.mlir\n[SearchSpace]\n"
-	    "tile_m = 2147483649\n", ":4: [SearchSpace] tile_m: 2147483649 is "
-	    "too large (at most 2147483648)");
+	    "tile_m = 2147483648\n", ":4: [SearchSpace] tile_m: 2147483648 is "
+	    "too large (at most 2147483647)");
 	EXPECT_ERR("[Env]\ninput_file = matmul.mlir\n[SearchSpace]\n"
 	    "block_dim_x = [2048]\n", ":4: [SearchSpace] block_dim_x: largest "
 	    "block 2048x1x1");
 	EXPECT_ERR("[Env]\ninput_file = matmul.mlir\n[SearchSpace]\n"
-	    "block_dim_x = [2147483648]\nblock_dim_y = [2147483648]\n",
+	    "block_dim_x = [2147483647]\nblock_dim_y = [2147483647]\n",
 	    ":5: [SearchSpace] block_dim_y: largest block");
 	EXPECT_ERR("[Env]\ninput_file = matmul.mlir\n[SearchSpace]\n"
 	    "block_dim_z = [2]\n", ":4: [SearchSpace] block_dim_z: must be [1] "

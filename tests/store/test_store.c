@@ -498,12 +498,14 @@ test_best(struct store *s)
 {
 	struct op_desc		 a = make_op("best_a", 512, 512, 512, 0, 0);
 	struct op_desc		 b = make_op("best_b", 1024, 64, 64, 0, 0);
+	struct op_desc		 c = make_op("best_c", 64, 64, 64, 0, 0);
 	struct store_trial	 t;
 	struct store_best	*rows;
 	struct store_job	 j;
+	struct config		 cfg;
 	size_t			 n, i;
 	char			*err = NULL;
-	int64_t			 oa, ob, g, j1, j2;
+	int64_t			 oa, ob, oc, g, j1, j2;
 
 	memset(&j, 0, sizeof j);
 	j1 = store_job_add(s, &j, &err);
@@ -512,8 +514,15 @@ test_best(struct store *s)
 	ob = store_op(s, &b, &err);
 	g = store_target(s, "best-cpu", "", "llvm", "mlir-cpu", &err);
 
+	/* A point of mlir-cpu's space for both ops (read back, it is checked). */
+	memset(&cfg, 0, sizeof cfg);
+	cfg.v[KNOB_TILE_M] = cfg.v[KNOB_TILE_N] = cfg.v[KNOB_TILE_K] = 64;
+	cfg.v[KNOB_VECTOR_M] = 8;
+	cfg.v[KNOB_VECTOR_N] = 16;
+	cfg.v[KNOB_VECTOR_K] = cfg.v[KNOB_THREADS] = cfg.v[KNOB_PACK_B] = 1;
 #define ADD(job, op, phase, name, st, gf) do {			\
 	make_trial(&t, job, op, g, phase, name, 1, gf);			\
+	t.config = cfg;							\
 	t.result.status = (st);						\
 	free(t.result.error);						\
 	t.result.error = NULL;						\
@@ -547,7 +556,7 @@ test_best(struct store *s)
 		CHECK(rows[0].reference_gflops == 150);
 		CHECK(rows[0].trials == 5);
 		CHECK(rows[0].job_id == j1 && rows[0].target_id == g);
-		CHECK(rows[0].config.v[KNOB_TILE_M] == 101);
+		CHECK(rows[0].config.v[KNOB_TILE_M] == 64);
 		CHECK_STR(rows[0].cpu, "best-cpu");
 		CHECK_STR(rows[0].backend, "mlir-cpu");
 		CHECK_STR(rows[1].op_name, "best_b");
@@ -574,6 +583,27 @@ test_best(struct store *s)
 		store_best_clear(&rows[i]);
 	free(rows);
 	CHECK(store_best(s, "no such op", 0, &rows, &n, &err) == 0 && n == 0);
+	free(rows);
+	CHECK(err == NULL);
+
+	/*
+	 * A best config outside the space's rules (written by hand, say) is
+	 * refused on read, the message naming the op, config and knob, escaped.
+	 */
+	oc = store_op(s, &c, &err);
+	cfg.v[KNOB_VECTOR_N] = 48;		/* does not divide 64 */
+	ADD(j1, oc, "tune", "bad\x1b[2Jname", TRIAL_OK, 1000);
+	CHECK(store_best(s, "best_c", 0, &rows, &n, &err) == -1 && n == 0);
+	CHECK(err != NULL && strstr(err, "op best_c: config "
+	    "bad\\x1b[2Jname: vector_n 48: does not divide the N tile 64") !=
+	    NULL);
+	CHECK(rows == NULL);
+	free(err);
+	err = NULL;
+	/* The others are still read (the filter leaves the bad one out). */
+	CHECK(store_best(s, "best_a", 0, &rows, &n, &err) == 0 && n == 1);
+	for (i = 0; i < n; i++)
+		store_best_clear(&rows[i]);
 	free(rows);
 	CHECK(err == NULL);
 }

@@ -44,5 +44,54 @@ for db in "$T/fifo.db" "$T/dir.db"; do
 done
 check "no report written" test ! -e "$T/r.html"
 
+# A store with best configs for two ops (a few seconds), and copies of it
+# tampered with by sqlite3 as anyone who can write the store could.
+cp "$SRC/tests/export/fixtures/tuned.mlir" "$T/"
+cat > "$T/a.cfg" <<'C'
+[Env]
+input_file = tuned.mlir
+[SearchSpace]
+tile_m = [16,32]
+tile_n = [16]
+tile_k = [16]
+vector_m = [4,6]
+vector_n = [16]
+[SearchStrategy]
+tuner = grid
+n_trial = 2
+[Measure]
+min_time = 0.005
+min_reps = 3
+confirm_top = 1
+timeout = 5
+C
+"$AS" run "$T/a.cfg" --db "$T/s.db" --quiet > "$T/run.txt" 2>&1
+check "tuning run exits 0" eq "$?" 0
+# tamper NAME SQL: $T/NAME.db, a copy of the store with SQL applied.
+tamper() {
+	cp "$T/s.db" "$T/$1.db"
+	sqlite3 "$T/$1.db" "$2"
+}
+BEST="phase IN ('tune', 'confirm', 'final')"
+
+# --- 3. Absurd knob values in a stored best config: refused by every reader.
+for kv in tile_m=0 tile_n=-16 tile_k=2147483648 threads=1000 pack_b=7 \
+    vector_n=48 block_dim_x=4; do
+	k=${kv%=*}
+	v=${kv#*=}
+	tamper knob "UPDATE trials SET $kv WHERE $BEST"
+	for c in "export --format transform" "export --format iree-spec" \
+	    "annotate $T/tuned.mlir" "build $T/tuned.mlir -o $T/k.so" \
+	    "best --format json" "best" "report -o $T/k.html"; do
+		rm -f "$T/k.so" "$T/k.html"
+		# shellcheck disable=SC2086
+		timeout 60 "$AS" $c --db "$T/knob.db" > "$T/out.txt" 2> "$T/err.txt"
+		check "$kv: $c: exit 2" eq "$?" 2
+		check "$kv: $c: names store, op, config and knob" \
+		    grep -q "store $T/knob.db: op .*: config tile_.*: $k $v: .*expected" "$T/err.txt"
+		check "$kv: $c: emits nothing" test ! -s "$T/out.txt" -a ! -e "$T/k.so" -a ! -e "$T/k.html"
+	done
+done
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
