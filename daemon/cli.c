@@ -16,6 +16,7 @@
 #include "backends/backend.h"
 #include "cfg/cfg.h"
 #include "daemon/daemon.h"
+#include "daemon/daemon_int.h"
 #include "export/export.h"
 #include "job/job.h"
 #include "search/space.h"
@@ -586,11 +587,15 @@ best_usage(FILE *f)
 	    "  --all      every op ever tuned (the default when --op is absent)\n");
 }
 
+/* A CSV field: control characters escaped for the terminal, then quoted. */
 static void
-best_csv_field(const char *s)
+best_csv_field(const char *str)
 {
-	if (strpbrk(s, ",\"\n") == NULL) {
+	char *e = util_escape(str != NULL ? str : ""), *s = e;
+
+	if (strpbrk(s, ",\"") == NULL) {
 		fputs(s, stdout);
+		free(e);
 		return;
 	}
 	putchar('"');
@@ -600,6 +605,7 @@ best_csv_field(const char *s)
 		putchar(*s);
 	}
 	putchar('"');
+	free(e);
 }
 
 int
@@ -616,7 +622,7 @@ cli_best(int argc, char **argv)
 	};
 	struct store_best *rows = NULL;
 	const char *op = NULL, *format = "table";
-	char *db = NULL, *err = NULL, *end;
+	char *db = NULL, *err = NULL, *end, *e[2] = { NULL, NULL };
 	int64_t job = 0;
 	size_t n = 0, i;
 	int ch, rc = 2;
@@ -683,8 +689,12 @@ cli_best(int argc, char **argv)
 		for (i = 0; i < n; i++) {
 			const struct store_best *r = &rows[i];
 
-			printf("%s,%s,%s,%.3f,%.6f,%.4f,%.3f,%.3f,%.3f,%.3f,%lld,",
-			    r->op_name, r->op_signature, r->config_name, r->gflops,
+			best_csv_field(r->op_name);
+			putchar(',');
+			best_csv_field(r->op_signature);
+			putchar(',');
+			best_csv_field(r->config_name);
+			printf(",%.3f,%.6f,%.4f,%.3f,%.3f,%.3f,%.3f,%lld,", r->gflops,
 			    r->median_ms, r->cv, r->baseline_gflops,
 			    r->baseline_gflops > 0 ? r->gflops / r->baseline_gflops : 0,
 			    r->reference_gflops, r->reference_gflops > 0 ?
@@ -710,9 +720,10 @@ cli_best(int argc, char **argv)
 			if (r->reference_gflops > 0)
 				snprintf(vr, sizeof vr, "%.2fx",
 				    r->gflops / r->reference_gflops);
-			printf("%-40s %-36s %9.2f %8s %8s %6lld\n", r->op_name,
-			    r->config_name, r->gflops, vb, vr,
-			    (long long)r->trials);
+			printf("%-40s %-36s %9.2f %8s %8s %6lld\n",
+			    daemon_esc(&e[0], r->op_name),
+			    daemon_esc(&e[1], r->config_name), r->gflops, vb,
+			    vr, (long long)r->trials);
 		}
 		if (n == 0)
 			printf("(nothing tuned yet%s%s)\n", op ? " for " : "",
@@ -725,6 +736,8 @@ out:
 	free(rows);
 	free(db);
 	free(err);
+	free(e[0]);
+	free(e[1]);
 	return rc;
 }
 

@@ -14,6 +14,7 @@
 
 #include "backends/backend.h"
 #include "daemon/daemon.h"
+#include "daemon/daemon_int.h"
 #include "store/store.h"
 #include "util/util.h"
 
@@ -48,6 +49,7 @@ watch_trial(const struct store_trial *t, const struct op_desc *op, void *arg)
 {
 	struct watch *w = arg;
 	struct watch_op *o = NULL;
+	char *e;
 	int valid;
 	size_t i;
 
@@ -66,7 +68,9 @@ watch_trial(const struct store_trial *t, const struct op_desc *op, void *arg)
 		o = &w->ops[w->nops++];
 		memset(o, 0, sizeof *o);
 		o->id = t->op_id;
-		snprintf(o->name, sizeof o->name, "%s", op->name ? op->name : "?");
+		e = util_escape(op->name ? op->name : "?");
+		snprintf(o->name, sizeof o->name, "%s", e);
+		free(e);
 	}
 	valid = (t->result.status == TRIAL_OK ||
 	    t->result.status == TRIAL_UNSTABLE) && t->result.gflops > 0;
@@ -88,9 +92,13 @@ static void
 watch_log(double when, const char *level, const char *msg, void *arg)
 {
 	struct watch *w = arg;
+	char *e[2] = { NULL, NULL };
 
 	(void)when;
-	snprintf(w->last_log, sizeof w->last_log, "%s: %s", level, msg);
+	snprintf(w->last_log, sizeof w->last_log, "%s: %s",
+	    daemon_esc(&e[0], level), daemon_esc(&e[1], msg));
+	free(e[0]);
+	free(e[1]);
 }
 
 /* Print one view of job j into f. */
@@ -100,11 +108,13 @@ watch_print(FILE *f, const struct store_job *j, const struct watch *w)
 	double frac = j->n_trial > 0 ? (double)j->trials_done /
 	    (double)j->n_trial : 0;
 	int bar = (int)(frac * 30 + 0.5), i;
+	char *e = NULL;
 	size_t k;
 
 	if (bar > 30)
 		bar = 30;
-	fprintf(f, "job %lld  %-9s [", (long long)j->id, j->state);
+	fprintf(f, "job %lld  %-9s [", (long long)j->id, daemon_esc(&e, j->state));
+	free(e);
 	for (i = 0; i < 30; i++)
 		fputc(i < bar ? '#' : '.', f);
 	fprintf(f, "] %lld/%lld tune trials", (long long)j->trials_done,

@@ -48,6 +48,14 @@ void	 service_conf_free(struct service_conf *);
 int	 service_conf_level(const char *);
 
 /*
+ * s escaped for a terminal (util_escape: control characters as \n, \xNN),
+ * kept in *slot until the caller frees it (an earlier value is freed
+ * first); NULL gives "". Every string from the store a command prints goes
+ * through it.
+ */
+const char *daemon_esc(char **slot, const char *s);
+
+/*
  * The wake socket (DB.wake, a unix datagram socket beside the store): the
  * service binds it and sleeps on it; submit sends one byte to it.
  */

@@ -429,10 +429,18 @@ queue_json_job(const char *db, const struct store_job *j)
 	return o;
 }
 
+const char *
+daemon_esc(char **slot, const char *s)
+{
+	free(*slot);
+	*slot = util_escape(s != NULL ? s : "");
+	return *slot;
+}
+
 static void
 queue_print_list(const char *db, struct store_job *jobs, size_t n)
 {
-	char tbuf[32];
+	char tbuf[32], *e[2] = { NULL, NULL };
 	size_t i;
 
 	printf("%-6s %-10s %5s %13s  %-19s  %s\n", "ID", "STATE", "PRIO",
@@ -444,29 +452,32 @@ queue_print_list(const char *db, struct store_job *jobs, size_t n)
 		snprintf(trials, sizeof trials, "%lld/%lld",
 		    (long long)j->trials_done, (long long)j->n_trial);
 		printf("%-6lld %-10s %5d %13s  %-19s  %s\n", (long long)j->id,
-		    queue_abandoned(db, j) ? "abandoned" : j->state,
-		    j->priority, trials,
+		    queue_abandoned(db, j) ? "abandoned" :
+		    daemon_esc(&e[0], j->state), j->priority, trials,
 		    queue_time(j->created, tbuf, sizeof tbuf),
-		    j->cfg_path ? j->cfg_path : "");
+		    daemon_esc(&e[1], j->cfg_path));
 	}
+	free(e[0]);
+	free(e[1]);
 }
 
 static void
 queue_print_job(const struct store_job *j, int abandoned,
     const struct store_best *best, size_t nbest)
 {
-	char tbuf[32], dbuf[32];
+	char tbuf[32], dbuf[32], *e[2] = { NULL, NULL };
 	double eta = queue_eta(j);
 	size_t i;
 
-	printf("job %lld: %s%s%s\n", (long long)j->id, j->state,
+	printf("job %lld: %s%s%s\n", (long long)j->id, daemon_esc(&e[0], j->state),
 	    j->cancel_requested && strcmp(j->state, "running") == 0 ?
 	    " (cancel requested)" : "", abandoned ? " (abandoned: no runner"
 	    " holds it; its runner died)" : "");
-	printf("  cfg:      %s\n", j->cfg_path ? j->cfg_path : "");
-	printf("  input:    %s (hash %s)\n", j->mlir_path ? j->mlir_path : "",
-	    j->mlir_hash ? j->mlir_hash : "-");
-	printf("  tuner:    %s, priority %d\n", j->tuner ? j->tuner : "",
+	printf("  cfg:      %s\n", daemon_esc(&e[0], j->cfg_path));
+	printf("  input:    %s", daemon_esc(&e[0], j->mlir_path));
+	printf(" (hash %s)\n", daemon_esc(&e[0], j->mlir_hash ? j->mlir_hash :
+	    "-"));
+	printf("  tuner:    %s, priority %d\n", daemon_esc(&e[0], j->tuner),
 	    j->priority);
 	printf("  trials:   %lld / %lld\n", (long long)j->trials_done,
 	    (long long)j->n_trial);
@@ -482,10 +493,10 @@ queue_print_job(const struct store_job *j, int abandoned,
 		printf("  eta:      %s\n", queue_duration(eta, dbuf,
 		    sizeof dbuf));
 	if (j->error != NULL && *j->error != '\0')
-		printf("  error:    %s\n", j->error);
+		printf("  error:    %s\n", daemon_esc(&e[0], j->error));
 	if (nbest == 0) {
 		printf("  best:     none yet\n");
-		return;
+		goto out;
 	}
 	printf("  best so far:\n");
 	printf("    %-40s %-32s %10s %10s %10s\n", "OP", "CONFIG", "GFLOPS",
@@ -499,10 +510,13 @@ queue_print_job(const struct store_job *j, int abandoned,
 		else
 			snprintf(base, sizeof base, "-");
 		printf("    %-40s %-32s %10.2f %10.4f %10s\n",
-		    best[i].op_name ? best[i].op_name : "",
-		    best[i].config_name ? best[i].config_name : "",
+		    daemon_esc(&e[0], best[i].op_name),
+		    daemon_esc(&e[1], best[i].config_name),
 		    best[i].gflops, best[i].median_ms, base);
 	}
+out:
+	free(e[0]);
+	free(e[1]);
 }
 
 static json_t *
@@ -660,8 +674,12 @@ queue_cancel(int argc, char **argv)
 	if (strcmp(j.state, "running") == 0)
 		printf("job %lld: stops at its next trial boundary\n",
 		    (long long)id);
-	else
-		printf("job %lld: %s\n", (long long)id, j.state);
+	else {
+		char *e = NULL;
+
+		printf("job %lld: %s\n", (long long)id, daemon_esc(&e, j.state));
+		free(e);
+	}
 	rc = 0;
 out:
 	store_job_clear(&j);
@@ -675,9 +693,13 @@ out:
 static void
 queue_log_line(double when, const char *level, const char *msg, void *arg)
 {
-	char tbuf[32];
+	char tbuf[32], *e[2] = { NULL, NULL };
 
-	printf("%s %-7s %s\n", queue_time(when, tbuf, sizeof tbuf), level, msg);
+	(void)arg;
+	printf("%s %-7s %s\n", queue_time(when, tbuf, sizeof tbuf),
+	    daemon_esc(&e[0], level), daemon_esc(&e[1], msg));
+	free(e[0]);
+	free(e[1]);
 }
 
 int

@@ -95,20 +95,24 @@ export_load(const char *db, const char *op_filter, int64_t job,
 		const struct backend_ops *be = backend_find(r->backend);
 		struct export_entry *e = NULL;
 		struct op_desc op;
-		char *sig;
+		char *sig, *on, *bn;
 
 		if (be == NULL || be->export_op == NULL) {
+			on = util_escape(r->op_name ? r->op_name : "");
+			bn = util_escape(r->backend ? r->backend : "");
 			fprintf(stderr, "autosched: warning: %s: backend %s has "
-			    "no schedule to export; skipped\n", r->op_name,
-			    r->backend);
+			    "no schedule to export; skipped\n", on, bn);
+			free(on);
+			free(bn);
 			continue;
 		}
 		if (be->schedule_tag != NULL &&
 		    strstr(r->toolchain, be->schedule_tag) == NULL) {
+			on = util_escape(r->op_name ? r->op_name : "");
 			fprintf(stderr, "autosched: warning: %s: measured with "
 			    "another schedule version than this build's (%s); "
-			    "skipped (tune it again)\n", r->op_name,
-			    be->schedule_tag);
+			    "skipped (tune it again)\n", on, be->schedule_tag);
+			free(on);
 			continue;
 		}
 		memset(&op, 0, sizeof op);
@@ -116,8 +120,10 @@ export_load(const char *db, const char *op_filter, int64_t job,
 		    copy_op, &op, err) < 0)
 			goto out;
 		if (op.kind == NULL) {
+			on = util_escape(r->op_name ? r->op_name : "");
 			fprintf(stderr, "autosched: warning: %s: no trial "
-			    "describes the op; skipped\n", r->op_name);
+			    "describes the op; skipped\n", on);
+			free(on);
 			continue;
 		}
 		sig = store_op_signature(&op);
@@ -366,15 +372,31 @@ emit_exact_filter(FILE *f, const struct op_desc *op, size_t i)
 	free(at);
 }
 
+char *
+export_mlir_comment(const char *s)
+{
+	return util_escape(s != NULL ? s : "");
+}
+
+/* The comment line of an entry: its config, figures, backend and CPU. */
 static void
 emit_entry_comment(FILE *f, const struct export_entry *e)
 {
-	fprintf(f, "// %s: %s, %.2f GFLOP/s measured", e->sig,
-	    e->best.config_name, e->best.gflops);
+	char *sig = export_mlir_comment(e->sig);
+	char *cfg = export_mlir_comment(e->best.config_name);
+	char *be = export_mlir_comment(e->best.backend);
+	char *cpu = export_mlir_comment(e->best.cpu);
+
+	fprintf(f, "// %s: %s, %.2f GFLOP/s measured", sig, cfg,
+	    e->best.gflops);
 	if (e->best.baseline_gflops > 0)
 		fprintf(f, " (%.2fx the default)", e->best.gflops /
 		    e->best.baseline_gflops);
-	fprintf(f, "; %s on %s\n", e->best.backend, e->best.cpu);
+	fprintf(f, "; %s on %s\n", be, cpu);
+	free(sig);
+	free(cfg);
+	free(be);
+	free(cpu);
 }
 
 char *

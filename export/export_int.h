@@ -23,6 +23,12 @@ struct export_set {
 
 void	 export_entry_clear(struct export_entry *);
 /*
+ * s made fit for one line of an MLIR comment ("// s"): a comment ends at a
+ * line break, so every control character is escaped (\n, \xNN) and text
+ * from the store cannot start a line of IR. Caller frees.
+ */
+char	*export_mlir_comment(const char *s);
+/*
  * The transform library of s; be gives the module-level part when s is
  * empty; c_interface adds llvm.emit_c_interface to every function. Caller
  * frees. *plugin_out (when not NULL): the MLIR pass plugin mlir-opt must

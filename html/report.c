@@ -440,9 +440,10 @@ report_noise(FILE *f, const struct report *r, int64_t job)
 			for (i = 0; i < ng; i++)
 				sd += (g[i] - mean) * (g[i] - mean) / (double)(ng - 1);
 			sd = sqrt(sd);
-			fprintf(f, "%s: one config re-measured %zu times across the "
+			html_esc(f, r->ops[j].name);
+			fprintf(f, ": one config re-measured %zu times across the "
 			    "job varies by %.1f%% (standard deviation / mean). ",
-			    r->ops[j].name, ng, mean > 0 ? 100 * sd / mean : 0);
+			    ng, mean > 0 ? 100 * sd / mean : 0);
 			any = 1;
 		}
 		free(g);
@@ -668,14 +669,18 @@ report_convergence(FILE *f, const struct report *r, int64_t op,
 			}
 		}
 		if (started) {
-			fprintf(f, " %.1f,%.1f\"><title>job %lld (%s): best %.2f "
-			    "GFLOP/s</title></polyline>\n", chart_x(&c,
+			fprintf(f, " %.1f,%.1f\"><title>job %lld (", chart_x(&c,
 			    (double)n), chart_y(&c, best),
-			    (long long)r->jobs[j].id, r->jobs[j].tuner, best);
+			    (long long)r->jobs[j].id);
+			html_esc(f, r->jobs[j].tuner);
+			fprintf(f, "): best %.2f GFLOP/s</title></polyline>\n",
+			    best);
 			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\" "
-			    "fill=\"%s\">job %lld %s</text>\n", c.ml + 6,
+			    "fill=\"%s\">job %lld ", c.ml + 6,
 			    c.mt + 14 + 12 * (double)j, col,
-			    (long long)r->jobs[j].id, r->jobs[j].tuner);
+			    (long long)r->jobs[j].id);
+			html_esc(f, r->jobs[j].tuner);
+			fputs("</text>\n", f);
 		}
 	}
 	chart_end(&c);
@@ -705,12 +710,17 @@ report_trials(FILE *f, const struct report *r, int64_t op, double ymax)
 		if (report_valid(t)) {
 			y = chart_y(&c, t->gflops);
 			fprintf(f, "<circle class=\"pt\" data-trial=\"%lld\" "
-			    "data-gflops=\"%.6g\" data-phase=\"%s\" cx=\"%.1f\" "
-			    "cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>#%lld %s %s: "
-			    "%.2f GFLOP/s</title></circle>\n", (long long)t->id,
-			    t->gflops, r->phases[t->phase], x, y,
+			    "data-gflops=\"%.6g\" data-phase=\"", (long long)t->id,
+			    t->gflops);
+			html_esc(f, r->phases[t->phase]);
+			fprintf(f, "\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" "
+			    "fill=\"%s\"><title>#%lld ", x, y,
 			    html_phase_color(r->phases[t->phase]),
-			    (long long)t->id, r->phases[t->phase], t->config,
+			    (long long)t->id);
+			html_esc(f, r->phases[t->phase]);
+			fputs(" ", f);
+			html_esc(f, t->config);
+			fprintf(f, ": %.2f GFLOP/s</title></circle>\n",
 			    t->gflops);
 		} else {
 			y = chart_y(&c, 0);
@@ -720,10 +730,14 @@ report_trials(FILE *f, const struct report *r, int64_t op, double ymax)
 			fprintf(f, "<path class=\"fail\" data-trial=\"%lld\" "
 			    "data-status=\"%s\" d=\"M%.1f %.1fl6 -6m-6 0l6 6\" "
 			    "transform=\"translate(-3 3)\" stroke=\"%s\" "
-			    "stroke-width=\"2\"><title>#%lld %s %s: %s</title>"
-			    "</path>\n", (long long)t->id, backend_status_name(s),
-			    x, y, html_status_color(s), (long long)t->id,
-			    r->phases[t->phase], t->config, backend_status_name(s));
+			    "stroke-width=\"2\"><title>#%lld ", (long long)t->id,
+			    backend_status_name(s), x, y, html_status_color(s),
+			    (long long)t->id);
+			html_esc(f, r->phases[t->phase]);
+			fputs(" ", f);
+			html_esc(f, t->config);
+			fprintf(f, ": %s</title></path>\n",
+			    backend_status_name(s));
 		}
 	}
 	chart_end(&c);
@@ -798,9 +812,10 @@ report_knobs(FILE *f, const struct report *r, int64_t op, double ymax)
 			jit = ((double)((uint64_t)t->id * 2654435761u % 1000) /
 			    1000 - 0.5) * 0.4;
 			fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" "
-			    "fill=\"#1f77b4\" fill-opacity=\"0.6\"><title>%s: "
-			    "%.2f GFLOP/s</title></circle>\n", chart_x(&c,
-			    (double)v + jit), chart_y(&c, t->gflops), t->config,
+			    "fill=\"#1f77b4\" fill-opacity=\"0.6\"><title>",
+			    chart_x(&c, (double)v + jit), chart_y(&c, t->gflops));
+			html_esc(f, t->config);
+			fprintf(f, ": %.2f GFLOP/s</title></circle>\n",
 			    t->gflops);
 		}
 		chart_end(&c);
@@ -923,12 +938,16 @@ report_repeated(FILE *f, const struct report *r, int64_t op, double ymax)
 		fputs(" ", f);
 		html_esc(f, g[i].config);
 		fputs("</text>", f);
-		fprintf(f, "<circle class=\"ci\" data-phase=\"%s\" cx=\"%.1f\" "
-		    "cy=\"%.1f\" r=\"4\" fill=\"%s\"><title>%s %s: mean %.2f, "
-		    "95%% CI [%.2f, %.2f], %zu run%s</title></circle>\n",
-		    r->phases[g[i].phase], chart_x(&c, g[i].mean), y, col,
-		    r->phases[g[i].phase], g[i].config, g[i].mean, g[i].lo,
-		    g[i].hi, g[i].n, g[i].n == 1 ? "" : "s");
+		fputs("<circle class=\"ci\" data-phase=\"", f);
+		html_esc(f, r->phases[g[i].phase]);
+		fprintf(f, "\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\">"
+		    "<title>", chart_x(&c, g[i].mean), y, col);
+		html_esc(f, r->phases[g[i].phase]);
+		fputs(" ", f);
+		html_esc(f, g[i].config);
+		fprintf(f, ": mean %.2f, 95%% CI [%.2f, %.2f], %zu run%s"
+		    "</title></circle>\n", g[i].mean, g[i].lo, g[i].hi, g[i].n,
+		    g[i].n == 1 ? "" : "s");
 	}
 	chart_end(&c);
 	fputs("<table><tr><th>phase</th><th>config</th><th>runs</th>"

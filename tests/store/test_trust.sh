@@ -74,6 +74,60 @@ tamper() {
 }
 BEST="phase IN ('tune', 'confirm', 'final')"
 
+# --- 2. Strings from the store reach MLIR, HTML and the terminal escaped.
+# MLIR: a newline in a config name or the CPU string adds no line of IR.
+INJ="char(10) || '} transform.yield' || char(10) || 'module {' || char(13) || '}'"
+tamper inj "UPDATE trials SET config_name = config_name || $INJ WHERE $BEST;
+    UPDATE targets SET cpu = cpu || $INJ"
+for fmt in transform iree-spec; do
+	"$AS" export --db "$T/s.db" --format $fmt -o "$T/clean.mlir"
+	"$AS" export --db "$T/inj.db" --format $fmt -o "$T/inj.mlir"
+	check "$fmt: export of the tampered store exits 0" eq "$?" 0
+	check "$fmt: no extra lines" eq "$(wc -l < "$T/inj.mlir")" "$(wc -l < "$T/clean.mlir")"
+	check "$fmt: no injected line" bash -c "! grep -q '^} transform.yield\|^module {\$' '$T/inj.mlir'"
+	check "$fmt: no carriage return" bash -c "! grep -q \$'\\r' '$T/inj.mlir'"
+	check "$fmt: the name is kept, escaped" grep -q 'tile_16x16x16_vec_6x16x1_thr_1\\n} transform.yield\\nmodule {\\x0d}' "$T/inj.mlir"
+done
+"$AS" export --db "$T/inj.db" --format transform -o "$T/inj.mlir"
+"$OPT" "$T/tuned.mlir" --transform-preload-library=transform-library-paths="$T/inj.mlir" \
+    --transform-interpreter -o "$T/inj_out.mlir" 2> "$T/opt.txt"
+check "the tampered store's library parses and applies (mlir-opt)" eq "$?" 0
+"$AS" export --db "$T/inj.db" --format iree-spec -o "$T/inj_spec.mlir"
+"$OPT" --allow-unregistered-dialect "$T/tuned.mlir" \
+    --transform-preload-library=transform-library-paths="$T/inj_spec.mlir" \
+    --transform-interpreter=entry-point=__kernel_config -o /dev/null 2> "$T/opt.txt"
+check "the tampered store's IREE spec parses and runs (mlir-opt)" eq "$?" 0
+"$AS" build "$T/tuned.mlir" --db "$T/inj.db" -o "$T/inj.so" > /dev/null 2> "$T/build.txt"
+check "build with the tampered names exits 0" eq "$?" 0
+
+# HTML: markup in a job's tuner, a phase, a config name or an op name is text.
+XSS="'<script>alert(1)</script>\"'"
+tamper xss "UPDATE jobs SET tuner = $XSS, cfg_path = $XSS, error = $XSS;
+    UPDATE ops SET name = name || $XSS"
+"$AS" report --db "$T/xss.db" -o "$T/xss.html" > /dev/null 2> "$T/report.txt"
+check "report of the tampered store exits 0" eq "$?" 0
+check "report: no raw <script>alert" bash -c "! grep -q '<script>alert' '$T/xss.html'"
+check "report: the tuner shown escaped" grep -q '&lt;script&gt;alert(1)&lt;/script&gt;' "$T/xss.html"
+check "report: one <script> element (its own)" eq "$(grep -o '<script>' "$T/xss.html" | wc -l)" 1
+
+# Terminal: an escape sequence in a cfg path, a log line, a config name.
+ESC="char(27) || '[2J' || char(27) || ']0;pwned' || char(7)"
+tamper esc "UPDATE jobs SET cfg_path = 'x' || $ESC || '.cfg', tuner = 'grid' || $ESC,
+    error = 'e' || $ESC;
+    UPDATE trials SET config_name = config_name || $ESC WHERE $BEST;
+    UPDATE ops SET name = name || $ESC;
+    INSERT INTO job_log (job_id, time, level, message) SELECT id, 0, 'info' || $ESC, 'm' || $ESC FROM jobs"
+# raw FILE: no ESC or BEL byte in it.
+raw() { ! LC_ALL=C grep -q "$(printf '[\033\007]')" "$1"; }
+for c in "status" "status 1" "status --json" "best" "best --format csv" "log 1" "watch --once 1"; do
+	# shellcheck disable=SC2086
+	timeout 20 "$AS" $c --db "$T/esc.db" > "$T/term.txt" 2>&1
+	check "$c: exit 0" eq "$?" 0
+	check "$c: no raw escape sequence" raw "$T/term.txt"
+done
+"$AS" status --db "$T/esc.db" > "$T/term.txt"
+check "status: the cfg path printed escaped" grep -qF 'x\x1b[2J\x1b]0;pwned\x07.cfg' "$T/term.txt"
+
 # --- 3. Absurd knob values in a stored best config: refused by every reader.
 for kv in tile_m=0 tile_n=-16 tile_k=2147483648 threads=1000 pack_b=7 \
     vector_n=48 block_dim_x=4; do
