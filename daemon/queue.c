@@ -596,9 +596,10 @@ queue_status(int argc, char **argv)
 
 	if ((rc = queue_get("status", st, db, id, &j)) != 0)
 		goto out;
+	/* A store whose best config is refused is bad input, as for best. */
 	if (store_best(st, NULL, id, &best, &nbest, &err) != 0) {
 		fprintf(stderr, "autosched status: %s\n", err);
-		rc = 1;
+		rc = 2;
 		goto out;
 	}
 	if (qa.json) {

@@ -230,7 +230,9 @@ struct job_transfer {
 	const struct op_desc	*op;
 	struct tuner_record	*rec;
 	struct op_desc		*ops;	/* copies (numbers only) */
+	const struct backend_ops *be;
 	size_t			 n, cap;
+	size_t			 refused;	/* outside the space's rules */
 };
 
 static int
@@ -238,6 +240,7 @@ job_transfer_cb(const struct store_trial *t, const struct op_desc *op,
     void *arg)
 {
 	struct job_transfer *x = arg;
+	struct space_rules rules;
 	struct op_desc *copy;
 
 	if (strcmp(op->kind, x->op->kind) != 0 || (op->m == x->op->m &&
@@ -245,6 +248,15 @@ job_transfer_cb(const struct store_trial *t, const struct op_desc *op,
 	    op->lhs == x->op->lhs && op->transpose_a == x->op->transpose_a &&
 	    op->transpose_b == x->op->transpose_b))
 		return 0;
+	/* A record is read from the store: the space's rules, as for best. */
+	memset(&rules, 0, sizeof rules);
+	if (x->be->rules != NULL)
+		x->be->rules(op, &rules);
+	if (space_config_check(op, x->be->rules != NULL ? &rules : NULL,
+	    &t->config, NULL) != 0) {
+		x->refused++;
+		return 0;
+	}
 	if (x->n == x->cap) {
 		x->cap = x->cap ? x->cap * 2 : 256;
 		x->rec = xrealloc(x->rec, x->cap * sizeof *x->rec);
@@ -282,6 +294,7 @@ job_offer_transfer(struct job *c, struct tuner *t, const struct op_desc *op)
 		return;
 	memset(&x, 0, sizeof x);
 	x.op = op;
+	x.be = c->be;
 	if (store_trial_foreach(c->st, 0, c->target_id, "tune", job_transfer_cb,
 	    &x, &err) == 0 && x.n > 0) {
 		/* The copies moved while growing: point the records at them now. */
@@ -291,6 +304,10 @@ job_offer_transfer(struct job *c, struct tuner *t, const struct op_desc *op)
 		job_log(c, "info", "%s: %zu records of other shapes offered for "
 		    "transfer", op->name, x.n);
 	}
+	if (x.refused > 0)
+		job_log(c, "warning", "%s: %zu records of other shapes in the "
+		    "store refused (outside the space's rules)", op->name,
+		    x.refused);
 	free(err);
 	free(x.rec);
 	free(x.ops);

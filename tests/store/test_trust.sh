@@ -23,7 +23,7 @@ MSG='not a regular file; expected an SQLite store'
 refused() {
 	local what=$1
 	shift
-	timeout 20 "$@" > "$T/out.txt" 2> "$T/err.txt"
+	timeout "${TRUST_TIMEOUT:-20}" "$@" > "$T/out.txt" 2> "$T/err.txt"
 	check "$what: exit 2" eq "$?" 2
 	check "$what: says why" grep -q "$MSG" "$T/err.txt"
 }
@@ -134,7 +134,7 @@ for kv in tile_m=0 tile_n=-16 tile_k=2147483648 threads=1000 pack_b=7 \
 	k=${kv%=*}
 	v=${kv#*=}
 	tamper knob "UPDATE trials SET $kv WHERE $BEST"
-	for c in "export --format transform" "export --format iree-spec" \
+	for c in "export --format transform" "export --format iree-spec" "export --format json" \
 	    "annotate $T/tuned.mlir" "build $T/tuned.mlir -o $T/k.so" \
 	    "best --format json" "best" "report -o $T/k.html"; do
 		rm -f "$T/k.so" "$T/k.html"
@@ -145,6 +145,9 @@ for kv in tile_m=0 tile_n=-16 tile_k=2147483648 threads=1000 pack_b=7 \
 		    grep -q "store $T/knob.db: op .*: config tile_.*: $k $v: .*expected" "$T/err.txt"
 		check "$kv: $c: emits nothing" test ! -s "$T/out.txt" -a ! -e "$T/k.so" -a ! -e "$T/k.html"
 	done
+	timeout 20 "$AS" status 1 --db "$T/knob.db" > /dev/null 2> "$T/err.txt"
+	check "$kv: status 1: exit 2" eq "$?" 2
+	check "$kv: status 1: names the knob" grep -q ": $k $v: " "$T/err.txt"
 done
 
 echo "$pass passed, $fail failed"
