@@ -43,6 +43,23 @@ for db in "$T/fifo.db" "$T/dir.db"; do
 	refused "autoschedd -d, database $k" "$ASD" -d -f "$T/d.conf"
 done
 check "no report written" test ! -e "$T/r.html"
+# SQLite's files and the service's beside a store are held to the same.
+touch "$T/b.db"
+mkfifo "$T/b.db-wal"
+MSG="b.db-wal: not a regular file; expected the store's SQLite write-ahead log"
+refused "best, a FIFO as the store's -wal" "$AS" best --db "$T/b.db"
+rm "$T/b.db-wal"
+mkfifo "$T/b.db.lock"
+printf '[autoschedd]\ndatabase = %s\n' "$T/b.db" > "$T/d.conf"
+timeout "${TRUST_TIMEOUT:-20}" "$ASD" -d -f "$T/d.conf" > /dev/null 2> "$T/err.txt"
+check "autoschedd, a FIFO as DB.lock: exit 1 at once" eq "$?" 1
+check "autoschedd, a FIFO as DB.lock: says why" grep -q "b.db.lock: not a regular file; expected the store's lock file" "$T/err.txt"
+rm "$T/b.db.lock"
+echo keep > "$T/b.db.wake"
+timeout 2 "$ASD" -d -f "$T/d.conf" > /dev/null 2> "$T/err.txt"
+check "autoschedd leaves a file that is not its socket as DB.wake" grep -q keep "$T/b.db.wake"
+check "autoschedd says why it cannot be woken" grep -q "b.db.wake: not a socket" "$T/err.txt"
+rm -f "$T/b.db"*
 
 # A store with best configs for two ops (a few seconds), and copies of it
 # tampered with by sqlite3 as anyone who can write the store could.
