@@ -2,6 +2,7 @@
  * Unit tests of the search space: exact counts against brute-force
  * enumeration, index <-> config round trips, names, huge spaces.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,6 +113,9 @@ test_bruteforce(int64_t M, int64_t N, int64_t K, uint32_t ragged, int defaults)
 		    (ragged & KNOB_BIT(KNOB_VECTOR_K)) != 0) ||
 		    !vec_budget(&op, cf.v[KNOB_VECTOR_M], cf.v[KNOB_VECTOR_N],
 		    cf.v[KNOB_VECTOR_K]))
+			ok = 0;
+		/* The check of stored configs takes every point of the space. */
+		if (space_config_check(&op, &rules, &cf, NULL) != 0)
 			ok = 0;
 	}
 	CHECK(ok);
@@ -257,6 +261,69 @@ test_gpu_blocks(void)
 	space_free(s);
 }
 
+/* The check of a config read back from a store: bounds, then the rules. */
+static void
+test_config_check(void)
+{
+	struct space_rules rules = { 0 };
+	struct op_desc op = { 0 };
+	struct config good = { { 64, 64, 64, 8, 16, 1, 4 } }, c;
+	char *err = NULL;
+	static const struct {
+		enum knob	 k;
+		int64_t		 v;
+		const char	*want;
+	} bad[] = {
+		{ KNOB_TILE_M, 0, "tile_m 0: expected 1 to 2147483647" },
+		{ KNOB_TILE_N, -16, "tile_n -16: expected 1 to 2147483647" },
+		{ KNOB_TILE_K, 2147483648LL, "tile_k 2147483648: expected 1 to "
+		    "2147483647" },
+		{ KNOB_THREADS, 1000, "threads 1000: expected 1 to 512" },
+		{ KNOB_PACK_B, 7, "pack_b 7: expected 0 or 1" },
+		{ KNOB_TILE_M, 48, "tile_m 48: does not divide M = 256" },
+		{ KNOB_VECTOR_N, 48, "vector_n 48: does not divide the N tile 64" },
+		{ KNOB_VECTOR_M, 128, "vector_m 128: does not fit in the M tile 64" },
+		{ KNOB_BLOCK_DIM_X, 4, "block_dim_x 4: the backend has no such "
+		    "knob; expected 0" },
+	};
+	size_t i;
+
+	op.m = 256; op.n = 128; op.k = 512; op.batch = 1;
+	rules.knobs = (KNOB_BIT(KNOB_THREADS + 1) - 1) | KNOB_BIT(KNOB_PACK_B);
+	rules.ragged = KNOB_BIT(KNOB_VECTOR_M);
+	good.v[KNOB_PACK_B] = 1;
+	CHECK(space_config_check(&op, &rules, &good, &err) == 0 && err == NULL);
+	/* A tile at least the dimension is the whole of it. */
+	c = good;
+	c.v[KNOB_TILE_N] = 1024;
+	CHECK(space_config_check(&op, &rules, &c, &err) == 0);
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		c = good;
+		c.v[bad[i].k] = bad[i].v;
+		CHECK(space_config_check(&op, &rules, &c, &err) == -1);
+		CHECK(err != NULL && strncmp(err, bad[i].want,
+		    strlen(bad[i].want)) == 0);
+		if (err != NULL && strncmp(err, bad[i].want,
+		    strlen(bad[i].want)) != 0)
+			fprintf(stderr, "  got \"%s\"\n", err);
+	}
+	/* Without the backend's rules: the bounds alone (0 may be a knob it lacks). */
+	c = good;
+	c.v[KNOB_BLOCK_DIM_X] = 0;
+	c.v[KNOB_PIPELINE_DEPTH] = 3;
+	CHECK(space_config_check(&op, NULL, &c, &err) == 0);
+	c.v[KNOB_THREADS] = 1000;
+	CHECK(space_config_check(&op, NULL, &c, &err) == -1);
+	/* GPU blocks of more than 1024 threads. */
+	memset(&c, 0, sizeof c);
+	c.v[KNOB_BLOCK_DIM_X] = 64;
+	c.v[KNOB_BLOCK_DIM_Y] = 32;
+	c.v[KNOB_BLOCK_DIM_Z] = 1;
+	CHECK(space_config_check(&op, NULL, &c, &err) == -1);
+	CHECK(err != NULL && strstr(err, "2048: expected at most 1024") != NULL);
+	free(err);
+}
+
 int
 main(void)
 {
@@ -276,5 +343,6 @@ main(void)
 	test_huge();
 	test_names();
 	test_gpu_blocks();
+	test_config_check();
 	return check_done();
 }

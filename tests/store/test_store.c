@@ -3,6 +3,7 @@
  * walks, best, the job queue (claimed from several processes at once), logs,
  * and a kill -9 in the middle of inserting trials.
  */
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -996,6 +997,40 @@ test_check_damage(void)
 	free(path);
 }
 
+/* A FIFO, a folder or a device as the store (or its -wal) is refused, never opened. */
+static void
+test_special_files(void)
+{
+	struct store	*s = NULL;
+	char		*fifo = db_path("fifo"), *dir = db_path("dir");
+	char		*walstore = db_path("walfifo"), *missing = db_path("new");
+	char		*wal = xasprintf("%s-wal", walstore), *err = NULL;
+
+	CHECK(mkfifo(fifo, 0600) == 0 && mkdir(dir, 0700) == 0);
+	CHECK(store_open(fifo, &s, &err) == -1 && s == NULL);
+	CHECK(err != NULL && strstr(err, "fifo.db: not a regular file; "
+	    "expected an SQLite store") != NULL);
+	CHECK(store_open_readonly(fifo, &s, &err) == -1 && s == NULL);
+	CHECK(store_open_readonly(dir, &s, &err) == -1 && s == NULL);
+	CHECK(err != NULL && strstr(err, "dir.db: not a regular file") != NULL);
+	CHECK(store_check_path("/dev/null", &err) == -1);
+	CHECK(mkfifo(wal, 0600) == 0);
+	CHECK(store_open(walstore, &s, &err) == -1 && s == NULL);
+	CHECK(err != NULL && strstr(err, "walfifo.db-wal: not a regular file; "
+	    "expected the store's SQLite write-ahead log") != NULL);
+	free(err);
+	err = NULL;
+	/* A missing store is created. */
+	CHECK(store_check_path(missing, &err) == 0 && err == NULL);
+	CHECK(store_open(missing, &s, &err) == 0 && s != NULL);
+	store_close(s);
+	free(fifo);
+	free(dir);
+	free(wal);
+	free(walstore);
+	free(missing);
+}
+
 int
 main(void)
 {
@@ -1008,6 +1043,7 @@ main(void)
 	}
 	test_schema();
 	test_migrate_v3();
+	test_special_files();
 
 	path = db_path("main");
 	if (store_open(path, &s, &err) != 0) {
