@@ -1230,6 +1230,8 @@ job_threads_candidates(const struct job *c, struct space_rules *r)
 		cpus = job_default_cpus(c->cfg, &n);
 		free(cpus);
 	}
+	if (n > SPACE_THREADS_MAX)	/* what a stored config may hold */
+		n = SPACE_THREADS_MAX;
 	r->ncand[KNOB_THREADS] = 0;
 	for (t = 1; t < n && r->ncand[KNOB_THREADS] < SPACE_CANDS_MAX - 1; t *= 2)
 		r->cand[KNOB_THREADS][r->ncand[KNOB_THREADS]++] = t;

@@ -56,9 +56,16 @@ check "autoschedd, a FIFO as DB.lock: exit 1 at once" eq "$?" 1
 check "autoschedd, a FIFO as DB.lock: says why" grep -q "b.db.lock: not a regular file; expected the store's lock file" "$T/err.txt"
 rm "$T/b.db.lock"
 echo keep > "$T/b.db.wake"
-timeout 2 "$ASD" -d -f "$T/d.conf" > /dev/null 2> "$T/err.txt"
-check "autoschedd leaves a file that is not its socket as DB.wake" grep -q keep "$T/b.db.wake"
+"$ASD" -d -f "$T/d.conf" > /dev/null 2> "$T/err.txt" &
+dpid=$!
+for _ in $(seq 200); do
+	grep -q "b.db.wake: not a socket" "$T/err.txt" && break
+	sleep 0.1
+done
+kill "$dpid" 2> /dev/null
+wait "$dpid" 2> /dev/null
 check "autoschedd says why it cannot be woken" grep -q "b.db.wake: not a socket" "$T/err.txt"
+check "autoschedd leaves a file that is not its socket as DB.wake" grep -q keep "$T/b.db.wake"
 rm -f "$T/b.db"*
 
 # A store with best configs for two ops (a few seconds), and copies of it
