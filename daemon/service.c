@@ -246,7 +246,7 @@ static int
 service_spool_move(struct service *sv, const char *path, const char *name,
     const char *sub, const char *reason, char **moved)
 {
-	char *dir = util_path_join(sv->spool, sub), *dst;
+	char *dir = util_path_join(sv->spool, sub), *dst, *src_reason;
 	int i, rc = -1;
 
 	dst = util_path_join(dir, name);
@@ -262,6 +262,10 @@ service_spool_move(struct service *sv, const char *path, const char *name,
 			sv->ignored[sv->nignored++] = xstrdup(name);
 		goto out;
 	}
+	/* A file's reason goes with it: none stays behind where it was. */
+	src_reason = xasprintf("%s.reason", path);
+	(void)unlink(src_reason);
+	free(src_reason);
 	service_spool_reason(sv, dst, reason);
 	if (moved != NULL) {
 		*moved = dst;
