@@ -228,6 +228,12 @@ slurm_extra(const struct backend *be, char **argv, int *n, char *sargs,
 			    "than %d words", MEASURE_SRUN_WORDS);
 			return -1;
 		}
+		/* The cfg reader allows only --opt=value: never a command. */
+		if (strncmp(tok, "--", 2) != 0 || strchr(tok, '=') == NULL) {
+			util_seterr(err, "mlir-cpu: slurm_srun_args: '%s' is "
+			    "not an --option=value word", tok);
+			return -1;
+		}
 		argv[(*n)++] = tok;
 	}
 	return 0;
