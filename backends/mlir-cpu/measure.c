@@ -702,6 +702,10 @@ mlircpu_begin(struct backend *be, char **err)
 	sigset_t all, old;
 	int i, k, n, ok = 0, rc = -1;
 
+	/* A cache others can write runs their code: the job stops (exit 2). */
+	if (mlircpu_cache_check(be->params.work_dir, err) != 0 ||
+	    mlircpu_cache_check(be->work_dir, err) != 0)
+		return -1;
 	if (be->params.executor != BACKEND_EXEC_SLURM)
 		return 0;
 	/* What a killed run of this job left (its srun outlived it). */
