@@ -221,7 +221,7 @@ mlircpu_compile(struct backend *be, const char *sched, int threads,
 
 	tmp = xasprintf("%s.tmp.%ld", dir, (long)getpid());
 	scratch_remove(tmp);
-	/* Ours alone, whatever the umask: the cache runs what it holds. */
+	/* Writable by us alone, whatever the umask: the cache runs what it holds. */
 	if (util_mkdirs(tmp, &err) != 0)
 		goto fail_err;
 	if (chmod(tmp, 0755) != 0) {
