@@ -619,6 +619,17 @@ service_run_one(struct service *sv)
 		state = "failed";
 		goto done;
 	}
+	/* Queued before submit refused them: the service's settings apply. */
+	if (cfg->service_key != NULL) {
+		int line = cfg->service_key_line;
+		const char *key = cfg_drop_submitted(cfg);
+
+		service_log(sv, LOG_WARNING, j.id, "job %lld: %s:%d: [Env] %s:"
+		    " set by the service (autoschedd.conf), not by a submitted"
+		    " job: ignored with every executor key and iree_bin",
+		    (long long)j.id, j.cfg_path ? j.cfg_path : "job.cfg", line,
+		    key);
+	}
 	service_job_output(sv, j.id, cfg);
 
 	memset(&opts, 0, sizeof opts);

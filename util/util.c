@@ -226,6 +226,37 @@ out:
 	return rc;
 }
 
+int
+util_trusted(const char *path, int dir, char *why, size_t len)
+{
+	struct stat sb;
+
+	if (lstat(path, &sb) != 0) {
+		snprintf(why, len, "%s", strerror(errno));
+		return -1;
+	}
+	if (S_ISLNK(sb.st_mode)) {
+		snprintf(why, len, "a symbolic link");
+		return -1;
+	}
+	if (dir ? !S_ISDIR(sb.st_mode) : !S_ISREG(sb.st_mode)) {
+		snprintf(why, len, "not a %s", dir ? "folder" : "regular file");
+		return -1;
+	}
+	if (sb.st_uid != geteuid()) {
+		snprintf(why, len, "owned by uid %ld, not by this user (uid %ld)",
+		    (long)sb.st_uid, (long)geteuid());
+		return -1;
+	}
+	if (sb.st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(why, len, "writable by %s (mode %04o)",
+		    (sb.st_mode & S_IWGRP) ? "its group" : "others",
+		    (unsigned)(sb.st_mode & 07777));
+		return -1;
+	}
+	return 0;
+}
+
 char *
 util_path_join(const char *dir, const char *name)
 {

@@ -34,6 +34,13 @@ int	 util_write_file(const char *path, const char *buf, size_t len,
 	    char **err) WUR;
 /* Create a folder and its parents (mode 0755). 0 or -1 with *err. */
 int	 util_mkdirs(const char *path, char **err) WUR;
+/*
+ * 0 if path is this process's to trust with code it will run: not a
+ * symbolic link, a folder (dir 1) or a regular file (dir 0), owned by the
+ * effective uid and writable by no one else (no group or other write bit).
+ * Else -1 with what is wrong in why (len bytes).
+ */
+int	 util_trusted(const char *path, int dir, char *why, size_t len) WUR;
 
 /* dir/name unless name is absolute. Caller frees. */
 char	*util_path_join(const char *dir, const char *name);

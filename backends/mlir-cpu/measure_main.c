@@ -5,11 +5,13 @@
  * repetitions during which the process was switched out, and print one
  * JSON line with the result.
  */
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <cblas.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
 #include <sched.h>
@@ -46,6 +48,68 @@ die(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	exit(2);
+}
+
+/* "" if sb is this user's alone (owned by the euid, no group/other write). */
+static const char *
+kernel_untrusted(const struct stat *sb, char *buf, size_t len)
+{
+	if (sb->st_uid != geteuid())
+		snprintf(buf, len, "owned by uid %ld, not by this user (uid %ld)",
+		    (long)sb->st_uid, (long)geteuid());
+	else if (sb->st_mode & (S_IWGRP | S_IWOTH))
+		snprintf(buf, len, "writable by %s (mode %04o)",
+		    (sb->st_mode & S_IWGRP) ? "its group" : "others",
+		    (unsigned)(sb->st_mode & 07777));
+	else
+		buf[0] = '\0';
+	return buf;
+}
+
+/*
+ * dlopen the kernel at path only if this user made it: its folder and the
+ * file itself owned by the euid, writable by no one else, neither a
+ * symbolic link. This runs where the measurement runs (a Slurm node too),
+ * right before the load; the file is checked through the descriptor that is
+ * loaded (/proc/self/fd), so it cannot be swapped in between. Dies with
+ * "untrusted kernel" (an environment failure for the backend) otherwise.
+ */
+static void *
+kernel_open(const char *path)
+{
+	struct stat sb;
+	char why[128], proc[64], *dir, *slash;
+	void *dl;
+	int fd;
+
+	dir = strdup(path);
+	if (dir == NULL)
+		die("out of memory");
+	if ((slash = strrchr(dir, '/')) != NULL)
+		*slash = '\0';
+	else
+		strcpy(dir, ".");
+	if (lstat(dir, &sb) != 0)
+		die("%s: %s", dir, strerror(errno));
+	if (!S_ISDIR(sb.st_mode))
+		die("%s: untrusted kernel: its folder %s is not a folder", path, dir);
+	if (*kernel_untrusted(&sb, why, sizeof why) != '\0')
+		die("%s: untrusted kernel: its folder %s is %s", path, dir, why);
+	free(dir);
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		die("%s: %s%s", path, errno == ELOOP ? "untrusted kernel: " : "",
+		    errno == ELOOP ? "a symbolic link" : strerror(errno));
+	if (fstat(fd, &sb) != 0)
+		die("%s: %s", path, strerror(errno));
+	if (!S_ISREG(sb.st_mode))
+		die("%s: untrusted kernel: not a regular file", path);
+	if (*kernel_untrusted(&sb, why, sizeof why) != '\0')
+		die("%s: untrusted kernel: %s", path, why);
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+	if ((dl = dlopen(proc, RTLD_NOW | RTLD_LOCAL)) == NULL)
+		die("dlopen %s: %s", path, dlerror());
+	close(fd);
+	return dl;
 }
 
 static size_t
@@ -851,9 +915,7 @@ main(int argc, char **argv)
 	ctr = counters_open();
 
 	if (j.kernel != NULL) {
-		dl = dlopen(j.kernel, RTLD_NOW | RTLD_LOCAL);
-		if (dl == NULL)
-			die("dlopen: %s", dlerror());
+		dl = kernel_open(j.kernel);
 		fn = (kernel_fn)dlsym(dl, "dispatch");
 		if (fn == NULL)
 			die("dlsym dispatch: %s", dlerror());
