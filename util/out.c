@@ -123,9 +123,10 @@ util_out_check(const char *path, const struct util_out_guard *g, char **err)
 	ssize_t ln;
 	int rc = -1, fd, ours;
 
+	/* "WHERE: [Env] output_file: PATH", "-o PATH", "PATH". */
 	pre = xasprintf("%s%s%s%s%s", g && g->where ? g->where : "",
 	    g && g->where ? ": " : "", g && g->key ? g->key : "",
-	    g && g->key ? " " : "", path);
+	    g && g->key ? (g->key[0] == '-' ? " " : ": ") : "", path);
 	if (*path == '\0') {
 		util_seterr(err, "%s: empty file name; expected a file for %s",
 		    pre, what);
