@@ -753,8 +753,8 @@ export_annotate(const struct export_set *s, const char *path,
 	    (const char *const *)values, n, text, nannotated, err);
 	if (rc == 0) {
 		/* The first line marks the file as autosched's (util_out). */
-		char *t = xasprintf("// autosched annotate: compilation_info from"
-		    " the store's best configs\n%s", *text);
+		char *t = xasprintf("// autosched annotate: the program with the"
+		    " store's best configs\n%s", *text);
 
 		free(*text);
 		*text = t;
