@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cfg/cfg.h"
 #include "daemon/daemon.h"
@@ -174,7 +175,8 @@ cli_generate(int argc, char **argv)
 	g.key = "-o";
 	g.what = "the sweep's cfg";
 	g.magic[0] = GENERATE_CFG_MAGIC;
-	if (util_out_check(cfgpath, &g, &err) != 0) {
+	/* Before any program is written (a new -o folder has nothing to check). */
+	if (access(dir, F_OK) == 0 && util_out_check(cfgpath, &g, &err) != 0) {
 		fprintf(stderr, "autosched generate: %s\n", err);
 		rc = 2;
 		goto out;
