@@ -40,9 +40,9 @@ echo secret > "$T/victim"
 next=$((id2 + 1))
 ln -s "$T/victim" "$T/job-$next.html"
 id3=$("$AS" submit "$T/a.cfg" --db "$DB") || fail "submit a again"
-check "the planted job id" eq "$id3" "$next"
+check "the planted job id" [ "$id3" = "$next" ]
 check "job $id3 ends" wait_for 120 all_ended
-check "the link's target unchanged" eq "$(cat "$T/victim")" secret
+check "the link's target unchanged" [ "$(cat "$T/victim")" = secret ]
 check "the link still a link" test -L "$T/job-$id3.html"
 stop_daemon TERM
 check "daemon exits 0" [ "$DRC" -eq 0 ]
