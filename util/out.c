@@ -84,8 +84,8 @@ out_ours(int fd, const struct util_out_guard *g)
 			break;
 		n += (size_t)r;
 	}
-	for (i = 0; i < UTIL_OUT_MAGICS && g->magic[i] != NULL; i++) {
-		ml = strlen(g->magic[i]);
+	for (i = 0; i < UTIL_OUT_MAGICS; i++) {
+		ml = g->magic[i] != NULL ? strlen(g->magic[i]) : 0;
 		if (ml > 0 && ml <= n && memcmp(head, g->magic[i], ml) == 0)
 			return 1;
 	}
@@ -132,8 +132,8 @@ util_out_check(const char *path, const struct util_out_guard *g, char **err)
 		    pre, what);
 		goto out;
 	}
-	for (i = 0; g != NULL && i < UTIL_OUT_STORES && g->stores[i]; i++) {
-		for (j = 0; j < sizeof sfx / sizeof sfx[0]; j++) {
+	for (i = 0; g != NULL && i < UTIL_OUT_STORES; i++) {
+		for (j = 0; g->stores[i] && j < sizeof sfx / sizeof sfx[0]; j++) {
 			p = xasprintf("%s%s", g->stores[i], sfx[j]);
 			if (util_same_path(path, p)) {
 				util_seterr(err, "%s: that is %s %s; expected a"

@@ -58,9 +58,9 @@ struct util_out_guard {
 	const char	*where;		/* message prefix (the cfg's path), or NULL */
 	const char	*key;		/* option or key naming the file: "-o", "[Env] report_file" */
 	const char	*what;		/* what is written: "the CSV report" */
-	const char	*stores[UTIL_OUT_STORES];	/* SQLite stores, NULL = unused */
+	const char	*stores[UTIL_OUT_STORES];	/* SQLite stores; NULL slots skipped */
 	struct util_out_input inputs[UTIL_OUT_INPUTS];
-	const char	*magic[UTIL_OUT_MAGICS];	/* first bytes of our own files, NULL = unused */
+	const char	*magic[UTIL_OUT_MAGICS];	/* first bytes of our own files; NULL slots skipped */
 	const char	*marker;	/* or a string anywhere in them (a built .so), or NULL */
 	unsigned	 mode;		/* the file's mode; 0 = 0644 */
 };

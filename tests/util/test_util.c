@@ -168,6 +168,12 @@ test_out(void)
 	CHECK(util_out_write(in, "// autosched e\n", 15, &g, &err) == -1);
 	CHECK(err != NULL && strstr(err, "the input MLIR") != NULL);
 	CHECK(holds(db, "SQLite format 3") && holds(in, "module {}\n"));
+	/* A job without a store of its own still guards the replayed one. */
+	g.stores[0] = NULL;
+	g.stores[1] = db;
+	CHECK(util_out_write(wal, "// autosched e\n", 15, &g, &err) == -1);
+	g.stores[0] = db;
+	g.stores[1] = NULL;
 
 	/* A marker anywhere (a built .so), across the chunks it is read in. */
 	{
