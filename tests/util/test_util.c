@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "tests/check.h"
@@ -149,12 +150,25 @@ test_out(void)
 	CHECK(holds(victim, "secret\n"));
 	CHECK(lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode));
 
-	/* Devices, FIFOs and folders are not files to replace. */
-	CHECK(util_out_write("/dev/null", "x", 1, &g, &err) == -1);
-	CHECK(err != NULL && strstr(err, "character device") != NULL);
-	CHECK(util_write_file("/dev/full", "x", 1, &err) == -1);
-	CHECK(stat("/dev/null", &sb) == 0 && S_ISCHR(sb.st_mode));
-	CHECK(stat("/dev/full", &sb) == 0 && S_ISCHR(sb.st_mode));
+	/*
+	 * Devices, FIFOs and folders are not files to replace. The devices are
+	 * private copies of /dev/null and /dev/full (when we may make them), so
+	 * that a broken writer cannot take the machine's.
+	 */
+	{
+		char *dnull = xasprintf("%s/null", dir), *dfull = xasprintf("%s/full", dir);
+
+		if (mknod(dnull, S_IFCHR | 0666, makedev(1, 3)) == 0 &&
+		    mknod(dfull, S_IFCHR | 0666, makedev(1, 7)) == 0) {
+			CHECK(util_out_write(dnull, "x", 1, &g, &err) == -1);
+			CHECK(err != NULL && strstr(err, "character device") != NULL);
+			CHECK(util_write_file(dfull, "x", 1, &err) == -1);
+			CHECK(stat(dnull, &sb) == 0 && S_ISCHR(sb.st_mode));
+			CHECK(stat(dfull, &sb) == 0 && S_ISCHR(sb.st_mode));
+		}
+		free(dnull);
+		free(dfull);
+	}
 	CHECK(mkfifo(fifo, 0600) == 0);
 	CHECK(util_out_write(fifo, "x", 1, NULL, &err) == -1);
 	CHECK(lstat(fifo, &sb) == 0 && S_ISFIFO(sb.st_mode));
