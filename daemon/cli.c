@@ -828,10 +828,10 @@ cli_export(int argc, char **argv)
 	s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	if (outpath != NULL && strcmp(outpath, "-") != 0) {
 		char *def = db == NULL ? daemon_default_db() : NULL;
-		const char *const inputs[] = { db != NULL ? db : def, NULL };
 		char *text = xasprintf("%s\n", s);
 
-		rc = export_write(outpath, text, inputs, &err) == 0 ? 0 : 2;
+		rc = export_write(outpath, text, db != NULL ? db : def, NULL,
+		    &err) == 0 ? 0 : 2;
 		if (rc != 0)
 			fprintf(stderr, "autosched: %s\n", err);
 		free(text);

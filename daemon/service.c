@@ -228,9 +228,16 @@ static void
 service_spool_reason(struct service *sv, const char *path, const char *reason)
 {
 	char *rpath = xasprintf("%s.reason", path), *text, *err = NULL;
+	struct util_out_guard g;
 
-	text = xasprintf("%s\n", reason);
-	if (util_write_file(rpath, text, strlen(text), &err) != 0) {
+	/* Never through a link or over a file a spool writer planted there. */
+	memset(&g, 0, sizeof g);
+	g.key = "the reason file";
+	g.what = "the reason of a spooled cfg";
+	g.stores[0] = sv->db;
+	g.magic[0] = "autosched: ";
+	text = xasprintf("autosched: %s\n", reason);
+	if (util_out_write(rpath, text, strlen(text), &g, &err) != 0) {
 		service_log(sv, LOG_WARNING, 0, "spool: %s", err);
 		free(err);
 	}

@@ -75,12 +75,49 @@ tool(const char *what, char *const argv[], char **err)
 	return rc;
 }
 
+/*
+ * The string every built .so holds (a symbol of its own), by which
+ * util_out knows an earlier build at -o. Made at run time so that
+ * autosched's own binary does not hold it.
+ */
+static char *
+build_marker(void)
+{
+	return xasprintf("%s-%s:%d", "autosched", "built-library", 1);
+}
+
+/* The guard of -o: export's, with the marker instead of magic lines. */
+static void
+build_guard(struct util_out_guard *g, const char *db, const char *program,
+    const char *marker)
+{
+	export_guard(g, db, program);
+	g->what = "the shared object";
+	g->magic[0] = g->magic[1] = NULL;
+	g->marker = marker;
+	g->mode = 0755;
+}
+
+int
+export_build_check(const char *out_so, const char *db, const char *program,
+    char **err)
+{
+	struct util_out_guard g;
+	char *marker = build_marker();
+	int rc;
+
+	build_guard(&g, db, program, marker);
+	rc = util_out_check(out_so, &g, err);
+	free(marker);
+	return rc;
+}
+
 /* Remove the scratch folder of a build. */
 static void
 scratch_remove(const char *dir)
 {
 	static const char *const files[] = { "lib.mlir", "program.ll.mlir",
-	    "program.ll", "program.so", NULL };
+	    "program.ll", "program.so", "marker.c", NULL };
 	size_t i;
 
 	for (i = 0; files[i] != NULL; i++) {
@@ -165,7 +202,7 @@ build_set(const struct export_set *s, const struct analysis *an,
 
 int
 export_build(const struct export_set *s, const char *program, int untuned,
-    const char *out_so, size_t *ntuned, char **err)
+    const char *out_so, const char *db, size_t *ntuned, char **err)
 {
 	const struct backend_ops *be = backend_find("mlir-cpu");
 	struct analysis *an = NULL;
@@ -174,13 +211,20 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	char *text = NULL, *pipe = NULL, *opt = NULL, *tr = NULL, *cc = NULL;
 	char *plugin = NULL, *plugin_arg = NULL;
 	char *rpath = NULL, *tmpl = NULL, *cflags = NULL;
+	char *marker = build_marker(), *mc = NULL, *mtext = NULL, *buf = NULL;
+	struct util_out_guard g;
+	size_t len;
 	const char *bin = getenv("AUTOSCHED_LLVM_BIN");
 	int rc = -1, omp = 0;
 	size_t i;
 
 	*ntuned = 0;
-	if (analysis_load(program, &an, err) != 0)
+	build_guard(&g, db, program, marker);
+	if (util_out_check(out_so, &g, err) != 0 ||
+	    analysis_load(program, &an, err) != 0) {
+		free(marker);
 		return -1;
+	}
 	b = build_set(s, an, be, untuned, ntuned);
 	for (i = 0; i < b->n; i++) {
 		if (b->e[i].best.config.v[KNOB_THREADS] > 1)
@@ -203,8 +247,13 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	llm = util_path_join(dir, "program.ll.mlir");
 	ll = util_path_join(dir, "program.ll");
 	so = util_path_join(dir, "program.so");
+	mc = util_path_join(dir, "marker.c");
 	text = export_transform_text(b, be, 1, &plugin);
-	if (util_write_file(lib, text, strlen(text), err) != 0)
+	mtext = xasprintf("/* Marks the library as autosched's (util_out). */\n"
+	    "__attribute__((used, visibility(\"default\")))\n"
+	    "const char autosched_built_library[] = \"%s\";\n", marker);
+	if (util_write_file(lib, text, strlen(text), err) != 0 ||
+	    util_write_file(mc, mtext, strlen(mtext), err) != 0)
 		goto out;
 	if (plugin != NULL)
 		plugin_arg = xasprintf("--load-pass-plugin=%s", plugin);
@@ -234,26 +283,17 @@ export_build(const struct export_set *s, const char *program, int untuned,
 		char *const a2[] = { tr, "--mlir-to-llvmir", llm, "-o", ll, NULL };
 		char *const a3[] = { cc, "-O3", "-march=native", cflags, "-shared",
 		    "-fPIC", omp ? "-fopenmp" : "-fno-openmp", rpath,
-		    "-Wno-override-module", ll, "-o", so, NULL };
+		    "-Wno-override-module", ll, mc, "-o", so, NULL };
 
 		if (tool("mlir-opt", a1, err) != 0 ||
 		    tool("mlir-translate", a2, err) != 0 ||
 		    tool("clang", a3, err) != 0)
 			goto out;
 	}
-	if (rename(so, out_so) != 0) {
-		/* Another file system: copy through a temp file beside out_so. */
-		char *buf = NULL;
-		size_t len;
-
-		if (util_read_file(so, 1u << 30, &buf, &len, err) != 0 ||
-		    util_write_file(out_so, buf, len, err) != 0) {
-			free(buf);
-			goto out;
-		}
-		free(buf);
-	}
-	chmod(out_so, 0755);
+	/* Copied beside out_so through util_out: never over what it refuses. */
+	if (util_read_file(so, 1u << 30, &buf, &len, err) != 0 ||
+	    util_out_write(out_so, buf, len, &g, err) != 0)
+		goto out;
 	rc = 0;
 out:
 	if (dir != NULL)
@@ -275,5 +315,9 @@ out:
 	free(cc);
 	free(rpath);
 	free(cflags);
+	free(marker);
+	free(mc);
+	free(mtext);
+	free(buf);
 	return rc;
 }

@@ -31,4 +31,9 @@ void	 export_entry_clear(struct export_entry *);
 char	*export_transform_text(const struct export_set *s,
 	    const struct backend_ops *be, int c_interface, char **plugin_out);
 
+struct util_out_guard;
+/* The guard of export's outputs at -o (store db, input may be NULL). */
+void	 export_guard(struct util_out_guard *g, const char *db,
+	    const char *input);
+
 #endif

@@ -284,7 +284,7 @@ report_time(FILE *f, double t)
 static void
 report_head(FILE *f, const struct report *r)
 {
-	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+	fputs(HTML_MAGIC "<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 	    "<title>autosched report</title>\n<style>\n"
 	    "body{font:14px/1.4 sans-serif;margin:24px;color:#222;max-width:1400px}\n"
 	    "h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;"
@@ -1184,15 +1184,19 @@ out:
 
 int
 html_report(struct store *st, const struct html_opts *o, const char *path,
-    char **err)
+    const struct util_out_guard *g, char **err)
 {
+	struct util_out_guard mine = *g;
 	char *text = NULL;
 	size_t len = 0;
 	int rc;
 
+	mine.magic[0] = HTML_MAGIC;
+	if (util_out_check(path, &mine, err) != 0)
+		return -1;
 	if (html_report_text(st, o, &text, &len, err) != 0)
 		return -1;
-	rc = util_write_file(path, text, len, err);
+	rc = util_out_write(path, text, len, &mine, err);
 	free(text);
 	return rc;
 }

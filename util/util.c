@@ -166,41 +166,6 @@ fail:
 }
 
 int
-util_write_file(const char *path, const char *buf, size_t len, char **err)
-{
-	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
-	int fd, rc = -1;
-	size_t off = 0;
-	ssize_t w;
-
-	if ((fd = open(tmp, O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC, 0644)) == -1) {
-		util_seterr(err, "%s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	while (off < len) {
-		w = write(fd, buf + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			util_seterr(err, "%s: %s", tmp, strerror(errno));
-			close(fd);
-			unlink(tmp);
-			goto out;
-		}
-		off += (size_t)w;
-	}
-	if (close(fd) != 0 || rename(tmp, path) != 0) {
-		util_seterr(err, "%s: %s", path, strerror(errno));
-		unlink(tmp);
-		goto out;
-	}
-	rc = 0;
-out:
-	free(tmp);
-	return rc;
-}
-
-int
 util_mkdirs(const char *path, char **err)
 {
 	char *p = xstrdup(path), *s;
