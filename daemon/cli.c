@@ -160,6 +160,7 @@ cli_run(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);	/* the terminal gone: stop the same way */
 	out = job_execute(job, st, &err);
 	switch (out) {
 	case JOB_OK:

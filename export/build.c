@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,19 @@
 #include "util/util.h"
 
 #define BUILD_TIMEOUT	600	/* seconds per tool */
+
+/* The signal that stops a build (SIGINT, SIGTERM, SIGHUP), or 0. */
+static volatile sig_atomic_t build_signal;
+static const int build_signals[] = { SIGINT, SIGTERM, SIGHUP };
+#define BUILD_NSIGNALS	(sizeof build_signals / sizeof build_signals[0])
+
+/* The tool running dies now; export_build stops at its next step. */
+static void
+build_on_signal(int sig)
+{
+	build_signal = sig;
+	proc_kill_current();
+}
 
 /*
  * The default pipeline: the transform library (schedules, bufferization),
@@ -63,10 +77,13 @@ tool(const char *what, char *const argv[], char **err)
 
 	memset(&o, 0, sizeof o);
 	o.timeout = BUILD_TIMEOUT;
+	o.stop = &build_signal;
 	if (proc_run(argv, &o, &pr, err) != 0)
 		return -1;
-	if (pr.exited && pr.status == 0)
+	if (pr.exited && pr.status == 0 && !build_signal)
 		rc = 0;
+	else if (build_signal)
+		util_seterr(err, "%s: killed: the build was interrupted", what);
 	else if (pr.timed_out)
 		util_seterr(err, "%s: killed after %d s", what, BUILD_TIMEOUT);
 	else
@@ -175,12 +192,24 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	char *plugin = NULL, *plugin_arg = NULL;
 	char *rpath = NULL, *tmpl = NULL, *cflags = NULL;
 	const char *bin = getenv("AUTOSCHED_LLVM_BIN");
+	const char *tmpdir = getenv("TMPDIR");
+	struct sigaction sa, old[BUILD_NSIGNALS];
 	int rc = -1, omp = 0;
 	size_t i;
 
 	*ntuned = 0;
+	/*
+	 * A signal kills the tool running and stops the build at its next
+	 * step; the scratch folder is removed on the way out.
+	 */
+	build_signal = 0;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = build_on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < BUILD_NSIGNALS; i++)
+		sigaction(build_signals[i], &sa, &old[i]);
 	if (analysis_load(program, &an, err) != 0)
-		return -1;
+		goto out;
 	b = build_set(s, an, be, untuned, ntuned);
 	for (i = 0; i < b->n; i++) {
 		if (b->e[i].best.config.v[KNOB_THREADS] > 1)
@@ -192,9 +221,13 @@ export_build(const struct export_set *s, const char *program, int untuned,
 		rc = 1;
 		goto out;
 	}
-	tmpl = xstrdup("/tmp/autosched-build-XXXXXX");
+	if (tmpdir == NULL || *tmpdir == '\0')
+		tmpdir = "/tmp";
+	tmpl = util_path_join(tmpdir, "autosched-build-XXXXXX");
+	if (build_signal)
+		goto out;
 	if (mkdtemp(tmpl) == NULL) {
-		util_seterr(err, "mkdtemp: %s", strerror(errno));
+		util_seterr(err, "mkdtemp %s: %s", tmpl, strerror(errno));
 		goto out;
 	}
 	dir = tmpl;
@@ -241,6 +274,8 @@ export_build(const struct export_set *s, const char *program, int untuned,
 		    tool("clang", a3, err) != 0)
 			goto out;
 	}
+	if (build_signal)
+		goto out;
 	if (rename(so, out_so) != 0) {
 		/* Another file system: copy through a temp file beside out_so. */
 		char *buf = NULL;
@@ -258,6 +293,13 @@ export_build(const struct export_set *s, const char *program, int untuned,
 out:
 	if (dir != NULL)
 		scratch_remove(dir);
+	for (i = 0; i < BUILD_NSIGNALS; i++)
+		sigaction(build_signals[i], &old[i], NULL);
+	if (rc != 0 && build_signal) {
+		util_seterr(err, "%s: interrupted (signal %d); nothing written",
+		    program, (int)build_signal);
+		rc = 128 + build_signal;
+	}
 	export_free(b);
 	analysis_free(an);
 	free(dir);
