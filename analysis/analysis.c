@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <mlir-c/BuiltinAttributes.h>
 #include <mlir-c/Diagnostics.h>
 #include <mlir-c/RegisterEverything.h>
 
@@ -187,6 +188,24 @@ struct walk {
 	MlirContext	 ctx;
 };
 
+/* 1 if op is a func.func with a body and a string sym_name. */
+static int
+is_func_definition(MlirOperation op)
+{
+	MlirStringRef name = mlirIdentifierStr(mlirOperationGetName(op));
+	MlirAttribute sym;
+
+	if (name.length != 9 || memcmp(name.data, "func.func", 9) != 0)
+		return 0;
+	sym = mlirOperationGetAttributeByName(op,
+	    mlirStringRefCreateFromCString("sym_name"));
+	if (mlirAttributeIsNull(sym) || !mlirAttributeIsAString(sym))
+		return 0;
+	return mlirOperationGetNumRegions(op) > 0 &&
+	    !mlirBlockIsNull(mlirRegionGetFirstBlock(
+	    mlirOperationGetRegion(op, 0)));
+}
+
 static MlirWalkResult
 walk_op(MlirOperation op, void *arg)
 {
@@ -195,6 +214,19 @@ walk_op(MlirOperation op, void *arg)
 	struct op_desc	 d;
 
 	memset(&d, 0, sizeof d);
+	if (is_func_definition(op)) {
+		MlirStringRef sym = mlirStringAttrGetValue(
+		    mlirOperationGetAttributeByName(op,
+		    mlirStringRefCreateFromCString("sym_name")));
+
+		a->funcs = xrealloc(a->funcs, (a->nfuncs + 1) * 2 *
+		    sizeof *a->funcs);
+		a->funcs[2 * a->nfuncs] = xstrndup(sym.data, sym.length);
+		a->funcs[2 * a->nfuncs + 1] = analysis_loc_string(
+		    mlirOperationGetLocation(op), w->file);
+		a->nfuncs++;
+		return MlirWalkResultAdvance;
+	}
 	if (!analysis_describe(op, w->file, &d))
 		return MlirWalkResultAdvance;
 	if (a->nops == a->cap) {
@@ -430,8 +462,27 @@ analysis_free(struct analysis *a)
 		free((char *)d->loc);
 		free((char *)d->reason);
 	}
+	for (i = 0; i < 2 * a->nfuncs; i++)
+		free(a->funcs[i]);
+	free(a->funcs);
 	free(a->ops);
 	free(a);
+}
+
+size_t
+analysis_function_count(const struct analysis *a)
+{
+	return a->nfuncs;
+}
+
+const char *
+analysis_function(const struct analysis *a, size_t i, const char **loc)
+{
+	if (i >= a->nfuncs)
+		return NULL;
+	if (loc != NULL)
+		*loc = a->funcs[2 * i + 1];
+	return a->funcs[2 * i];
 }
 
 size_t

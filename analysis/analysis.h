@@ -94,6 +94,15 @@ int	 analysis_annotate(const char *path, const char *attr_name,
 	    const char *const *values, size_t nvalues, char **text,
 	    size_t *done, char **err) __attribute__((warn_unused_result));
 
+/*
+ * The func.func definitions (with a body) of the module, in order: the
+ * symbol name of the i-th and, in *loc when loc is not NULL, where it is
+ * ("file:line:col"). Borrowed until analysis_free; NULL past the end.
+ */
+size_t			 analysis_function_count(const struct analysis *);
+const char		*analysis_function(const struct analysis *, size_t i,
+			    const char **loc);
+
 size_t			 analysis_count(const struct analysis *);
 /* Borrowed until analysis_free. */
 const struct op_desc	*analysis_op(const struct analysis *, size_t i);

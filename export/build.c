@@ -6,6 +6,8 @@
  */
 #include <sys/stat.h>
 
+#include <ctype.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -90,6 +92,68 @@ tool(const char *what, char *const argv[], char **err)
 		util_seterr(err, "%s failed: %.2000s", what, pr.err);
 	proc_result_free(&pr);
 	return rc;
+}
+
+/*
+ * Why a function named name cannot be exported from the library (it is
+ * called from C by that name, and the library's symbols join those of the
+ * process that loads it), or NULL when it can.
+ */
+static const char *
+name_unusable(const char *name)
+{
+	static const char *const keywords[] = { "alignas", "alignof", "auto",
+	    "bool", "break", "case", "char", "const", "constexpr", "continue",
+	    "default", "do", "double", "else", "enum", "extern", "false",
+	    "float", "for", "goto", "if", "inline", "int", "long", "nullptr",
+	    "register", "restrict", "return", "short", "signed", "sizeof",
+	    "static", "static_assert", "struct", "switch", "thread_local",
+	    "true", "typedef", "typeof", "typeof_unqual", "union", "unsigned",
+	    "void", "volatile", "while", NULL };
+	/* The program's entry point, the C runtime's, MLIR's and OpenMP's. */
+	static const char *const taken[] = { "main", "_start", "_init",
+	    "_fini", "memrefCopy", NULL };
+	static const char *const prefixes[] = { "_mlir_", "omp_", "kmp_",
+	    "ompt_", NULL };
+	static const char *const libs[] = { "libc.so.6", "libm.so.6", NULL };
+	const char *p;
+	size_t i;
+
+	if (!isalpha((unsigned char)name[0]) && name[0] != '_')
+		return "not a C identifier (a letter or _, then letters, "
+		    "digits, _)";
+	for (p = name; *p != '\0'; p++) {
+		if (!isalnum((unsigned char)*p) && *p != '_')
+			return "not a C identifier (a letter or _, then "
+			    "letters, digits, _)";
+	}
+	for (i = 0; keywords[i] != NULL; i++) {
+		if (strcmp(name, keywords[i]) == 0)
+			return "a C keyword";
+	}
+	if (name[0] == '_' && (name[1] == '_' || isupper((unsigned char)name[1])))
+		return "reserved in C (_ then an uppercase letter or _)";
+	for (i = 0; taken[i] != NULL; i++) {
+		if (strcmp(name, taken[i]) == 0)
+			return "taken by the program's or a runtime's own symbol";
+	}
+	for (i = 0; prefixes[i] != NULL; i++) {
+		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+			return "in the namespace of MLIR's C interface or of "
+			    "the OpenMP runtime";
+	}
+	/* The library would stand in for libc's or libm's own. */
+	for (i = 0; libs[i] != NULL; i++) {
+		void *h = dlopen(libs[i], RTLD_LAZY | RTLD_LOCAL);
+		int found = h != NULL && dlsym(h, name) != NULL;
+
+		if (h != NULL)
+			dlclose(h);
+		if (found)
+			return i == 0 ? "a C library function (libc)" :
+			    "a C math library function (libm)";
+	}
+	return NULL;
 }
 
 /* Remove the scratch folder of a build. */
@@ -210,6 +274,18 @@ export_build(const struct export_set *s, const char *program, int untuned,
 		sigaction(build_signals[i], &sa, &old[i]);
 	if (analysis_load(program, &an, err) != 0)
 		goto out;
+	for (i = 0; i < analysis_function_count(an); i++) {
+		const char *loc, *fn = analysis_function(an, i, &loc);
+		const char *why = name_unusable(fn);
+
+		if (why != NULL) {
+			util_seterr(err, "%s: function @\"%.200s\": %s; expected "
+			    "a C identifier that is not a keyword, reserved "
+			    "name or C library function the built library "
+			    "would clash with (rename it)", loc, fn, why);
+			goto out;
+		}
+	}
 	b = build_set(s, an, be, untuned, ntuned);
 	for (i = 0; i < b->n; i++) {
 		if (b->e[i].best.config.v[KNOB_THREADS] > 1)
