@@ -87,7 +87,9 @@ void	 analysis_free(struct analysis *);
  * Parse the MLIR file at path, set the attribute attr_name on each listed
  * op i (the op analysis_op(…, i) describes) whose values[i] is not NULL
  * (values[i] is MLIR attribute text; unregistered dialects allowed), and
- * print the module again (MLIR's printer). *done = ops annotated. Caller
+ * print the module again (MLIR's printer): with the locations the input
+ * wrote, if any (debug info; the parser's own print as unknown), in generic
+ * form if the input was. *done = ops annotated. Caller
  * frees *text. -1 with *err on a parse error of the file or of a value.
  */
 int	 analysis_annotate(const char *path, const char *attr_name,
