@@ -270,8 +270,12 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = build_on_signal;
 	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < BUILD_NSIGNALS; i++)
+	for (i = 0; i < BUILD_NSIGNALS; i++) {
 		sigaction(build_signals[i], &sa, &old[i]);
+		/* Ignored when we started (nohup, a background job): still so. */
+		if (old[i].sa_handler == SIG_IGN)
+			sigaction(build_signals[i], &old[i], NULL);
+	}
 	if (analysis_load(program, &an, err) != 0)
 		goto out;
 	for (i = 0; i < analysis_function_count(an); i++) {

@@ -61,8 +61,9 @@ all_gone() {
 
 for sig in TERM INT HUP; do
 	rm -rf "$T/tmp"/*
-	# setsid: a background job of a script ignores SIGINT; a new session does not.
-	AUTOSCHED_LLVM_BIN=$T/bin TMPDIR=$T/tmp setsid "$AS" build \
+	# A script's background job starts with SIGINT ignored (and build
+	# keeps ignoring what it was started ignoring): give it the default.
+	AUTOSCHED_LLVM_BIN=$T/bin TMPDIR=$T/tmp env --default-signal "$AS" build \
 	    "$T/example.mlir" --untuned -o "$T/ex.so" 2> "$T/err_$sig" &
 	pid=$!
 	kids=$(wait_children "$pid")
@@ -80,6 +81,20 @@ for sig in TERM INT HUP; do
 	check "$sig: nothing written" [ ! -e "$T/ex.so" ]
 	check "$sig: says it was interrupted" grep -q 'interrupted' "$T/err_$sig"
 done
+
+# Started with SIGHUP ignored (nohup): a hangup does not stop it.
+AUTOSCHED_LLVM_BIN=$T/bin TMPDIR=$T/tmp nohup "$AS" build "$T/example.mlir" \
+    --untuned -o "$T/ex.so" > /dev/null 2> "$T/err_nohup" &
+pid=$!
+kids=$(wait_children "$pid")
+check "nohup: the build started its tool" [ -n "$kids" ]
+kill -HUP "$pid"
+sleep 0.5
+check "nohup: SIGHUP ignored, still building" kill -0 "$pid"
+kill -TERM "$pid"
+wait "$pid"
+check "nohup: SIGTERM still stops it" eq "$?" 143
+check "nohup: every descendant gone" all_gone $kids
 
 # SIGKILL: no handler runs, but the tool dies with its parent.
 cat > "$T/bin/mlir-opt" <<'EOF'
