@@ -80,8 +80,10 @@ tool(const char *what, char *const argv[], char **err)
 	memset(&o, 0, sizeof o);
 	o.timeout = BUILD_TIMEOUT;
 	o.stop = &build_signal;
-	if (proc_run(argv, &o, &pr, err) != 0)
+	if (proc_run(argv, &o, &pr, err) != 0) {
+		proc_result_free(&pr);
 		return -1;
+	}
 	if (pr.exited && pr.status == 0 && !build_signal)
 		rc = 0;
 	else if (build_signal)
