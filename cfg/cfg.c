@@ -802,7 +802,7 @@ cfg_strategy(struct cfg_reader *r, const char *key, const char *value)
 			goto bad;
 		cfg->early_stop = v;
 	} else if (strcmp(key, "seed") == 0) {
-		if (cfg_value_int(value, 0, INT64_MAX, &v, why, sizeof why) != 0)
+		if (cfg_value_int(value, 0, CFG_SEED_MAX, &v, why, sizeof why) != 0)
 			goto bad;
 		cfg->seed = (uint64_t)v;
 	} else
@@ -875,8 +875,8 @@ cfg_measure(struct cfg_reader *r, const char *key, const char *value)
 	int rc = 0;
 
 	if (strcmp(key, "min_time") == 0)
-		rc = cfg_value_seconds(value, 0, 3600, &cfg->min_time, why,
-		    sizeof why);
+		rc = cfg_value_seconds(value, 0, CFG_MIN_TIME_MAX,
+		    &cfg->min_time, why, sizeof why);
 	else if (strcmp(key, "timeout") == 0)
 		rc = cfg_value_seconds(value, 0.001, 86400, &cfg->timeout, why,
 		    sizeof why);
@@ -888,15 +888,15 @@ cfg_measure(struct cfg_reader *r, const char *key, const char *value)
 	else if (strcmp(key, "verify") == 0)
 		rc = cfg_value_bool(value, &cfg->verify, why, sizeof why);
 	else if (strcmp(key, "warmup") == 0) {
-		if ((rc = cfg_value_int(value, 0, 1000000, &v, why,
+		if ((rc = cfg_value_int(value, 0, CFG_WARMUP_MAX, &v, why,
 		    sizeof why)) == 0)
 			cfg->warmup = (int)v;
 	} else if (strcmp(key, "min_reps") == 0) {
-		if ((rc = cfg_value_int(value, 1, CFG_TRIAL_MAX, &v, why,
+		if ((rc = cfg_value_int(value, 1, CFG_REPS_MAX, &v, why,
 		    sizeof why)) == 0)
 			cfg->min_reps = (int)v;
 	} else if (strcmp(key, "max_reps") == 0) {
-		if ((rc = cfg_value_int(value, 1, CFG_TRIAL_MAX, &v, why,
+		if ((rc = cfg_value_int(value, 1, CFG_REPS_MAX, &v, why,
 		    sizeof why)) == 0)
 			cfg->max_reps = (int)v;
 		r->max_reps_line = r->line;

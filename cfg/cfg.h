@@ -15,6 +15,17 @@
 /* The one limit on a cfg's size, for every reader of one (run, submit, spool). */
 #define CFG_TEXT_MAX	((size_t)1024 * 1024)
 
+/*
+ * The bounds on what [SearchSpace] and [Measure] hold, also the bounds of
+ * autosched-measure's options (--threads, --warmup, --min-time, --reps,
+ * --seed), so a cfg the reader takes is one the harness takes.
+ */
+#define CFG_VALUE_MAX	((int64_t)1 << 31)	/* largest [SearchSpace] value (threads, …) */
+#define CFG_WARMUP_MAX	1000000			/* warmup runs */
+#define CFG_REPS_MAX	1000000			/* min_reps, max_reps (a time kept per repetition) */
+#define CFG_MIN_TIME_MAX 3600.0			/* min_time, seconds */
+#define CFG_SEED_MAX	INT64_MAX		/* seed */
+
 /* One [SearchSpace] list, as written (values sorted, duplicates removed). */
 struct cfg_knob {
 	enum knob	 knob;

@@ -81,7 +81,7 @@ cli_run(int argc, char **argv)
 	struct cfg *cfg = NULL;
 	struct store *st = NULL;
 	struct job *job = NULL;
-	struct sigaction sa;
+	struct sigaction sa, old_hup;
 	char *err = NULL, *db = NULL, *dbdir = NULL, *work = NULL;
 	const char *dbarg = NULL;
 	int *cpus = NULL, ncpus = 0, ch, rc = 2;
@@ -160,6 +160,10 @@ cli_run(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* The terminal gone: stop the same way, unless ignored (nohup). */
+	sigaction(SIGHUP, &sa, &old_hup);
+	if (old_hup.sa_handler == SIG_IGN)
+		sigaction(SIGHUP, &old_hup, NULL);
 	out = job_execute(job, st, &err);
 	switch (out) {
 	case JOB_OK:

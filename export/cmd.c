@@ -271,7 +271,9 @@ build_usage(FILE *f)
 	    "with a warning, for the others). Every function is exported with\n"
 	    "MLIR's C interface: void _mlir_ciface_NAME(...) taking memref\n"
 	    "descriptors (see README). --untuned: default schedules only.\n"
-	    "Default -o: PROGRAM.so in the current folder.\n");
+	    "Default -o: PROGRAM.so in the current folder. Scratch files go to\n"
+	    "$TMPDIR (default /tmp). Exit 128+N when signal N (SIGINT, SIGTERM,\n"
+	    "SIGHUP) stopped it: its tools killed, nothing written.\n");
 }
 
 int
@@ -317,7 +319,7 @@ export_cmd_build(int argc, char **argv)
 	r = export_build(s, prog, o.untuned, out, o.db, &ntuned, &err);
 	if (r != 0) {
 		fprintf(stderr, "autosched: %s\n", err);
-		rc = r == 1 ? 1 : 2;
+		rc = r == 1 || r > 128 ? r : 2;
 		goto out;
 	}
 	fprintf(stderr, "autosched: %s: %zu tuned op%s\n", out, ntuned,

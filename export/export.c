@@ -517,14 +517,19 @@ export_transform_text(const struct export_set *s,
 		    "match ops{[\"func.func\"]} in %%root : (!transform.any_op) "
 		    "-> !transform.any_op\n    transform.annotate %%funcs "
 		    "\"llvm.emit_c_interface\" : !transform.any_op\n");
-	fprintf(f, "    %%r = transform.foreach_match in %%root");
-	for (j = 0; j < ngroups; j++)
-		fprintf(f, "%s\n        @autosched_match_%zu -> "
-		    "@autosched_apply_%zu", j ? "," : "", j, j);
-	fprintf(f, "\n        : (!transform.any_op) -> !transform.any_op\n");
+	/* No op to schedule (build --untuned of a program without one): no matcher. */
+	if (ngroups > 0) {
+		fprintf(f, "    %%r = transform.foreach_match in %%root");
+		for (j = 0; j < ngroups; j++)
+			fprintf(f, "%s\n        @autosched_match_%zu -> "
+			    "@autosched_apply_%zu", j ? "," : "", j, j);
+		fprintf(f, "\n        : (!transform.any_op) -> "
+		    "!transform.any_op\n");
+	}
 	if (mod != NULL)
 		fprintf(f, "    transform.include @autosched_module "
-		    "failures(propagate) (%%r) : (!transform.any_op) -> ()\n");
+		    "failures(propagate) (%s) : (!transform.any_op) -> ()\n",
+		    ngroups > 0 ? "%r" : "%root");
 	fprintf(f, "    transform.yield\n  }\n}\n");
 	fclose(f);
 	for (j = 0; j < ngroups; j++)

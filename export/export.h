@@ -76,8 +76,11 @@ int	 export_build_check(const char *out_so, const char *db,
  * for the other tunable ops (a warning names each), the rest lowered by the
  * default pipeline; every function exported with MLIR's C interface.
  * out_so is written as export_build_check says (db: the store).
- * *ntuned = ops built with a tuned config. 0; 1 with *err when not untuned
- * and no op of the program is in s; -1 with *err on failure.
+ * *ntuned = ops built with a tuned config. Scratch files go to a folder
+ * under $TMPDIR (default /tmp), removed on return. SIGINT, SIGTERM and
+ * SIGHUP are caught while it runs: the tool running is killed. 0; 1 with
+ * *err when not untuned and no op of the program is in s; 128 + the signal
+ * with *err when one stopped it (nothing written); -1 with *err on failure.
  */
 int	 export_build(const struct export_set *s, const char *path,
 	    int untuned, const char *out_so, const char *db, size_t *ntuned,

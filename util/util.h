@@ -5,6 +5,7 @@
 #ifndef AUTOSCHED_UTIL_H
 #define AUTOSCHED_UTIL_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -160,6 +161,8 @@ char	*util_escape(const char *s);
  * pins itself to CPUs and lowers its priority, redirects stdin from /dev/null
  * and stdout/stderr to pipes, closes every other fd, execs argv (never a
  * shell). The parent enforces the timeout by killing the whole process group.
+ * The child also dies (SIGKILL) when the thread that started it does, so a
+ * parent killed outright leaves no orphan.
  */
 struct proc_opts {
 	double		 timeout;	/* seconds; 0 = none */
@@ -169,6 +172,12 @@ struct proc_opts {
 	const char	*cwd;		/* working folder, or NULL */
 	char *const	*env;		/* extra NAME=VALUE strings, NULL-ended, or NULL */
 	size_t		 out_max;	/* cap on captured stdout/stderr bytes each (default 1 MiB) */
+	/*
+	 * A flag a signal handler sets, or NULL: when set the child is not
+	 * started (-1, "interrupted"), or its group is killed if it runs.
+	 * Checked with signals blocked, so a signal never slips in between.
+	 */
+	const volatile sig_atomic_t *stop;
 };
 
 struct proc_result {
@@ -177,6 +186,7 @@ struct proc_result {
 	int		 signal;	/* terminating signal, when not exited */
 	int		 timed_out;	/* 1 if we killed it for the timeout */
 	int		 exec_failed;	/* 1 if argv[0] could not be run */
+	int		 stopped;	/* 1 if we killed it because *stop was set */
 	double		 seconds;	/* wall time */
 	char		*out;		/* captured stdout, NUL-terminated; caller frees */
 	char		*err;		/* captured stderr, NUL-terminated; caller frees */
@@ -185,7 +195,8 @@ struct proc_result {
 /*
  * Run argv to completion. Returns 0 once the child has been reaped (whatever
  * its outcome, which is in *res), or -1 with *err set if it could not be
- * started at all. proc_result_free releases the captured output.
+ * started at all (or *opts->stop was set). proc_result_free releases the
+ * captured output.
  */
 int	 proc_run(char *const argv[], const struct proc_opts *,
 	    struct proc_result *res, char **err) WUR;

@@ -12,7 +12,9 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <sched.h>
 #include <signal.h>
@@ -25,6 +27,7 @@
 #include <unistd.h>
 
 #include "backends/mlir-cpu/measure_int.h"
+#include "cfg/cfg.h"
 
 /* OpenBLAS extension, not in every cblas.h. */
 void	openblas_set_num_threads(int);
@@ -657,9 +660,65 @@ usage(void)
 	exit(2);
 }
 
+/*
+ * The integer value v of option opt, in [min, max] (the cfg's bounds), or
+ * exit 2 saying what was expected.
+ */
+static int64_t
+arg_int(const char *opt, const char *v, int64_t min, int64_t max)
+{
+	char *end;
+	long long x;
+
+	errno = 0;
+	x = strtoll(v, &end, 10);
+	if (*v == '\0' || *end != '\0' || (errno != 0 && errno != ERANGE))
+		die("%s: '%.40s' is not an integer; expected %" PRId64 "..%"
+		    PRId64, opt, v, min, max);
+	if (errno == ERANGE || x < min || x > max)
+		die("%s: %.40s is out of range; expected %" PRId64 "..%" PRId64,
+		    opt, v, min, max);
+	return (int64_t)x;
+}
+
+/* The seconds of option opt, finite and in [min, max], or exit 2. */
+static double
+arg_seconds(const char *opt, const char *v, double min, double max)
+{
+	char *end;
+	double x;
+
+	x = strtod(v, &end);
+	if (*v == '\0' || *end != '\0' || !isfinite(x))
+		die("%s: '%.40s' is not a number; expected %g..%g seconds", opt,
+		    v, min, max);
+	if (x < min || x > max)
+		die("%s: %.40s is out of range; expected %g..%g seconds", opt, v,
+		    min, max);
+	return x;
+}
+
+/* "A,B": two integers of [min, max], or exit 2. */
+static void
+arg_pair(const char *opt, const char *v, int64_t min, int64_t max,
+    int64_t *a, int64_t *b)
+{
+	const char *comma = strchr(v, ',');
+	char first[64];
+
+	if (comma == NULL || (size_t)(comma - v) >= sizeof first)
+		die("%s: '%.40s' is not two integers A,B; expected each %" PRId64
+		    "..%" PRId64, opt, v, min, max);
+	memcpy(first, v, (size_t)(comma - v));
+	first[comma - v] = '\0';
+	*a = arg_int(opt, first, min, max);
+	*b = arg_int(opt, comma + 1, min, max);
+}
+
 static void
 parse_args(int argc, char **argv, struct job *j)
 {
+	int64_t x, y;
 	int i, ref = 0;
 	char l[16], r[16], a[16];
 
@@ -723,21 +782,28 @@ parse_args(int argc, char **argv, struct job *j)
 			j->rt = mtype_parse(r);
 			j->at = mtype_parse(a);
 		} else if (strcmp(o, "--trans") == 0) {
-			if (sscanf(v, "%d,%d", &j->ta, &j->tb) != 2)
-				usage();
+			arg_pair(o, v, 0, 1, &x, &y);
+			j->ta = (int)x;
+			j->tb = (int)y;
 		} else if (strcmp(o, "--threads") == 0)
-			j->threads = atoi(v);
+			j->threads = (int)arg_int(o, v, 1,
+			    CFG_VALUE_MAX < INT_MAX ? CFG_VALUE_MAX : INT_MAX);
 		else if (strcmp(o, "--warmup") == 0)
-			j->warmup = atoi(v);
+			j->warmup = (int)arg_int(o, v, 0, CFG_WARMUP_MAX);
 		else if (strcmp(o, "--min-time") == 0)
-			j->min_time = atof(v);
+			j->min_time = arg_seconds(o, v, 0, CFG_MIN_TIME_MAX);
 		else if (strcmp(o, "--reps") == 0) {
-			if (sscanf(v, "%d,%d", &j->min_reps, &j->max_reps) != 2)
-				usage();
+			arg_pair(o, v, 1, CFG_REPS_MAX, &x, &y);
+			if (y < x)
+				die("--reps: %s: MAX is below MIN; expected "
+				    "MIN,MAX with 1 <= MIN <= MAX <= %d", v,
+				    CFG_REPS_MAX);
+			j->min_reps = (int)x;
+			j->max_reps = (int)y;
 		} else if (strcmp(o, "--seed") == 0)
-			j->seed = strtoull(v, NULL, 10);
+			j->seed = (uint64_t)arg_int(o, v, 0, CFG_SEED_MAX);
 		else if (strcmp(o, "--verify") == 0)
-			j->verify = atoi(v);
+			j->verify = (int)arg_int(o, v, 0, 1);
 		else if (strcmp(o, "--cpus") == 0)
 			j->cpus = v;
 		else if (strcmp(o, "--fault") == 0)
@@ -751,10 +817,6 @@ parse_args(int argc, char **argv, struct job *j)
 	    j->batch > (1L << 20) || j->m > (1L << 24) || j->n > (1L << 24) ||
 	    j->k > (1L << 24))
 		die("bad shape");
-	if (j->min_reps < 1 || j->max_reps < j->min_reps || j->max_reps > 1000000)
-		die("bad repetition bounds");
-	if (j->threads < 1)
-		j->threads = 1;
 }
 
 /*

@@ -536,6 +536,14 @@ test_measure(void)
 	    ":4: [Measure] timeout: '0' is not a duration");
 	EXPECT_ERR("[Env]\ninput_file = matmul.mlir\n[Measure]\ncv_max = nan\n",
 	    ":4: [Measure] cv_max: 'nan' is not a number");
+	/* The harness's bounds (cfg.h): what the cfg takes, it takes. */
+	EXPECT_ERR("[Env]\ninput_file = matmul.mlir\n[Measure]\n"
+	    "max_reps = 1000001\n", ":4: [Measure] max_reps: 1000001 is too "
+	    "large (at most 1000000)");
+	EXPECT_ERR("[Env]\ninput_file = matmul.mlir\n[Measure]\nwarmup = -5\n",
+	    ":4: [Measure] warmup: -5 is below 0");
+	EXPECT_ERR("[Env]\ninput_file = matmul.mlir\n[Measure]\n"
+	    "min_time = nan\n", ":4: [Measure] min_time: 'nan' is not a duration");
 }
 
 static void

@@ -91,6 +91,29 @@ check "annotated program re-parses" eq "$?" 0
 python3 "$SRC/tests/export/strip_info.py" "$T/re.mlir" > "$T/stripped.mlir"
 check "nothing else changed" diff -q "$T/stripped.mlir" "$T/base.mlir"
 
+check "annotate: no location in, none out" eq "$(grep -c 'loc(' "$T/ann.mlir")" 0
+# Locations a front end wrote are kept (those the parser made up print as
+# unknown), in every form MLIR has: plain, alias, fused, named.
+"$AS" annotate "$FIX/located.mlir" --db "$T/s.db" -o "$T/loc.mlir" 2> "$T/loc_err.txt"
+check "annotate with locations exits 0" eq "$?" 0
+check "locations: the matmul annotated" eq "$(grep -c 'compilation_info' "$T/loc.mlir")" 1
+check "locations: the op's (an alias in the input)" grep -q 'loc("model.py":12:3)' "$T/loc.mlir"
+check "locations: the function's and an argument's" bash -c "grep -q 'loc(\"model.py\":9:1)' '$T/loc.mlir' && grep -q 'tensor<64x32xf32> loc(\"model.py\":10:9)' '$T/loc.mlir'"
+check "locations: fused and named" bash -c "grep -q '\"relu\"' '$T/loc.mlir' && grep -q 'loc(\"layer1\"' '$T/loc.mlir'"
+check "locations: none made up" eq "$(grep -c 'loc(\"-\"' "$T/loc.mlir")" 0
+"$OPT" --allow-unregistered-dialect --mlir-print-debuginfo "$T/loc.mlir" -o "$T/loc_re.mlir"
+check "located program re-parses" eq "$?" 0
+check "located program re-parsed: the op's location" grep -q 'model.py":12:3' "$T/loc_re.mlir"
+# A program in generic form stays in generic form.
+"$OPT" --mlir-print-op-generic "$P" -o "$T/generic.mlir"
+"$AS" annotate "$T/generic.mlir" --db "$T/s.db" -o "$T/gen_ann.mlir" 2> /dev/null
+check "generic form: annotate exits 0" eq "$?" 0
+check "generic form: the two tuned ops" eq "$(grep -c 'compilation_info' "$T/gen_ann.mlir")" 2
+check "generic form kept" grep -q '^"builtin.module"() ' "$T/gen_ann.mlir"
+check "generic form: no custom-form op" eq "$(grep -c '^ *func.func\|= linalg.matmul' "$T/gen_ann.mlir")" 0
+"$OPT" --allow-unregistered-dialect "$T/gen_ann.mlir" -o "$T/gen_re.mlir"
+check "generic form re-parses" eq "$?" 0
+
 # 4. Bad input: exit codes, messages, nothing written.
 "$AS" annotate "$P" --db "$T/s.db" -o "$P" 2> "$T/e1"
 check "-o = input refused (exit 2)" eq "$?" 2

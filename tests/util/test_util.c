@@ -248,9 +248,19 @@ test_out(void)
 	free(cmd);
 }
 
+static volatile sig_atomic_t stop;
+
+static void
+on_alarm(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
 static void
 test_proc(void)
 {
+	struct sigaction sa;
 	struct proc_result r;
 	struct proc_opts o = { 0 };
 	char *err = NULL;
@@ -293,6 +303,24 @@ test_proc(void)
 	/* Only 0-2 (+ the fd ls opens) are open in the child. */
 	CHECK(proc_run(fds, NULL, &r, &err) == 0);
 	CHECK(atoi(r.out) <= 4);
+	proc_result_free(&r);
+
+	/* A stop flag already set: nothing is started. */
+	o.env = NULL;
+	o.stop = &stop;
+	stop = 1;
+	CHECK(proc_run(echo, &o, &r, &err) == -1);
+	CHECK(err != NULL && strstr(err, "interrupted") != NULL);
+	proc_result_free(&r);
+	/* Set while it runs (by SIGALRM's handler): the group is killed. */
+	stop = 0;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_alarm;
+	sigaction(SIGALRM, &sa, NULL);
+	alarm(1);
+	CHECK(proc_run(hang, &o, &r, &err) == 0);
+	CHECK(r.stopped && !r.timed_out && r.signal == SIGKILL);
+	CHECK(r.seconds < 10);
 	proc_result_free(&r);
 	free(err);
 }
