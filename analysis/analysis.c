@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <mlir-c/BuiltinAttributes.h>
 #include <mlir-c/Diagnostics.h>
 #include <mlir-c/RegisterEverything.h>
 
@@ -187,6 +188,24 @@ struct walk {
 	MlirContext	 ctx;
 };
 
+/* 1 if op is a func.func with a body and a string sym_name. */
+static int
+is_func_definition(MlirOperation op)
+{
+	MlirStringRef name = mlirIdentifierStr(mlirOperationGetName(op));
+	MlirAttribute sym;
+
+	if (name.length != 9 || memcmp(name.data, "func.func", 9) != 0)
+		return 0;
+	sym = mlirOperationGetAttributeByName(op,
+	    mlirStringRefCreateFromCString("sym_name"));
+	if (mlirAttributeIsNull(sym) || !mlirAttributeIsAString(sym))
+		return 0;
+	return mlirOperationGetNumRegions(op) > 0 &&
+	    !mlirBlockIsNull(mlirRegionGetFirstBlock(
+	    mlirOperationGetRegion(op, 0)));
+}
+
 static MlirWalkResult
 walk_op(MlirOperation op, void *arg)
 {
@@ -195,6 +214,19 @@ walk_op(MlirOperation op, void *arg)
 	struct op_desc	 d;
 
 	memset(&d, 0, sizeof d);
+	if (is_func_definition(op)) {
+		MlirStringRef sym = mlirStringAttrGetValue(
+		    mlirOperationGetAttributeByName(op,
+		    mlirStringRefCreateFromCString("sym_name")));
+
+		a->funcs = xrealloc(a->funcs, (a->nfuncs + 1) * 2 *
+		    sizeof *a->funcs);
+		a->funcs[2 * a->nfuncs] = xstrndup(sym.data, sym.length);
+		a->funcs[2 * a->nfuncs + 1] = analysis_loc_string(
+		    mlirOperationGetLocation(op), w->file);
+		a->nfuncs++;
+		return MlirWalkResultAdvance;
+	}
 	if (!analysis_describe(op, w->file, &d))
 		return MlirWalkResultAdvance;
 	if (a->nops == a->cap) {
@@ -258,6 +290,89 @@ nesting_ok(const char *text, size_t len, int *line)
 	return 1;
 }
 
+/*
+ * Locations as the annotated program keeps them. The parser gives an op
+ * without loc(...) its place in the buffer ("-":line:col); only the others
+ * were written by the user.
+ */
+struct locs {
+	MlirContext	 ctx;
+	int		 written;	/* a loc(...) other than unknown was seen */
+	int		 clear;		/* set the parser's own ones to unknown */
+};
+
+/* 1 if loc is the parser's, not written in the input. */
+static int
+loc_implicit(MlirLocation loc)
+{
+	MlirStringRef f;
+
+	if (!mlirLocationIsAFileLineColRange(loc))
+		return 0;
+	f = mlirIdentifierStr(mlirLocationFileLineColRangeGetFilename(loc));
+	return f.length == 1 && f.data[0] == '-';
+}
+
+/* Look at (or clear) one location; 1 if it is to be replaced. */
+static int
+loc_visit(struct locs *l, MlirLocation loc)
+{
+	if (loc_implicit(loc))
+		return l->clear;
+	if (!mlirLocationEqual(loc, mlirLocationUnknownGet(l->ctx)))
+		l->written = 1;
+	return 0;
+}
+
+static MlirWalkResult
+locs_walk(MlirOperation op, void *arg)
+{
+	struct locs *l = arg;
+	MlirLocation unknown = mlirLocationUnknownGet(l->ctx);
+	intptr_t r, a, n;
+	MlirBlock b;
+
+	if (loc_visit(l, mlirOperationGetLocation(op)))
+		mlirOperationSetLocation(op, unknown);
+	for (r = 0; r < mlirOperationGetNumRegions(op); r++) {
+		for (b = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, r));
+		    !mlirBlockIsNull(b); b = mlirBlockGetNextInRegion(b)) {
+			n = mlirBlockGetNumArguments(b);
+			for (a = 0; a < n; a++) {
+				MlirValue v = mlirBlockGetArgument(b, a);
+
+				if (loc_visit(l, mlirValueGetLocation(v)))
+					mlirBlockArgumentSetLocation(v, unknown);
+			}
+		}
+	}
+	return MlirWalkResultAdvance;
+}
+
+/*
+ * 1 if the first op of text is in generic form ("dialect.op"(…)): past
+ * blank lines, comments and attribute/type alias definitions.
+ */
+static int
+generic_form(const char *text, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		while (i < len && (text[i] == ' ' || text[i] == '\t' ||
+		    text[i] == '\n' || text[i] == '\r'))
+			i++;
+		if (i < len && (text[i] == '#' || text[i] == '!' ||
+		    (text[i] == '/' && i + 1 < len && text[i + 1] == '/'))) {
+			while (i < len && text[i] != '\n')
+				i++;
+			continue;
+		}
+		break;
+	}
+	return i < len && text[i] == '"';
+}
+
 /* Appends MLIR's printed text to a memstream. */
 static void
 file_append(MlirStringRef s, void *arg)
@@ -275,6 +390,7 @@ parse_walk(const char *name, const char *text, size_t len,
 	MlirDiagnosticHandlerID	 handler;
 	struct diag		 diag = { .file = name, .first = NULL };
 	struct walk		 w;
+	struct locs		 locs;
 	struct analysis		*a = NULL;
 	char			*copy;
 	int			 rc = -1, line;
@@ -345,6 +461,22 @@ parse_walk(const char *name, const char *text, size_t len,
 			a = NULL;
 			goto out;
 		}
+		/*
+		 * As the input was: its loc(...) kept (those the parser made
+		 * up print as unknown), generic form if it was generic.
+		 */
+		locs.ctx = ctx;
+		locs.written = locs.clear = 0;
+		mlirOperationWalk(mlirModuleGetOperation(module), locs_walk,
+		    &locs, MlirWalkPreOrder);
+		if (locs.written) {
+			locs.clear = 1;
+			mlirOperationWalk(mlirModuleGetOperation(module),
+			    locs_walk, &locs, MlirWalkPreOrder);
+			mlirOpPrintingFlagsEnableDebugInfo(flags, true, false);
+		}
+		if (generic_form(text, len))
+			mlirOpPrintingFlagsPrintGenericOpForm(flags);
 		mlirOperationPrintWithFlags(mlirModuleGetOperation(module),
 		    flags, file_append, f);
 		fputc('\n', f);
@@ -430,8 +562,27 @@ analysis_free(struct analysis *a)
 		free((char *)d->loc);
 		free((char *)d->reason);
 	}
+	for (i = 0; i < 2 * a->nfuncs; i++)
+		free(a->funcs[i]);
+	free(a->funcs);
 	free(a->ops);
 	free(a);
+}
+
+size_t
+analysis_function_count(const struct analysis *a)
+{
+	return a->nfuncs;
+}
+
+const char *
+analysis_function(const struct analysis *a, size_t i, const char **loc)
+{
+	if (i >= a->nfuncs)
+		return NULL;
+	if (loc != NULL)
+		*loc = a->funcs[2 * i + 1];
+	return a->funcs[2 * i];
 }
 
 size_t

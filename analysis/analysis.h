@@ -87,12 +87,23 @@ void	 analysis_free(struct analysis *);
  * Parse the MLIR file at path, set the attribute attr_name on each listed
  * op i (the op analysis_op(…, i) describes) whose values[i] is not NULL
  * (values[i] is MLIR attribute text; unregistered dialects allowed), and
- * print the module again (MLIR's printer). *done = ops annotated. Caller
+ * print the module again (MLIR's printer): with the locations the input
+ * wrote, if any (debug info; the parser's own print as unknown), in generic
+ * form if the input was. *done = ops annotated. Caller
  * frees *text. -1 with *err on a parse error of the file or of a value.
  */
 int	 analysis_annotate(const char *path, const char *attr_name,
 	    const char *const *values, size_t nvalues, char **text,
 	    size_t *done, char **err) __attribute__((warn_unused_result));
+
+/*
+ * The func.func definitions (with a body) of the module, in order: the
+ * symbol name of the i-th and, in *loc when loc is not NULL, where it is
+ * ("file:line:col"). Borrowed until analysis_free; NULL past the end.
+ */
+size_t			 analysis_function_count(const struct analysis *);
+const char		*analysis_function(const struct analysis *, size_t i,
+			    const char **loc);
 
 size_t			 analysis_count(const struct analysis *);
 /* Borrowed until analysis_free. */

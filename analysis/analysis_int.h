@@ -13,6 +13,8 @@ struct analysis {
 	struct op_desc	*ops;
 	size_t		 nops;
 	size_t		 cap;
+	char		**funcs;	/* func.func definitions: name, location, name, … */
+	size_t		 nfuncs;
 };
 
 /*

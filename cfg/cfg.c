@@ -78,6 +78,7 @@ struct cfg_reader {
 	 * tuner-specific key met before the tuner line.
 	 */
 	int		 prescan;
+	int		 submitted;	/* CFG_SUBMITTED */
 	int		 stopped;	/* pass 1 met a bad line */
 	char		*prescan_tuner;
 	const struct tuner_ops *tuner;	/* NULL: judge tuner keys at the end */
@@ -361,6 +362,120 @@ cfg_unknown_key(struct cfg_reader *r, const char *key, const char *const *keys)
 	    "", ""), cfg_join(all, sizeof all, keys));
 }
 
+/*
+ * The srun options slurm_srun_args may carry: accounting and the node's
+ * resources, whose meaning autosched knows. Nothing that changes the
+ * command, the task or CPU count, binding, node choice, user, prolog or
+ * epilog, folder, environment or output files: those are the executor's.
+ * Each is "--opt=value"; value takes the characters of its kind.
+ */
+static const struct {
+	const char	*opt;		/* with its '=' */
+	const char	*chars;		/* besides letters and digits */
+	int		 size;		/* a memory size: digits and a unit */
+} srun_allowed[] = {
+	{ "--account=", "._-", 0 },
+	{ "--qos=", "._-", 0 },
+	{ "--reservation=", "._-", 0 },
+	{ "--constraint=", "._-&|[]*", 0 },
+	{ "--comment=", "._-:+@", 0 },
+	{ "--mem=", "", 1 },
+	{ "--mem-per-cpu=", "", 1 },
+};
+
+#define SRUN_VALUE_MAX	64	/* characters of one option's value */
+
+/* "--account=, --qos=, …" in buf. */
+static const char *
+cfg_srun_allowed(char *buf, size_t len)
+{
+	size_t i, off = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < sizeof srun_allowed / sizeof srun_allowed[0] &&
+	    off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s",
+		    i == 0 ? "" : ", ", srun_allowed[i].opt);
+	return buf;
+}
+
+/* 0 if the value of an allowed option has only the characters of its kind. */
+static int
+cfg_srun_value(const char *v, size_t n, const char *chars, int size)
+{
+	size_t i;
+
+	if (n == 0 || n > SRUN_VALUE_MAX)
+		return -1;
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)v[i];
+
+		if (size) {
+			if (isdigit(c))
+				continue;
+			/* One unit at the end: 4096, 4G, 512M. */
+			if (i > 0 && i == n - 1 && strchr("KMGT", c) != NULL)
+				continue;
+			return -1;
+		}
+		if (!isalnum(c) && (c == '\0' || strchr(chars, c) == NULL))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Check every blank-separated word of slurm_srun_args against srun_allowed:
+ * 0, or -1 with the first word refused in why.
+ */
+static int
+cfg_srun_args(const char *value, char *why, size_t len)
+{
+	const char *w = value, *e, *eq;
+	char allowed[256];
+	size_t i, n, ol;
+
+	for (;;) {
+		while (*w == ' ' || *w == '\t')
+			w++;
+		if (*w == '\0')
+			return 0;
+		for (e = w; *e != '\0' && *e != ' ' && *e != '\t'; e++)
+			;
+		n = (size_t)(e - w);
+		for (i = 0; i < sizeof srun_allowed / sizeof srun_allowed[0];
+		    i++) {
+			ol = strlen(srun_allowed[i].opt);
+			if (n > ol && strncmp(w, srun_allowed[i].opt, ol) == 0)
+				break;
+		}
+		if (i == sizeof srun_allowed / sizeof srun_allowed[0]) {
+			snprintf(why, len, "'%.*s' is not an option autosched "
+			    "passes to srun; allowed: %s", (int)(n < CFG_QUOTE ?
+			    n : CFG_QUOTE), w, cfg_srun_allowed(allowed,
+			    sizeof allowed));
+			return -1;
+		}
+		eq = w + ol;
+		if (cfg_srun_value(eq, (size_t)(e - eq), srun_allowed[i].chars,
+		    srun_allowed[i].size) != 0) {
+			if (srun_allowed[i].size)
+				snprintf(why, len, "'%.*s': expected %s a size "
+				    "(digits and an optional K, M, G or T)",
+				    (int)(n < CFG_QUOTE ? n : CFG_QUOTE), w,
+				    srun_allowed[i].opt);
+			else
+				snprintf(why, len, "'%.*s': expected %s a name of"
+				    " at most %d letters, digits or %s",
+				    (int)(n < CFG_QUOTE ? n : CFG_QUOTE), w,
+				    srun_allowed[i].opt, SRUN_VALUE_MAX,
+				    srun_allowed[i].chars);
+			return -1;
+		}
+		w = e;
+	}
+}
+
 int
 cfg_exec_key(struct cfg_exec *e, const char *key, const char *value,
     char *why, size_t len)
@@ -394,6 +509,8 @@ cfg_exec_key(struct cfg_exec *e, const char *key, const char *value,
 			snprintf(why, len, "too long (at most 512 characters)");
 			return -1;
 		}
+		if (cfg_srun_args(value, why, len) != 0)
+			return -1;
 		free(e->slurm_srun_args);
 		e->slurm_srun_args = xstrdup(value);
 		return 0;
@@ -437,6 +554,19 @@ cfg_exec_clear(struct cfg_exec *e)
 	memset(e, 0, sizeof *e);
 }
 
+const char *
+cfg_drop_submitted(struct cfg *cfg)
+{
+	const char *key = cfg->service_key;
+
+	cfg_exec_clear(&cfg->exec);
+	free(cfg->iree_bin);
+	cfg->iree_bin = NULL;
+	cfg->service_key = NULL;
+	cfg->service_key_line = 0;
+	return key;
+}
+
 /* executor and its slurm_* keys ([Env]). */
 static int
 cfg_executor(struct cfg_reader *r, const char *key, const char *value)
@@ -469,6 +599,19 @@ cfg_env(struct cfg_reader *r, const char *key, const char *value)
 		return cfg_fail(r, r->line, r->section, key, "no value; expected %s",
 		    k == 2 ? "a backend name" : k >= 7 ? "a value" : "a path");
 	r->env_line[k] = r->line;
+	if ((k >= 7 || strcmp(key, "iree_bin") == 0) &&
+	    (cfg->service_key == NULL || r->line < cfg->service_key_line)) {
+		cfg->service_key = env_keys[k];
+		cfg->service_key_line = r->line;
+	}
+	if (r->submitted && cfg->service_key == env_keys[k]) {
+		if (k < 7)
+			return cfg_fail(r, r->line, r->section, key, "names a "
+			    "program; a submitted job may not (the service runs"
+			    " only its own tools)");
+		return cfg_fail(r, r->line, r->section, key, "set by the "
+		    "service (autoschedd.conf), not by a submitted job");
+	}
 	if (k >= 7)
 		return cfg_executor(r, key, value);
 	if (strcmp(key, "backend") != 0) {
@@ -666,7 +809,7 @@ cfg_strategy(struct cfg_reader *r, const char *key, const char *value)
 			goto bad;
 		cfg->early_stop = v;
 	} else if (strcmp(key, "seed") == 0) {
-		if (cfg_value_int(value, 0, INT64_MAX, &v, why, sizeof why) != 0)
+		if (cfg_value_int(value, 0, CFG_SEED_MAX, &v, why, sizeof why) != 0)
 			goto bad;
 		cfg->seed = (uint64_t)v;
 	} else
@@ -739,8 +882,8 @@ cfg_measure(struct cfg_reader *r, const char *key, const char *value)
 	int rc = 0;
 
 	if (strcmp(key, "min_time") == 0)
-		rc = cfg_value_seconds(value, 0, 3600, &cfg->min_time, why,
-		    sizeof why);
+		rc = cfg_value_seconds(value, 0, CFG_MIN_TIME_MAX,
+		    &cfg->min_time, why, sizeof why);
 	else if (strcmp(key, "timeout") == 0)
 		rc = cfg_value_seconds(value, 0.001, 86400, &cfg->timeout, why,
 		    sizeof why);
@@ -752,15 +895,15 @@ cfg_measure(struct cfg_reader *r, const char *key, const char *value)
 	else if (strcmp(key, "verify") == 0)
 		rc = cfg_value_bool(value, &cfg->verify, why, sizeof why);
 	else if (strcmp(key, "warmup") == 0) {
-		if ((rc = cfg_value_int(value, 0, 1000000, &v, why,
+		if ((rc = cfg_value_int(value, 0, CFG_WARMUP_MAX, &v, why,
 		    sizeof why)) == 0)
 			cfg->warmup = (int)v;
 	} else if (strcmp(key, "min_reps") == 0) {
-		if ((rc = cfg_value_int(value, 1, CFG_TRIAL_MAX, &v, why,
+		if ((rc = cfg_value_int(value, 1, CFG_REPS_MAX, &v, why,
 		    sizeof why)) == 0)
 			cfg->min_reps = (int)v;
 	} else if (strcmp(key, "max_reps") == 0) {
-		if ((rc = cfg_value_int(value, 1, CFG_TRIAL_MAX, &v, why,
+		if ((rc = cfg_value_int(value, 1, CFG_REPS_MAX, &v, why,
 		    sizeof why)) == 0)
 			cfg->max_reps = (int)v;
 		r->max_reps_line = r->line;
@@ -931,7 +1074,7 @@ cfg_finish(struct cfg_reader *r, int check_files)
 }
 
 int
-cfg_parse(const char *path, const char *text, size_t len, int check_files,
+cfg_parse(const char *path, const char *text, size_t len, int flags,
     struct cfg **out, char **err)
 {
 	struct cfg_reader r;
@@ -960,6 +1103,7 @@ cfg_parse(const char *path, const char *text, size_t len, int check_files,
 
 	memset(&r, 0, sizeof r);
 	r.cfg = cfg;
+	r.submitted = (flags & CFG_SUBMITTED) != 0;
 	if (len > CFG_FILE_MAX) {
 		cfg_fail(&r, 0, SEC_NONE, NULL, "larger than %zu bytes",
 		    CFG_FILE_MAX);
@@ -977,7 +1121,7 @@ cfg_parse(const char *path, const char *text, size_t len, int check_files,
 	r.prescan = 0;
 	r.stopped = 0;
 	cfg_pass(&r, cfg->text, len);
-	if (r.err != NULL || cfg_finish(&r, check_files) != 0)
+	if (r.err != NULL || cfg_finish(&r, flags & CFG_CHECK_FILES) != 0)
 		goto fail;
 
 	*out = cfg;
@@ -1008,7 +1152,7 @@ cfg_load(const char *path, struct cfg **out, char **err)
 	*out = NULL;
 	if (util_read_file(path, CFG_FILE_MAX, &text, &len, err) != 0)
 		return -1;
-	rc = cfg_parse(path, text, len, 1, out, err);
+	rc = cfg_parse(path, text, len, CFG_CHECK_FILES, out, err);
 	free(text);
 	return rc;
 }

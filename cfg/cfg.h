@@ -15,6 +15,17 @@
 /* The one limit on a cfg's size, for every reader of one (run, submit, spool). */
 #define CFG_TEXT_MAX	((size_t)1024 * 1024)
 
+/*
+ * The bounds on what [SearchSpace] and [Measure] hold, also the bounds of
+ * autosched-measure's options (--threads, --warmup, --min-time, --reps,
+ * --seed), so a cfg the reader takes is one the harness takes.
+ */
+#define CFG_VALUE_MAX	SPACE_VALUE_MAX		/* largest [SearchSpace] value (search/space.h) */
+#define CFG_WARMUP_MAX	1000000			/* warmup runs */
+#define CFG_REPS_MAX	1000000			/* min_reps, max_reps (a time kept per repetition) */
+#define CFG_MIN_TIME_MAX 3600.0			/* min_time, seconds */
+#define CFG_SEED_MAX	INT64_MAX		/* seed */
+
 /* One [SearchSpace] list, as written (values sorted, duplicates removed). */
 struct cfg_knob {
 	enum knob	 knob;
@@ -76,6 +87,12 @@ struct cfg {
 	char		*iree_bin;
 	char		*replay_db;	/* replay backend: the recorded store */
 	struct cfg_exec	 exec;		/* executor and slurm_* */
+	/*
+	 * The first [Env] key a submitted job may not carry (an executor key
+	 * or iree_bin; static storage) and its line; NULL and 0 if none.
+	 */
+	const char	*service_key;
+	int		 service_key_line;
 
 	/* [SearchSpace], in file order. */
 	struct cfg_knob	*knobs;
@@ -122,13 +139,26 @@ int	 cfg_load(const char *path, struct cfg **out, char **err)
 	    __attribute__((warn_unused_result));
 /*
  * The same from a buffer; path names the file for messages and gives the
- * folder relative paths start from. With check_files 0 the input file need
- * not exist (a queued job's snapshot).
+ * folder relative paths start from. flags: CFG_CHECK_FILES (else the input
+ * file need not exist: a queued job's snapshot), CFG_SUBMITTED (a cfg
+ * submitted to the service: autosched submit, a spooled cfg; it may not say
+ * where or how measurements run (executor, slurm_*: autoschedd.conf's) nor
+ * name a program (iree_bin), "FILE:LINE: [Env] KEY: set by the service
+ * (autoschedd.conf), not by a submitted job").
  */
+#define CFG_CHECK_FILES	0x1
+#define CFG_SUBMITTED	0x2
 int	 cfg_parse(const char *path, const char *text, size_t len,
-	    int check_files, struct cfg **out, char **err)
+	    int flags, struct cfg **out, char **err)
 	    __attribute__((warn_unused_result));
 void	 cfg_free(struct cfg *);
+
+/*
+ * Forget the keys CFG_SUBMITTED refuses (cfg->service_key), so that the
+ * service's own settings apply to a job queued before they were refused.
+ * Returns the first key dropped, or NULL.
+ */
+const char *cfg_drop_submitted(struct cfg *);
 
 /*
  * A value list as [SearchSpace] and [Problem] take it: "64", "[64, 128]",

@@ -8,12 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "search/space.h"
-
 #define CFG_FILE_MAX	CFG_TEXT_MAX		/* bytes in a cfg (cfg.h) */
 #define CFG_LINE_MAX	(64 * 1024)		/* bytes in one line, without its newline */
 #define CFG_LIST_MAX	4096			/* values in one [SearchSpace] list */
-#define CFG_VALUE_MAX	SPACE_VALUE_MAX		/* largest [SearchSpace] value */
 #define CFG_EXTRA_MAX	64			/* tuner-specific keys */
 #define CFG_WARN_MAX	32			/* warnings kept */
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cfg/cfg.h"
 #include "cfg/cfg_int.h"
 #include "util/util.h"
 

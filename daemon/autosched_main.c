@@ -8,6 +8,7 @@
 #include "build_config.h"
 #include "daemon/daemon.h"
 #include "export/export.h"
+#include "util/util.h"
 
 static const struct {
 	const char	*name;
@@ -46,6 +47,7 @@ int
 main(int argc, char **argv)
 {
 	size_t i;
+	int rc;
 
 	if (argc < 2) {
 		usage(stderr);
@@ -54,16 +56,21 @@ main(int argc, char **argv)
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		usage(stdout);
-		return 0;
+		return util_stdout_close() == 0 ? 0 : 1;
 	}
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
 		printf("autosched %s (MLIR/LLVM %s)\n", AUTOSCHED_VERSION,
 		    AUTOSCHED_LLVM_VERSION);
-		return 0;
+		return util_stdout_close() == 0 ? 0 : 1;
 	}
 	for (i = 0; i < sizeof commands / sizeof commands[0]; i++) {
-		if (strcmp(argv[1], commands[i].name) == 0)
-			return commands[i].fn(argc - 1, argv + 1);
+		if (strcmp(argv[1], commands[i].name) == 0) {
+			rc = commands[i].fn(argc - 1, argv + 1);
+			/* Results printed to a full disk are no results. */
+			if (util_stdout_close() != 0 && rc == 0)
+				rc = 1;
+			return rc;
+		}
 	}
 	fprintf(stderr, "autosched: unknown command \"%s\"\n", argv[1]);
 	usage(stderr);

@@ -82,7 +82,7 @@ cli_run(int argc, char **argv)
 	struct cfg *cfg = NULL;
 	struct store *st = NULL;
 	struct job *job = NULL;
-	struct sigaction sa;
+	struct sigaction sa, old_hup;
 	char *err = NULL, *db = NULL, *dbdir = NULL, *work = NULL;
 	const char *dbarg = NULL;
 	int *cpus = NULL, ncpus = 0, ch, rc = 2;
@@ -161,6 +161,10 @@ cli_run(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* The terminal gone: stop the same way, unless ignored (nohup). */
+	sigaction(SIGHUP, &sa, &old_hup);
+	if (old_hup.sa_handler == SIG_IGN)
+		sigaction(SIGHUP, &old_hup, NULL);
 	out = job_execute(job, st, &err);
 	switch (out) {
 	case JOB_OK:
@@ -841,10 +845,10 @@ cli_export(int argc, char **argv)
 	s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	if (outpath != NULL && strcmp(outpath, "-") != 0) {
 		char *def = db == NULL ? daemon_default_db() : NULL;
-		const char *const inputs[] = { db != NULL ? db : def, NULL };
 		char *text = xasprintf("%s\n", s);
 
-		rc = export_write(outpath, text, inputs, &err) == 0 ? 0 : 2;
+		rc = export_write(outpath, text, db != NULL ? db : def, NULL,
+		    &err) == 0 ? 0 : 2;
 		if (rc != 0)
 			fprintf(stderr, "autosched: %s\n", err);
 		free(text);

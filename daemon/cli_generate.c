@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cfg/cfg.h"
 #include "daemon/daemon.h"
@@ -72,6 +73,7 @@ cli_generate(int argc, char **argv)
 	struct generate_sweep sw;
 	struct generate_op *ops = NULL;
 	struct cfg *check = NULL;
+	struct util_out_guard g;
 	const char *dir = NULL, *dtype = "f32", *transpose = "none", *opt = "";
 	char *tm = NULL, *tn = NULL, *tk = NULL, *tb = NULL, *err = NULL;
 	char *cfgtext = NULL, *cfgpath = NULL;
@@ -147,7 +149,7 @@ cli_generate(int argc, char **argv)
 	/* The sweep's cfg, checked by the cfg reader before anything is written. */
 	cfgpath = util_path_join(dir, "sweep.cfg");
 	cfgtext = xasprintf(
-	    "; A shape sweep of %zu op%s written by autosched generate.\n"
+	    GENERATE_CFG_MAGIC "a shape sweep of %zu op%s.\n"
 	    ";   autosched run sweep.cfg      tunes each op as its own op\n"
 	    ";   autosched submit sweep.cfg   the same, as one queued job\n"
 	    "; The programs, one per op, are under linalg/ as the dispatch\n"
@@ -169,8 +171,18 @@ cli_generate(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
+	memset(&g, 0, sizeof g);
+	g.key = "-o";
+	g.what = "the sweep's cfg";
+	g.magic[0] = GENERATE_CFG_MAGIC;
+	/* Before any program is written (a new -o folder has nothing to check). */
+	if (access(dir, F_OK) == 0 && util_out_check(cfgpath, &g, &err) != 0) {
+		fprintf(stderr, "autosched generate: %s\n", err);
+		rc = 2;
+		goto out;
+	}
 	if (generate_write(&sw, dir, &written, &err) != 0 ||
-	    util_write_file(cfgpath, cfgtext, strlen(cfgtext), &err) != 0) {
+	    util_out_write(cfgpath, cfgtext, strlen(cfgtext), &g, &err) != 0) {
 		fprintf(stderr, "autosched generate: %s (%zu program%s written)\n",
 		    err, written, written == 1 ? "" : "s");
 		rc = 1;

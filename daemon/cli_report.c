@@ -40,6 +40,7 @@ cli_report(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct html_opts ho;
+	struct util_out_guard g;
 	struct store *st = NULL;
 	const char *out = NULL;
 	char *db = NULL, *err = NULL, *end;
@@ -97,7 +98,11 @@ cli_report(int argc, char **argv)
 		goto out;
 	}
 	ho.db_path = db;
-	if (html_report(st, &ho, out, &err) != 0) {
+	memset(&g, 0, sizeof g);
+	g.key = "-o";
+	g.what = "the HTML report";
+	g.stores[0] = db;
+	if (html_report(st, &ho, out, &g, &err) != 0) {
 		fprintf(stderr, "autosched report: %s\n", err);
 		goto out;
 	}

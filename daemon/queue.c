@@ -224,13 +224,19 @@ queue_snapshot_as(const char *cfg_path, const char *text, size_t tlen,
 	struct cfg *cfg = NULL;
 	struct job *job = NULL;
 	struct job_opts o;
-	char *mlir = NULL, *abs = NULL, hash[17];
+	char *mlir = NULL, *abs = NULL, *own = NULL, hash[17];
 	size_t len, i, ntunable = 0;
 	int rc = -1;
 
 	memset(j, 0, sizeof *j);
-	if (text != NULL ? cfg_parse(cfg_path, text, tlen, 1, &cfg, err) :
-	    cfg_load(cfg_path, &cfg, err))
+	/* Where and how it measures is the service's, not the submitter's. */
+	if (text == NULL) {
+		if (util_read_file(cfg_path, CFG_TEXT_MAX, &own, &tlen, err) != 0)
+			goto out;
+		text = own;
+	}
+	if (cfg_parse(cfg_path, text, tlen, CFG_CHECK_FILES | CFG_SUBMITTED,
+	    &cfg, err) != 0)
 		goto out;
 	for (i = 0; warn != NULL && i < cfg->nwarnings; i++)
 		warn(cfg->warnings[i], arg);
@@ -296,6 +302,7 @@ queue_snapshot_as(const char *cfg_path, const char *text, size_t tlen,
 	mlir = NULL;
 	rc = 0;
 out:
+	free(own);
 	free(mlir);
 	job_free(job);
 	cfg_free(cfg);

@@ -228,9 +228,16 @@ static void
 service_spool_reason(struct service *sv, const char *path, const char *reason)
 {
 	char *rpath = xasprintf("%s.reason", path), *text, *err = NULL;
+	struct util_out_guard g;
 
-	text = xasprintf("%s\n", reason);
-	if (util_write_file(rpath, text, strlen(text), &err) != 0) {
+	/* Never through a link or over a file a spool writer planted there. */
+	memset(&g, 0, sizeof g);
+	g.key = "the reason file";
+	g.what = "the reason of a spooled cfg";
+	g.stores[0] = sv->db;
+	g.magic[0] = "autosched: ";
+	text = xasprintf("autosched: %s\n", reason);
+	if (util_out_write(rpath, text, strlen(text), &g, &err) != 0) {
 		service_log(sv, LOG_WARNING, 0, "spool: %s", err);
 		free(err);
 	}
@@ -246,7 +253,7 @@ static int
 service_spool_move(struct service *sv, const char *path, const char *name,
     const char *sub, const char *reason, char **moved)
 {
-	char *dir = util_path_join(sv->spool, sub), *dst;
+	char *dir = util_path_join(sv->spool, sub), *dst, *src_reason;
 	int i, rc = -1;
 
 	dst = util_path_join(dir, name);
@@ -262,6 +269,10 @@ service_spool_move(struct service *sv, const char *path, const char *name,
 			sv->ignored[sv->nignored++] = xstrdup(name);
 		goto out;
 	}
+	/* A file's reason goes with it: none stays behind where it was. */
+	src_reason = xasprintf("%s.reason", path);
+	(void)unlink(src_reason);
+	free(src_reason);
 	service_spool_reason(sv, dst, reason);
 	if (moved != NULL) {
 		*moved = dst;
@@ -614,6 +625,17 @@ service_run_one(struct service *sv)
 		    err ? err : "no cfg snapshot");
 		state = "failed";
 		goto done;
+	}
+	/* Queued before submit refused them: the service's settings apply. */
+	if (cfg->service_key != NULL) {
+		int line = cfg->service_key_line;
+		const char *key = cfg_drop_submitted(cfg);
+
+		service_log(sv, LOG_WARNING, j.id, "job %lld: %s:%d: [Env] %s:"
+		    " set by the service (autoschedd.conf), not by a submitted"
+		    " job: ignored with every executor key and iree_bin",
+		    (long long)j.id, j.cfg_path ? j.cfg_path : "job.cfg", line,
+		    key);
 	}
 	service_job_output(sv, j.id, cfg);
 

@@ -6,8 +6,11 @@
  */
 #include <sys/stat.h>
 
+#include <ctype.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +22,19 @@
 #include "util/util.h"
 
 #define BUILD_TIMEOUT	600	/* seconds per tool */
+
+/* The signal that stops a build (SIGINT, SIGTERM, SIGHUP), or 0. */
+static volatile sig_atomic_t build_signal;
+static const int build_signals[] = { SIGINT, SIGTERM, SIGHUP };
+#define BUILD_NSIGNALS	(sizeof build_signals / sizeof build_signals[0])
+
+/* The tool running dies now; export_build stops at its next step. */
+static void
+build_on_signal(int sig)
+{
+	build_signal = sig;
+	proc_kill_current();
+}
 
 /*
  * The default pipeline: the transform library (schedules, bufferization),
@@ -63,10 +79,15 @@ tool(const char *what, char *const argv[], char **err)
 
 	memset(&o, 0, sizeof o);
 	o.timeout = BUILD_TIMEOUT;
-	if (proc_run(argv, &o, &pr, err) != 0)
+	o.stop = &build_signal;
+	if (proc_run(argv, &o, &pr, err) != 0) {
+		proc_result_free(&pr);
 		return -1;
-	if (pr.exited && pr.status == 0)
+	}
+	if (pr.exited && pr.status == 0 && !build_signal)
 		rc = 0;
+	else if (build_signal)
+		util_seterr(err, "%s: killed: the build was interrupted", what);
 	else if (pr.timed_out)
 		util_seterr(err, "%s: killed after %d s", what, BUILD_TIMEOUT);
 	else
@@ -75,12 +96,111 @@ tool(const char *what, char *const argv[], char **err)
 	return rc;
 }
 
+/*
+ * The string every built .so holds (a symbol of its own), by which
+ * util_out knows an earlier build at -o. Made at run time so that
+ * autosched's own binary does not hold it.
+ */
+static char *
+build_marker(void)
+{
+	return xasprintf("%s-%s:%d", "autosched", "built-library", 1);
+}
+
+/* The guard of -o: export's, with the marker instead of magic lines. */
+static void
+build_guard(struct util_out_guard *g, const char *db, const char *program,
+    const char *marker)
+{
+	export_guard(g, db, program);
+	g->what = "the shared object";
+	g->magic[0] = g->magic[1] = NULL;
+	g->marker = marker;
+	g->mode = 0755;
+}
+
+int
+export_build_check(const char *out_so, const char *db, const char *program,
+    char **err)
+{
+	struct util_out_guard g;
+	char *marker = build_marker();
+	int rc;
+
+	build_guard(&g, db, program, marker);
+	rc = util_out_check(out_so, &g, err);
+	free(marker);
+	return rc;
+}
+
+/*
+ * Why a function named name cannot be exported from the library (it is
+ * called from C by that name, and the library's symbols join those of the
+ * process that loads it), or NULL when it can.
+ */
+static const char *
+name_unusable(const char *name)
+{
+	static const char *const keywords[] = { "alignas", "alignof", "auto",
+	    "bool", "break", "case", "char", "const", "constexpr", "continue",
+	    "default", "do", "double", "else", "enum", "extern", "false",
+	    "float", "for", "goto", "if", "inline", "int", "long", "nullptr",
+	    "register", "restrict", "return", "short", "signed", "sizeof",
+	    "static", "static_assert", "struct", "switch", "thread_local",
+	    "true", "typedef", "typeof", "typeof_unqual", "union", "unsigned",
+	    "void", "volatile", "while", NULL };
+	/* The program's entry point, the C runtime's, MLIR's and OpenMP's. */
+	static const char *const taken[] = { "main", "_start", "_init",
+	    "_fini", "memrefCopy", NULL };
+	static const char *const prefixes[] = { "_mlir_", "omp_", "kmp_",
+	    "ompt_", NULL };
+	static const char *const libs[] = { "libc.so.6", "libm.so.6", NULL };
+	const char *p;
+	size_t i;
+
+	if (!isalpha((unsigned char)name[0]) && name[0] != '_')
+		return "not a C identifier (a letter or _, then letters, "
+		    "digits, _)";
+	for (p = name; *p != '\0'; p++) {
+		if (!isalnum((unsigned char)*p) && *p != '_')
+			return "not a C identifier (a letter or _, then "
+			    "letters, digits, _)";
+	}
+	for (i = 0; keywords[i] != NULL; i++) {
+		if (strcmp(name, keywords[i]) == 0)
+			return "a C keyword";
+	}
+	if (name[0] == '_' && (name[1] == '_' || isupper((unsigned char)name[1])))
+		return "reserved in C (_ then an uppercase letter or _)";
+	for (i = 0; taken[i] != NULL; i++) {
+		if (strcmp(name, taken[i]) == 0)
+			return "taken by the program's or a runtime's own symbol";
+	}
+	for (i = 0; prefixes[i] != NULL; i++) {
+		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+			return "in the namespace of MLIR's C interface or of "
+			    "the OpenMP runtime";
+	}
+	/* The library would stand in for libc's or libm's own. */
+	for (i = 0; libs[i] != NULL; i++) {
+		void *h = dlopen(libs[i], RTLD_LAZY | RTLD_LOCAL);
+		int found = h != NULL && dlsym(h, name) != NULL;
+
+		if (h != NULL)
+			dlclose(h);
+		if (found)
+			return i == 0 ? "a C library function (libc)" :
+			    "a C math library function (libm)";
+	}
+	return NULL;
+}
+
 /* Remove the scratch folder of a build. */
 static void
 scratch_remove(const char *dir)
 {
 	static const char *const files[] = { "lib.mlir", "program.ll.mlir",
-	    "program.ll", "program.so", NULL };
+	    "program.ll", "program.so", "marker.c", NULL };
 	size_t i;
 
 	for (i = 0; files[i] != NULL; i++) {
@@ -165,7 +285,7 @@ build_set(const struct export_set *s, const struct analysis *an,
 
 int
 export_build(const struct export_set *s, const char *program, int untuned,
-    const char *out_so, size_t *ntuned, char **err)
+    const char *out_so, const char *db, size_t *ntuned, char **err)
 {
 	const struct backend_ops *be = backend_find("mlir-cpu");
 	struct analysis *an = NULL;
@@ -174,13 +294,46 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	char *text = NULL, *pipe = NULL, *opt = NULL, *tr = NULL, *cc = NULL;
 	char *plugin = NULL, *plugin_arg = NULL;
 	char *rpath = NULL, *tmpl = NULL, *cflags = NULL;
+	char *marker = build_marker(), *mc = NULL, *mtext = NULL, *buf = NULL;
+	struct util_out_guard g;
+	size_t len;
 	const char *bin = getenv("AUTOSCHED_LLVM_BIN");
+	const char *tmpdir = getenv("TMPDIR");
+	struct sigaction sa, old[BUILD_NSIGNALS];
 	int rc = -1, omp = 0;
 	size_t i;
 
 	*ntuned = 0;
-	if (analysis_load(program, &an, err) != 0)
-		return -1;
+	/*
+	 * A signal kills the tool running and stops the build at its next
+	 * step; the scratch folder is removed on the way out.
+	 */
+	build_signal = 0;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = build_on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < BUILD_NSIGNALS; i++) {
+		sigaction(build_signals[i], &sa, &old[i]);
+		/* Ignored when we started (nohup, a background job): still so. */
+		if (old[i].sa_handler == SIG_IGN)
+			sigaction(build_signals[i], &old[i], NULL);
+	}
+	build_guard(&g, db, program, marker);
+	if (util_out_check(out_so, &g, err) != 0 ||
+	    analysis_load(program, &an, err) != 0)
+		goto out;
+	for (i = 0; i < analysis_function_count(an); i++) {
+		const char *loc, *fn = analysis_function(an, i, &loc);
+		const char *why = name_unusable(fn);
+
+		if (why != NULL) {
+			util_seterr(err, "%s: function @\"%.200s\": %s; expected "
+			    "a C identifier that is not a keyword, reserved "
+			    "name or C library function the built library "
+			    "would clash with (rename it)", loc, fn, why);
+			goto out;
+		}
+	}
 	b = build_set(s, an, be, untuned, ntuned);
 	for (i = 0; i < b->n; i++) {
 		if (b->e[i].best.config.v[KNOB_THREADS] > 1)
@@ -192,9 +345,13 @@ export_build(const struct export_set *s, const char *program, int untuned,
 		rc = 1;
 		goto out;
 	}
-	tmpl = xstrdup("/tmp/autosched-build-XXXXXX");
+	if (tmpdir == NULL || *tmpdir == '\0')
+		tmpdir = "/tmp";
+	tmpl = util_path_join(tmpdir, "autosched-build-XXXXXX");
+	if (build_signal)
+		goto out;
 	if (mkdtemp(tmpl) == NULL) {
-		util_seterr(err, "mkdtemp: %s", strerror(errno));
+		util_seterr(err, "mkdtemp %s: %s", tmpl, strerror(errno));
 		goto out;
 	}
 	dir = tmpl;
@@ -203,8 +360,13 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	llm = util_path_join(dir, "program.ll.mlir");
 	ll = util_path_join(dir, "program.ll");
 	so = util_path_join(dir, "program.so");
+	mc = util_path_join(dir, "marker.c");
 	text = export_transform_text(b, be, 1, &plugin);
-	if (util_write_file(lib, text, strlen(text), err) != 0)
+	mtext = xasprintf("/* Marks the library as autosched's (util_out). */\n"
+	    "__attribute__((used, visibility(\"default\")))\n"
+	    "const char autosched_built_library[] = \"%s\";\n", marker);
+	if (util_write_file(lib, text, strlen(text), err) != 0 ||
+	    util_write_file(mc, mtext, strlen(mtext), err) != 0)
 		goto out;
 	if (plugin != NULL)
 		plugin_arg = xasprintf("--load-pass-plugin=%s", plugin);
@@ -234,30 +396,30 @@ export_build(const struct export_set *s, const char *program, int untuned,
 		char *const a2[] = { tr, "--mlir-to-llvmir", llm, "-o", ll, NULL };
 		char *const a3[] = { cc, "-O3", "-march=native", cflags, "-shared",
 		    "-fPIC", omp ? "-fopenmp" : "-fno-openmp", rpath,
-		    "-Wno-override-module", ll, "-o", so, NULL };
+		    "-Wno-override-module", ll, mc, "-o", so, NULL };
 
 		if (tool("mlir-opt", a1, err) != 0 ||
 		    tool("mlir-translate", a2, err) != 0 ||
 		    tool("clang", a3, err) != 0)
 			goto out;
 	}
-	if (rename(so, out_so) != 0) {
-		/* Another file system: copy through a temp file beside out_so. */
-		char *buf = NULL;
-		size_t len;
-
-		if (util_read_file(so, 1u << 30, &buf, &len, err) != 0 ||
-		    util_write_file(out_so, buf, len, err) != 0) {
-			free(buf);
-			goto out;
-		}
-		free(buf);
-	}
-	chmod(out_so, 0755);
+	if (build_signal)
+		goto out;
+	/* Copied beside out_so through util_out: never over what it refuses. */
+	if (util_read_file(so, 1u << 30, &buf, &len, err) != 0 ||
+	    util_out_write(out_so, buf, len, &g, err) != 0)
+		goto out;
 	rc = 0;
 out:
 	if (dir != NULL)
 		scratch_remove(dir);
+	for (i = 0; i < BUILD_NSIGNALS; i++)
+		sigaction(build_signals[i], &old[i], NULL);
+	if (rc != 0 && build_signal) {
+		util_seterr(err, "%s: interrupted (signal %d); nothing written",
+		    program, (int)build_signal);
+		rc = 128 + build_signal;
+	}
 	export_free(b);
 	analysis_free(an);
 	free(dir);
@@ -275,5 +437,9 @@ out:
 	free(cc);
 	free(rpath);
 	free(cflags);
+	free(marker);
+	free(mc);
+	free(mtext);
+	free(buf);
 	return rc;
 }

@@ -88,14 +88,13 @@ parse_opts(int argc, char **argv, struct cmd_opts *o, void (*usage)(FILE *))
 static int
 emit(const struct cmd_opts *o, const char *text, const char *input)
 {
-	const char *const inputs[] = { o->db, input, NULL };
 	char *err = NULL;
 
 	if (o->out == NULL || strcmp(o->out, "-") == 0) {
 		fputs(text, stdout);
 		return 0;
 	}
-	if (export_write(o->out, text, inputs, &err) != 0) {
+	if (export_write(o->out, text, o->db, input, &err) != 0) {
 		fprintf(stderr, "autosched: %s\n", err);
 		free(err);
 		return 2;
@@ -272,7 +271,9 @@ build_usage(FILE *f)
 	    "with a warning, for the others). Every function is exported with\n"
 	    "MLIR's C interface: void _mlir_ciface_NAME(...) taking memref\n"
 	    "descriptors (see README). --untuned: default schedules only.\n"
-	    "Default -o: PROGRAM.so in the current folder.\n");
+	    "Default -o: PROGRAM.so in the current folder. Scratch files go to\n"
+	    "$TMPDIR (default /tmp). Exit 128+N when signal N (SIGINT, SIGTERM,\n"
+	    "SIGHUP) stopped it: its tools killed, nothing written.\n");
 }
 
 int
@@ -280,8 +281,7 @@ export_cmd_build(int argc, char **argv)
 {
 	struct cmd_opts o;
 	struct export_set *s = NULL;
-	struct stat a, b;
-	char *err = NULL, *out = NULL, *dir = NULL, *base, *dot;
+	char *err = NULL, *out = NULL, *base, *dot;
 	const char *prog;
 	size_t ntuned = 0;
 	int rc = 2, r;
@@ -308,28 +308,18 @@ export_cmd_build(int argc, char **argv)
 		free(out);
 		out = base;
 	}
-	if (strcmp(out, prog) == 0 || strcmp(out, o.db) == 0 ||
-	    (stat(out, &a) == 0 && ((stat(prog, &b) == 0 && a.st_ino == b.st_ino &&
-	    a.st_dev == b.st_dev) || (stat(o.db, &b) == 0 &&
-	    a.st_ino == b.st_ino && a.st_dev == b.st_dev)))) {
-		fprintf(stderr, "autosched: -o %s: that is an input; refusing to "
-		    "overwrite it\n", out);
-		goto out;
-	}
-	dir = util_dirname(out);
-	if (stat(dir, &a) != 0 || !S_ISDIR(a.st_mode)) {
-		fprintf(stderr, "autosched: -o %s: folder %s does not exist\n",
-		    out, dir);
+	if (export_build_check(out, o.db, prog, &err) != 0) {
+		fprintf(stderr, "autosched: %s\n", err);
 		goto out;
 	}
 	if (!o.untuned && export_load(o.db, NULL, 0, &s, &err) != 0) {
 		fprintf(stderr, "autosched: %s\n", err);
 		goto out;
 	}
-	r = export_build(s, prog, o.untuned, out, &ntuned, &err);
+	r = export_build(s, prog, o.untuned, out, o.db, &ntuned, &err);
 	if (r != 0) {
 		fprintf(stderr, "autosched: %s\n", err);
-		rc = r == 1 ? 1 : 2;
+		rc = r == 1 || r > 128 ? r : 2;
 		goto out;
 	}
 	fprintf(stderr, "autosched: %s: %zu tuned op%s\n", out, ntuned,
@@ -338,7 +328,6 @@ export_cmd_build(int argc, char **argv)
 out:
 	export_free(s);
 	free(out);
-	free(dir);
 	free(err);
 	return rc;
 }

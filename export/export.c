@@ -539,14 +539,19 @@ export_transform_text(const struct export_set *s,
 		    "match ops{[\"func.func\"]} in %%root : (!transform.any_op) "
 		    "-> !transform.any_op\n    transform.annotate %%funcs "
 		    "\"llvm.emit_c_interface\" : !transform.any_op\n");
-	fprintf(f, "    %%r = transform.foreach_match in %%root");
-	for (j = 0; j < ngroups; j++)
-		fprintf(f, "%s\n        @autosched_match_%zu -> "
-		    "@autosched_apply_%zu", j ? "," : "", j, j);
-	fprintf(f, "\n        : (!transform.any_op) -> !transform.any_op\n");
+	/* No op to schedule (build --untuned of a program without one): no matcher. */
+	if (ngroups > 0) {
+		fprintf(f, "    %%r = transform.foreach_match in %%root");
+		for (j = 0; j < ngroups; j++)
+			fprintf(f, "%s\n        @autosched_match_%zu -> "
+			    "@autosched_apply_%zu", j ? "," : "", j, j);
+		fprintf(f, "\n        : (!transform.any_op) -> "
+		    "!transform.any_op\n");
+	}
 	if (mod != NULL)
 		fprintf(f, "    transform.include @autosched_module "
-		    "failures(propagate) (%%r) : (!transform.any_op) -> ()\n");
+		    "failures(propagate) (%s) : (!transform.any_op) -> ()\n",
+		    ngroups > 0 ? "%r" : "%root");
 	fprintf(f, "    transform.yield\n  }\n}\n");
 	fclose(f);
 	for (j = 0; j < ngroups; j++)
@@ -773,6 +778,14 @@ export_annotate(const struct export_set *s, const char *path,
 	}
 	rc = analysis_annotate(path, "compilation_info",
 	    (const char *const *)values, n, text, nannotated, err);
+	if (rc == 0) {
+		/* The first line marks the file as autosched's (util_out). */
+		char *t = xasprintf("// autosched annotate: the program with the"
+		    " store's best configs\n%s", *text);
+
+		free(*text);
+		*text = t;
+	}
 	for (i = 0; i < n; i++)
 		free(values[i]);
 	free(values);
@@ -780,29 +793,26 @@ export_annotate(const struct export_set *s, const char *path,
 	return rc;
 }
 
-int
-export_write(const char *path, const char *text, const char *const *inputs,
-    char **err)
+/* What an existing output of export, annotate or best -o starts with. */
+void
+export_guard(struct util_out_guard *g, const char *db, const char *input)
 {
-	struct stat a, b;
-	char *dir;
-	size_t i;
+	memset(g, 0, sizeof *g);
+	g->key = "-o";
+	g->what = "the export";
+	g->stores[0] = db;
+	g->inputs[0].path = input;
+	g->inputs[0].what = "the input program";
+	g->magic[0] = "// autosched ";
+	g->magic[1] = "{\n  \"format\": \"autosched-configs/";
+}
 
-	for (i = 0; inputs != NULL && inputs[i] != NULL; i++) {
-		if (strcmp(path, inputs[i]) == 0 ||
-		    (stat(path, &a) == 0 && stat(inputs[i], &b) == 0 &&
-		    a.st_dev == b.st_dev && a.st_ino == b.st_ino)) {
-			util_seterr(err, "-o %s: that is an input; refusing to "
-			    "overwrite it", path);
-			return -1;
-		}
-	}
-	dir = util_dirname(path);
-	if (stat(dir, &a) != 0 || !S_ISDIR(a.st_mode)) {
-		util_seterr(err, "-o %s: folder %s does not exist", path, dir);
-		free(dir);
-		return -1;
-	}
-	free(dir);
-	return util_write_file(path, text, strlen(text), err);
+int
+export_write(const char *path, const char *text, const char *db,
+    const char *input, char **err)
+{
+	struct util_out_guard g;
+
+	export_guard(&g, db, input);
+	return util_out_write(path, text, strlen(text), &g, err);
 }

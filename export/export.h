@@ -51,12 +51,23 @@ int	 export_annotate(const struct export_set *, const char *path,
 	    __attribute__((warn_unused_result));
 
 /*
- * Write text to path through a temporary file in the same folder and a
- * rename. Refuses a path that is one of inputs (NULL-ended) and a folder
- * that does not exist. -1 with *err.
+ * Write text to path through util_out: never the store db (nor its side
+ * files), never input (may be NULL), never a link, device or folder, and an
+ * existing file only if an earlier export, spec, library or annotated
+ * program autosched wrote (they start "// autosched " or, JSON, with the
+ * autosched-configs format). -1 with *err naming "-o PATH".
  */
-int	 export_write(const char *path, const char *text,
-	    const char *const *inputs, char **err)
+int	 export_write(const char *path, const char *text, const char *db,
+	    const char *input, char **err)
+	    __attribute__((warn_unused_result));
+
+/*
+ * The checks export_build makes of out_so before writing it (the same as
+ * export_write's; an existing file must hold the marker every built .so
+ * holds). 0, or -1 with *err: nothing written.
+ */
+int	 export_build_check(const char *out_so, const char *db,
+	    const char *program, char **err)
 	    __attribute__((warn_unused_result));
 
 /*
@@ -64,11 +75,16 @@ int	 export_write(const char *path, const char *text,
  * s (none if untuned) for the ops they know, the backend's default schedule
  * for the other tunable ops (a warning names each), the rest lowered by the
  * default pipeline; every function exported with MLIR's C interface.
- * *ntuned = ops built with a tuned config. 0; 1 with *err when not untuned
- * and no op of the program is in s; -1 with *err on failure.
+ * out_so is written as export_build_check says (db: the store).
+ * *ntuned = ops built with a tuned config. Scratch files go to a folder
+ * under $TMPDIR (default /tmp), removed on return. SIGINT, SIGTERM and
+ * SIGHUP are caught while it runs: the tool running is killed. 0; 1 with
+ * *err when not untuned and no op of the program is in s; 128 + the signal
+ * with *err when one stopped it (nothing written); -1 with *err on failure.
  */
 int	 export_build(const struct export_set *s, const char *path,
-	    int untuned, const char *out_so, size_t *ntuned, char **err)
+	    int untuned, const char *out_so, const char *db, size_t *ntuned,
+	    char **err)
 	    __attribute__((warn_unused_result));
 
 /* The commands: `autosched export --format transform|iree-spec`, `annotate`, `build`. */

@@ -37,4 +37,9 @@ char	*export_mlir_comment(const char *s);
 char	*export_transform_text(const struct export_set *s,
 	    const struct backend_ops *be, int c_interface, char **plugin_out);
 
+struct util_out_guard;
+/* The guard of export's outputs at -o (store db, input may be NULL). */
+void	 export_guard(struct util_out_guard *g, const char *db,
+	    const char *input);
+
 #endif

@@ -84,6 +84,10 @@ void	 generate_ops_free(struct generate_op *, size_t n);
 int	 generate_module(const struct generate_sweep *, const char *comment,
 	    char **text, char **err) __attribute__((warn_unused_result));
 
+/* The first line of every program and cfg generate writes (util_out knows them). */
+#define GENERATE_MLIR_MAGIC	"// autosched generate: "
+#define GENERATE_CFG_MAGIC	"; autosched generate: "
+
 /*
  * Write the profiler's layout under dir: dir/linalg/KIND/NAME/NAME.mlir, one
  * program per op. Everything is checked before the first file is written.

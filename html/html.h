@@ -9,6 +9,10 @@
 #include <stdint.h>
 
 struct store;
+struct util_out_guard;
+
+/* How every report starts: util_out recognises an earlier one by it. */
+#define HTML_MAGIC	"<!DOCTYPE html>\n<!-- autosched report -->\n"
 
 /* What to report on: one job, the ops matching a name, or everything. */
 struct html_opts {
@@ -21,12 +25,14 @@ struct html_opts {
 #define HTML_TRIAL_MAX	2000000
 
 /*
- * Write the report on what st holds (filtered by o) to path, atomically.
+ * Write the report on what st holds (filtered by o) to path through
+ * util_out under guard g (borrowed; its magic is set to HTML_MAGIC).
  * 0, or -1 with *err (nothing written). A selection that matches no trial
  * still writes a report that says so.
  */
 int	 html_report(struct store *st, const struct html_opts *o,
-	    const char *path, char **err) __attribute__((warn_unused_result));
+	    const char *path, const struct util_out_guard *g, char **err)
+	    __attribute__((warn_unused_result));
 
 /* The same into a buffer the caller frees (*len its length). */
 int	 html_report_text(struct store *st, const struct html_opts *o,

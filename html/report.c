@@ -22,6 +22,11 @@
 
 #define REPORT_PHASE_MAX	16	/* distinct phase names kept; more are "other" */
 #define REPORT_CI_MAX		40	/* rows of the repeated-measurement chart */
+/*
+ * Points one scatter draws: a browser renders a few thousand SVG circles at
+ * once; 100,000 trials of one op made a page of 121 MB it could not draw.
+ */
+#define REPORT_POINTS_MAX	2000
 
 /* One trial as the report keeps it. */
 struct rtrial {
@@ -284,7 +289,7 @@ report_time(FILE *f, double t)
 static void
 report_head(FILE *f, const struct report *r)
 {
-	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+	fputs(HTML_MAGIC "<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 	    "<title>autosched report</title>\n<style>\n"
 	    "body{font:14px/1.4 sans-serif;margin:24px;color:#222;max-width:1400px}\n"
 	    "h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;"
@@ -686,17 +691,108 @@ report_convergence(FILE *f, const struct report *r, int64_t op,
 	chart_end(&c);
 }
 
+/* The trials a chart is about (r is one op's view). */
+static int
+pick_any(const struct report *r, const struct rtrial *t)
+{
+	(void)r;
+	(void)t;
+	return 1;
+}
+
+static int
+pick_tune_valid(const struct report *r, const struct rtrial *t)
+{
+	return report_phase_is(r, t->phase, "tune") && report_valid(t);
+}
+
+/*
+ * Which trials of the op r views a chart draws, a flag per trial: every one
+ * pick accepts when they are at most REPORT_POINTS_MAX; else each that
+ * improved the best so far (at most half the points: evenly thinned, the
+ * best kept) and an even sample of the others. *nshown of *ntotal are drawn.
+ * Caller frees.
+ */
+static unsigned char *
+report_thin(const struct report *r,
+    int (*pick)(const struct report *, const struct rtrial *),
+    size_t *nshown, size_t *ntotal)
+{
+	unsigned char *keep = xcalloc(r->nt + 1, 1);
+	size_t i, n = 0, ni = 0, j, stride, budget;
+	double best = 0;
+
+	for (i = 0; i < r->nt; i++) {
+		if (!pick(r, &r->t[i]))
+			continue;
+		n++;
+		keep[i] = 1;
+		if (report_valid(&r->t[i]) && r->t[i].gflops > best) {
+			best = r->t[i].gflops;
+			keep[i] = 2;		/* an improvement */
+			ni++;
+		}
+	}
+	*ntotal = n;
+	*nshown = n;
+	if (n <= REPORT_POINTS_MAX) {
+		for (i = 0; i < r->nt; i++)
+			keep[i] = keep[i] != 0;
+		return keep;
+	}
+	/* The improvements: every stride-th, and the last (the best). */
+	budget = REPORT_POINTS_MAX / 2;
+	stride = (ni + budget - 1) / budget;
+	*nshown = 0;
+	for (i = j = 0; i < r->nt; i++) {
+		if (keep[i] != 2)
+			continue;
+		keep[i] = (j % stride == 0 || j == ni - 1) ? 3 : 1;
+		*nshown += keep[i] == 3;
+		j++;
+	}
+	/* The others: an even sample filling the rest of the points. */
+	budget = REPORT_POINTS_MAX - *nshown;
+	stride = (n - *nshown + budget - 1) / budget;
+	for (i = j = 0; i < r->nt; i++) {
+		if (keep[i] == 3)
+			keep[i] = 1;
+		else if (keep[i] == 1) {
+			keep[i] = j % stride == 0;
+			*nshown += keep[i];
+			j++;
+		}
+	}
+	return keep;
+}
+
+/* Under a thinned chart: how many points it draws of how many. */
+static void
+report_thin_note(FILE *f, size_t nshown, size_t ntotal)
+{
+	if (nshown == ntotal)
+		return;
+	fprintf(f, "<p class=\"note thinned\" data-shown=\"%zu\" "
+	    "data-total=\"%zu\">%zu of %zu trials drawn: every improvement of "
+	    "the best so far and an even sample of the others (all of them "
+	    "are in the store: <code>autosched best --all --format csv</code> "
+	    "for the best, the job's output_file CSV for every trial).</p>\n",
+	    nshown, ntotal, nshown, ntotal);
+}
+
 /* Every trial of op in store order, coloured by phase; failures on zero. */
 static void
 report_trials(FILE *f, const struct report *r, int64_t op, double ymax)
 {
 	struct chart c;
-	size_t i, n = 0, nfail[TRIAL_STATUS_COUNT] = { 0 };
+	size_t i, n = 0, nfail[TRIAL_STATUS_COUNT] = { 0 }, nshown, ntotal;
+	unsigned char *keep = report_thin(r, pick_any, &nshown, &ntotal);
 	int s;
 
 	for (i = 0; i < r->nt; i++)
 		n += r->t[i].op_id == op;
-	chart_begin(&c, f, 560, 300, "chart-trials", "every trial",
+	chart_begin(&c, f, 560, 300, "chart-trials", nshown < ntotal ?
+	    "every trial (thinned)" : "every trial",
 	    "trial # (all phases, in order)", "GFLOP/s", 0, (double)n + 1, 0,
 	    ymax, 1);
 	for (i = 0, n = 0; i < r->nt; i++) {
@@ -706,6 +802,13 @@ report_trials(FILE *f, const struct report *r, int64_t op, double ymax)
 		if (t->op_id != op)
 			continue;
 		n++;
+		if (!report_valid(t)) {
+			s = t->status >= 0 && t->status < TRIAL_STATUS_COUNT ?
+			    t->status : TRIAL_ERROR;
+			nfail[s]++;	/* counted whether drawn or not */
+		}
+		if (!keep[i])
+			continue;
 		x = chart_x(&c, (double)n);
 		if (report_valid(t)) {
 			y = chart_y(&c, t->gflops);
@@ -726,7 +829,6 @@ report_trials(FILE *f, const struct report *r, int64_t op, double ymax)
 			y = chart_y(&c, 0);
 			s = t->status >= 0 && t->status < TRIAL_STATUS_COUNT ?
 			    t->status : TRIAL_ERROR;
-			nfail[s]++;
 			fprintf(f, "<path class=\"fail\" data-trial=\"%lld\" "
 			    "data-status=\"%s\" d=\"M%.1f %.1fl6 -6m-6 0l6 6\" "
 			    "transform=\"translate(-3 3)\" stroke=\"%s\" "
@@ -741,6 +843,8 @@ report_trials(FILE *f, const struct report *r, int64_t op, double ymax)
 		}
 	}
 	chart_end(&c);
+	free(keep);
+	report_thin_note(f, nshown, ntotal);
 	fputs("<div class=\"legend\">", f);
 	for (s = 0; s < TRIAL_STATUS_COUNT; s++) {
 		if (nfail[s] == 0)
@@ -756,9 +860,11 @@ report_trials(FILE *f, const struct report *r, int64_t op, double ymax)
 static void
 report_knobs(FILE *f, const struct report *r, int64_t op, double ymax)
 {
+	size_t i, nshown, ntotal;
+	unsigned char *keep = report_thin(r, pick_tune_valid, &nshown, &ntotal);
 	int k;
-	size_t i;
 
+	report_thin_note(f, nshown, ntotal);
 	fputs("<div class=\"charts\">\n", f);
 	for (k = 0; k < KNOB_COUNT; k++) {
 		int64_t vals[64];
@@ -800,7 +906,7 @@ report_knobs(FILE *f, const struct report *r, int64_t op, double ymax)
 			const struct rtrial *t = &r->t[i];
 			double jit;
 
-			if (t->op_id != op || t->c.v[k] == 0 ||
+			if (t->op_id != op || t->c.v[k] == 0 || !keep[i] ||
 			    !report_phase_is(r, t->phase, "tune") ||
 			    !report_valid(t))
 				continue;
@@ -821,6 +927,7 @@ report_knobs(FILE *f, const struct report *r, int64_t op, double ymax)
 		chart_end(&c);
 	}
 	fputs("</div>\n", f);
+	free(keep);
 }
 
 /* Two-sided 95% Student t for n-1 degrees of freedom. */
@@ -1203,15 +1310,19 @@ out:
 
 int
 html_report(struct store *st, const struct html_opts *o, const char *path,
-    char **err)
+    const struct util_out_guard *g, char **err)
 {
+	struct util_out_guard mine = *g;
 	char *text = NULL;
 	size_t len = 0;
 	int rc;
 
+	mine.magic[0] = HTML_MAGIC;
+	if (util_out_check(path, &mine, err) != 0)
+		return -1;
 	if (html_report_text(st, o, &text, &len, err) != 0)
 		return -1;
-	rc = util_write_file(path, text, len, err);
+	rc = util_out_write(path, text, len, &mine, err);
 	free(text);
 	return rc;
 }

@@ -76,7 +76,8 @@ struct job {
 	int			 run_lock;	/* the lease of this cfg on the store, or -1 */
 	int			 job_lock;	/* the lease of the job id, or -1 */
 	char			*job_lock_path;
-	char			*csv_tmp;	/* the report while written */
+	struct util_out		*csv_out;	/* the CSV report while written */
+	struct util_out_guard	 csv_guard;
 	int			 parallel;	/* tune measurements at once (executor slurm) */
 	int			 begun;		/* the backend's begin ran */
 	char			 step_name[40];	/* the Slurm steps' job name */
@@ -1125,90 +1126,56 @@ job_op_bytes(const struct op_desc *op)
 }
 
 /*
- * 1 if a and b name the same file: the same inode when both exist, else
- * the same real folder and the same last name (a file still to be made).
+ * The guard of one of the job's outputs (csv: output_file, else the HTML
+ * report): never the store or its side files, the input, the cfg, the
+ * replayed store or the job's other output; an existing file only if it is
+ * an earlier one of the same kind. Strings are borrowed from cfg and o.
  */
-static int
-job_same_path(const char *a, const char *b)
+static void
+job_out_guard(const struct cfg *cfg, const struct job_opts *o, int csv,
+    struct util_out_guard *g)
 {
-	char *da, *db_, *ra, *rb;
-	const char *ba, *bb;
-	int same;
+	const char *html = o->report_path != NULL ? o->report_path :
+	    cfg->report_file;
 
-	if (a == NULL || b == NULL)
-		return 0;
-	if (access(a, F_OK) == 0 && access(b, F_OK) == 0)
-		return util_same_file(a, b);
-	da = util_dirname(a);
-	db_ = util_dirname(b);
-	ra = realpath(da, NULL);
-	rb = realpath(db_, NULL);
-	ba = strrchr(a, '/') ? strrchr(a, '/') + 1 : a;
-	bb = strrchr(b, '/') ? strrchr(b, '/') + 1 : b;
-	same = ra != NULL && rb != NULL && strcmp(ra, rb) == 0 &&
-	    strcmp(ba, bb) == 0;
-	free(da);
-	free(db_);
-	free(ra);
-	free(rb);
-	return same;
+	memset(g, 0, sizeof *g);
+	g->where = cfg->path;
+	g->key = csv ? "[Env] output_file" : o->report_path != NULL ?
+	    "the service's report" : "[Env] report_file";
+	g->what = csv ? "the CSV report" : "the HTML report";
+	g->stores[0] = o->db;
+	g->stores[1] = cfg->replay_db;
+	g->inputs[0].path = cfg->input_file;
+	g->inputs[0].what = "the input MLIR";
+	g->inputs[1].path = cfg->path;
+	g->inputs[1].what = "the cfg itself";
+	g->inputs[2].path = csv ? (cfg->report_file != NULL ? html : NULL) :
+	    cfg->output_file;
+	g->inputs[2].what = csv ? "the HTML report (report_file)" :
+	    "the CSV report (output_file)";
+	g->magic[0] = csv ? REPORT_CSV_MAGIC : HTML_MAGIC;
 }
 
 /*
- * output_file may name neither the store (nor its journal files), the
- * input, the cfg, the replayed store, nor an existing file that is not one
- * of our reports: the CSV must never destroy anything.
+ * The job's outputs checked before anything runs: output_file and the HTML
+ * report may each name only a new file or an earlier one of the same kind.
  */
 static int
 job_check_output(const struct cfg *cfg, const struct job_opts *o, char **err)
 {
-	static const char *const sfx[] = { "", "-wal", "-shm", "-journal" };
-	const char *out = cfg->output_file, *what = NULL;
-	char *p, buf[sizeof REPORT_CSV_MAGIC];
-	struct stat sb;
-	size_t i;
-	FILE *f;
+	struct util_out_guard g;
+	const char *html = o->report_path != NULL ? o->report_path :
+	    cfg->report_file;
 
-	if (out == NULL)
-		return 0;
-	for (i = 0; o->db != NULL && i < sizeof sfx / sizeof sfx[0]; i++) {
-		p = xasprintf("%s%s", o->db, sfx[i]);
-		if (job_same_path(out, p))
-			what = i == 0 ? "the store" : "the store's journal";
-		free(p);
+	if (cfg->output_file != NULL) {
+		job_out_guard(cfg, o, 1, &g);
+		if (util_out_check(cfg->output_file, &g, err) != 0)
+			return -1;
 	}
-	if (what == NULL && job_same_path(out, cfg->input_file))
-		what = "the input MLIR";
-	if (what == NULL && job_same_path(out, cfg->path))
-		what = "the cfg itself";
-	if (what == NULL && cfg->replay_db != NULL &&
-	    job_same_path(out, cfg->replay_db))
-		what = "the replayed store";
-	if (what != NULL) {
-		util_seterr(err, "%s: [Env] output_file: %s is %s; expected a"
-		    " new file for the CSV report", cfg->path, out, what);
-		return -1;
-	}
-	if (lstat(out, &sb) != 0)
-		return 0;
-	if (!S_ISREG(sb.st_mode)) {
-		util_seterr(err, "%s: [Env] output_file: %s exists and is not a"
-		    " regular file; expected a new file for the CSV report",
-		    cfg->path, out);
-		return -1;
-	}
-	memset(buf, 0, sizeof buf);
-	if ((f = fopen(out, "rb")) != NULL) {
-		if (fread(buf, 1, sizeof buf - 1, f) == 0)
-			buf[0] = '\0';
-		fclose(f);
-	}
-	if (sb.st_size > 0 && strcmp(buf, REPORT_CSV_MAGIC) != 0) {
-		util_seterr(err, "%s: [Env] output_file: %s exists and is not a"
-		    " report autosched wrote; expected a new file (or a previous"
-		    " report) for the CSV report: move it away or name another",
-		    cfg->path, out);
-		return -1;
+	if (cfg->report_file != NULL && html != NULL) {
+		job_out_guard(cfg, o, 0, &g);
+		if (util_out_check(html, &g, err) != 0)
+			return -1;
 	}
 	return 0;
 }
@@ -1567,7 +1534,7 @@ job_free(struct job *c)
 	if (c->run_lock != -1)
 		close(c->run_lock);
 	free(c->job_lock_path);
-	free(c->csv_tmp);
+	util_out_abort(c->csv_out);
 	analysis_free(c->an);
 	free(c);
 }
@@ -1581,6 +1548,7 @@ static void
 job_html_report(struct job *c)
 {
 	struct html_opts ho;
+	struct util_out_guard g;
 	const char *path = c->o->report_path ? c->o->report_path :
 	    c->cfg->report_file;
 	char *err = NULL;
@@ -1590,11 +1558,11 @@ job_html_report(struct job *c)
 	memset(&ho, 0, sizeof ho);
 	ho.job_id = c->job_id;
 	ho.db_path = c->o->db;
-	if (html_report(c->st, &ho, path, &err) != 0) {
-		job_log(c, "warn", "report_file %s: %s", path, err);
+	job_out_guard(c->cfg, c->o, 0, &g);
+	if (html_report(c->st, &ho, path, &g, &err) != 0) {
+		job_log(c, "warn", "%s", err);
 		if (!c->o->json)
-			fprintf(stderr, "autosched: report_file %s: %s\n", path,
-			    err);
+			fprintf(stderr, "autosched: %s\n", err);
 	} else
 		job_log(c, "info", "report written to %s", path);
 	free(err);
@@ -1670,22 +1638,14 @@ job_execute(struct job *c, struct store *st, char **err)
 		}
 	}
 	if (cfg->output_file != NULL) {
-		int fd;
-
 		/* Written beside, renamed into place at the end: never half a file. */
-		c->csv_tmp = xasprintf("%s.tmp.%ld", cfg->output_file,
-		    (long)getpid());
-		if ((fd = open(c->csv_tmp, O_WRONLY | O_CREAT | O_EXCL |
-		    O_NOFOLLOW | O_CLOEXEC, 0644)) == -1 ||
-		    (c->rep.csv = fdopen(fd, "w")) == NULL) {
-			util_seterr(err, "%s: output_file %s: %s", cfg->path,
-			    c->csv_tmp, strerror(errno));
-			if (fd != -1)
-				close(fd);
-			free(c->csv_tmp);
-			c->csv_tmp = NULL;
+		job_out_guard(cfg, o, 1, &c->csv_guard);
+		if (util_out_open(cfg->output_file, &c->csv_guard, &c->csv_out,
+		    err) != 0) {
+			bad_input = 1;
 			goto fail;
 		}
+		c->rep.csv = util_out_file(c->csv_out);
 		report_csv_header(&c->rep);
 	}
 	if (o->job_id > 0)
@@ -1836,14 +1796,16 @@ fail:
 		(void)store_job_set_state(st, c->job_id, "failed", *err, NULL);
 	outcome = bad_input ? JOB_BAD_INPUT : JOB_FAILED;
 out:
-	if (c->rep.csv != NULL) {
-		if (fclose(c->rep.csv) != 0 || rename(c->csv_tmp,
-		    cfg->output_file) != 0) {
-			fprintf(stderr, "autosched: output_file %s: %s (the results"
-			    " are in the store)\n", cfg->output_file,
-			    strerror(errno));
-			unlink(c->csv_tmp);
+	if (c->csv_out != NULL) {
+		char *cerr = NULL;
+
+		if (util_out_commit(c->csv_out, &cerr) != 0) {
+			fprintf(stderr, "autosched: %s (the results are in the"
+			    " store)\n", cerr);
+			job_log(c, "warn", "%s", cerr);
+			free(cerr);
 		}
+		c->csv_out = NULL;
 	}
 	c->rep.csv = NULL;
 	free(dispatch);

@@ -23,7 +23,7 @@ struct job_opts {
 	const char		*mlir_text;	/* snapshot of the input (daemon), or NULL to read the file */
 	const char		*work_dir;	/* artifacts and scratch (backend cache) */
 	/*
-	 * The store's path, or NULL: output_file may not name it, the runner's
+	 * The store's path, or NULL: no output may name it, the runner's
 	 * lease lives beside it, and a store deleted or replaced under the job
 	 * stops it.
 	 */
@@ -80,8 +80,9 @@ int	*job_default_cpus(const struct cfg *, int *ncpus);
 /*
  * Check everything that can be wrong with the input (MLIR, backend, spaces,
  * buffer sizes against job_memory_limit, threads against the measurement
- * CPUs, output_file against the store, the input, the cfg and files autosched
- * did not write) without writing anything. The one validator of run,
+ * CPUs, output_file and the HTML report through util_out_check: never the
+ * store, the input, the cfg, the replayed store, each other, a link or a
+ * device, nor a file autosched did not write) without writing anything. The one validator of run,
  * submit, the spool and the service. -1 with *err (the caller exits 2) or 0 and a job
  * the caller frees with job_free. cfg and opts are borrowed for the job's life.
  */

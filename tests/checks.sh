@@ -15,3 +15,18 @@ check() {	# check DESCRIPTION COMMAND...: the command must succeed
 }
 eq() { [ "$1" = "$2" ] || { echo "  got '$1', want '$2'" >&2; return 1; }; }
 ge() { [ "$1" -ge "$2" ] || { echo "  got $1, want >= $2" >&2; return 1; }; }
+
+# dev_like NAME DIR: a character device like /dev/NAME (null or full) to aim
+# a writer at. A private node in DIR when we may make one (root), so that a
+# writer that wrongly replaces its target destroys only that copy, not the
+# machine's /dev/NAME; else /dev/NAME itself (then /dev is not ours to write).
+dev_like() {
+	local mm
+	case $1 in null) mm="1 3" ;; full) mm="1 7" ;; *) return 1 ;; esac
+	if mknod "$2/$1" c $mm 2> /dev/null; then echo "$2/$1"; else echo "/dev/$1"; fi
+}
+
+# link_like_stdout DIR: a symbolic link like /dev/stdout, private in DIR.
+link_like_stdout() {
+	ln -s /proc/self/fd/1 "$1/stdout" && echo "$1/stdout"
+}

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -97,7 +98,7 @@ proc_envp(char *const *extra)
 /* In the child: never returns. Only async-signal-safe calls. */
 static void __attribute__((noreturn))
 proc_child(char *const argv[], char **envp, const struct proc_opts *o,
-    int outfd, int errfd, int failfd, const sigset_t *oldmask)
+    int outfd, int errfd, int failfd, const sigset_t *oldmask, pid_t parent)
 {
 	struct sigaction sa;
 	int sig, null, e;
@@ -108,6 +109,13 @@ proc_child(char *const argv[], char **envp, const struct proc_opts *o,
 	for (sig = 1; sig < NSIG; sig++)
 		sigaction(sig, &sa, NULL);
 	setpgid(0, 0);
+	/*
+	 * Die with the parent even when it is killed outright (its handlers
+	 * never run). The parent may have died before the prctl: then we were
+	 * reparented already.
+	 */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+		_exit(127);
 	if (o->cpus != NULL && o->ncpus > 0) {
 		CPU_ZERO(&set);
 		for (e = 0; e < o->ncpus; e++)
@@ -176,11 +184,12 @@ proc_run(char *const argv[], const struct proc_opts *opts,
 	struct proc_opts o;
 	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, failp[2] = { -1, -1 };
 	sigset_t all, old;
-	pid_t pid;
+	pid_t pid, self = getpid();
 	char **envp;
 	size_t olen = 0, ocap = 0, elen = 0, ecap = 0;
 	double start, deadline = 0;
-	int status, open_out = 1, open_err = 1, e, killed = 0, rc = -1;
+	int status, open_out = 1, open_err = 1, e, killed = 0, stopped = 0;
+	int rc = -1;
 	int slot = -1;
 	ssize_t n;
 
@@ -202,10 +211,17 @@ proc_run(char *const argv[], const struct proc_opts *opts,
 	envp = proc_envp(o.env);
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, &old);
+	if (o.stop != NULL && *o.stop) {
+		/* Signals are blocked: none can come between this and the fork. */
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		free(envp);
+		util_seterr(err, "%s: not started: interrupted", argv[0]);
+		goto out;
+	}
 	start = util_now();
 	pid = fork();
 	if (pid == 0)
-		proc_child(argv, envp, &o, outp[1], errp[1], failp[1], &old);
+		proc_child(argv, envp, &o, outp[1], errp[1], failp[1], &old, self);
 	e = errno;
 	if (pid > 0) {
 		setpgid(pid, pid);	/* both sides, so kill(-pid) never misses */
@@ -240,6 +256,10 @@ proc_run(char *const argv[], const struct proc_opts *opts,
 			pfd[nfd++] = (struct pollfd){ outp[0], POLLIN, 0 };
 		if (open_err)
 			pfd[nfd++] = (struct pollfd){ errp[0], POLLIN, 0 };
+		if (o.stop != NULL && *o.stop) {
+			stopped = 1;
+			break;
+		}
 		if (deadline > 0) {
 			double left = deadline - util_now();
 
@@ -264,13 +284,17 @@ proc_run(char *const argv[], const struct proc_opts *opts,
 		}
 	}
 	/* Output closed: wait for the exit, still under the deadline. */
-	while (!killed) {
+	while (!killed && !stopped) {
 		pid_t w = waitpid(pid, &status, WNOHANG);
 
 		if (w == pid)
 			goto reaped;
 		if (w < 0 && errno != EINTR)
 			break;
+		if (o.stop != NULL && *o.stop) {
+			stopped = 1;
+			break;
+		}
 		if (deadline > 0 && util_now() >= deadline) {
 			killed = 1;
 			break;
@@ -290,6 +314,7 @@ reaped:
 		proc_current_pgid[slot] = 0;
 	res->seconds = util_now() - start;
 	res->timed_out = killed;
+	res->stopped = stopped;
 	if (WIFEXITED(status)) {
 		res->exited = 1;
 		res->status = WEXITSTATUS(status);

@@ -166,41 +166,6 @@ fail:
 }
 
 int
-util_write_file(const char *path, const char *buf, size_t len, char **err)
-{
-	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
-	int fd, rc = -1;
-	size_t off = 0;
-	ssize_t w;
-
-	if ((fd = open(tmp, O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC, 0644)) == -1) {
-		util_seterr(err, "%s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	while (off < len) {
-		w = write(fd, buf + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			util_seterr(err, "%s: %s", tmp, strerror(errno));
-			close(fd);
-			unlink(tmp);
-			goto out;
-		}
-		off += (size_t)w;
-	}
-	if (close(fd) != 0 || rename(tmp, path) != 0) {
-		util_seterr(err, "%s: %s", path, strerror(errno));
-		unlink(tmp);
-		goto out;
-	}
-	rc = 0;
-out:
-	free(tmp);
-	return rc;
-}
-
-int
 util_mkdirs(const char *path, char **err)
 {
 	char *p = xstrdup(path), *s;
@@ -224,6 +189,37 @@ util_mkdirs(const char *path, char **err)
 out:
 	free(p);
 	return rc;
+}
+
+int
+util_trusted(const char *path, int dir, char *why, size_t len)
+{
+	struct stat sb;
+
+	if (lstat(path, &sb) != 0) {
+		snprintf(why, len, "%s", strerror(errno));
+		return -1;
+	}
+	if (S_ISLNK(sb.st_mode)) {
+		snprintf(why, len, "a symbolic link");
+		return -1;
+	}
+	if (dir ? !S_ISDIR(sb.st_mode) : !S_ISREG(sb.st_mode)) {
+		snprintf(why, len, "not a %s", dir ? "folder" : "regular file");
+		return -1;
+	}
+	if (sb.st_uid != geteuid()) {
+		snprintf(why, len, "owned by uid %ld, not by this user (uid %ld)",
+		    (long)sb.st_uid, (long)geteuid());
+		return -1;
+	}
+	if (sb.st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(why, len, "writable by %s (mode %04o)",
+		    (sb.st_mode & S_IWGRP) ? "its group" : "others",
+		    (unsigned)(sb.st_mode & 07777));
+		return -1;
+	}
+	return 0;
 }
 
 char *

@@ -5,7 +5,9 @@
 #ifndef AUTOSCHED_UTIL_H
 #define AUTOSCHED_UTIL_H
 
+#include <signal.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -29,11 +31,86 @@ void	 util_seterr(char **err, const char *, ...) PRINTFLIKE(2, 3);
  */
 int	 util_read_file(const char *path, size_t max, char **buf, size_t *len,
 	    char **err) WUR;
-/* Write a whole file atomically (temp file + rename). 0 or -1 with *err. */
+/*
+ * Write a whole file atomically through util_out (a mkostemp temporary
+ * beside it, fsync, rename): a symlink, device, FIFO, socket or folder at
+ * path is refused, an existing regular file replaced. For work files in
+ * folders of our own; outputs a user names go through util_out_write with
+ * a guard. 0 or -1 with *err.
+ */
 int	 util_write_file(const char *path, const char *buf, size_t len,
 	    char **err) WUR;
+/*
+ * The one writer of output files (out.c). What may be at the target:
+ * nothing, or a regular file autosched wrote (it starts with one of magic[],
+ * or holds marker somewhere); never a symlink, device, FIFO, socket or
+ * folder, never a store or its -wal/-shm/-journal, never one of inputs[].
+ * Messages read "WHERE: KEY: PATH ...; expected ..." (WHERE omitted when
+ * NULL). All strings are borrowed.
+ */
+#define UTIL_OUT_STORES	4
+#define UTIL_OUT_INPUTS	8
+#define UTIL_OUT_MAGICS	4
+struct util_out_input {
+	const char	*path;		/* NULL = unused slot */
+	const char	*what;		/* "the input MLIR", "the cfg itself" */
+};
+struct util_out_guard {
+	const char	*where;		/* message prefix (the cfg's path), or NULL */
+	const char	*key;		/* option or key naming the file: "-o", "[Env] report_file" */
+	const char	*what;		/* what is written: "the CSV report" */
+	const char	*stores[UTIL_OUT_STORES];	/* SQLite stores; NULL slots skipped */
+	struct util_out_input inputs[UTIL_OUT_INPUTS];
+	const char	*magic[UTIL_OUT_MAGICS];	/* first bytes of our own files; NULL slots skipped */
+	const char	*marker;	/* or a string anywhere in them (a built .so), or NULL */
+	unsigned	 mode;		/* the file's mode; 0 = 0644 */
+};
+
+/*
+ * 0 if path may be written under g (nothing is written), -1 with *err
+ * naming the file, the key and what was expected. g NULL: only the kind
+ * of file is checked (a regular file or nothing).
+ */
+int	 util_out_check(const char *path, const struct util_out_guard *g,
+	    char **err) WUR;
+
+/*
+ * A file being written: util_out_open checks path (util_out_check) and
+ * creates a temporary with an unpredictable name in path's folder;
+ * util_out_file is the stream to write (borrowed); util_out_commit checks
+ * every write, fsyncs, closes, checks path again and renames over it;
+ * util_out_abort unlinks the temporary. Commit and abort free the handle.
+ * g is borrowed until then.
+ */
+struct util_out;
+int	 util_out_open(const char *path, const struct util_out_guard *g,
+	    struct util_out **out, char **err) WUR;
+FILE	*util_out_file(struct util_out *);
+int	 util_out_commit(struct util_out *, char **err) WUR;
+void	 util_out_abort(struct util_out *);
+/* util_out_open + one write + util_out_commit. 0 or -1 with *err. */
+int	 util_out_write(const char *path, const char *buf, size_t len,
+	    const struct util_out_guard *g, char **err) WUR;
+/*
+ * 1 if a and b name the same file: the same inode when both exist, else
+ * the same real folder and the same last name (a file still to be made).
+ */
+int	 util_same_path(const char *a, const char *b);
+/*
+ * Flush and close stdout at the end of a command: 0, or -1 after printing
+ * "autosched: stdout: ERROR" when a write to it failed (exit 1 then).
+ */
+int	 util_stdout_close(void);
+
 /* Create a folder and its parents (mode 0755). 0 or -1 with *err. */
 int	 util_mkdirs(const char *path, char **err) WUR;
+/*
+ * 0 if path is this process's to trust with code it will run: not a
+ * symbolic link, a folder (dir 1) or a regular file (dir 0), owned by the
+ * effective uid and writable by no one else (no group or other write bit).
+ * Else -1 with what is wrong in why (len bytes).
+ */
+int	 util_trusted(const char *path, int dir, char *why, size_t len) WUR;
 
 /* dir/name unless name is absolute. Caller frees. */
 char	*util_path_join(const char *dir, const char *name);
@@ -84,6 +161,8 @@ char	*util_escape(const char *s);
  * pins itself to CPUs and lowers its priority, redirects stdin from /dev/null
  * and stdout/stderr to pipes, closes every other fd, execs argv (never a
  * shell). The parent enforces the timeout by killing the whole process group.
+ * The child also dies (SIGKILL) when the thread that started it does, so a
+ * parent killed outright leaves no orphan.
  */
 struct proc_opts {
 	double		 timeout;	/* seconds; 0 = none */
@@ -93,6 +172,12 @@ struct proc_opts {
 	const char	*cwd;		/* working folder, or NULL */
 	char *const	*env;		/* extra NAME=VALUE strings, NULL-ended, or NULL */
 	size_t		 out_max;	/* cap on captured stdout/stderr bytes each (default 1 MiB) */
+	/*
+	 * A flag a signal handler sets, or NULL: when set the child is not
+	 * started (-1, "interrupted"), or its group is killed if it runs.
+	 * Checked with signals blocked, so a signal never slips in between.
+	 */
+	const volatile sig_atomic_t *stop;
 };
 
 struct proc_result {
@@ -101,6 +186,7 @@ struct proc_result {
 	int		 signal;	/* terminating signal, when not exited */
 	int		 timed_out;	/* 1 if we killed it for the timeout */
 	int		 exec_failed;	/* 1 if argv[0] could not be run */
+	int		 stopped;	/* 1 if we killed it because *stop was set */
 	double		 seconds;	/* wall time */
 	char		*out;		/* captured stdout, NUL-terminated; caller frees */
 	char		*err;		/* captured stderr, NUL-terminated; caller frees */
@@ -109,7 +195,8 @@ struct proc_result {
 /*
  * Run argv to completion. Returns 0 once the child has been reaped (whatever
  * its outcome, which is in *res), or -1 with *err set if it could not be
- * started at all. proc_result_free releases the captured output.
+ * started at all (or *opts->stop was set). proc_result_free releases the
+ * captured output.
  */
 int	 proc_run(char *const argv[], const struct proc_opts *,
 	    struct proc_result *res, char **err) WUR;

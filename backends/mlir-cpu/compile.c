@@ -108,6 +108,61 @@ step(struct backend *be, const char *what, char *const argv[], double deadline,
 	return rc;
 }
 
+/*
+ * Whether the cache holds a kernel this user may run: 1 if dir and its
+ * kernel.so are ours (util_trusted), 0 if there is none, or there was an
+ * untrusted one, now set aside as dir.untrusted.PID (it is never run nor
+ * deleted: someone may want to look at it). -1 with res filled (an
+ * environment failure) if the cache root is not ours or the entry cannot
+ * be set aside.
+ */
+static int
+cache_lookup(struct backend *be, const char *dir, const char *so,
+    struct trial_result *res)
+{
+	struct stat sb;
+	char why[128], *aside;
+	int rc;
+
+	if (mlircpu_cache_check(be->work_dir, &res->error) != 0) {
+		res->status = TRIAL_ERROR;
+		res->env_failure = 1;
+		return -1;
+	}
+	if (lstat(dir, &sb) != 0)
+		return 0;
+	if (util_trusted(dir, 1, why, sizeof why) == 0 &&
+	    util_trusted(so, 0, why, sizeof why) == 0)
+		return 1;
+	aside = xasprintf("%s.untrusted.%ld", dir, (long)getpid());
+	rc = rename(dir, aside);
+	if (rc == 0)
+		fprintf(stderr, "autosched: %s: not used (%s): moved to %s; "
+		    "compiled again\n", so, why, aside);
+	else {
+		res->status = TRIAL_ERROR;
+		res->env_failure = 1;
+		util_seterr(&res->error, "%s: not used (%s), and it cannot be "
+		    "set aside: %s", so, why, strerror(errno));
+	}
+	free(aside);
+	return rc == 0 ? 0 : -1;
+}
+
+int
+mlircpu_cache_check(const char *root, char **err)
+{
+	char why[128];
+
+	if (util_trusted(root, 1, why, sizeof why) == 0)
+		return 0;
+	util_seterr(err, "mlir-cpu: the compile cache %s is not this user's "
+	    "to trust (%s): anyone who can write it chooses the code jobs run."
+	    " Give it to this user alone (chown, chmod go-w) or set "
+	    "AUTOSCHED_WORK to a folder only this user can write", root, why);
+	return -1;
+}
+
 int
 mlircpu_env_text(const char *text)
 {
@@ -115,6 +170,7 @@ mlircpu_env_text(const char *text)
 		"No space left on device", "Disk quota exceeded",
 		"Read-only file system", "Too many open files",
 		"Cannot allocate memory", "out of memory", "sched_setaffinity",
+		"untrusted kernel",
 	};
 	size_t i;
 
@@ -155,7 +211,8 @@ mlircpu_compile(struct backend *be, const char *sched, int threads,
 	util_hash_hex(key_text, strlen(key_text), res->artifact);
 	dir = util_path_join(be->work_dir, res->artifact);
 	so = util_path_join(dir, "kernel.so");
-	cached = access(so, R_OK) == 0;
+	if ((cached = cache_lookup(be, dir, so, res)) < 0)
+		goto fail;
 	/* A compile fault must run the real steps, so it bypasses the cache. */
 	if (cached && fault != FAULT_COMPILE_FAIL && fault != FAULT_COMPILE_HANG) {
 		res->compile_s = 0;
@@ -164,8 +221,13 @@ mlircpu_compile(struct backend *be, const char *sched, int threads,
 
 	tmp = xasprintf("%s.tmp.%ld", dir, (long)getpid());
 	scratch_remove(tmp);
+	/* Writable by us alone, whatever the umask: the cache runs what it holds. */
 	if (util_mkdirs(tmp, &err) != 0)
 		goto fail_err;
+	if (chmod(tmp, 0755) != 0) {
+		err = xasprintf("%s: %s", tmp, strerror(errno));
+		goto fail_err;
+	}
 	in = util_path_join(tmp, "dispatch.mlir");
 	sp = util_path_join(tmp, "schedule.mlir");
 	llm = util_path_join(tmp, "kernel.ll.mlir");
@@ -205,15 +267,23 @@ mlircpu_compile(struct backend *be, const char *sched, int threads,
 		util_seterr(&res->error, "clang exited 0 but %s is missing", tso);
 		goto fail;
 	}
+	if (chmod(tso, 0755) != 0) {
+		err = xasprintf("%s: %s", tso, strerror(errno));
+		goto fail_err;
+	}
 	if (cached)
 		scratch_remove(tmp);
 	else if (rename(tmp, dir) != 0) {
-		/* Someone else cached the same artifact meanwhile: use theirs. */
+		/* Another run of ours cached the same artifact meanwhile. */
+		int e = errno;
+
 		scratch_remove(tmp);
-		if (access(so, R_OK) != 0) {
+		if (cache_lookup(be, dir, so, res) != 1) {
 			res->status = TRIAL_ERROR;
-			util_seterr(&res->error, "cannot move %s to %s: %s", tmp,
-			    dir, strerror(errno));
+			res->env_failure = 1;
+			if (res->error == NULL)
+				util_seterr(&res->error, "cannot move %s to %s: %s",
+				    tmp, dir, strerror(e));
 			goto fail;
 		}
 	}

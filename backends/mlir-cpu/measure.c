@@ -228,6 +228,12 @@ slurm_extra(const struct backend *be, char **argv, int *n, char *sargs,
 			    "than %d words", MEASURE_SRUN_WORDS);
 			return -1;
 		}
+		/* The cfg reader allows only --opt=value: never a command. */
+		if (strncmp(tok, "--", 2) != 0 || strchr(tok, '=') == NULL) {
+			util_seterr(err, "mlir-cpu: slurm_srun_args: '%s' is "
+			    "not an --option=value word", tok);
+			return -1;
+		}
 		argv[(*n)++] = tok;
 	}
 	return 0;
@@ -696,6 +702,10 @@ mlircpu_begin(struct backend *be, char **err)
 	sigset_t all, old;
 	int i, k, n, ok = 0, rc = -1;
 
+	/* A cache others can write runs their code: the job stops (exit 2). */
+	if (mlircpu_cache_check(be->params.work_dir, err) != 0 ||
+	    mlircpu_cache_check(be->work_dir, err) != 0)
+		return -1;
 	if (be->params.executor != BACKEND_EXEC_SLURM)
 		return 0;
 	/* What a killed run of this job left (its srun outlived it). */

@@ -5,12 +5,16 @@
  * repetitions during which the process was switched out, and print one
  * JSON line with the result.
  */
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <cblas.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <sched.h>
 #include <signal.h>
@@ -23,6 +27,7 @@
 #include <unistd.h>
 
 #include "backends/mlir-cpu/measure_int.h"
+#include "cfg/cfg.h"
 
 /* OpenBLAS extension, not in every cblas.h. */
 void	openblas_set_num_threads(int);
@@ -46,6 +51,68 @@ die(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	exit(2);
+}
+
+/* "" if sb is this user's alone (owned by the euid, no group/other write). */
+static const char *
+kernel_untrusted(const struct stat *sb, char *buf, size_t len)
+{
+	if (sb->st_uid != geteuid())
+		snprintf(buf, len, "owned by uid %ld, not by this user (uid %ld)",
+		    (long)sb->st_uid, (long)geteuid());
+	else if (sb->st_mode & (S_IWGRP | S_IWOTH))
+		snprintf(buf, len, "writable by %s (mode %04o)",
+		    (sb->st_mode & S_IWGRP) ? "its group" : "others",
+		    (unsigned)(sb->st_mode & 07777));
+	else
+		buf[0] = '\0';
+	return buf;
+}
+
+/*
+ * dlopen the kernel at path only if this user made it: its folder and the
+ * file itself owned by the euid, writable by no one else, neither a
+ * symbolic link. This runs where the measurement runs (a Slurm node too),
+ * right before the load; the file is checked through the descriptor that is
+ * loaded (/proc/self/fd), so it cannot be swapped in between. Dies with
+ * "untrusted kernel" (an environment failure for the backend) otherwise.
+ */
+static void *
+kernel_open(const char *path)
+{
+	struct stat sb;
+	char why[128], proc[64], *dir, *slash;
+	void *dl;
+	int fd;
+
+	dir = strdup(path);
+	if (dir == NULL)
+		die("out of memory");
+	if ((slash = strrchr(dir, '/')) != NULL)
+		*slash = '\0';
+	else
+		strcpy(dir, ".");
+	if (lstat(dir, &sb) != 0)
+		die("%s: %s", dir, strerror(errno));
+	if (!S_ISDIR(sb.st_mode))
+		die("%s: untrusted kernel: its folder %s is not a folder", path, dir);
+	if (*kernel_untrusted(&sb, why, sizeof why) != '\0')
+		die("%s: untrusted kernel: its folder %s is %s", path, dir, why);
+	free(dir);
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		die("%s: %s%s", path, errno == ELOOP ? "untrusted kernel: " : "",
+		    errno == ELOOP ? "a symbolic link" : strerror(errno));
+	if (fstat(fd, &sb) != 0)
+		die("%s: %s", path, strerror(errno));
+	if (!S_ISREG(sb.st_mode))
+		die("%s: untrusted kernel: not a regular file", path);
+	if (*kernel_untrusted(&sb, why, sizeof why) != '\0')
+		die("%s: untrusted kernel: %s", path, why);
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+	if ((dl = dlopen(proc, RTLD_NOW | RTLD_LOCAL)) == NULL)
+		die("dlopen %s: %s", path, dlerror());
+	close(fd);
+	return dl;
 }
 
 static size_t
@@ -593,9 +660,65 @@ usage(void)
 	exit(2);
 }
 
+/*
+ * The integer value v of option opt, in [min, max] (the cfg's bounds), or
+ * exit 2 saying what was expected.
+ */
+static int64_t
+arg_int(const char *opt, const char *v, int64_t min, int64_t max)
+{
+	char *end;
+	long long x;
+
+	errno = 0;
+	x = strtoll(v, &end, 10);
+	if (*v == '\0' || *end != '\0' || (errno != 0 && errno != ERANGE))
+		die("%s: '%.40s' is not an integer; expected %" PRId64 "..%"
+		    PRId64, opt, v, min, max);
+	if (errno == ERANGE || x < min || x > max)
+		die("%s: %.40s is out of range; expected %" PRId64 "..%" PRId64,
+		    opt, v, min, max);
+	return (int64_t)x;
+}
+
+/* The seconds of option opt, finite and in [min, max], or exit 2. */
+static double
+arg_seconds(const char *opt, const char *v, double min, double max)
+{
+	char *end;
+	double x;
+
+	x = strtod(v, &end);
+	if (*v == '\0' || *end != '\0' || !isfinite(x))
+		die("%s: '%.40s' is not a number; expected %g..%g seconds", opt,
+		    v, min, max);
+	if (x < min || x > max)
+		die("%s: %.40s is out of range; expected %g..%g seconds", opt, v,
+		    min, max);
+	return x;
+}
+
+/* "A,B": two integers of [min, max], or exit 2. */
+static void
+arg_pair(const char *opt, const char *v, int64_t min, int64_t max,
+    int64_t *a, int64_t *b)
+{
+	const char *comma = strchr(v, ',');
+	char first[64];
+
+	if (comma == NULL || (size_t)(comma - v) >= sizeof first)
+		die("%s: '%.40s' is not two integers A,B; expected each %" PRId64
+		    "..%" PRId64, opt, v, min, max);
+	memcpy(first, v, (size_t)(comma - v));
+	first[comma - v] = '\0';
+	*a = arg_int(opt, first, min, max);
+	*b = arg_int(opt, comma + 1, min, max);
+}
+
 static void
 parse_args(int argc, char **argv, struct job *j)
 {
+	int64_t x, y;
 	int i, ref = 0;
 	char l[16], r[16], a[16];
 
@@ -659,21 +782,28 @@ parse_args(int argc, char **argv, struct job *j)
 			j->rt = mtype_parse(r);
 			j->at = mtype_parse(a);
 		} else if (strcmp(o, "--trans") == 0) {
-			if (sscanf(v, "%d,%d", &j->ta, &j->tb) != 2)
-				usage();
+			arg_pair(o, v, 0, 1, &x, &y);
+			j->ta = (int)x;
+			j->tb = (int)y;
 		} else if (strcmp(o, "--threads") == 0)
-			j->threads = atoi(v);
+			j->threads = (int)arg_int(o, v, 1,
+			    CFG_VALUE_MAX < INT_MAX ? CFG_VALUE_MAX : INT_MAX);
 		else if (strcmp(o, "--warmup") == 0)
-			j->warmup = atoi(v);
+			j->warmup = (int)arg_int(o, v, 0, CFG_WARMUP_MAX);
 		else if (strcmp(o, "--min-time") == 0)
-			j->min_time = atof(v);
+			j->min_time = arg_seconds(o, v, 0, CFG_MIN_TIME_MAX);
 		else if (strcmp(o, "--reps") == 0) {
-			if (sscanf(v, "%d,%d", &j->min_reps, &j->max_reps) != 2)
-				usage();
+			arg_pair(o, v, 1, CFG_REPS_MAX, &x, &y);
+			if (y < x)
+				die("--reps: %s: MAX is below MIN; expected "
+				    "MIN,MAX with 1 <= MIN <= MAX <= %d", v,
+				    CFG_REPS_MAX);
+			j->min_reps = (int)x;
+			j->max_reps = (int)y;
 		} else if (strcmp(o, "--seed") == 0)
-			j->seed = strtoull(v, NULL, 10);
+			j->seed = (uint64_t)arg_int(o, v, 0, CFG_SEED_MAX);
 		else if (strcmp(o, "--verify") == 0)
-			j->verify = atoi(v);
+			j->verify = (int)arg_int(o, v, 0, 1);
 		else if (strcmp(o, "--cpus") == 0)
 			j->cpus = v;
 		else if (strcmp(o, "--fault") == 0)
@@ -687,10 +817,6 @@ parse_args(int argc, char **argv, struct job *j)
 	    j->batch > (1L << 20) || j->m > (1L << 24) || j->n > (1L << 24) ||
 	    j->k > (1L << 24))
 		die("bad shape");
-	if (j->min_reps < 1 || j->max_reps < j->min_reps || j->max_reps > 1000000)
-		die("bad repetition bounds");
-	if (j->threads < 1)
-		j->threads = 1;
 }
 
 /*
@@ -851,9 +977,7 @@ main(int argc, char **argv)
 	ctr = counters_open();
 
 	if (j.kernel != NULL) {
-		dl = dlopen(j.kernel, RTLD_NOW | RTLD_LOCAL);
-		if (dl == NULL)
-			die("dlopen: %s", dlerror());
+		dl = kernel_open(j.kernel);
 		fn = (kernel_fn)dlsym(dl, "dispatch");
 		if (fn == NULL)
 			die("dlsym dispatch: %s", dlerror());

@@ -144,9 +144,16 @@ char	*mlircpu_fill(const char *tpl, const char *const *kv);
 /*
  * 1 if a tool's stderr says the environment failed rather than the config
  * (no space left, quota, read-only file system, no memory, fd exhaustion,
- * CPU affinity): such a trial is not the candidate's outcome.
+ * CPU affinity, an untrusted kernel refused by the harness): such a trial
+ * is not the candidate's outcome.
  */
 int	 mlircpu_env_text(const char *stderr_text);
+
+/*
+ * 0 if the cache folder root is this user's alone (util_trusted); else -1
+ * with *err naming it, what is wrong and how to fix it (AUTOSCHED_WORK).
+ */
+int	 mlircpu_cache_check(const char *root, char **err);
 
 /*
  * Compile sched for the backend's dispatch into a shared object cached under

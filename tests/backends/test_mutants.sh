@@ -10,6 +10,8 @@
 # Last, the reference routines --ref chooses.
 #   test_mutants.sh AUTOSCHED_MEASURE CC SOURCE_DIR
 set -u
+# Kernels of ours only: the harness refuses group- or other-writable ones.
+umask 022
 MEASURE=$1
 CC=$2
 SRC=$3

@@ -222,6 +222,23 @@ test_executor(void)
 	    "[Env]\nslurm_partition = a b\n", "not a partition name",
 	    "[Env]\nslurm_step_timeout = -1\n", "slurm_step_timeout",
 	    "[Env]\nexecutor =\n", "no value",
+	    /* slurm_srun_args: allowed --opt=value words only, never a command. */
+	    "[Env]\nslurm_srun_args = /bin/sh /tmp/evil.sh\n",
+	    "t.cfg:2: [Env] slurm_srun_args: '/bin/sh' is not an option "
+	    "autosched passes to srun; allowed: --account=, --qos=",
+	    "[Env]\nslurm_srun_args = --prolog=/tmp/x\n",
+	    "'--prolog=/tmp/x' is not an option autosched passes to srun",
+	    "[Env]\nslurm_srun_args = -n 4\n", "'-n' is not an option",
+	    "[Env]\nslurm_srun_args = --qos=low -n4\n", "'-n4' is not an option",
+	    "[Env]\nslurm_srun_args = --cpu-bind=none\n", "'--cpu-bind=none'",
+	    "[Env]\nslurm_srun_args = --nodelist=n1\n", "'--nodelist=n1'",
+	    "[Env]\nslurm_srun_args = --uid=0\n", "'--uid=0'",
+	    "[Env]\nslurm_srun_args = --account perf\n", "'--account' is not",
+	    "[Env]\nslurm_srun_args = --qos=\n", "'--qos=' is not",
+	    "[Env]\nslurm_srun_args = --account=a;b\n", "'--account=a;b': expected",
+	    "[Env]\nslurm_srun_args = --account=a$(id)\n", "expected --account= a name",
+	    "[Env]\nslurm_srun_args = --mem=4X\n", "expected --mem= a size",
+	    "[Env]\nslurm_srun_args = --account=perf /bin/sh\n", "'/bin/sh' is not",
 	};
 	struct cfg *cfg;
 	char *err;
@@ -240,6 +257,10 @@ test_executor(void)
 		CHECK_STR(cfg->exec.slurm_srun_args, "--account=perf --qos=low");
 		cfg_free(cfg);
 	}
+	if ((cfg = LOAD_OK("[Env]\ninput_file = matmul.mlir\nslurm_srun_args ="
+	    " --reservation=r1 --constraint=avx512&hbm --comment=tune:v8"
+	    " --mem=4G --mem-per-cpu=512M\n")) != NULL)
+		cfg_free(cfg);
 	for (i = 0; i < sizeof bad / sizeof bad[0]; i += 2) {
 		err = parse_err(bad[i], strlen(bad[i]), 0);
 		CHECK(err != NULL && strstr(err, bad[i + 1]) != NULL);
@@ -247,6 +268,70 @@ test_executor(void)
 			fprintf(stderr, "  got: %s\n", err);
 		free(err);
 	}
+}
+
+/* A submitted cfg (CFG_SUBMITTED) carries no executor key and no program. */
+static void
+test_submitted(void)
+{
+	static const char *const bad[] = {
+	    "slurm_srun_args = /bin/sh /tmp/evil.sh\n", "slurm_srun_args",
+	    "slurm_srun_args = --prolog=/tmp/x\n", "slurm_srun_args",
+	    "slurm_srun_args = -n 4\n", "slurm_srun_args",
+	    "slurm_srun_args = --qos=low\n", "slurm_srun_args",
+	    "executor = slurm\n", "executor",
+	    "executor = local\n", "executor",
+	    "slurm_partition = p\n", "slurm_partition",
+	    "slurm_max_steps = 2\n", "slurm_max_steps",
+	    "slurm_step_timeout = 9\n", "slurm_step_timeout",
+	};
+	struct cfg *cfg;
+	char text[256], want[256], *err;
+	size_t i;
+
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i += 2) {
+		snprintf(text, sizeof text, "[Env]\ninput_file = matmul.mlir\n"
+		    "%s", bad[i]);
+		snprintf(want, sizeof want, "%s:3: [Env] %s: set by the service"
+		    " (autoschedd.conf), not by a submitted job", cfgpath,
+		    bad[i + 1]);
+		cfg = NULL;
+		err = NULL;
+		CHECK(cfg_parse(cfgpath, text, strlen(text), CFG_SUBMITTED, &cfg,
+		    &err) == -1 && cfg == NULL);
+		CHECK(err != NULL && strcmp(err, want) == 0);
+		if (err != NULL && strcmp(err, want) != 0)
+			fprintf(stderr, "  got: %s\n  want: %s\n", err, want);
+		free(err);
+		err = NULL;
+		/* Without CFG_SUBMITTED the same key is the cfg's own. */
+		if (cfg_parse(cfgpath, text, strlen(text), 0, &cfg, &err) == 0) {
+			CHECK(cfg->service_key != NULL && cfg->service_key_line == 3);
+			CHECK(cfg_drop_submitted(cfg) != NULL);
+			CHECK(cfg->service_key == NULL && cfg->exec.executor_set == 0 &&
+			    cfg->exec.slurm_srun_args == NULL &&
+			    cfg->exec.slurm_partition == NULL);
+			cfg_free(cfg);
+		} else {
+			/* Only the allowlist refuses a value here. */
+			CHECK(strstr(err, "is not an option") != NULL);
+			free(err);
+		}
+	}
+	err = NULL;
+	CHECK(cfg_parse(cfgpath, "[Env]\niree_bin = /tmp/x\n", 24, CFG_SUBMITTED,
+	    &cfg, &err) == -1);
+	CHECK(err != NULL && strstr(err, ":2: [Env] iree_bin: names a program") != NULL);
+	free(err);
+	err = NULL;
+	/* What a submitted job may set: paths of its input and reports, the backend. */
+	CHECK(cfg_parse(cfgpath, "[Env]\ninput_file = matmul.mlir\n"
+	    "output_file = o.csv\nreport_file = r.html\nbackend = mlir-cpu\n",
+	    91, CFG_SUBMITTED, &cfg, &err) == 0);
+	if (cfg != NULL)
+		CHECK(cfg->service_key == NULL);
+	cfg_free(cfg);
+	free(err);
 }
 
 static void
@@ -451,6 +536,14 @@ test_measure(void)
 	    ":4: [Measure] timeout: '0' is not a duration");
 	EXPECT_ERR("[Env]\ninput_file = matmul.mlir\n[Measure]\ncv_max = nan\n",
 	    ":4: [Measure] cv_max: 'nan' is not a number");
+	/* The harness's bounds (cfg.h): what the cfg takes, it takes. */
+	EXPECT_ERR("[Env]\ninput_file = matmul.mlir\n[Measure]\n"
+	    "max_reps = 1000001\n", ":4: [Measure] max_reps: 1000001 is too "
+	    "large (at most 1000000)");
+	EXPECT_ERR("[Env]\ninput_file = matmul.mlir\n[Measure]\nwarmup = -5\n",
+	    ":4: [Measure] warmup: -5 is below 0");
+	EXPECT_ERR("[Env]\ninput_file = matmul.mlir\n[Measure]\n"
+	    "min_time = nan\n", ":4: [Measure] min_time: 'nan' is not a duration");
 }
 
 static void
@@ -676,6 +769,7 @@ main(int argc, char **argv)
 	test_seed();
 	test_defaults();
 	test_executor();
+	test_submitted();
 	test_values();
 	test_comments();
 	test_strategy();

@@ -98,6 +98,19 @@ main(void)
 	bad("[autoschedd]\nslurm_partition = a b\n",
 	    ":2: slurm_partition: 'a b' is not a partition name");
 	bad("[autoschedd]\nslurm_step_timeout = soon\n", ":2: slurm_step_timeout:");
+	/* slurm_srun_args: the allowlist of --opt=value words, as in a cfg. */
+	bad("[autoschedd]\nslurm_srun_args = /bin/sh /tmp/x/evil.sh\n",
+	    "autoschedd.conf:2: slurm_srun_args: '/bin/sh' is not an option"
+	    " autosched passes to srun; allowed: --account=, --qos=");
+	bad("[autoschedd]\nslurm_srun_args = --prolog=/tmp/x\n",
+	    ":2: slurm_srun_args: '--prolog=/tmp/x' is not an option");
+	bad("[autoschedd]\nslurm_srun_args = --qos=low -n 4\n",
+	    ":2: slurm_srun_args: '-n' is not an option");
+	bad("[autoschedd]\nslurm_srun_args = --cpu-bind=none\n",
+	    "'--cpu-bind=none' is not an option");
+	CHECK(parse("[autoschedd]\nslurm_srun_args = --account=perf --qos=low"
+	    " --mem=8G\n", &c) == NULL);
+	service_conf_free(c);
 	bad("[autoschedd]\nexecutor = slurm\nexecutor = local\n",
 	    ":3: executor: given twice (first on line 2)");
 	bad("[autoschedd]\nexecuter = slurm\n", "did you mean executor?");

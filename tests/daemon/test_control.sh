@@ -26,6 +26,7 @@ printf '[Env]\ninput_file = a.mlir\n[SearchStrategy]\nn_trial = lots\n' > "$SPOO
 mv "$SPOOL/.bad.tmp" "$SPOOL/bad.cfg"
 check "spool: good cfg moved to done/" wait_for 20 test -f "$SPOOL/done/a.cfg"
 check "spool: reason beside it" grep -q "queued as job" "$SPOOL/done/a.cfg.reason"
+check "spool: no reason left in failed/ for a queued cfg" [ ! -e "$SPOOL/failed/a.cfg.reason" ]
 check "spool: bad cfg moved to failed/" wait_for 20 test -f "$SPOOL/failed/bad.cfg"
 check "spool: the error beside it" grep -q "bad.cfg:4.*n_trial" "$SPOOL/failed/bad.cfg.reason"
 id=$(sed 's/[^0-9]//g' "$SPOOL/done/a.cfg.reason")

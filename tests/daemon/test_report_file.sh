@@ -35,6 +35,15 @@ check "the job's log names it" bash -c "'$AS' log '$id1' --db '$DB' | grep -q 'r
 check "sweep job $id2 done" is_state "$id2" done
 check "sweep: no report asked, none written" test ! -e "$T/job-$id2.html"
 check "sweep: both ops tuned" [ "$(q "$DB" "SELECT count(DISTINCT op_id) FROM trials WHERE job_id = $id2 AND phase = 'tune'")" -eq 2 ]
+# A link planted where the next job's report goes is not followed (issue 19).
+echo secret > "$T/victim"
+next=$((id2 + 1))
+ln -s "$T/victim" "$T/job-$next.html"
+id3=$("$AS" submit "$T/a.cfg" --db "$DB") || fail "submit a again"
+check "the planted job id" [ "$id3" = "$next" ]
+check "job $id3 ends" wait_for 120 all_ended
+check "the link's target unchanged" [ "$(cat "$T/victim")" = secret ]
+check "the link still a link" test -L "$T/job-$id3.html"
 stop_daemon TERM
 check "daemon exits 0" [ "$DRC" -eq 0 ]
 finish

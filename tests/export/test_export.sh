@@ -91,6 +91,29 @@ check "annotated program re-parses" eq "$?" 0
 python3 "$SRC/tests/export/strip_info.py" "$T/re.mlir" > "$T/stripped.mlir"
 check "nothing else changed" diff -q "$T/stripped.mlir" "$T/base.mlir"
 
+check "annotate: no location in, none out" eq "$(grep -c 'loc(' "$T/ann.mlir")" 0
+# Locations a front end wrote are kept (those the parser made up print as
+# unknown), in every form MLIR has: plain, alias, fused, named.
+"$AS" annotate "$FIX/located.mlir" --db "$T/s.db" -o "$T/loc.mlir" 2> "$T/loc_err.txt"
+check "annotate with locations exits 0" eq "$?" 0
+check "locations: the matmul annotated" eq "$(grep -c 'compilation_info' "$T/loc.mlir")" 1
+check "locations: the op's (an alias in the input)" grep -q 'loc("model.py":12:3)' "$T/loc.mlir"
+check "locations: the function's and an argument's" bash -c "grep -q 'loc(\"model.py\":9:1)' '$T/loc.mlir' && grep -q 'tensor<64x32xf32> loc(\"model.py\":10:9)' '$T/loc.mlir'"
+check "locations: fused and named" bash -c "grep -q '\"relu\"' '$T/loc.mlir' && grep -q 'loc(\"layer1\"' '$T/loc.mlir'"
+check "locations: none made up" eq "$(grep -c 'loc(\"-\"' "$T/loc.mlir")" 0
+"$OPT" --allow-unregistered-dialect --mlir-print-debuginfo "$T/loc.mlir" -o "$T/loc_re.mlir"
+check "located program re-parses" eq "$?" 0
+check "located program re-parsed: the op's location" grep -q 'model.py":12:3' "$T/loc_re.mlir"
+# A program in generic form stays in generic form.
+"$OPT" --mlir-print-op-generic "$P" -o "$T/generic.mlir"
+"$AS" annotate "$T/generic.mlir" --db "$T/s.db" -o "$T/gen_ann.mlir" 2> /dev/null
+check "generic form: annotate exits 0" eq "$?" 0
+check "generic form: the two tuned ops" eq "$(grep -c 'compilation_info' "$T/gen_ann.mlir")" 2
+check "generic form kept" grep -q '^"builtin.module"() ' "$T/gen_ann.mlir"
+check "generic form: no custom-form op" eq "$(grep -c '^ *func.func\|= linalg.matmul' "$T/gen_ann.mlir")" 0
+"$OPT" --allow-unregistered-dialect "$T/gen_ann.mlir" -o "$T/gen_re.mlir"
+check "generic form re-parses" eq "$?" 0
+
 # 4. Bad input: exit codes, messages, nothing written.
 "$AS" annotate "$P" --db "$T/s.db" -o "$P" 2> "$T/e1"
 check "-o = input refused (exit 2)" eq "$?" 2
@@ -159,6 +182,89 @@ check "build: no tuned op: nothing written" [ ! -e "$T/other.so" ]
 check "build: unparsable program: exit 2" eq "$?" 2
 "$AS" build "$T/layers.mlir" --db "$T/s.db" -o "$T/layers.mlir" 2> "$T/b6"
 check "build: -o = input refused" eq "$?" 2
+"$AS" build "$T/example.mlir" --db "$T/s.db" -o "$T/example.so" 2> "$T/b8"
+check "build: an earlier built .so (its marker) replaced" eq "$?" 0
+echo "not a library" > "$T/foreign.so"
+"$AS" build "$T/example.mlir" --db "$T/s.db" -o "$T/foreign.so" 2> "$T/b9"
+check "build: a foreign file at -o refused (exit 2)" eq "$?" 2
+check "build: the foreign file untouched" eq "$(cat "$T/foreign.so")" "not a library"
+check "build: the refusal says it is not autosched's" grep -q 'not a file autosched wrote' "$T/b9"
+
+# 6. One writer for every output (issue 19): the target checked as a file,
+# written through an unpredictable temporary, stdout checked.
+echo secret > "$T/victim"
+cp "$T/victim" "$T/victim.orig"
+# The old temporary was -o's name plus .tmp.PID: plant links for the next pids.
+mkdir "$T/plant"
+for i in $(seq $(($$ + 1)) $(($$ + 400))); do ln -s "$T/victim" "$T/plant/lib.mlir.tmp.$i"; done
+"$AS" export --db "$T/s.db" --format transform -o "$T/plant/lib.mlir" 2> "$T/w1"
+check "planted links at TARGET.tmp.PID: export exits 0" eq "$?" 0
+check "planted links at TARGET.tmp.PID: not followed" cmp -s "$T/victim" "$T/victim.orig"
+check "planted links: the export is a regular file" test -f "$T/plant/lib.mlir" -a ! -L "$T/plant/lib.mlir"
+check "no temporary left beside -o" eq "$(ls -A "$T/plant" | grep -vc 'lib.mlir')" 0
+ln -s "$T/victim" "$T/link.mlir"
+"$AS" export --db "$T/s.db" --format transform -o "$T/link.mlir" 2> "$T/w2"
+check "-o a symbolic link refused (exit 2)" eq "$?" 2
+check "-o a symbolic link: the message says so" grep -q 'symbolic link' "$T/w2"
+check "-o a symbolic link: its target unchanged" cmp -s "$T/victim" "$T/victim.orig"
+# Devices and /dev/stdout: private look-alikes (tests/checks.sh), so that a
+# writer that replaces its target cannot take the machine's /dev/null.
+mkdir "$T/dev"
+DNULL=$(dev_like null "$T/dev")
+DFULL=$(dev_like full "$T/dev")
+DSTDOUT=$(link_like_stdout "$T/dev")
+for dev in "$DNULL" "$DFULL"; do
+	"$AS" export --db "$T/s.db" --format transform -o "$dev" 2> "$T/w3"
+	check "export -o $dev refused (exit 2)" eq "$?" 2
+	check "export -o $dev: still a character device" test -c "$dev"
+	check "export -o $dev: the message names -o and a device" grep -q -- "-o $dev: that is a character device" "$T/w3"
+	"$AS" export --db "$T/s.db" -o "$dev" 2> /dev/null
+	check "export (json) -o $dev refused (exit 2)" eq "$?" 2
+done
+"$AS" export --db "$T/s.db" --format transform -o "$DSTDOUT" > "$T/w4.out" 2> "$T/w4"
+check "export -o a link like /dev/stdout refused" eq "$?" 2
+check "export -o a link like /dev/stdout: still a link" test -L "$DSTDOUT"
+mkfifo "$T/fifo"
+timeout 10 "$AS" export --db "$T/s.db" --format transform -o "$T/fifo" 2> /dev/null
+check "export -o a FIFO refused, no hang" eq "$?" 2
+check "export -o a FIFO: still a FIFO" test -p "$T/fifo"
+cp "$T/s.db" "$T/s.db.orig"
+for side in s.db s.db-wal s.db-shm s.db-journal; do
+	for cmd in "export --format transform" "annotate $P" "build $P"; do
+		"$AS" $cmd --db "$T/s.db" -o "$T/$side" 2> "$T/w5"
+		check "$cmd -o $side refused (exit 2)" eq "$?" 2
+		check "$cmd -o $side: nothing written" bash -c "! head -c 64 '$T/$side' 2>/dev/null | grep -qa 'autosched\|ELF'"
+	done
+done
+check "the store unchanged" cmp -s "$T/s.db" "$T/s.db.orig"
+check "the store still a valid SQLite db" ge "$(sqlite3 "$T/s.db" 'select count(*) from jobs')" 1
+"$AS" export --db "$T/s.db" --format transform -o "$P" 2> /dev/null
+check "export -o the input MLIR (here the program) is foreign: refused" eq "$?" 2
+check "the program untouched" cmp -s "$P" "$FIX/program.mlir"
+echo "my notes" > "$T/notes.mlir"
+"$AS" export --db "$T/s.db" --format iree-spec -o "$T/notes.mlir" 2> "$T/w6"
+check "export -o a foreign file refused (exit 2)" eq "$?" 2
+check "export -o a foreign file: untouched" eq "$(cat "$T/notes.mlir")" "my notes"
+"$AS" export --db "$T/s.db" --format iree-spec -o "$T/lib.mlir"
+check "export -o an earlier export (transform) replaced" eq "$?" 0
+check "the earlier export now holds the spec" grep -q 'autosched IREE' "$T/lib.mlir"
+"$AS" annotate "$P" --db "$T/s.db" -o "$T/ann.mlir" 2> /dev/null
+check "annotate -o its earlier output replaced" eq "$?" 0
+"$AS" export --db "$T/s.db" -o "$T/best.json" 2> /dev/null
+check "export (json) -o an earlier JSON export replaced" eq "$?" 0
+"$AS" best --db "$T/s.db" > /dev/full 2> "$T/w7"
+check "best > /dev/full: exit non-zero" ge "$?" 1
+check "best > /dev/full: says stdout failed" grep -q 'autosched: stdout: No space left on device' "$T/w7"
+"$AS" export --db "$T/s.db" --format transform > /dev/full 2> /dev/null
+check "export > /dev/full: exit non-zero" ge "$?" 1
+"$AS" report --db "$T/s.db" -o "$T/s.db" 2> "$T/w8"
+check "report -o the store refused (exit 2)" eq "$?" 2
+check "report -o the store: still a valid store" ge "$(sqlite3 "$T/s.db" 'select count(*) from jobs')" 1
+"$AS" report --db "$T/s.db" -o "$T/s.db-wal" 2> /dev/null
+check "report -o the store's WAL refused (exit 2)" eq "$?" 2
+"$AS" report --db "$T/s.db" -o "$DNULL" 2> /dev/null
+check "report -o $DNULL refused (exit 2)" eq "$?" 2
+check "report -o $DNULL: still a character device" test -c "$DNULL"
 
 # 5. Dot kernels through the library: the flattening step of the module part
 # (an MLIR test pass) is written only when an exported op uses a dot kernel,

@@ -61,6 +61,25 @@ check "seed sweep: names and shapes read back" analyze_all "$T/g1" matmul 1 \
 check "seed sweep: a cfg for the sweep" grep -q '^problem_m = 64:1024:128' "$T/g1/sweep.cfg"
 check "seed sweep: the cfg is valid" bash -c "'$AS' space '$T/g1/sweep.cfg' --count > /dev/null"
 
+# The same sweep again replaces its own files; a foreign sweep.cfg or a link
+# among the programs is refused (exit 2), nothing followed (issue 19).
+"$AS" generate --problem-m=64:1024:128 --problem-n=512 --problem-k=1024 \
+    --dtype f32,f16 -o "$T/g1" > /dev/null
+check "the same sweep again: exit 0" eq "$?" 0
+cp "$T/g1/sweep.cfg" "$T/sweep.keep"
+echo "my cfg" > "$T/g1/sweep.cfg"
+"$AS" generate --problem-m=64 --problem-n=512 --problem-k=1024 -o "$T/g1" > /dev/null 2> "$T/g1.err"
+check "a foreign sweep.cfg: exit 2" eq "$?" 2
+check "a foreign sweep.cfg: untouched" eq "$(cat "$T/g1/sweep.cfg")" "my cfg"
+cp "$T/sweep.keep" "$T/g1/sweep.cfg"
+echo secret > "$T/victim"
+p1=$T/g1/linalg/matmul/matmul_64x512x1024_f32t_f32t_f32t/matmul_64x512x1024_f32t_f32t_f32t.mlir
+rm "$p1"; ln -s "$T/victim" "$p1"
+"$AS" generate --problem-m=64 --problem-n=512 --problem-k=1024 -o "$T/g1" > /dev/null 2> "$T/g1.err"
+check "a link among the programs: refused" ge "$?" 1
+check "a link among the programs: its target unchanged" eq "$(cat "$T/victim")" secret
+rm "$p1"
+
 # 2. Every dtype, lists, transposed rhs; batch_matmul with transposed lhs.
 "$AS" generate --problem-m 32,48 --problem-n 64 --problem-k 16 \
     --dtype f32,f16,f16f32,bf16f32,i8i32,u8i32 --transpose b -o "$T/g2" > /dev/null

@@ -134,6 +134,64 @@ if [ -n "$CHROME" ]; then
 	check "no console error" bash -c "! grep -hiE 'CONSOLE|Uncaught|SyntaxError|ReferenceError|TypeError' '$T/chrome1.err' '$T/chrome2.err'"
 fi
 
+# 100,000 trials of one op (copies of a real tune trial, a tenth failed):
+# a page of a few MB, each scatter thinned to at most 2000 points and saying
+# so, every improvement of the best so far drawn, the counts still exact.
+cp "$T/s.db" "$T/big.db"
+python3 - "$T/big.db" <<'PY'
+import sqlite3, sys
+con = sqlite3.connect(sys.argv[1])
+cols = [r[1] for r in con.execute("pragma table_info(trials)") if r[1] != 'id']
+src = con.execute("select min(id) from trials where phase='tune' and status in ('ok','unstable')").fetchone()[0]
+expr = {'gflops': "t.gflops * (0.2 + (n.i * 7919 % 1000) / 1250.0 + n.i / 1e6)",
+        'config_name': "'big_' || n.i",
+        'status': "case when n.i % 10 = 0 then 'compile_failed' else t.status end"}
+sel = ", ".join(expr.get(c, "t." + c) for c in cols)
+with con:
+    con.execute("with recursive n(i) as (select 1 union all select i + 1 from n where i < 100000) "
+        "insert into trials (%s) select %s from n, trials t where t.id = %d" % (", ".join(cols), sel, src))
+PY
+"$AS" report --db "$T/big.db" -o "$T/big.html" > /dev/null 2> "$T/big.err"
+check "100k trials: report exits 0" eq "$?" 0
+check "100k trials: the page is under 4 MB" [ "$(wc -c < "$T/big.html")" -lt 4000000 ]
+check "100k trials: thinned charts say how many of how many" python3 - "$T/big.html" "$T/big.db" <<'PY'
+import re, sqlite3, sys
+html = open(sys.argv[1], encoding='utf-8').read()
+con = sqlite3.connect(sys.argv[2])
+op, = con.execute("select op_id from trials group by op_id order by count(*) desc limit 1").fetchone()
+name, = con.execute("select name from ops where id=?", (op,)).fetchone()
+sec = html.split('data-op="%s"' % name)[1].split('<h2 ')[0]
+ok = True
+def want(c, msg):
+    global ok
+    if not c: print('  ' + msg, file=sys.stderr); ok = False
+n_all, = con.execute("select count(*) from trials where op_id=?", (op,)).fetchone()
+notes = re.findall(r'data-shown="(\d+)" data-total="(\d+)"', sec)
+want(len(notes) == 2, f'{len(notes)} thinning notes, want 2 (trials, knobs)')
+want(any(int(t) == n_all for s, t in notes), f'no note counting all {n_all} trials: {notes}')
+for s, t in notes:
+    want(int(s) <= 2000, f'{s} points drawn of {t}')
+trials = sec.split('class="chart-trials"')[1].split('</svg>')[0]
+pts = [int(x) for x in re.findall(r'class="pt" data-trial="(\d+)"', trials)]
+fails = re.findall(r'class="fail" data-trial', trials)
+want(len(pts) + len(fails) <= 2000, f'{len(pts) + len(fails)} points in the trials chart')
+want(len(fails) > 0, 'no failure drawn')
+best, rows = 0, []
+for i, g in con.execute("select id, gflops from trials where op_id=? and status in ('ok','unstable') and gflops > 0 order by id", (op,)):
+    if g > best: best = g; rows.append(i)
+want(rows[-1] in pts, 'the best trial is not drawn')
+want(not set(rows) - set(pts), f'{len(set(rows) - set(pts))} improvements not drawn')
+cnt = re.search(r'compile_failed \((\d+)\)', sec)
+nf, = con.execute("select count(*) from trials where op_id=? and status='compile_failed'", (op,)).fetchone()
+want(cnt and int(cnt.group(1)) == nf, f'legend counts {cnt and cnt.group(1)} failures, store {nf}')
+sys.exit(0 if ok else 1)
+PY
+if [ -n "$CHROME" ]; then
+	timeout 60 "$CHROME" "${flags[@]}" --user-data-dir="$T/ud3" \
+	    --dump-dom "file://$T/big.html" > "$T/bigdom.html" 2> /dev/null
+	check "100k trials: chromium draws the page within 60 s" grep -q 'data-js-ok="1"' "$T/bigdom.html"
+fi
+
 # The terminal view of the same job.
 "$AS" watch 1 --db "$T/s.db" --once > "$T/watch.txt"
 check "watch exits 0" eq "$?" 0

@@ -62,6 +62,41 @@ sed -i "/^output_file/d" "$D/a.cfg"; sed -i "2i output_file = link.db" "$D/a.cfg
 timeout 60 "$AS" run "$D/a.cfg" --db "$D/s.db" > /dev/null 2>&1
 check "output_file = a link to the store: exit 2" eq "$?" 2
 check "the store survived the link" same "$D/s.db" "$D/s.db.orig"
+# report_file (the HTML report) under the same one writer (issue 19).
+sed -i "/^output_file/d" "$D/a.cfg"
+# Devices: private look-alikes (tests/checks.sh), never the machine's own.
+mkdir "$D/dev"
+DNULL=$(dev_like null "$D/dev")
+DFULL=$(dev_like full "$D/dev")
+DSTDOUT=$(link_like_stdout "$D/dev")
+for target in s.db s.db-wal m.mlir a.cfg notes.txt link.db "$DNULL"; do
+	sed -i "/^report_file/d" "$D/a.cfg"
+	sed -i "2i report_file = $target" "$D/a.cfg"
+	timeout 60 "$AS" run "$D/a.cfg" --db "$D/s.db" > "$D/run.out" 2> "$D/run.err"
+	check "report_file = $target: run exit 2" eq "$?" 2
+	check "report_file = $target: the refusal names report_file" has "$D/run.err" "report_file"
+done
+check "report_file: the store survived" same "$D/s.db" "$D/s.db.orig"
+check "report_file: the store still answers" eq "$(q "$D/s.db" "select x from keep")" 42
+check "report_file: the input survived" same "$D/m.mlir" "$D/m.mlir.orig"
+check "report_file: the notes survived" same "$D/notes.txt" "$D/notes.orig"
+check "report_file: the cfg was not overwritten" has "$D/a.cfg" "^input_file = m.mlir"
+check "report_file = $DNULL: still a character device" test -c "$DNULL"
+sed -i "/^report_file/d" "$D/a.cfg"
+sed -i "2i output_file = same.out\nreport_file = same.out" "$D/a.cfg"
+timeout 60 "$AS" run "$D/a.cfg" --db "$D/s.db" > "$D/run.out" 2> "$D/run.err"
+check "output_file = report_file: exit 2" eq "$?" 2
+check "output_file = report_file: the refusal names both" has "$D/run.err" "output_file.*report_file"
+check "output_file = report_file: nothing written" test ! -e "$D/same.out"
+for dev in "$DFULL" "$DSTDOUT"; do
+	sed -i "/^output_file/d; /^report_file/d" "$D/a.cfg"
+	sed -i "2i output_file = $dev" "$D/a.cfg"
+	timeout 60 "$AS" run "$D/a.cfg" --db "$D/s.db" > /dev/null 2> "$D/run.err"
+	check "output_file = $dev: exit 2" eq "$?" 2
+done
+check "output_file = $DFULL: still a character device" test -c "$DFULL"
+check "output_file = $DSTDOUT: still a link" test -L "$DSTDOUT"
+sed -i "/^output_file/d" "$D/a.cfg"
 
 # --- 2. Special files: a FIFO as cfg, as MLIR, as the daemon's conf never blocks.
 mkfifo "$T/fifo.cfg" "$T/fifo.mlir"
