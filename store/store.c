@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,6 +277,23 @@ store_connect(const char *path, int flags, char **err)
 
 	if (store_check_path(path, err) != 0)
 		return NULL;
+	/*
+	 * A new store is made here, not by SQLite (0644 whatever the umask):
+	 * 0666 less the umask, so a service run with UMask=0007 for a group
+	 * makes one its group can write (SQLite gives the -wal and -shm the
+	 * store's mode).
+	 */
+	if ((flags & SQLITE_OPEN_CREATE) != 0) {
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+		    O_CLOEXEC, 0666);
+
+		if (fd != -1)
+			close(fd);
+		else if (errno != EEXIST) {
+			util_seterr(err, "%s: %s", path, strerror(errno));
+			return NULL;
+		}
+	}
 	s = xcalloc(1, sizeof *s);
 	s->path = xstrdup(path);
 	s->readonly = (flags & SQLITE_OPEN_READONLY) != 0;

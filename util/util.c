@@ -408,7 +408,7 @@ util_lock(const char *path, int wait, int *fd, char **err)
 	*fd = -1;
 	/* Never block on a FIFO or a device: open without waiting, then check. */
 	if ((f = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
-	    O_NONBLOCK | O_NOCTTY, 0644)) == -1) {
+	    O_NONBLOCK | O_NOCTTY, 0666)) == -1) {
 		util_seterr(err, "%s: %s", path, strerror(errno));
 		return -1;
 	}
