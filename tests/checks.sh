@@ -30,3 +30,33 @@ dev_like() {
 link_like_stdout() {
 	ln -s /proc/self/fd/1 "$1/stdout" && echo "$1/stdout"
 }
+
+# tuned_store AS DIR FIXTURES [ENV_LINE]: DIR/s.db with best configs for the
+# two ops of FIXTURES/tuned.mlir (a few seconds), from DIR/a.cfg (ENV_LINE
+# added to its [Env]); the run's output in DIR/run.txt.
+tuned_store() {
+	local as=$1 dir=$2
+	cp "$3/tuned.mlir" "$dir/"
+	{
+		printf '[Env]\ninput_file = tuned.mlir\n'
+		[ -z "${4:-}" ] || printf '%s\n' "$4"
+		cat <<'C'
+[SearchSpace]
+tile_m = [16,32]
+tile_n = [16]
+tile_k = [16]
+vector_m = [4,6]
+vector_n = [16]
+[SearchStrategy]
+tuner = grid
+n_trial = 2
+[Measure]
+min_time = 0.005
+min_reps = 3
+confirm_top = 1
+timeout = 5
+C
+	} > "$dir/a.cfg"
+	"$as" run "$dir/a.cfg" --db "$dir/s.db" --quiet > "$dir/run.txt" 2>&1
+	check "tuning run exits 0" eq "$?" 0
+}

@@ -19,28 +19,8 @@ trap 'rm -rf "$T"' EXIT
 count_in() { awk -v fn="@$2(" -v re="$3" '/func.func/{on = index($0, fn) > 0} on && $0 ~ re {n++} END {print n + 0}' "$1"; }
 
 # A store with best configs for tuned.mlir's two ops (a few seconds).
-cp "$FIX/tuned.mlir" "$FIX/program.mlir" "$T/"
-cat > "$T/a.cfg" <<'C'
-[Env]
-input_file = tuned.mlir
-output_file = out.csv
-[SearchSpace]
-tile_m = [16,32]
-tile_n = [16]
-tile_k = [16]
-vector_m = [4,6]
-vector_n = [16]
-[SearchStrategy]
-tuner = grid
-n_trial = 2
-[Measure]
-min_time = 0.005
-min_reps = 3
-confirm_top = 1
-timeout = 5
-C
-"$AS" run "$T/a.cfg" --db "$T/s.db" --quiet > "$T/run.txt" 2>&1
-check "tuning run exits 0" eq "$?" 0
+cp "$FIX/program.mlir" "$T/"
+tuned_store "$AS" "$T" "$FIX" "output_file = out.csv"
 P=$T/program.mlir
 
 # 1. The transform library, on the program as written.

@@ -70,27 +70,7 @@ rm -f "$T/b.db"*
 
 # A store with best configs for two ops (a few seconds), and copies of it
 # tampered with by sqlite3 as anyone who can write the store could.
-cp "$SRC/tests/export/fixtures/tuned.mlir" "$T/"
-cat > "$T/a.cfg" <<'C'
-[Env]
-input_file = tuned.mlir
-[SearchSpace]
-tile_m = [16,32]
-tile_n = [16]
-tile_k = [16]
-vector_m = [4,6]
-vector_n = [16]
-[SearchStrategy]
-tuner = grid
-n_trial = 2
-[Measure]
-min_time = 0.005
-min_reps = 3
-confirm_top = 1
-timeout = 5
-C
-"$AS" run "$T/a.cfg" --db "$T/s.db" --quiet > "$T/run.txt" 2>&1
-check "tuning run exits 0" eq "$?" 0
+tuned_store "$AS" "$T" "$SRC/tests/export/fixtures"
 # tamper NAME SQL: $T/NAME.db, a copy of the store with SQL applied.
 tamper() {
 	cp "$T/s.db" "$T/$1.db"
