@@ -182,29 +182,56 @@ queue_warn(const char *msg, void *arg)
 	fprintf(stderr, "autosched submit: warning: %s\n", msg);
 }
 
+/* 1 if the account uid (in groups[0..ng)) has permission bit r/w/x (4/2/1) on sb. */
+static int
+queue_may(const struct stat *sb, uid_t uid, const gid_t *groups, int ng,
+    unsigned bit)
+{
+	int i;
+
+	if (sb->st_uid == uid)
+		return (sb->st_mode & (bit << 6)) != 0;
+	for (i = 0; i < ng; i++) {
+		if (groups[i] == sb->st_gid)
+			return (sb->st_mode & (bit << 3)) != 0;
+	}
+	return (sb->st_mode & bit) != 0;
+}
+
 int
 queue_may_read(const char *path, uid_t uid)
 {
 	struct passwd pw, *pwp = NULL;
 	struct stat sb;
 	gid_t groups[256];
-	char buf[4096];
-	int ng = 256, i;
+	char buf[4096], *real = NULL, *slash;
+	int ng = 256, ok = 0;
 
 	if (stat(path, &sb) != 0)
 		return 0;
 	if (uid == 0)
 		return 1;
-	if (sb.st_uid == uid)
-		return (sb.st_mode & S_IRUSR) != 0;
-	if (getpwuid_r(uid, &pw, buf, sizeof buf, &pwp) == 0 && pwp != NULL &&
-	    getgrouplist(pw.pw_name, pw.pw_gid, groups, &ng) != -1) {
-		for (i = 0; i < ng; i++) {
-			if (groups[i] == sb.st_gid)
-				return (sb.st_mode & S_IRGRP) != 0;
-		}
+	if (getpwuid_r(uid, &pw, buf, sizeof buf, &pwp) != 0 || pwp == NULL ||
+	    getgrouplist(pw.pw_name, pw.pw_gid, groups, &ng) == -1)
+		ng = 0;
+	if (!queue_may(&sb, uid, groups, ng, 4) ||
+	    (real = realpath(path, NULL)) == NULL)
+		goto out;
+	/* And reach it: search permission on every folder on the way. */
+	while ((slash = strrchr(real, '/')) != NULL) {
+		if (slash == real)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		if (stat(real, &sb) != 0 || !queue_may(&sb, uid, groups, ng, 1))
+			goto out;
+		if (slash == real)
+			break;
 	}
-	return (sb.st_mode & S_IROTH) != 0;
+	ok = 1;
+out:
+	free(real);
+	return ok;
 }
 
 int
