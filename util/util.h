@@ -149,6 +149,13 @@ int	 util_same_file(const char *a, const char *b);
  * wait is 0), -1 with *err.
  */
 int	 util_lock(const char *path, int wait, int *fd, char **err) WUR;
+/*
+ * 0 if the open file fd (at path) may serve as a lock file we write our pid
+ * in: a regular file with one name, empty or holding a process id. Else -1
+ * with *err naming path and what was expected.
+ */
+int	 util_lock_file_check(int fd, const char *path, const char *what,
+	    char **err) WUR;
 /* 1 if some process holds the lock at path, 0 if none (or no such file). */
 int	 util_lock_held(const char *path);
 
