@@ -111,11 +111,7 @@ int
 util_read_file(const char *path, size_t max, char **buf, size_t *len,
     char **err)
 {
-	struct stat sb;
-	FILE *f;
-	char *b = NULL;
-	size_t n = 0, cap = 0, got;
-	int fd, fl;
+	int fd;
 
 	*buf = NULL;
 	/* Never block on a FIFO or a device: open without waiting, then check. */
@@ -123,6 +119,20 @@ util_read_file(const char *path, size_t max, char **buf, size_t *len,
 		util_seterr(err, "%s: %s", path, strerror(errno));
 		return -1;
 	}
+	return util_read_fd(fd, path, max, buf, len, err);
+}
+
+int
+util_read_fd(int fd, const char *path, size_t max, char **buf, size_t *len,
+    char **err)
+{
+	struct stat sb;
+	FILE *f;
+	char *b = NULL;
+	size_t n = 0, cap = 0, got;
+	int fl;
+
+	*buf = NULL;
 	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
 		util_seterr(err, "%s: not a regular file", path);
 		close(fd);

@@ -31,6 +31,9 @@ void	 util_seterr(char **err, const char *, ...) PRINTFLIKE(2, 3);
  */
 int	 util_read_file(const char *path, size_t max, char **buf, size_t *len,
 	    char **err) WUR;
+/* The same from the open file fd (named path in messages), which it closes. */
+int	 util_read_fd(int fd, const char *path, size_t max, char **buf,
+	    size_t *len, char **err) WUR;
 /*
  * Write a whole file atomically through util_out (a mkostemp temporary
  * beside it, fsync, rename): a symlink, device, FIFO, socket or folder at

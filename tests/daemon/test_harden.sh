@@ -89,6 +89,18 @@ check "the finished cfg is taken" wait_for 20 test -e "$SPOOL/done/half.cfg"
 check "the whole cfg was snapshotted" [ "$(q "$DB" "SELECT n_trial FROM jobs ORDER BY id DESC LIMIT 1")" -eq 3 ]
 wait_for 120 all_ended
 
+# The spool's owner swaps failed/ for a link to a folder of root's: nothing
+# is moved nor written there, the dropped file stays where it is.
+mkdir "$T/rootdir"
+mv "$SPOOL/failed" "$T/failed.real"
+ln -s "$T/rootdir" "$SPOOL/failed"
+cp "$T/ok.cfg" "$SPOOL/swap.cfg"; chown nobody "$SPOOL/swap.cfg"
+check "failed/ a link: the service says so" wait_for 20 grep -q "spool: $SPOOL/failed: not the service's own folder (a symbolic link)" "$T/daemon.log"
+check "failed/ a link: nothing moved nor written through it" [ -z "$(ls -A "$T/rootdir")" ]
+check "failed/ a link: the file left in the spool" test -e "$SPOOL/swap.cfg"
+rm "$SPOOL/failed" "$SPOOL/swap.cfg"
+mv "$T/failed.real" "$SPOOL/failed"
+
 # --- SIGHUP with the conf replaced by a FIFO: still answers SIGTERM.
 mv "$T/autoschedd.conf" "$T/autoschedd.conf.real"
 mkfifo "$T/autoschedd.conf"
