@@ -176,7 +176,8 @@ cli_generate(int argc, char **argv)
 	g.what = "the sweep's cfg";
 	g.magic[0] = GENERATE_CFG_MAGIC;
 	/* Before any program is written (a new -o folder has nothing to check). */
-	if (access(dir, F_OK) == 0 && util_out_check(cfgpath, &g, &err) != 0) {
+	if (access(dir, F_OK) == 0 && (util_out_check(cfgpath, &g, &err) != 0 ||
+	    generate_check_outputs(&sw, dir, &err) != 0)) {
 		fprintf(stderr, "autosched generate: %s\n", err);
 		rc = 2;
 		goto out;

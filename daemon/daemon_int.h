@@ -94,7 +94,10 @@ int	 queue_snapshot_as(const char *cfg_path, const char *text, size_t len,
 	    uid_t reader, const char *db, int priority, struct store_job *j,
 	    void (*warn)(const char *, void *), void *arg, char **err)
 	    __attribute__((warn_unused_result));
-/* 1 if the account uid may read path by its mode bits (root: always). */
+/*
+ * 1 if the account uid may read path by its mode bits, and reach it (search
+ * permission on every folder of its real path); root: always.
+ */
 int	 queue_may_read(const char *path, uid_t uid);
 
 #endif

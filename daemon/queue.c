@@ -3,6 +3,7 @@
  * the service), status, cancel and log. The queue itself lives in the store.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
 #include <limits.h>
@@ -182,29 +183,56 @@ queue_warn(const char *msg, void *arg)
 	fprintf(stderr, "autosched submit: warning: %s\n", msg);
 }
 
+/* 1 if the account uid (in groups[0..ng)) has permission bit r/w/x (4/2/1) on sb. */
+static int
+queue_may(const struct stat *sb, uid_t uid, const gid_t *groups, int ng,
+    unsigned bit)
+{
+	int i;
+
+	if (sb->st_uid == uid)
+		return (sb->st_mode & (bit << 6)) != 0;
+	for (i = 0; i < ng; i++) {
+		if (groups[i] == sb->st_gid)
+			return (sb->st_mode & (bit << 3)) != 0;
+	}
+	return (sb->st_mode & bit) != 0;
+}
+
 int
 queue_may_read(const char *path, uid_t uid)
 {
 	struct passwd pw, *pwp = NULL;
 	struct stat sb;
 	gid_t groups[256];
-	char buf[4096];
-	int ng = 256, i;
+	char buf[4096], *real = NULL, *slash;
+	int ng = 256, ok = 0;
 
 	if (stat(path, &sb) != 0)
 		return 0;
 	if (uid == 0)
 		return 1;
-	if (sb.st_uid == uid)
-		return (sb.st_mode & S_IRUSR) != 0;
-	if (getpwuid_r(uid, &pw, buf, sizeof buf, &pwp) == 0 && pwp != NULL &&
-	    getgrouplist(pw.pw_name, pw.pw_gid, groups, &ng) != -1) {
-		for (i = 0; i < ng; i++) {
-			if (groups[i] == sb.st_gid)
-				return (sb.st_mode & S_IRGRP) != 0;
-		}
+	if (getpwuid_r(uid, &pw, buf, sizeof buf, &pwp) != 0 || pwp == NULL ||
+	    getgrouplist(pw.pw_name, pw.pw_gid, groups, &ng) == -1)
+		ng = 0;
+	if (!queue_may(&sb, uid, groups, ng, 4) ||
+	    (real = realpath(path, NULL)) == NULL)
+		goto out;
+	/* And reach it: search permission on every folder on the way. */
+	while ((slash = strrchr(real, '/')) != NULL) {
+		if (slash == real)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		if (stat(real, &sb) != 0 || !queue_may(&sb, uid, groups, ng, 1))
+			goto out;
+		if (slash == real)
+			break;
 	}
-	return (sb.st_mode & S_IROTH) != 0;
+	ok = 1;
+out:
+	free(real);
+	return ok;
 }
 
 int
@@ -224,9 +252,9 @@ queue_snapshot_as(const char *cfg_path, const char *text, size_t tlen,
 	struct cfg *cfg = NULL;
 	struct job *job = NULL;
 	struct job_opts o;
-	char *mlir = NULL, *abs = NULL, *own = NULL, hash[17];
+	char *mlir = NULL, *abs = NULL, *own = NULL, hash[17], in_path[64];
 	size_t len, i, ntunable = 0;
-	int rc = -1;
+	int rc = -1, in_fd = -1, in_bad;
 
 	memset(j, 0, sizeof *j);
 	/* Where and how it measures is the service's, not the submitter's. */
@@ -240,11 +268,21 @@ queue_snapshot_as(const char *cfg_path, const char *text, size_t tlen,
 		goto out;
 	for (i = 0; warn != NULL && i < cfg->nwarnings; i++)
 		warn(cfg->warnings[i], arg);
-	if (reader != (uid_t)-1 && ((cfg->input_file != NULL &&
-	    !queue_may_read(cfg->input_file, reader)) ||
-	    (cfg->replay_db != NULL && !queue_may_read(cfg->replay_db, reader)))) {
-		int in = cfg->input_file != NULL &&
-		    !queue_may_read(cfg->input_file, reader);
+	/*
+	 * On behalf of reader: the input is opened once, and what its owner may
+	 * read is asked of that open file, which is what is read (a link
+	 * swapped in meanwhile is not followed).
+	 */
+	in_bad = 0;
+	if (reader != (uid_t)-1 && cfg->input_file != NULL) {
+		in_fd = open(cfg->input_file, O_RDONLY | O_NONBLOCK | O_NOCTTY |
+		    O_CLOEXEC);
+		snprintf(in_path, sizeof in_path, "/proc/self/fd/%d", in_fd);
+		in_bad = in_fd == -1 || !queue_may_read(in_path, reader);
+	}
+	if (reader != (uid_t)-1 && (in_bad || (cfg->replay_db != NULL &&
+	    !queue_may_read(cfg->replay_db, reader)))) {
+		int in = in_bad;
 
 		util_seterr(err, "%s: [Env] %s: %s: the submitter (uid %ld) may"
 		    " not read it; expected a file its owner can read", cfg_path,
@@ -263,6 +301,13 @@ queue_snapshot_as(const char *cfg_path, const char *text, size_t tlen,
 		if (bad)
 			goto out;
 		len = strlen(mlir);
+	} else if (in_fd != -1) {
+		int bad = util_read_fd(in_fd, cfg->input_file,
+		    ANALYSIS_INPUT_MAX, &mlir, &len, err) != 0;
+
+		in_fd = -1;	/* closed */
+		if (bad)
+			goto out;
 	} else if (util_read_file(cfg->input_file, ANALYSIS_INPUT_MAX, &mlir,
 	    &len, err) != 0)
 		goto out;
@@ -302,6 +347,8 @@ queue_snapshot_as(const char *cfg_path, const char *text, size_t tlen,
 	mlir = NULL;
 	rc = 0;
 out:
+	if (in_fd != -1)
+		close(in_fd);
 	free(own);
 	free(mlir);
 	job_free(job);

@@ -253,9 +253,22 @@ static int
 service_spool_move(struct service *sv, const char *path, const char *name,
     const char *sub, const char *reason, char **moved)
 {
-	char *dir = util_path_join(sv->spool, sub), *dst, *src_reason;
+	char *dir = util_path_join(sv->spool, sub), *dst, *src_reason, why[128];
 	int i, rc = -1;
 
+	/*
+	 * The spool folder may be another account's: it could put a link or a
+	 * folder of its own as done/ or failed/. Only ours is written in.
+	 */
+	if (util_trusted(dir, 1, why, sizeof why) != 0) {
+		service_log(sv, LOG_ERR, 0, "spool: %s: not the service's own "
+		    "folder (%s): %s left where it is; remove %s and reload",
+		    dir, why, name, dir);
+		if (sv->nignored < SERVICE_SPOOL_IGNORED)
+			sv->ignored[sv->nignored++] = xstrdup(name);
+		free(dir);
+		return -1;
+	}
 	dst = util_path_join(dir, name);
 	for (i = 1; access(dst, F_OK) == 0 && i < 10000; i++) {
 		free(dst);
@@ -360,7 +373,7 @@ service_spool_take(struct service *sv, const char *path, const char *name)
 	char *err = NULL, *reason, *held = NULL, *text = NULL, *dir = NULL;
 	size_t len;
 	int64_t id;
-	int fd = -1;
+	int fd = -1, rc;
 
 	memset(&j, 0, sizeof j);
 	if (lstat(path, &sb) != 0)
@@ -390,9 +403,10 @@ service_spool_take(struct service *sv, const char *path, const char *name)
 		    " spool folder's owner", (long)sb.st_uid);
 		goto refused;
 	}
-	close(fd);
+	/* What was checked is what is read, whoever renames what meanwhile. */
+	rc = util_read_fd(fd, held, CFG_TEXT_MAX, &text, &len, &err);
 	fd = -1;
-	if (util_read_file(held, CFG_TEXT_MAX, &text, &len, &err) != 0)
+	if (rc != 0)
 		goto refused;
 	/* Named as dropped: relative paths start from the spool folder. */
 	if (queue_snapshot_as(path, text, len, sb.st_uid, sv->db, 0, &j,

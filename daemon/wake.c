@@ -121,7 +121,6 @@ queue_wake(const char *db)
 int
 service_lock(const char *db, int *fd, char **err)
 {
-	struct stat sb;
 	char *path = xasprintf("%s.lock", db), buf[32];
 	ssize_t n;
 	int l, rc = -1;
@@ -133,9 +132,7 @@ service_lock(const char *db, int *fd, char **err)
 		util_seterr(err, "%s: %s", path, strerror(errno));
 		goto out;
 	}
-	if (fstat(l, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-		util_seterr(err, "%s: not a regular file; expected the store's "
-		    "lock file", path);
+	if (util_lock_file_check(l, path, "the store's lock file", err) != 0) {
 		close(l);
 		goto out;
 	}

@@ -3,6 +3,9 @@
  * print them as MLIR through the analysis' own emitter, so that what is
  * generated is exactly what the analysis and the backends read.
  */
+#include <sys/stat.h>
+
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -344,6 +347,43 @@ out:
 	return rc;
 }
 
+/* The guard of a generated program: over nothing but an earlier one. */
+static void
+generate_guard(struct util_out_guard *g)
+{
+	memset(g, 0, sizeof *g);
+	g->key = "-o";
+	g->what = "a generated program";
+	g->magic[0] = GENERATE_MLIR_MAGIC;
+}
+
+int
+generate_check_outputs(const struct generate_sweep *s, const char *dir,
+    char **err)
+{
+	struct generate_op *ops = NULL;
+	struct util_out_guard g;
+	struct stat sb;
+	char *path;
+	size_t n = 0, i;
+	int rc = 0;
+
+	generate_guard(&g);
+	if (generate_ops(s, &ops, &n, err) != 0)
+		return -1;
+	/* What is there already; folders still to be made hold nothing. */
+	for (i = 0; i < n && rc == 0; i++) {
+		path = xasprintf("%s/linalg/%s/%s/%s.mlir", dir, ops[i].d.kind,
+		    ops[i].name, ops[i].name);
+		if ((lstat(path, &sb) == 0 || errno != ENOENT) &&
+		    util_out_check(path, &g, err) != 0)
+			rc = -1;
+		free(path);
+	}
+	generate_ops_free(ops, n);
+	return rc;
+}
+
 int
 generate_write(const struct generate_sweep *s, const char *dir,
     size_t *nwritten, char **err)
@@ -355,12 +395,9 @@ generate_write(const struct generate_sweep *s, const char *dir,
 	int rc = -1;
 
 	*nwritten = 0;
-	/* Over nothing but an earlier program of ours. */
-	memset(&g, 0, sizeof g);
-	g.key = "-o";
-	g.what = "a generated program";
-	g.magic[0] = GENERATE_MLIR_MAGIC;
-	if (generate_ops(s, &ops, &n, err) != 0)
+	generate_guard(&g);
+	if (generate_check_outputs(s, dir, err) != 0 ||
+	    generate_ops(s, &ops, &n, err) != 0)
 		return -1;
 	/* Every program is made before anything is written. */
 	texts = xcalloc(n + 1, sizeof *texts);

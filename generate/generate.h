@@ -96,4 +96,12 @@ int	 generate_module(const struct generate_sweep *, const char *comment,
 int	 generate_write(const struct generate_sweep *, const char *dir,
 	    size_t *nwritten, char **err) __attribute__((warn_unused_result));
 
+/*
+ * 0 if every program generate_write would write under dir may be written
+ * (util_out_check on each that exists), else -1 with *err naming the first
+ * refused. Nothing is written.
+ */
+int	 generate_check_outputs(const struct generate_sweep *, const char *dir,
+	    char **err) __attribute__((warn_unused_result));
+
 #endif

@@ -111,11 +111,7 @@ int
 util_read_file(const char *path, size_t max, char **buf, size_t *len,
     char **err)
 {
-	struct stat sb;
-	FILE *f;
-	char *b = NULL;
-	size_t n = 0, cap = 0, got;
-	int fd, fl;
+	int fd;
 
 	*buf = NULL;
 	/* Never block on a FIFO or a device: open without waiting, then check. */
@@ -123,6 +119,20 @@ util_read_file(const char *path, size_t max, char **buf, size_t *len,
 		util_seterr(err, "%s: %s", path, strerror(errno));
 		return -1;
 	}
+	return util_read_fd(fd, path, max, buf, len, err);
+}
+
+int
+util_read_fd(int fd, const char *path, size_t max, char **buf, size_t *len,
+    char **err)
+{
+	struct stat sb;
+	FILE *f;
+	char *b = NULL;
+	size_t n = 0, cap = 0, got;
+	int fl;
+
+	*buf = NULL;
 	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
 		util_seterr(err, "%s: not a regular file", path);
 		close(fd);
@@ -399,9 +409,42 @@ util_same_file(const char *a, const char *b)
 }
 
 int
-util_lock(const char *path, int wait, int *fd, char **err)
+util_lock_file_check(int fd, const char *path, const char *what, char **err)
 {
 	struct stat sb;
+	char buf[33];
+	ssize_t n;
+	size_t i;
+
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		util_seterr(err, "%s: not a regular file; expected %s", path,
+		    what);
+		return -1;
+	}
+	/* Never a name of another file, nor a file we did not make. */
+	if (sb.st_nlink > 1) {
+		util_seterr(err, "%s: has %ld names (a hard link); expected %s:"
+		    " move it away", path, (long)sb.st_nlink, what);
+		return -1;
+	}
+	n = sb.st_size < (off_t)sizeof buf ? pread(fd, buf, sizeof buf - 1, 0) :
+	    -1;
+	for (i = 0; n >= 0 && i < (size_t)n; i++) {
+		if (!(buf[i] >= '0' && buf[i] <= '9') && buf[i] != '\n')
+			break;
+	}
+	if (n < 0 || i < (size_t)n) {
+		util_seterr(err, "%s: holds something other than a process id;"
+		    " expected %s (autosched's, which it truncates): move it"
+		    " away", path, what);
+		return -1;
+	}
+	return 0;
+}
+
+int
+util_lock(const char *path, int wait, int *fd, char **err)
+{
 	char buf[32];
 	int f;
 
@@ -412,9 +455,7 @@ util_lock(const char *path, int wait, int *fd, char **err)
 		util_seterr(err, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	if (fstat(f, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-		util_seterr(err, "%s: not a regular file; expected a lock file",
-		    path);
+	if (util_lock_file_check(f, path, "a lock file", err) != 0) {
 		close(f);
 		return -1;
 	}

@@ -31,6 +31,9 @@ void	 util_seterr(char **err, const char *, ...) PRINTFLIKE(2, 3);
  */
 int	 util_read_file(const char *path, size_t max, char **buf, size_t *len,
 	    char **err) WUR;
+/* The same from the open file fd (named path in messages), which it closes. */
+int	 util_read_fd(int fd, const char *path, size_t max, char **buf,
+	    size_t *len, char **err) WUR;
 /*
  * Write a whole file atomically through util_out (a mkostemp temporary
  * beside it, fsync, rename): a symlink, device, FIFO, socket or folder at
@@ -149,6 +152,13 @@ int	 util_same_file(const char *a, const char *b);
  * wait is 0), -1 with *err.
  */
 int	 util_lock(const char *path, int wait, int *fd, char **err) WUR;
+/*
+ * 0 if the open file fd (at path) may serve as a lock file we write our pid
+ * in: a regular file with one name, empty or holding a process id. Else -1
+ * with *err naming path and what was expected.
+ */
+int	 util_lock_file_check(int fd, const char *path, const char *what,
+	    char **err) WUR;
 /* 1 if some process holds the lock at path, 0 if none (or no such file). */
 int	 util_lock_held(const char *path);
 

@@ -42,6 +42,13 @@ mkfifo "$SPOOL/pipe.cfg"
 mkjob unread 16 16 16 2
 sed -i "s|^input_file = .*|input_file = $T/secret|" "$T/unread.cfg"
 chown nobody "$T/unread.cfg"
+# Readable by its mode bits but in a folder its owner cannot enter.
+mkdir -m 700 "$T/closed"
+mkjob hidden 16 16 16 2
+mv "$T/hidden.mlir" "$T/closed/hidden.mlir"
+chmod 644 "$T/closed/hidden.mlir"
+sed -i "s|^input_file = .*|input_file = $T/closed/hidden.mlir|" "$T/hidden.cfg"
+chown nobody "$T/hidden.cfg"
 mkjob outside 16 16 16 2
 sed -i "2i output_file = $T/elsewhere.csv" "$T/outside.cfg"
 sed -i "s|^input_file = outside.mlir|input_file = $T/outside.mlir|" "$T/outside.cfg"
@@ -51,7 +58,7 @@ print('func.func @f() attributes {a = ' + '[' * n + ']' * n + '} { return }')" >
 sed "s|^input_file = .*|input_file = $T/deep.mlir|" "$T/ok.cfg" > "$T/deep.cfg"
 sed -i "s|^input_file = ok.mlir|input_file = $T/ok.mlir|" "$T/ok.cfg"
 cp "$T/ok.cfg" "$T/forged.cfg"
-for f in unread outside deep; do cp -p "$T/$f.cfg" "$SPOOL/$f.cfg"; done
+for f in unread hidden outside deep; do cp -p "$T/$f.cfg" "$SPOOL/$f.cfg"; done
 cp "$T/forged.cfg" "$SPOOL/x
 FORGED autoschedd: spool: owned by root.cfg"
 cp "$T/ok.cfg" "$SPOOL/stranger.cfg"; chown 12345 "$SPOOL/stranger.cfg"
@@ -59,6 +66,8 @@ check "the link is refused" wait_for 20 test -e "$SPOOL/failed/link.cfg"
 check "a FIFO in the spool is refused" wait_for 20 test -p "$SPOOL/failed/pipe.cfg"
 check "a stranger's file is refused" wait_for 20 test -e "$SPOOL/failed/stranger.cfg"
 check "an input its owner cannot read is refused" wait_for 20 test -e "$SPOOL/failed/unread.cfg"
+check "an input in a folder its owner cannot enter is refused" wait_for 20 test -e "$SPOOL/failed/hidden.cfg"
+check "the reason says who may not read it" grep -q "hidden.mlir: the submitter (uid $(id -u nobody)) may not read it" "$SPOOL/failed/hidden.cfg.reason"
 check "the deep file is refused" wait_for 20 test -e "$SPOOL/failed/deep.cfg"
 check "the daemon survived the deep file" kill -0 "$DPID"
 check "no reason echoes the secret" bash -c "! grep -rq TOPSECRET '$SPOOL'"
@@ -79,6 +88,18 @@ exec 7>&-
 check "the finished cfg is taken" wait_for 20 test -e "$SPOOL/done/half.cfg"
 check "the whole cfg was snapshotted" [ "$(q "$DB" "SELECT n_trial FROM jobs ORDER BY id DESC LIMIT 1")" -eq 3 ]
 wait_for 120 all_ended
+
+# The spool's owner swaps failed/ for a link to a folder of root's: nothing
+# is moved nor written there, the dropped file stays where it is.
+mkdir "$T/rootdir"
+mv "$SPOOL/failed" "$T/failed.real"
+ln -s "$T/rootdir" "$SPOOL/failed"
+cp "$T/ok.cfg" "$SPOOL/swap.cfg"; chown nobody "$SPOOL/swap.cfg"
+check "failed/ a link: the service says so" wait_for 20 grep -q "spool: $SPOOL/failed: not the service's own folder (a symbolic link)" "$T/daemon.log"
+check "failed/ a link: nothing moved nor written through it" [ -z "$(ls -A "$T/rootdir")" ]
+check "failed/ a link: the file left in the spool" test -e "$SPOOL/swap.cfg"
+rm "$SPOOL/failed" "$SPOOL/swap.cfg"
+mv "$T/failed.real" "$SPOOL/failed"
 
 # --- SIGHUP with the conf replaced by a FIFO: still answers SIGTERM.
 mv "$T/autoschedd.conf" "$T/autoschedd.conf.real"

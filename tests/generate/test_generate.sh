@@ -76,8 +76,19 @@ echo secret > "$T/victim"
 p1=$T/g1/linalg/matmul/matmul_64x512x1024_f32t_f32t_f32t/matmul_64x512x1024_f32t_f32t_f32t.mlir
 rm "$p1"; ln -s "$T/victim" "$p1"
 "$AS" generate --problem-m=64 --problem-n=512 --problem-k=1024 -o "$T/g1" > /dev/null 2> "$T/g1.err"
-check "a link among the programs: refused" ge "$?" 1
+check "a link among the programs: refused" eq "$?" 2
 check "a link among the programs: its target unchanged" eq "$(cat "$T/victim")" secret
+rm "$p1"
+# A foreign file as the second program: refused before the first is written.
+p0=$T/g1/linalg/matmul/matmul_64x512x1024_f32t_f32t_f32t/matmul_64x512x1024_f32t_f32t_f32t.mlir
+p1=$T/g1/linalg/matmul/matmul_192x512x1024_f32t_f32t_f32t/matmul_192x512x1024_f32t_f32t_f32t.mlir
+rm -f "$p0"
+echo mine > "$p1"
+"$AS" generate --problem-m=64,192 --problem-n=512 --problem-k=1024 -o "$T/g1" > /dev/null 2> "$T/g1.err"
+check "a foreign second program: exit 2" eq "$?" 2
+check "a foreign second program: named" grep -q "$p1: exists and is not a file autosched wrote" "$T/g1.err"
+check "a foreign second program: untouched" eq "$(cat "$p1")" mine
+check "a foreign second program: the first not written" test ! -e "$p0"
 rm "$p1"
 
 # 2. Every dtype, lists, transposed rhs; batch_matmul with transposed lhs.

@@ -55,6 +55,22 @@ timeout "${TRUST_TIMEOUT:-20}" "$ASD" -d -f "$T/d.conf" > /dev/null 2> "$T/err.t
 check "autoschedd, a FIFO as DB.lock: exit 1 at once" eq "$?" 1
 check "autoschedd, a FIFO as DB.lock: says why" grep -q "b.db.lock: not a regular file; expected the store's lock file" "$T/err.txt"
 rm "$T/b.db.lock"
+# A lock file is truncated for the pid: never one holding anything else, nor
+# a second name of another file (the store itself).
+printf '[[package]]\nname = "x"\n' > "$T/b.db.lock"
+timeout "${TRUST_TIMEOUT:-20}" "$ASD" -d -f "$T/d.conf" > /dev/null 2> "$T/err.txt"
+check "autoschedd, a foreign file as DB.lock: exit 1 at once" eq "$?" 1
+check "autoschedd, a foreign file as DB.lock: says why" grep -q "b.db.lock: holds something other than a process id" "$T/err.txt"
+check "autoschedd, a foreign file as DB.lock: kept" grep -q '^name = "x"$' "$T/b.db.lock"
+rm "$T/b.db.lock"
+echo 'keep me' > "$T/b.db"
+ln "$T/b.db" "$T/b.db.lock"
+timeout "${TRUST_TIMEOUT:-20}" "$ASD" -d -f "$T/d.conf" > /dev/null 2> "$T/err.txt"
+check "autoschedd, DB.lock a hard link: exit 1 at once" eq "$?" 1
+check "autoschedd, DB.lock a hard link: says why" grep -q "b.db.lock: has 2 names (a hard link)" "$T/err.txt"
+check "autoschedd, DB.lock a hard link: its file kept" grep -q '^keep me$' "$T/b.db"
+rm "$T/b.db.lock" "$T/b.db"
+touch "$T/b.db"
 echo keep > "$T/b.db.wake"
 "$ASD" -d -f "$T/d.conf" > /dev/null 2> "$T/err.txt" &
 dpid=$!
@@ -90,7 +106,7 @@ for fmt in transform iree-spec; do
 	check "$fmt: no extra lines" eq "$(wc -l < "$T/inj.mlir")" "$(wc -l < "$T/clean.mlir")"
 	check "$fmt: no injected line" bash -c "! grep -q '^} transform.yield\|^module {\$' '$T/inj.mlir'"
 	check "$fmt: no carriage return" bash -c "! grep -q \$'\\r' '$T/inj.mlir'"
-	check "$fmt: the name is kept, escaped" grep -q 'tile_16x16x16_vec_6x16x1_thr_1\\n} transform.yield\\nmodule {\\x0d}' "$T/inj.mlir"
+	check "$fmt: the name is kept, escaped" grep -q 'tile_16x16x16_vec_[46]x16x1_thr_1[a-z_]*\\n} transform.yield\\nmodule {\\x0d}' "$T/inj.mlir"
 done
 "$AS" export --db "$T/inj.db" --format transform -o "$T/inj.mlir"
 "$OPT" "$T/tuned.mlir" --transform-preload-library=transform-library-paths="$T/inj.mlir" \
