@@ -612,6 +612,10 @@ cfg_env(struct cfg_reader *r, const char *key, const char *value)
 		return cfg_fail(r, r->line, r->section, key, "set by the "
 		    "service (autoschedd.conf), not by a submitted job");
 	}
+	if (r->submitted && strcmp(key, "replay_db") == 0)
+		return cfg_fail(r, r->line, r->section, key, "names a store the"
+		    " service would open when the job runs, with its own rights;"
+		    " a submitted job may not (replay with autosched run)");
 	if (k >= 7)
 		return cfg_executor(r, key, value);
 	if (strcmp(key, "backend") != 0) {

@@ -280,14 +280,10 @@ queue_snapshot_as(const char *cfg_path, const char *text, size_t tlen,
 		snprintf(in_path, sizeof in_path, "/proc/self/fd/%d", in_fd);
 		in_bad = in_fd == -1 || !queue_may_read(in_path, reader);
 	}
-	if (reader != (uid_t)-1 && (in_bad || (cfg->replay_db != NULL &&
-	    !queue_may_read(cfg->replay_db, reader)))) {
-		int in = in_bad;
-
-		util_seterr(err, "%s: [Env] %s: %s: the submitter (uid %ld) may"
-		    " not read it; expected a file its owner can read", cfg_path,
-		    in ? "input_file" : "replay_db", in ? cfg->input_file :
-		    cfg->replay_db, (long)reader);
+	if (in_bad) {
+		util_seterr(err, "%s: [Env] input_file: %s: the submitter (uid"
+		    " %ld) may not read it; expected a file its owner can read",
+		    cfg_path, cfg->input_file, (long)reader);
 		goto out;
 	}
 

@@ -324,6 +324,11 @@ test_submitted(void)
 	CHECK(err != NULL && strstr(err, ":2: [Env] iree_bin: names a program") != NULL);
 	free(err);
 	err = NULL;
+	CHECK(cfg_parse(cfgpath, "[Env]\nreplay_db = s.db\n", 23, CFG_SUBMITTED,
+	    &cfg, &err) == -1);
+	CHECK(err != NULL && strstr(err, ":2: [Env] replay_db: names a store") != NULL);
+	free(err);
+	err = NULL;
 	/* What a submitted job may set: paths of its input and reports, the backend. */
 	CHECK(cfg_parse(cfgpath, "[Env]\ninput_file = matmul.mlir\n"
 	    "output_file = o.csv\nreport_file = r.html\nbackend = mlir-cpu\n",

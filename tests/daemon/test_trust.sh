@@ -38,6 +38,7 @@ refused partition 'slurm_partition = big' "[Env] slurm_partition: set by the ser
 refused steps 'slurm_max_steps = 64' "[Env] slurm_max_steps: set by the service"
 refused steptime 'slurm_step_timeout = 5' "[Env] slurm_step_timeout: set by the service"
 refused iree 'iree_bin = /tmp/x/iree-compile' "$T/iree.cfg:2: [Env] iree_bin: names a program"
+refused replay 'replay_db = /root/private.db' "$T/replay.cfg:2: [Env] replay_db: names a store the service would open"
 
 # The same cfg as the user's own `autosched run` is not refused for its keys
 # (only for what the allowlist refuses).
