@@ -1489,19 +1489,21 @@ job_run_lease(struct job *c, char **err)
 	char *rc_ = realpath(cfg->path, NULL), *ri = realpath(cfg->input_file, NULL);
 	char *key, *p, hash[17], pid[32] = "";
 	int r;
-	FILE *f;
 
 	key = xasprintf("%s\n%s", rc_ ? rc_ : cfg->path,
 	    ri ? ri : cfg->input_file);
 	util_hash_hex(key, strlen(key), hash);
 	p = xasprintf("%s.run-%s.lock", c->o->db, hash);
 	if ((r = util_lock(p, 0, &c->run_lock, err)) > 0) {
-		if ((f = fopen(p, "r")) != NULL) {
-			if (fgets(pid, sizeof pid, f) == NULL)
-				pid[0] = '\0';
-			fclose(f);
-			pid[strcspn(pid, "\n")] = '\0';
+		/* The holder's pid as a hint: read without blocking, digits only. */
+		char *text = NULL;
+
+		if (util_read_file(p, sizeof pid - 1, &text, NULL, NULL) == 0) {
+			text[strcspn(text, "\n")] = '\0';
+			if (text[0] != '\0' && text[strspn(text, "0123456789")] == '\0')
+				snprintf(pid, sizeof pid, "%s", text);
 		}
+		free(text);
 		util_seterr(err, "%s: a job of this cfg and input is already"
 		    " running on %s (pid %s): refused, nothing written; wait for"
 		    " it to end or stop it", cfg->path, c->o->db,

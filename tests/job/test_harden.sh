@@ -218,6 +218,7 @@ done
 timeout 30 "$AS" run "$T/lease/a.cfg" --db "$T/lease/s.db" --quiet > /dev/null 2> "$T/lease2.err"
 check "a second runner of the same job is refused" eq "$?" 2
 check "the refusal names the running job" has "$T/lease2.err" "running"
+check "the refusal names the holder's pid" has "$T/lease2.err" "(pid $BG)"
 kill -9 $BG; wait $BG 2>/dev/null; BG=
 check "the killed job is still 'running' in the store" eq "$(q "$T/lease/s.db" "select state from jobs")" running
 "$AS" status --db "$T/lease/s.db" 1 > "$T/lease.status" 2>&1
