@@ -1001,12 +1001,26 @@ cfg_pass(struct cfg_reader *r, const char *text, size_t len)
 }
 
 /* What can only be judged once the whole file is read. */
+/* The file an [Env] key (env_keys[k]) names exists and is a regular file. */
+static int
+cfg_check_file(struct cfg_reader *r, int k, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		return cfg_fail(r, r->env_line[k], SEC_ENV, env_keys[k], "%s: %s",
+		    path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return cfg_fail(r, r->env_line[k], SEC_ENV, env_keys[k],
+		    "%s: not a regular file", path);
+	return 0;
+}
+
 static int
 cfg_finish(struct cfg_reader *r, int check_files)
 {
 	struct cfg *cfg = r->cfg;
 	const struct tuner_ops *t;
-	struct stat st;
 	int64_t dim[3] = { 1, 1, 1 }, p;
 	size_t i;
 	int k, line = 0, which = KNOB_BLOCK_DIM_X;
@@ -1066,14 +1080,9 @@ cfg_finish(struct cfg_reader *r, int check_files)
 		    "missing; expected input_file = FILE.mlir (relative to the "
 		    "cfg's folder), or a [Problem] section describing a shape "
 		    "sweep");
-	if (check_files) {
-		if (stat(cfg->input_file, &st) != 0)
-			return cfg_fail(r, r->env_line[0], SEC_ENV, "input_file",
-			    "%s: %s", cfg->input_file, strerror(errno));
-		if (!S_ISREG(st.st_mode))
-			return cfg_fail(r, r->env_line[0], SEC_ENV, "input_file",
-			    "%s: not a regular file", cfg->input_file);
-	}
+	if (check_files && (cfg_check_file(r, 0, cfg->input_file) != 0 ||
+	    (cfg->replay_db != NULL && cfg_check_file(r, 5, cfg->replay_db) != 0)))
+		return -1;
 	return 0;
 }
 

@@ -206,6 +206,16 @@ timeout 120 "$AS" run "$T/env/a.cfg" --db "$T/env/s.db" --json > "$T/env.json" 2
 check "error rows are measured again" python3 -c "
 import json,sys; d=json.load(open('$T/env.json')); sys.exit(0 if d['ops'][0]['measured'] == 2 else 1)"
 
+# A replay_db that is not a regular file: refused up front (exit 2) with its key.
+mkcfg "$T/replayfifo" <<'E'
+backend = replay
+replay_db = f.db
+E
+mkfifo "$T/replayfifo/f.db"
+timeout 20 "$AS" run "$T/replayfifo/a.cfg" --db "$T/replayfifo/s.db" > /dev/null 2> "$T/replayfifo.err"
+check "a FIFO replay_db is refused (exit 2)" eq "$?" 2
+check "the refusal names the key" has "$T/replayfifo.err" "a.cfg:4: \[Env\] replay_db: .*f.db: not a regular file"
+
 # --- 8. Abandoned jobs and a second runner of the same job.
 mkcfg "$T/lease" < /dev/null
 sed -i "s/^n_trial = 2/n_trial = 16/; s/^min_time = 0.01/min_time = 1/" "$T/lease/a.cfg"
