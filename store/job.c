@@ -60,9 +60,9 @@ job_from_row(sqlite3_stmt *st, struct store_job *j)
 	j->tuner = store_column_dup(st, 8);
 	j->n_trial = sqlite3_column_int64(st, 9);
 	j->trials_done = sqlite3_column_int64(st, 10);
-	j->created = sqlite3_column_double(st, 11);
-	j->started = sqlite3_column_double(st, 12);
-	j->finished = sqlite3_column_double(st, 13);
+	j->created = store_column_num(st, 11);
+	j->started = store_column_num(st, 12);
+	j->finished = store_column_num(st, 13);
 	j->cancel_requested = sqlite3_column_int(st, 14);
 	j->error = store_column_dup(st, 15);
 }
@@ -453,7 +453,7 @@ store_log_foreach(struct store *s, int64_t job_id,
 		return -1;
 	sqlite3_bind_int64(st, 1, job_id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		fn(sqlite3_column_double(st, 0),
+		fn(store_column_num(st, 0),
 		    (const char *)sqlite3_column_text(st, 1),
 		    (const char *)sqlite3_column_text(st, 2), arg);
 	}

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -612,4 +613,12 @@ store_check(struct store *s, char **err)
 out:
 	free(msg);
 	return rc;
+}
+
+double
+store_column_num(sqlite3_stmt *st, int i)
+{
+	double v = sqlite3_column_double(st, i);
+
+	return isfinite(v) ? v : 0;
 }

@@ -67,6 +67,12 @@ int		 store_bind_text(sqlite3_stmt *, int i, const char *s);
 int		 store_bind_id(sqlite3_stmt *, int i, int64_t id);
 /* Step st once: the id in its first column, 0 if no row, -1 with *err. */
 int64_t		 store_step_id(struct store *, sqlite3_stmt *, char **err);
+/*
+ * A number read back from column i: what anyone who can write the store
+ * wrote, so a value that is not finite (inf, nan) reads as 0, as a missing
+ * measurement does, and never reaches a chart, a ratio or a terminal.
+ */
+double		 store_column_num(sqlite3_stmt *, int i);
 /* A copy of a text column, or NULL for NULL. Caller frees. */
 char		*store_column_dup(sqlite3_stmt *, int i);
 

@@ -111,16 +111,16 @@ result_from_row(sqlite3_stmt *st, int col, struct trial_result *r, int copy)
 	status = (const char *)sqlite3_column_text(st, col);
 	s = status != NULL ? backend_status_lookup(status) : -1;
 	r->status = s >= 0 ? (enum trial_status)s : TRIAL_ERROR;
-	r->median_ms = sqlite3_column_double(st, col + 1);
-	r->min_ms = sqlite3_column_double(st, col + 2);
-	r->max_ms = sqlite3_column_double(st, col + 3);
-	r->cv = sqlite3_column_double(st, col + 4);
+	r->median_ms = store_column_num(st, col + 1);
+	r->min_ms = store_column_num(st, col + 2);
+	r->max_ms = store_column_num(st, col + 3);
+	r->cv = store_column_num(st, col + 4);
 	r->reps = sqlite3_column_int(st, col + 5);
-	r->gflops = sqlite3_column_double(st, col + 6);
-	r->compile_s = sqlite3_column_double(st, col + 7);
-	r->measure_s = sqlite3_column_double(st, col + 8);
+	r->gflops = store_column_num(st, col + 6);
+	r->compile_s = store_column_num(st, col + 7);
+	r->measure_s = store_column_num(st, col + 8);
 	r->verified = sqlite3_column_int(st, col + 9);
-	r->max_err = sqlite3_column_double(st, col + 10);
+	r->max_err = store_column_num(st, col + 10);
 	artifact = (const char *)sqlite3_column_text(st, col + 11);
 	if (artifact != NULL)
 		snprintf(r->artifact, sizeof r->artifact, "%s", artifact);
@@ -307,7 +307,7 @@ store_trial_foreach(struct store *s, int64_t op_id, int64_t target_id,
 		config_from_row(st, 6, &t.config);
 		result_from_row(st, 6 + KNOB_COUNT, &t.result, 0);
 		col = 6 + KNOB_COUNT + RESULT_NCOLS;
-		t.created = sqlite3_column_double(st, col);
+		t.created = store_column_num(st, col);
 
 		op_from_row(st, col + 1, &op);
 		op.tunable = 1;
@@ -493,11 +493,11 @@ store_best(struct store *s, const char *op_filter, int64_t job_id,
 		b->op_name = store_column_dup(st, 2);
 		b->config_name = store_column_dup(st, 3);
 		config_from_row(st, 4, &b->config);
-		b->gflops = sqlite3_column_double(st, 16);
-		b->median_ms = sqlite3_column_double(st, 17);
-		b->cv = sqlite3_column_double(st, 18);
-		b->baseline_gflops = sqlite3_column_double(st, 19);
-		b->reference_gflops = sqlite3_column_double(st, 20);
+		b->gflops = store_column_num(st, 16);
+		b->median_ms = store_column_num(st, 17);
+		b->cv = store_column_num(st, 18);
+		b->baseline_gflops = store_column_num(st, 19);
+		b->reference_gflops = store_column_num(st, 20);
 		b->trials = sqlite3_column_int64(st, 21);
 		b->cpu = store_column_dup(st, 22);
 		b->toolchain = store_column_dup(st, 23);

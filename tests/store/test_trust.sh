@@ -148,6 +148,20 @@ done
 "$AS" status --db "$T/esc.db" > "$T/term.txt"
 check "status: the cfg path printed escaped" grep -qF 'x\x1b[2J\x1b]0;pwned\x07.cfg' "$T/term.txt"
 
+# Numbers: an infinite or NaN measurement reads as none (no NaN in a chart, no inf on a terminal).
+tamper huge "UPDATE trials SET gflops = 9e999, runtime_ms = -9e999 WHERE $BEST;
+    UPDATE trials SET cv = 9e999 - 9e999"
+check "huge: the tampered store holds inf" eq "$(sqlite3 "$T/huge.db" "SELECT count(*) FROM trials WHERE gflops > 1e308")" \
+    "$(sqlite3 "$T/huge.db" "SELECT count(*) FROM trials WHERE $BEST")"
+"$AS" report --db "$T/huge.db" -o "$T/huge.html" > /dev/null 2>&1
+check "huge: report exits 0" eq "$?" 0
+check "huge: report draws no NaN or inf" bash -c "! grep -qiwE 'inf|-?nan' '$T/huge.html'"
+for c in "status 1" "best" "watch --once 1"; do
+	# shellcheck disable=SC2086
+	timeout 20 "$AS" $c --db "$T/huge.db" > "$T/term.txt" 2>&1
+	check "huge: $c prints no inf or nan" bash -c "! grep -qiwE 'inf|-?nan' '$T/term.txt'"
+done
+
 # --- 3. Absurd knob values in a stored best config: refused by every reader.
 for kv in tile_m=0 tile_n=-16 tile_k=2147483648 threads=1000 pack_b=7 \
     vector_n=48 block_dim_x=4; do
