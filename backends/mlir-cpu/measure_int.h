@@ -28,6 +28,7 @@ struct job {
 	const char	*fault;		/* crash|hang|wrong|nothing|sleep|NULL */
 	const char	*cpus;
 	int		 peak;		/* --peak: time the FMA probe, no matmul */
+	int		 bandwidth;	/* --bandwidth: time the triad, no matmul */
 };
 
 void	 die(const char *fmt, ...)
@@ -88,5 +89,15 @@ void		 blis_close(struct blis *);
  */
 double		 peak_call(int threads, double *flops);
 int		 peak_lanes(void);
+
+/*
+ * The memory bandwidth probe (--bandwidth): one call runs a STREAM triad
+ * over three arrays of stream_bytes_per_array() bytes each (4x the
+ * last-level cache, 64 MiB to 1 GiB; made and first touched by the first
+ * call, kept for the process), split over `threads` pinned threads;
+ * *bytes receives what STREAM counts it moved (24 per element).
+ */
+double		 stream_call(int threads, double *bytes);
+size_t		 stream_bytes_per_array(void);
 
 #endif

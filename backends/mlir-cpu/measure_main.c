@@ -654,7 +654,7 @@ usage(void)
 	    "[--trans TA,TB] [--threads N] [--warmup N] [--min-time S] "
 	    "[--reps MIN,MAX] [--seed N] [--verify 0|1] [--cpus LIST] "
 	    "[--fault crash|hang|wrong|nothing|sleep]\n"
-	    "       autosched-measure --peak [--threads N] [--min-time S] [--cpus LIST]\n"
+	    "       autosched-measure --peak|--bandwidth [--threads N] [--min-time S] [--cpus LIST]\n"
 	    "       autosched-measure --target\n"
 	    "       autosched-measure --hang\n");
 	exit(2);
@@ -741,9 +741,12 @@ parse_args(int argc, char **argv, struct job *j)
 		}
 		if (strcmp(o, "--target") == 0)
 			print_target();
-		if (strcmp(o, "--peak") == 0) {
-			/* The FMA probe: a "reference" that needs no shape. */
-			j->peak = 1;
+		if (strcmp(o, "--peak") == 0 || strcmp(o, "--bandwidth") == 0) {
+			/* The probes: "references" that need no shape. */
+			if (o[2] == 'p')
+				j->peak = 1;
+			else
+				j->bandwidth = 1;
 			ref = 1;
 			j->batch = j->m = j->n = j->k = 1;
 			continue;
@@ -906,35 +909,42 @@ call(const struct job *j, enum routine r, kernel_fn fn, struct onednn *dn,
 }
 
 /*
- * --peak: the FMA probe timed like everything else (warm-up, repetitions
- * until min_time, median), printed as one JSON line with its GFLOP/s.
+ * --peak and --bandwidth: the FMA probe or the STREAM triad timed like
+ * everything else (warm-up, repetitions until min_time, median), printed
+ * as one JSON line with its GFLOP/s or GB/s.
  */
 static int
-peak_main(const struct job *j)
+probe_main(const struct job *j)
 {
-	double times[4096], t0, total = 0, flops = 0, g;
+	double times[4096], t0, total = 0, work = 0, med, g;
+	double (*probe)(int, double *) = j->peak ? peak_call : stream_call;
+	const char *routine = !j->peak ? "stream:triad" :
+	    peak_lanes() == 16 ? "peak:fma-zmm" : "peak:fma-ymm";
 	json_t *out;
 	char *line;
 	int reps = 0, i;
 
-	if (peak_lanes() == 0)
+	if (j->peak && peak_lanes() == 0)
 		die("--peak: this CPU has no FMA");
 	for (i = 0; i < j->warmup; i++)
-		peak_call(j->threads, &flops);
+		probe(j->threads, &work);
 	while (reps < 4096 && reps < j->max_reps &&
 	    (reps < j->min_reps || total < j->min_time)) {
 		t0 = now();
-		peak_call(j->threads, &flops);
+		probe(j->threads, &work);
 		times[reps] = now() - t0;
 		total += times[reps++];
 	}
 	qsort(times, (size_t)reps, sizeof *times, cmp_double);
-	g = flops / (reps % 2 ? times[reps / 2] :
-	    (times[reps / 2 - 1] + times[reps / 2]) / 2) / 1e9;
+	med = reps % 2 ? times[reps / 2] :
+	    (times[reps / 2 - 1] + times[reps / 2]) / 2;
+	g = work / med / 1e9;
 	out = json_pack("{s:s, s:s, s:i, s:i, s:f, s:f}", "status", "ok",
-	    "routine", peak_lanes() == 16 ? "peak:fma-zmm" : "peak:fma-ymm",
-	    "threads", j->threads, "reps", reps, "gflops", g,
-	    "median_ms", times[reps / 2] * 1e3);
+	    "routine", routine, "threads", j->threads, "reps", reps,
+	    j->peak ? "gflops" : "gbytes_s", g, "median_ms", med * 1e3);
+	if (!j->peak)
+		json_object_set_new(out, "array_mib",
+		    json_integer((json_int_t)(stream_bytes_per_array() >> 20)));
 	line = json_dumps(out, JSON_COMPACT);
 	puts(line);
 	free(line);
@@ -968,8 +978,8 @@ main(int argc, char **argv)
 	parse_args(argc, argv, &j);
 	if (j.cpus != NULL)
 		pin(j.cpus);
-	if (j.peak)
-		return peak_main(&j);
+	if (j.peak || j.bandwidth)
+		return probe_main(&j);
 	/* Keep OpenBLAS' own threads off the CPUs while a kernel is timed. */
 	openblas_set_num_threads(j.kernel != NULL || j.ref == REF_BLIS ? 1 :
 	    j.threads);

@@ -1,10 +1,14 @@
 /*
- * The physical limit autosched-measure reports with --peak: a loop of
+ * The physical limits autosched-measure reports. --peak: a loop of
  * independent FMAs on registers only (no memory traffic), in the widest
- * vectors this CPU has, on as many threads as asked, each pinned to its own
- * CPU of the process's set. GFLOP/s = 2 · lanes · FMAs / time.
+ * vectors this CPU has; GFLOP/s = 2 · lanes · FMAs / time. --bandwidth: a
+ * STREAM triad (a = b + s·c over arrays 4x the last-level cache); GB/s =
+ * 24 bytes per element / time (STREAM's count: write-allocate traffic is
+ * not counted). Both on as many threads as asked, each pinned to its own
+ * CPU of the process's set.
  */
 #include <pthread.h>
+#include <stdlib.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,10 +18,12 @@
 
 #define PEAK_ITERS	2000000L	/* 12 FMAs each: ~24M FMAs a call */
 
-struct peak_thread {
+/* One probe thread: fn(arg, i, n) run on its own CPU once all are ready. */
+struct probe_thread {
 	pthread_t	 tid;
-	int		 cpu, wide;
-	long		 iters;
+	int		 cpu, i, n;
+	void		(*fn)(void *, int, int);
+	void		*arg;
 	pthread_barrier_t *go;
 };
 
@@ -73,9 +79,9 @@ peak_ymm(long n)
 }
 
 static void *
-peak_thread_main(void *arg)
+probe_thread_main(void *arg)
 {
-	struct peak_thread *t = arg;
+	struct probe_thread *t = arg;
 	cpu_set_t set;
 
 	if (t->cpu >= 0) {
@@ -84,11 +90,61 @@ peak_thread_main(void *arg)
 		(void)pthread_setaffinity_np(pthread_self(), sizeof set, &set);
 	}
 	pthread_barrier_wait(t->go);
-	if (t->wide)
-		peak_zmm(t->iters);
-	else
-		peak_ymm(t->iters);
+	t->fn(t->arg, t->i, t->n);
 	return NULL;
+}
+
+/*
+ * Run fn(arg, i, threads) on threads threads at once (i = 0 on this one),
+ * each pinned to its own CPU of the process's set (read once, before this
+ * thread pins itself), and wait for all.
+ */
+static void
+probe_run(const char *what, int threads, void (*fn)(void *, int, int),
+    void *arg)
+{
+	static cpu_set_t set;
+	static int have_set;
+	struct probe_thread t[64];
+	pthread_barrier_t go;
+	int i, c;
+
+	if (threads < 1 || threads > 64)
+		die("%s: 1 to 64 threads", what);
+	if (!have_set) {
+		CPU_ZERO(&set);
+		(void)sched_getaffinity(0, sizeof set, &set);
+		have_set = 1;
+	}
+	pthread_barrier_init(&go, NULL, (unsigned)threads);
+	for (i = 0, c = 0; i < threads; i++) {
+		while (c < CPU_SETSIZE && !CPU_ISSET(c, &set))
+			c++;
+		t[i].cpu = c < CPU_SETSIZE ? c++ : -1;
+		t[i].i = i;
+		t[i].n = threads;
+		t[i].fn = fn;
+		t[i].arg = arg;
+		t[i].go = &go;
+		if (i > 0 && pthread_create(&t[i].tid, NULL, probe_thread_main,
+		    &t[i]) != 0)
+			die("%s: pthread_create failed", what);
+	}
+	probe_thread_main(&t[0]);
+	for (i = 1; i < threads; i++)
+		pthread_join(t[i].tid, NULL);
+	pthread_barrier_destroy(&go);
+}
+
+static void
+peak_part(void *arg, int i, int n)
+{
+	(void)i;
+	(void)n;
+	if (*(int *)arg == 16)
+		peak_zmm(PEAK_ITERS);
+	else
+		peak_ymm(PEAK_ITERS);
 }
 
 int
@@ -105,38 +161,122 @@ peak_lanes(void)
 double
 peak_call(int threads, double *flops)
 {
-	static cpu_set_t set;
-	static int have_set;
-	struct peak_thread t[64];
-	pthread_barrier_t go;
-	int i, c, lanes = peak_lanes();
+	int lanes = peak_lanes();
 
 	if (lanes == 0)
 		die("--peak: this CPU has no FMA");
-	if (threads < 1 || threads > 64)
-		die("--peak: 1 to 64 threads");
-	/* The process's CPUs, read before this thread pins itself to one. */
-	if (!have_set) {
-		CPU_ZERO(&set);
-		(void)sched_getaffinity(0, sizeof set, &set);
-		have_set = 1;
-	}
-	pthread_barrier_init(&go, NULL, (unsigned)threads);
-	for (i = 0, c = 0; i < threads; i++) {
-		while (c < CPU_SETSIZE && !CPU_ISSET(c, &set))
-			c++;
-		t[i].cpu = c < CPU_SETSIZE ? c++ : -1;
-		t[i].wide = lanes == 16;
-		t[i].iters = PEAK_ITERS;
-		t[i].go = &go;
-		if (i > 0 && pthread_create(&t[i].tid, NULL, peak_thread_main,
-		    &t[i]) != 0)
-			die("--peak: pthread_create failed");
-	}
-	peak_thread_main(&t[0]);
-	for (i = 1; i < threads; i++)
-		pthread_join(t[i].tid, NULL);
-	pthread_barrier_destroy(&go);
+	probe_run("--peak", threads, peak_part, &lanes);
 	*flops = (double)threads * PEAK_ITERS * 12.0 * lanes * 2.0;
+	return 0;
+}
+
+/* The triad's arrays, made once: each 4x the last-level cache (64 MiB at least). */
+static struct {
+	double	*a, *b, *c;
+	size_t	 n;
+	int	 threads;
+} stream;
+
+/* The last-level cache in bytes (sysfs), or 0 when it cannot be told. */
+static size_t
+stream_llc(void)
+{
+	char path[96], buf[32];
+	size_t best = 0, v;
+	int i;
+	FILE *f;
+
+	for (i = 0; i < 8; i++) {
+		snprintf(path, sizeof path,
+		    "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		if (fgets(buf, sizeof buf, f) != NULL) {
+			v = strtoul(buf, NULL, 10);
+			if (strchr(buf, 'K') != NULL)
+				v <<= 10;
+			else if (strchr(buf, 'M') != NULL)
+				v <<= 20;
+			if (v > best)
+				best = v;
+		}
+		fclose(f);
+	}
+	return best;
+}
+
+/* Thread i of n: its slice of the arrays, [lo, hi). */
+static void
+stream_slice(int i, int n, size_t *lo, size_t *hi)
+{
+	*lo = stream.n * (size_t)i / (size_t)n;
+	*hi = stream.n * (size_t)(i + 1) / (size_t)n;
+}
+
+/* Each thread first touches its own slice (its pages then sit near it). */
+static void
+stream_init_part(void *arg, int i, int n)
+{
+	size_t lo, hi, k;
+
+	(void)arg;
+	stream_slice(i, n, &lo, &hi);
+	for (k = lo; k < hi; k++) {
+		stream.a[k] = 0;
+		stream.b[k] = 1;
+		stream.c[k] = 2;
+	}
+}
+
+static void
+stream_triad_part(void *arg, int i, int n)
+{
+	double *restrict a = stream.a;
+	const double *restrict b = stream.b, *restrict c = stream.c;
+	double s = *(double *)arg;
+	size_t lo, hi, k;
+
+	(void)n;
+	stream_slice(i, n, &lo, &hi);
+	for (k = lo; k < hi; k++)
+		a[k] = b[k] + s * c[k];
+}
+
+size_t
+stream_bytes_per_array(void)
+{
+	size_t llc = stream_llc(), want = 4 * llc;
+
+	if (want < ((size_t)64 << 20))
+		want = (size_t)64 << 20;
+	if (want > ((size_t)1 << 30))
+		want = (size_t)1 << 30;
+	return want;
+}
+
+double
+stream_call(int threads, double *bytes)
+{
+	double s = 3.0;
+
+	if (stream.a == NULL || stream.threads != threads) {
+		free(stream.a);
+		free(stream.b);
+		free(stream.c);
+		stream.n = stream_bytes_per_array() / sizeof(double);
+		if ((stream.a = malloc(stream.n * sizeof(double))) == NULL ||
+		    (stream.b = malloc(stream.n * sizeof(double))) == NULL ||
+		    (stream.c = malloc(stream.n * sizeof(double))) == NULL)
+			die("--bandwidth: out of memory for 3 x %zu MiB",
+			    stream.n * sizeof(double) >> 20);
+		stream.threads = threads;
+		probe_run("--bandwidth", threads, stream_init_part, NULL);
+	}
+	probe_run("--bandwidth", threads, stream_triad_part, &s);
+	/* The result is read, so the loop cannot be dropped. */
+	if (stream.a[stream.n - 1] != 7.0)
+		die("--bandwidth: the triad computed %g, not 7",
+		    stream.a[stream.n - 1]);
+	*bytes = 3.0 * sizeof(double) * (double)stream.n;
 	return 0;
 }

@@ -121,6 +121,17 @@ else
 	fail=$((fail + 1))
 	echo "FAIL: --peak: $out" >&2
 fi
+# The memory bandwidth probe: a STREAM triad over arrays past the caches, at 1
+# and 2 threads (the triad's result is checked by the harness itself).
+for t in 1 2; do
+	out=$("$MEASURE" --bandwidth --threads $t --min-time 0 --reps 1,1 --warmup 0 2>&1 | tail -1)
+	if [ "$(field "$out" routine)" = stream:triad ] && python3 -c "import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d['gbytes_s'] > 0 and d['array_mib'] >= 64 and d['threads'] == int(sys.argv[2]) else 1)" "$out" $t; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		echo "FAIL: --bandwidth --threads $t: $out" >&2
+	fi
+done
 out=$("$MEASURE" --ref onednn --shape 1x8x8x8 --types f64,f64,f64 2>&1)
 rc=$?
 if [ $rc -eq 2 ] && [[ $out == *"--ref onednn: oneDNN has no matmul for these types"* ]]; then
