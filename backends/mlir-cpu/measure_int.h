@@ -93,11 +93,13 @@ int		 peak_lanes(void);
 /*
  * The memory bandwidth probe (--bandwidth): one call runs a STREAM triad
  * over three arrays of stream_bytes_per_array() bytes each (4x the
- * last-level cache, 64 MiB to 1 GiB; made and first touched by the first
- * call, kept for the process), split over `threads` pinned threads;
+ * last-level cache, 64 MiB to 1 GiB; made and first touched once, kept
+ * for the process), split over `threads` pinned threads;
  * *bytes receives what STREAM counts it moved (24 per element).
  */
 double		 stream_call(int threads, double *bytes);
+/* Make and first-touch the arrays for threads (stream_call does it if not). */
+void		 stream_setup(int threads);
 size_t		 stream_bytes_per_array(void);
 
 #endif

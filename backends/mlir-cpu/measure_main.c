@@ -926,6 +926,8 @@ probe_main(const struct job *j)
 
 	if (j->peak && peak_lanes() == 0)
 		die("--peak: this CPU has no FMA");
+	if (!j->peak)
+		stream_setup(j->threads);	/* never timed */
 	for (i = 0; i < j->warmup; i++)
 		probe(j->threads, &work);
 	while (reps < 4096 && reps < j->max_reps &&

@@ -254,11 +254,9 @@ stream_bytes_per_array(void)
 	return want;
 }
 
-double
-stream_call(int threads, double *bytes)
+void
+stream_setup(int threads)
 {
-	double s = 3.0;
-
 	if (stream.a == NULL || stream.threads != threads) {
 		free(stream.a);
 		free(stream.b);
@@ -272,6 +270,14 @@ stream_call(int threads, double *bytes)
 		stream.threads = threads;
 		probe_run("--bandwidth", threads, stream_init_part, NULL);
 	}
+}
+
+double
+stream_call(int threads, double *bytes)
+{
+	double s = 3.0;
+
+	stream_setup(threads);
 	probe_run("--bandwidth", threads, stream_triad_part, &s);
 	/* The result is read, so the loop cannot be dropped. */
 	if (stream.a[stream.n - 1] != 7.0)
