@@ -221,7 +221,8 @@ struct backend_ops {
 			    const struct config *const *cfgs, size_t n);
 	/*
 	 * The clang flags, beyond -O3 -march=native, the backend compiles its
-	 * kernels with (e.g. "-mprefer-vector-width=512"), for a program built
+	 * kernels with, words separated by blanks (e.g.
+	 * "-mprefer-vector-width=512 --rtlib=compiler-rt"), for a program built
 	 * from the export. Caller frees.
 	 */
 	char		*(*export_cflags)(void);

@@ -394,10 +394,24 @@ export_build(const struct export_set *s, const char *program, int untuned,
 		    NULL };
 		char *const *a1 = plugin_arg != NULL ? a1p : a1n;
 		char *const a2[] = { tr, "--mlir-to-llvmir", llm, "-o", ll, NULL };
-		char *const a3[] = { cc, "-O3", "-march=native", cflags, "-shared",
-		    "-fPIC", omp ? "-fopenmp" : "-fno-openmp", rpath,
-		    "-Wno-override-module", ll, mc, "-o", so, NULL };
+		char *a3[32] = { cc, "-O3", "-march=native" };
+		size_t n3 = 3;
+		char *w, *save;
 
+		/* The backend's flags are words separated by blanks. */
+		for (w = strtok_r(cflags, " ", &save); w != NULL && n3 < 20;
+		    w = strtok_r(NULL, " ", &save))
+			a3[n3++] = w;
+		a3[n3++] = "-shared";
+		a3[n3++] = "-fPIC";
+		a3[n3++] = omp ? "-fopenmp" : "-fno-openmp";
+		a3[n3++] = rpath;
+		a3[n3++] = "-Wno-override-module";
+		a3[n3++] = ll;
+		a3[n3++] = mc;
+		a3[n3++] = "-o";
+		a3[n3++] = so;
+		a3[n3] = NULL;
 		if (tool("mlir-opt", a1, err) != 0 ||
 		    tool("mlir-translate", a2, err) != 0 ||
 		    tool("clang", a3, err) != 0)

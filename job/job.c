@@ -1357,17 +1357,24 @@ job_prepare(const struct cfg *cfg, const struct job_opts *o, struct job **out,
 			space_free(c->spaces[i]);
 			c->spaces[i] = NULL;
 			jo->skipped = 1;
-			jo->skip_reason = "no config of [SearchSpace] fits this "
-			    "shape (cache tiles must divide M, N and K)";
+			jo->skip_reason = rules.ragged == 0 ?
+			    "no config of [SearchSpace] fits this shape (cache "
+			    "tiles must divide M, N and K)" :
+			    "no config of [SearchSpace] fits this shape (a "
+			    "register tile must fit in its cache tile, M, N and "
+			    "K, and the vector registers)";
 			continue;
 		}
 		if (space_count(c->spaces[i]) == 0) {
 			util_seterr(err, "%s: [SearchSpace] has no valid config "
-			    "for %s (%s at %s): every cache tile must divide its "
-			    "dimension (M=%lld N=%lld K=%lld) and every register "
-			    "tile its cache tile", cfg->path, op->name, op->kind,
-			    op->loc, (long long)op->m, (long long)op->n,
-			    (long long)op->k);
+			    "for %s (%s at %s): %s (M=%lld N=%lld K=%lld); widen "
+			    "the lists, or leave them out for the backend's own",
+			    cfg->path, op->name, op->kind, op->loc,
+			    rules.ragged == 0 ? "every cache tile must divide "
+			    "its dimension and every register tile its cache "
+			    "tile" : "every register tile must fit in its cache "
+			    "tile and the op, and in the vector registers",
+			    (long long)op->m, (long long)op->n, (long long)op->k);
 			goto fail;
 		}
 		jo->space_count = space_count(c->spaces[i]);

@@ -30,6 +30,7 @@ static const char *const knob_names[KNOB_COUNT] = {
 struct space_dim {
 	int64_t		 size;		/* M, N or K */
 	int		 ragged;	/* register tile need not divide the cache tile */
+	int		 tile_ragged;	/* cache tile need not divide the dimension */
 	int64_t		*tiles;
 	size_t		 ntiles;
 	int64_t		*vecs;
@@ -162,7 +163,7 @@ space_dim_ok(const struct space_dim *d, size_t ti, int64_t v)
 	if (t == 0)
 		return space_vec_fits(d, d->size, v);
 	eff = t < d->size ? t : d->size;
-	if (d->size % eff != 0)
+	if (!d->tile_ragged && d->size % eff != 0)
 		return 0;
 	/* Of the tiles >= D (all the same config), keep the smallest. */
 	if (t > d->size && ti > 0 && d->tiles[ti - 1] >= d->size)
@@ -257,6 +258,7 @@ space_new(const struct op_desc *op, const struct knob_values *lists,
 
 		d->size = sizes[i];
 		d->ragged = (rules->ragged & KNOB_BIT(KNOB_VECTOR_M + i)) != 0;
+		d->tile_ragged = (rules->ragged & KNOB_BIT(KNOB_TILE_M + i)) != 0;
 		d->tiles = space_list(KNOB_TILE_M + i, lists, nlists, rules, &d->ntiles);
 		d->vecs = space_list(KNOB_VECTOR_M + i, lists, nlists, rules, &d->nvecs);
 		raw = space_mul(raw, space_mul(d->ntiles, d->nvecs, &over), &over);
@@ -560,7 +562,8 @@ space_config_check(const struct op_desc *op, const struct space_rules *rules,
 		if (size[d] < 1)
 			continue;
 		eff = t > 0 && t < size[d] ? t : size[d];
-		if (size[d] % eff != 0) {
+		if (size[d] % eff != 0 && (rules == NULL ||
+		    (rules->ragged & KNOB_BIT(KNOB_TILE_M + d)) == 0)) {
 			util_seterr(err, "%s %lld: does not divide %c = %lld; "
 			    "expected a divisor of it or at least it",
 			    knob_names[KNOB_TILE_M + d], (long long)t, dimname[d],

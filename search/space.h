@@ -68,8 +68,9 @@ struct space_rules {
 			    int64_t vk);
 	/*
 	 * KNOB_BIT(KNOB_VECTOR_M/N/K) of the register tiles that need only fit
-	 * in their cache tile, not divide it: the backend handles the rest of
-	 * the cache tile (mlir-cpu peels it). 0 = all must divide.
+	 * in their cache tile, not divide it, and KNOB_BIT(KNOB_TILE_M/N/K) of
+	 * the cache tiles that need not divide their dimension: the backend
+	 * handles the rest (mlir-cpu splits it off). 0 = all must divide.
 	 */
 	uint32_t	 ragged;
 };
@@ -86,8 +87,9 @@ struct space_rules {
  * Check a config read from outside (a store) against the space's rules for
  * op: the knobs rules does not use are 0; the others are 1 to
  * SPACE_VALUE_MAX (threads to SPACE_THREADS_MAX, pack_b 0 or 1); each
- * effective cache tile min(tile_d, D) divides D, its register tile divides
- * it (fits in it for the dims in rules->ragged); a GPU block has at most
+ * effective cache tile min(tile_d, D) divides D (unless rules->ragged has
+ * it), its register tile divides it (fits in it for the dims in
+ * rules->ragged); a GPU block has at most
  * 1024 threads. The register-tile rule of the machine (vector_ok) is not
  * applied: a store may come from another one. rules NULL (a backend this
  * build lacks): the bounds alone. 0, or -1 with *err naming the knob, its
@@ -103,9 +105,10 @@ struct space;
  * Build the space of op from the cfg's value lists and the backend's rules.
  * Lists of knobs the backend does not understand are ignored here (the caller
  * reports them). Per dimension d in {m,n,k}: the effective tile is
- * min(tile_d, D); it must divide D; the register tile must divide it (or,
- * for the dims in rules->ragged, be at most it); of the tiles ≥ D only the
- * smallest is kept (the others are the same config).
+ * min(tile_d, D); it must divide D (unless rules->ragged has tile_d); the
+ * register tile must divide it (or, for the dims in rules->ragged, be at
+ * most it); of the tiles ≥ D only the smallest is kept (the others are the
+ * same config).
  * GPU blocks: x·y·z ≤ 1024. Caller frees with space_free.
  */
 int	 space_new(const struct op_desc *op, const struct knob_values *lists,

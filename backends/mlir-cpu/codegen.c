@@ -24,6 +24,12 @@ divisor_below(int64_t d, int64_t want)
 	return 1;
 }
 
+int
+mlircpu_nopack_ok(const struct op_desc *op)
+{
+	return !op->transpose_b && op->lhs == op->acc && op->rhs == op->acc;
+}
+
 void
 mlircpu_complete(const struct op_desc *op, const struct config *cfg,
     struct config *out)
@@ -33,16 +39,22 @@ mlircpu_complete(const struct op_desc *op, const struct config *cfg,
 	 * a register tile two vectors wide and as many rows as the registers
 	 * hold with room to spare (6 of 16, 8 of 32), a cache tile 64 x 256 x
 	 * 256 (the K tile of a B panel two vectors wide: 32 KiB in f32 on
-	 * AVX-512, 16 KiB on AVX2, inside L1).
+	 * AVX-512, 16 KiB on AVX2, inside L1). A skinny op (M at most
+	 * MLIRCPU_SKINNY_M) is bound by reading B once: B read in place where
+	 * it can be, one cache tile across N and K tiles of a few rows, so
+	 * that a register tile walks a few rows of B along N at once.
 	 */
+	int skinny = op->m <= MLIRCPU_SKINNY_M;
 	int64_t defaults[KNOB_COUNT] = {
-		[KNOB_TILE_M] = 64, [KNOB_TILE_N] = 256, [KNOB_TILE_K] = 256,
+		[KNOB_TILE_M] = 64, [KNOB_TILE_N] = skinny ? op->n : 256,
+		[KNOB_TILE_K] = skinny ? MLIRCPU_SKINNY_TILE_K : 256,
 		[KNOB_VECTOR_M] = mlircpu_isa()->vec_regs >= 32 ? 8 : 6,
-		[KNOB_VECTOR_N] = 2 * mlircpu_lanes(op), [KNOB_VECTOR_K] = 1,
-		[KNOB_THREADS] = 1, [KNOB_PACK_B] = 1,
+		[KNOB_VECTOR_N] = (skinny ? 4 : 2) * mlircpu_lanes(op),
+		[KNOB_VECTOR_K] = 1, [KNOB_THREADS] = 1,
+		[KNOB_PACK_B] = skinny && mlircpu_nopack_ok(op) ? 0 : 1,
 	};
 	const int64_t dim[3] = { op->m, op->n, op->k };
-	int i;
+	int i, given;
 
 	memset(out, 0, sizeof *out);
 	for (i = KNOB_TILE_M; i <= KNOB_THREADS; i++)
@@ -51,19 +63,40 @@ mlircpu_complete(const struct op_desc *op, const struct config *cfg,
 	out->v[KNOB_PACK_B] = cfg != NULL ? (cfg->v[KNOB_PACK_B] != 0) :
 	    defaults[KNOB_PACK_B];
 	/*
-	 * Clamp to the op: tiles to the dimension (the space keeps tiles that
-	 * divide it), register tiles to the cache tile. Values the cfg gave are
-	 * kept when they fit; defaults shrink to a divisor. The M register
-	 * tile need not divide the M cache tile (the rest is peeled).
+	 * Clamp to the op: tiles to the dimension, register tiles to their
+	 * cache tile. A tile need not divide (the schedule splits off the
+	 * rest), but a default tile takes the largest divisor of the
+	 * dimension below it when that is at least half of it: whole tiles
+	 * are cheaper than a rest.
 	 */
 	for (i = 0; i < 3; i++) {
 		int64_t *t = &out->v[KNOB_TILE_M + i];
 		int64_t *v = &out->v[KNOB_VECTOR_M + i];
+		int64_t d;
 
-		if (*t > dim[i] || dim[i] % *t != 0)
-			*t = divisor_below(dim[i], *t);
-		if (*v > *t || (i > 0 && *t % *v != 0))
-			*v = divisor_below(*t, *v);
+		given = cfg != NULL && cfg->v[KNOB_TILE_M + i] > 0;
+		if (*t > dim[i])
+			*t = dim[i];
+		if (!given && dim[i] % *t != 0 &&
+		    (d = divisor_below(dim[i], *t)) * 2 >= *t)
+			*t = d;
+		if (*v > *t)
+			*v = *t;
+	}
+	/* Default register tiles shrink to the registers: N, then M. */
+	while (!mlircpu_vector_ok(op, out->v[KNOB_VECTOR_M],
+	    out->v[KNOB_VECTOR_N], out->v[KNOB_VECTOR_K])) {
+		if (cfg != NULL && cfg->v[KNOB_VECTOR_N] > 0 &&
+		    cfg->v[KNOB_VECTOR_M] > 0)
+			break;	/* the cfg's own: refused when compiled */
+		if ((cfg == NULL || cfg->v[KNOB_VECTOR_N] <= 0) &&
+		    out->v[KNOB_VECTOR_N] > mlircpu_lanes(op))
+			out->v[KNOB_VECTOR_N] -= mlircpu_lanes(op);
+		else if ((cfg == NULL || cfg->v[KNOB_VECTOR_M] <= 0) &&
+		    out->v[KNOB_VECTOR_M] > 1)
+			out->v[KNOB_VECTOR_M]--;
+		else
+			break;
 	}
 }
 
@@ -111,6 +144,99 @@ mlircpu_fill(const char *tpl, const char *const *kv)
 	return out;
 }
 
+/* The dot kernels' panel width: one vector register of f32/i32 lanes. */
+#define DOT_LANES	16
+
+/*
+ * The per-op schedule is written as a tree of parts: the op (or, with
+ * threads, each thread's chunk and the rest no thread takes), split where
+ * a cache tile does not divide its dimension into whole tiles and the rest,
+ * each part tiled into cache tiles, each cache tile split where an N or K
+ * register tile does not divide it, and each leaf packed, tiled into
+ * register tiles and marked for vectorization. Every part has static
+ * sizes. Handles are named by a suffix per part ("" when the op is one
+ * part, as every schedule was before remainders).
+ */
+struct gen {
+	FILE			*f;		/* NULL: count the parts only */
+	const struct op_desc	*op;
+	const struct config	*c;
+	int			 batch;		/* iteration dims start with b */
+	enum mlircpu_kernel	 kernel;
+	int			 group;		/* K summed in a lane (dot) */
+	int			 single;	/* one part: suffix "" */
+	int			 nparts;	/* suffixes handed out */
+	int			 nsplits;
+	FILE			*unroll;	/* the dot kernel's unrolls */
+	int			 fit;		/* every leaf fits the dot kernel */
+};
+
+/* Names of the iteration dims from the batch's (-1) on. */
+static const char dim_name[4] = { 'B', 'M', 'N', 'K' };
+
+/* A new handle suffix: "" when the op is one part, else "_N". */
+static void
+gen_suffix(struct gen *g, char *buf, size_t len)
+{
+	g->nparts++;
+	if (g->single)
+		buf[0] = '\0';
+	else
+		snprintf(buf, len, "_%d", g->nparts);
+}
+
+static void
+gen_fill(struct gen *g, const char *tpl, const char *const *kv)
+{
+	char *s;
+
+	if (g->f == NULL)
+		return;
+	s = mlircpu_fill(tpl, kv);
+	fputs(s, g->f);
+	free(s);
+}
+
+/*
+ * Split the part in along dim d (0 M, 1 N, 2 K, -1 the batch), of the given
+ * size, after `at` elements: writes the two parts' handles into a and b.
+ */
+static void
+gen_split(struct gen *g, const char *in, int d, int64_t size, int64_t at,
+    const char *why, char *a, char *b, size_t len)
+{
+	char out[24], dim[8], sz[24], atv[24], dn[2] = { dim_name[d + 1], 0 };
+	const char *const kv[] = { "OUT", out, "IN", in, "DIM", dim,
+	    "AT", atv, "SIZE", sz, "DIMNAME", dn, "WHY", why, NULL };
+
+	snprintf(out, sizeof out, "s%d", ++g->nsplits);
+	snprintf(dim, sizeof dim, "%d", d + g->batch);
+	snprintf(sz, sizeof sz, "%lld", (long long)size);
+	snprintf(atv, sizeof atv, "%lld", (long long)at);
+	gen_fill(g, mlircpu_tpl_split_mlir, kv);
+	snprintf(a, len, "%%%s_a", out);
+	snprintf(b, len, "%%%s_b", out);
+}
+
+/*
+ * The pack_transpose (or no-op) step that moves the outer dims of B's
+ * packed layout to [batch][n][k] so that a register-tile panel is
+ * contiguous along K. It is needed when K is stored before N (B not
+ * transposed).
+ */
+static void
+gen_pack(struct gen *g, const char *in, const char *sfx, const char *sizes)
+{
+	const char *const kv[] = { "IN", in, "S", sfx, "PACK_SIZES", sizes,
+	    "PERM", g->batch ? "0, 2, 1" : "1, 0", NULL };
+
+	if (!g->c->v[KNOB_PACK_B])
+		gen_fill(g, mlircpu_tpl_pack_none_mlir, kv);
+	else
+		gen_fill(g, g->op->transpose_b ? mlircpu_tpl_pack_keep_mlir :
+		    mlircpu_tpl_pack_transpose_mlir, kv);
+}
+
 /* ", !transform.any_op" n times: the result types of a tiling op. */
 static char *
 any_ops(int n)
@@ -124,58 +250,316 @@ any_ops(int n)
 }
 
 /*
- * The pack_transpose (or no-op) step that moves the outer dims of operand
- * opnd's packed layout to [batch][n][k] so that a register-tile panel is
- * contiguous along K. It is needed when K is stored before N (B not
- * transposed).
+ * A leaf: an op of static sizes w (M, N, K of one cache tile, or of its
+ * register-tile part) packed, tiled into register tiles (the last M tile
+ * peeled when vector_m does not divide w[0]) and marked for vectorization.
  */
-static char *
-pack_step(int opnd, int in, int swap, int batch, const char *sizes)
+static void
+gen_leaf(struct gen *g, const char *in, const int64_t w[3])
 {
-	char o[16], i[16], s[16];
-	const char *const kv[] = {
-		"OPND", o, "IN", i, "OUT", s, "PACK_SIZES", sizes,
-		"PERM", batch ? "0, 2, 1" : "1, 0", NULL,
-	};
+	const struct config *c = g->c;
+	const char *b0 = g->batch ? "0, " : "", *b1 = g->batch ? "1, " : "";
+	int64_t vm = c->v[KNOB_VECTOR_M] < w[0] ? c->v[KNOB_VECTOR_M] : w[0];
+	int64_t vn = c->v[KNOB_VECTOR_N] < w[1] ? c->v[KNOB_VECTOR_N] : w[1];
+	int64_t vk = c->v[KNOB_VECTOR_K] < w[2] ? c->v[KNOB_VECTOR_K] : w[2];
+	int nreg = g->batch ? 4 : 3, dot = g->kernel != KERNEL_FMA;
+	char sfx[16], sizes[64], reg_tile[64], loops[8], m_loop[8];
+	char *types, *micro, *peel;
 
-	snprintf(o, sizeof o, "%d", opnd);
-	snprintf(i, sizeof i, "%d", in);
-	snprintf(s, sizeof s, "%d", in + 1);
-	return mlircpu_fill(swap ? mlircpu_tpl_pack_transpose_mlir :
-	    mlircpu_tpl_pack_keep_mlir, kv);
+	gen_suffix(g, sfx, sizeof sfx);
+	if (w[1] % DOT_LANES != 0 || vn % DOT_LANES != 0 ||
+	    w[1] % vn != 0 || w[2] % g->group != 0 || w[0] % vm != 0)
+		g->fit = 0;
+	/*
+	 * Pack N only, by the register tile: B's tile becomes panels, C's is
+	 * only viewed as [m][n/vn][vn] (no copy) and A is read in place. The
+	 * dot kernels pack N by 16 and K by 2 (the VNNI kernel by 4): A's tile
+	 * is only viewed as [m][k/2][2], B's becomes [n/16][k/2][16][2]
+	 * panels, C's [m][n/16][16].
+	 */
+	if (dot)
+		snprintf(sizes, sizeof sizes, "%s0, %d, %d", b0, DOT_LANES,
+		    g->group);
+	else
+		snprintf(sizes, sizeof sizes, "%s0, %lld, 0", b0, (long long)vn);
+	gen_pack(g, in, sfx, sizes);
+	/* Register tiles: loops n, m, then k innermost, vector_k per step. */
+	if (dot)
+		snprintf(reg_tile, sizeof reg_tile, "%s%lld, %lld, 1", b1,
+		    (long long)vm, (long long)(vn / DOT_LANES));
+	else if (c->v[KNOB_PACK_B])
+		snprintf(reg_tile, sizeof reg_tile, "%s%lld, 1, %lld", b1,
+		    (long long)vm, (long long)vk);
+	else
+		snprintf(reg_tile, sizeof reg_tile, "%s%lld, %lld, %lld", b1,
+		    (long long)vm, (long long)vn, (long long)vk);
+	snprintf(loops, sizeof loops, "%d", nreg);
+	snprintf(m_loop, sizeof m_loop, "%d", nreg - 2);
+	types = any_ops(nreg);
+	if (dot) {
+		char um[24], un[24], msz[32], lanes[8], grp[8];
+		const char *const kt[] = { "MICRO_TILE_SIZES", msz,
+		    "LANES", lanes, "GROUP", grp, "S", sfx, NULL };
+		const char *const ku[] = { "UNROLL_M", um, "UNROLL_N", un,
+		    "S", sfx, NULL };
+
+		snprintf(msz, sizeof msz, "%s1, 1", b0);
+		snprintf(lanes, sizeof lanes, "%d", DOT_LANES);
+		snprintf(grp, sizeof grp, "%d", g->group);
+		snprintf(um, sizeof um, "%lld", (long long)vm);
+		snprintf(un, sizeof un, "%lld", (long long)(vn / DOT_LANES));
+		micro = mlircpu_fill(mlircpu_tpl_dot_tile_mlir, kt);
+		if (g->f != NULL) {
+			char *u = mlircpu_fill(mlircpu_tpl_dot_unroll_mlir, ku);
+
+			fputs(u, g->unroll);
+			free(u);
+		}
+	} else
+		micro = xstrdup("");
+	if (w[0] % vm != 0) {
+		const char *const kv[] = { "M_LOOP", m_loop, "S", sfx, NULL };
+
+		peel = mlircpu_fill(mlircpu_tpl_peel_m_mlir, kv);
+	} else
+		peel = xstrdup("");
+	{
+		const char *const kv[] = { "S", sfx, "REG_TILE", reg_tile,
+		    "REG_ORDER", g->batch ? "0, 2, 1, 3" : "1, 0, 2",
+		    "REG_LOOPS", loops, "REG_TYPES", types,
+		    "MICRO_TILE", micro, "TILE", dot ? "t3" : "t2",
+		    "PEEL_M", peel, NULL };
+
+		gen_fill(g, mlircpu_tpl_tile_reg_mlir, kv);
+	}
+	free(types);
+	free(micro);
+	free(peel);
 }
 
 /*
- * The forall's tile sizes: one chunk per thread of the batch, else of M,
- * else of N, whichever splits into whole cache tiles evenly (a chunk of
- * another size would give the inner tiles dynamic shapes); else one forall
- * iteration per M x N cache tile. n_first: N before M (the dot kernels:
- * each thread then packs only its own columns of B, where chunks of M would
- * both pack all of it; the packing weighs more against their 2-4x faster
- * inner loops).
+ * The register-tile parts of a cache tile of sizes w (dims d and on, N then
+ * K): where the N or K register tile does not divide it, whole register
+ * tiles and the rest (with a register tile of its own size).
  */
 static void
-par_chunk(const struct op_desc *op, const struct config *c, int batch,
-    int n_first, char *buf, size_t len)
+gen_reg_split(struct gen *g, const char *in, const int64_t w[3], int d)
 {
-	int64_t t = c->v[KNOB_THREADS], tm = c->v[KNOB_TILE_M],
-	    tn = c->v[KNOB_TILE_N];
-	int64_t nb = op->batch > 0 ? op->batch : 1;
+	int64_t v, main;
+	char a[32], b[32];
 
-	if (batch && nb % t == 0)
-		snprintf(buf, len, "%lld, 0, 0", (long long)(nb / t));
-	else if (n_first && (op->n / tn) % t == 0)
-		snprintf(buf, len, "%s0, %lld", batch ? "1, " : "",
-		    (long long)(op->n / t));
-	else if ((op->m / tm) % t == 0)
-		snprintf(buf, len, "%s%lld, 0", batch ? "1, " : "",
-		    (long long)(op->m / t));
-	else if ((op->n / tn) % t == 0)
-		snprintf(buf, len, "%s0, %lld", batch ? "1, " : "",
-		    (long long)(op->n / t));
+	for (; d < 3; d++) {
+		v = g->c->v[KNOB_VECTOR_M + d];
+		if (d == 0 || v >= w[d] || w[d] % v == 0)
+			continue;
+		main = w[d] / v * v;
+		gen_split(g, in, d, w[d], main, "register tiles", a, b,
+		    sizeof a);
+		{
+			int64_t wa[3] = { w[0], w[1], w[2] };
+			int64_t wb[3] = { w[0], w[1], w[2] };
+
+			wa[d] = main;
+			wb[d] = w[d] - main;
+			gen_reg_split(g, a, wa, d + 1);
+			gen_reg_split(g, b, wb, d + 1);
+		}
+		return;
+	}
+	gen_leaf(g, in, w);
+}
+
+/* A part of static sizes s whose cache tiles divide it: tile, then split. */
+static void
+gen_cache(struct gen *g, const char *in, const int64_t s[3])
+{
+	int64_t w[3];
+	char sfx[16], tile[96], t1[32], *types;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		w[i] = g->c->v[KNOB_TILE_M + i] < s[i] ?
+		    g->c->v[KNOB_TILE_M + i] : s[i];
+	gen_suffix(g, sfx, sizeof sfx);
+	snprintf(tile, sizeof tile, "%s%lld, %lld, %lld", g->batch ? "1, " :
+	    "", (long long)w[0], (long long)w[1], (long long)w[2]);
+	types = any_ops(g->batch ? 4 : 3);
+	{
+		const char *const kv[] = { "IN", in, "S", sfx,
+		    "CACHE_TILE", tile,
+		    "CACHE_ORDER", g->batch ? "0, 2, 3, 1" : "1, 2, 0",
+		    "CACHE_LOOPS", g->batch ? "4" : "3", "CACHE_TYPES", types,
+		    NULL };
+
+		gen_fill(g, mlircpu_tpl_tile_serial_mlir, kv);
+	}
+	free(types);
+	snprintf(t1, sizeof t1, "%%t1%s", sfx);
+	gen_reg_split(g, t1, w, 1);
+}
+
+/*
+ * The cache-tile parts of a part of sizes s (dims taken N, K, M, from the
+ * i-th of that order on): where a cache tile does not divide its
+ * dimension, whole tiles and the rest.
+ */
+static void
+gen_cache_split(struct gen *g, const char *in, const int64_t s[3], int i)
+{
+	static const int order[3] = { 1, 2, 0 };
+	int64_t t, main;
+	char a[32], b[32];
+	int d;
+
+	for (; i < 3; i++) {
+		d = order[i];
+		t = g->c->v[KNOB_TILE_M + d];
+		if (t >= s[d] || s[d] % t == 0)
+			continue;
+		main = s[d] / t * t;
+		gen_split(g, in, d, s[d], main, "cache tiles", a, b, sizeof a);
+		{
+			int64_t sa[3] = { s[0], s[1], s[2] };
+			int64_t sb[3] = { s[0], s[1], s[2] };
+
+			sa[d] = main;
+			sb[d] = s[d] - main;
+			gen_cache_split(g, a, sa, i + 1);
+			gen_cache_split(g, b, sb, i + 1);
+		}
+		return;
+	}
+	gen_cache(g, in, s);
+}
+
+/*
+ * Threads: one chunk per thread of the batch, else of M, else of N (N
+ * first for the dot kernels: each thread then packs only its own columns
+ * of B), whichever splits into whole cache tiles evenly. Else the dimension
+ * whose chunks of whole register tiles (batch: whole matrices) leave the
+ * least for one thread to do after the others: the op is split there, the
+ * chunks run in the forall and the rest after it.
+ */
+static void
+gen_par(struct gen *g, const int64_t s[3])
+{
+	const struct op_desc *op = g->op;
+	const struct config *c = g->c;
+	int64_t th = c->v[KNOB_THREADS], nb = op->batch > 0 ? op->batch : 1;
+	int64_t d_size, gran, chunk = 0, best_main = 0, best_size = 1;
+	int64_t ps[3] = { s[0], s[1], s[2] };
+	int best = -2, d, order[3] = { -1, 0, 1 }, n_first = g->kernel !=
+	    KERNEL_FMA, i;
+	char par[64], sfx[16], tf[32], a[32], b[32];
+	const char *in = "%mm";
+
+	if (th <= 1) {
+		gen_cache_split(g, "%mm", s, 0);
+		return;
+	}
+	if (n_first) {
+		order[1] = 1;
+		order[2] = 0;
+	}
+	/* Whole cache tiles, evenly (every schedule before remainders). */
+	for (i = 0; i < 3 && best == -2; i++) {
+		d = order[i];
+		if (d < 0 ? (g->batch && nb % th == 0) :
+		    (s[d] % c->v[KNOB_TILE_M + d] == 0 &&
+		    (s[d] / c->v[KNOB_TILE_M + d]) % th == 0)) {
+			best = d;
+			chunk = (d < 0 ? nb : s[d]) / th;
+			best_main = d < 0 ? nb : s[d];
+		}
+	}
+	/* Else whole register tiles, and the rest after the forall. */
+	if (best == -2) {
+		for (i = 0; i < 3; i++) {
+			d = order[i];
+			if (d < 0 && !g->batch)
+				continue;
+			d_size = d < 0 ? nb : s[d];
+			gran = d < 0 ? 1 : c->v[KNOB_VECTOR_M + d] < s[d] ?
+			    c->v[KNOB_VECTOR_M + d] : s[d];
+			if (d_size / (th * gran) == 0)
+				continue;
+			if (best == -2 || (d_size / (th * gran)) * th * gran *
+			    best_size > best_main * d_size) {
+				best = d;
+				chunk = d_size / (th * gran) * gran;
+				best_main = chunk * th;
+				best_size = d_size;
+			}
+		}
+	}
+	if (best == -2) {
+		/* Too small to share: one thread does it all. */
+		gen_cache_split(g, "%mm", s, 0);
+		return;
+	}
+	if (best_main < (best < 0 ? nb : s[best])) {
+		gen_split(g, "%mm", best, best < 0 ? nb : s[best], best_main,
+		    "threads' chunks", a, b, sizeof a);
+		in = a;
+	}
+	if (best < 0)
+		snprintf(par, sizeof par, "%lld, 0, 0", (long long)chunk);
+	else if (best == 0)
+		snprintf(par, sizeof par, "%s%lld, 0", g->batch ? "1, " : "",
+		    (long long)chunk);
 	else
-		snprintf(buf, len, "%s%lld, %lld", batch ? "1, " : "",
-		    (long long)tm, (long long)tn);
+		snprintf(par, sizeof par, "%s0, %lld", g->batch ? "1, " : "",
+		    (long long)chunk);
+	gen_suffix(g, sfx, sizeof sfx);
+	{
+		const char *const kv[] = { "IN", in, "S", sfx, "PAR_TILE", par,
+		    NULL };
+
+		gen_fill(g, mlircpu_tpl_tile_parallel_mlir, kv);
+	}
+	snprintf(tf, sizeof tf, "%%tf%s", sfx);
+	if (best >= 0)
+		ps[best] = chunk;
+	gen_cache_split(g, tf, ps, 0);
+	if (in == a) {
+		int64_t rs[3] = { s[0], s[1], s[2] };
+
+		if (best >= 0)
+			rs[best] = s[best] - best_main;
+		gen_cache_split(g, b, rs, 0);
+	}
+}
+/* Write the parts of op at config c into g->f (NULL: count them). */
+static void
+gen_parts(struct gen *g)
+{
+	const int64_t s[3] = { g->op->m, g->op->n, g->op->k };
+
+	g->nparts = 0;
+	g->nsplits = 0;
+	gen_par(g, s);
+}
+
+/*
+ * Do the parts of config c of op all fit dot kernel k with a K group of
+ * group: every leaf whole 16-lane panels (N and its register tile), K a
+ * multiple of group, M a multiple of its register tile (none peeled)?
+ */
+static int
+parts_fit(const struct op_desc *op, const struct config *c,
+    enum mlircpu_kernel k, int group)
+{
+	struct gen g;
+
+	memset(&g, 0, sizeof g);
+	g.op = op;
+	g.c = c;
+	g.batch = op->batch > 1 || strcmp(op->kind, "batch_matmul") == 0;
+	g.kernel = k;
+	g.group = group;
+	g.fit = 1;
+	gen_parts(&g);
+	return g.fit;
 }
 
 /*
@@ -193,32 +577,33 @@ par_chunk(const struct op_desc *op, const struct config *c, int batch,
  *   quad of K made vpdpbusd (64 multiply-adds an instruction) by the
  *   autosched-vnni-dot pass of the MLIR plugin (plugin/vnni_dot.cpp; s8 x
  *   s8 with A shifted to u8 and 128 x B's column sums taken back).
- * They need what that layout needs (B packed, A not transposed, whole 16-lane
- * panels, an even K tile, no peeled M tile); vector_k 1 selects them, a larger
- * vector_k the FMA kernel (a cfg listing both has the tuner compare them).
+ * They need what that layout needs (B packed, A not transposed) in every part
+ * of the schedule (parts_fit): whole 16-lane panels, K a multiple of the
+ * group, no peeled M tile; vector_k 1 selects them, a larger vector_k the
+ * FMA kernel (a cfg listing both has the tuner compare them).
  */
-/* The dot kernels' panel width: one vector register of f32/i32 lanes. */
-#define DOT_LANES	16
-
 enum mlircpu_kernel
 mlircpu_kernel(const struct op_desc *op, const struct config *c)
 {
 	const struct mlircpu_isa *isa = mlircpu_isa();
+	enum mlircpu_kernel k = KERNEL_FMA;
 
 	if (isa->vec_bytes != 64 || op->transpose_a ||
 	    c->v[KNOB_PACK_B] != 1 || c->v[KNOB_VECTOR_K] != 1 ||
-	    c->v[KNOB_VECTOR_N] % DOT_LANES != 0 || c->v[KNOB_TILE_K] % 2 != 0 ||
-	    c->v[KNOB_TILE_M] % c->v[KNOB_VECTOR_M] != 0)
+	    c->v[KNOB_VECTOR_N] % DOT_LANES != 0 || c->v[KNOB_TILE_K] % 2 != 0)
 		return KERNEL_FMA;
 	if (isa->avx512_bf16 && op->lhs == ELEM_BF16 && op->rhs == ELEM_BF16 &&
 	    op->acc == ELEM_F32)
-		return KERNEL_DOT_BF16;
-	if (isa->avx512bw && op->lhs == ELEM_I8 && op->rhs == ELEM_I8 &&
+		k = KERNEL_DOT_BF16;
+	else if (isa->avx512bw && op->lhs == ELEM_I8 && op->rhs == ELEM_I8 &&
 	    op->acc == ELEM_I32)
-		return isa->avx512_vnni &&
-		    !(op->lhs_unsigned && op->rhs_unsigned) &&
-		    c->v[KNOB_TILE_K] % 4 == 0 ? KERNEL_DOT_VNNI : KERNEL_DOT_I8;
-	return KERNEL_FMA;
+		k = isa->avx512_vnni && !(op->lhs_unsigned && op->rhs_unsigned) ?
+		    KERNEL_DOT_VNNI : KERNEL_DOT_I8;
+	if (k == KERNEL_DOT_VNNI && !parts_fit(op, c, k, 4))
+		k = KERNEL_DOT_I8;
+	if (k != KERNEL_FMA && !parts_fit(op, c, k, 2))
+		k = KERNEL_FMA;
+	return k;
 }
 
 char *
@@ -226,13 +611,10 @@ mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
     const char *seq_name)
 {
 	struct config c;
-	int batch = op->batch > 1 || strcmp(op->kind, "batch_matmul") == 0;
-	const char *b0 = batch ? "0, " : "", *b1 = batch ? "1, " : "";
-	char name[160], cache_tile[96], cache_order[32], par_tile[64];
-	char k_tile[48], pack_sizes[64], reg_tile[64], reg_order[32];
-	char cache_loops[16], reg_loops[16], m_loop[16], version[16];
-	char *cache_types, *reg_types, *tiling, *pb, *peel, *out;
-	char *micro, *unroll, *pre, *post, *cast_away;
+	struct gen g;
+	char name[160], version[16], *leaves = NULL, *unroll = NULL, *out;
+	char *cast_away, *pre, *post;
+	size_t nl = 0, nu = 0;
 	/* Broadcasting reads + multi_reduction -> a vector.contract (with the
 	 * inputs' extf folded in for the bf16 dot); the i8 dot keeps the
 	 * multi_reduction, the VNNI dot the widening (the plugin's pass reads
@@ -242,130 +624,53 @@ mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
 	const char *contract_bf16 =
 	    "\n      transform.apply_patterns.vector.reduction_to_contract"
 	    "\n      transform.apply_patterns.vector.fold_arith_extension";
-	int ncache = batch ? 4 : 3, nreg = batch ? 4 : 3, dot, group;
-	enum mlircpu_kernel kernel;
 
 	mlircpu_complete(op, cfg, &c);
-	kernel = mlircpu_kernel(op, &c);
-	dot = kernel != KERNEL_FMA;
-	group = kernel == KERNEL_DOT_VNNI ? 4 : 2;	/* K summed in a lane */
+	memset(&g, 0, sizeof g);
+	g.op = op;
+	g.c = &c;
+	g.batch = op->batch > 1 || strcmp(op->kind, "batch_matmul") == 0;
+	g.kernel = mlircpu_kernel(op, &c);
+	g.group = g.kernel == KERNEL_DOT_VNNI ? 4 : 2;
+	/* Count first: a schedule of one part keeps the plain names. */
+	gen_parts(&g);
+	g.single = g.nsplits == 0;
+	g.f = open_memstream(&leaves, &nl);
+	g.unroll = open_memstream(&unroll, &nu);
+	if (g.f == NULL || g.unroll == NULL)
+		abort();	/* as xmalloc: out of memory */
+	gen_parts(&g);
+	fclose(g.f);
+	fclose(g.unroll);
 	space_config_name(&c, ((KNOB_BIT(KNOB_THREADS) << 1) - 1) |
 	    KNOB_BIT(KNOB_PACK_B),
 	    name, sizeof name);
 	snprintf(version, sizeof version, "%d", MLIRCPU_SCHEDULE_VERSION);
-	/* Cache tiles: loops n, k, m (a B panel is reused across the m tiles). */
-	snprintf(cache_tile, sizeof cache_tile, "%s%lld, %lld, %lld", b1,
-	    (long long)c.v[KNOB_TILE_M], (long long)c.v[KNOB_TILE_N],
-	    (long long)c.v[KNOB_TILE_K]);
-	snprintf(cache_order, sizeof cache_order, "%s",
-	    batch ? "0, 2, 3, 1" : "1, 2, 0");
-	par_chunk(op, &c, batch, dot, par_tile, sizeof par_tile);
-	snprintf(k_tile, sizeof k_tile, "%s0, 0, %lld", b0,
-	    (long long)c.v[KNOB_TILE_K]);
-	/*
-	 * Pack N only, by the register tile: B's tile becomes panels, C's is
-	 * only viewed as [m][n/vn][vn] (no copy) and A is read in place. With
-	 * pack_b 0 nothing is packed: the register tile reads B's rows where
-	 * they are.
-	 */
-	snprintf(pack_sizes, sizeof pack_sizes, "%s0, %lld, 0", b0,
-	    (long long)c.v[KNOB_VECTOR_N]);
-	/*
-	 * The dot kernels pack N by 16 and K by 2 (the VNNI kernel by 4): A's
-	 * tile is only viewed as [m][k/2][2], B's becomes [n/16][k/2][16][2]
-	 * panels, C's [m][n/16][16].
-	 */
-	if (dot)
-		snprintf(pack_sizes, sizeof pack_sizes, "%s0, %d, %d", b0,
-		    DOT_LANES, group);
-	/* Register tiles: loops n, m, then k innermost, vector_k per step. */
-	if (dot)
-		snprintf(reg_tile, sizeof reg_tile, "%s%lld, %lld, 1", b1,
-		    (long long)c.v[KNOB_VECTOR_M],
-		    (long long)(c.v[KNOB_VECTOR_N] / DOT_LANES));
-	else if (c.v[KNOB_PACK_B])
-		snprintf(reg_tile, sizeof reg_tile, "%s%lld, 1, %lld", b1,
-		    (long long)c.v[KNOB_VECTOR_M], (long long)c.v[KNOB_VECTOR_K]);
-	else
-		snprintf(reg_tile, sizeof reg_tile, "%s%lld, %lld, %lld", b1,
-		    (long long)c.v[KNOB_VECTOR_M], (long long)c.v[KNOB_VECTOR_N],
-		    (long long)c.v[KNOB_VECTOR_K]);
-	snprintf(reg_order, sizeof reg_order, "%s",
-	    batch ? "0, 2, 1, 3" : "1, 0, 2");
-	snprintf(cache_loops, sizeof cache_loops, "%d", ncache);
-	snprintf(reg_loops, sizeof reg_loops, "%d", nreg);
-	snprintf(m_loop, sizeof m_loop, "%d", nreg - 2);
-	cache_types = any_ops(ncache);
-	reg_types = any_ops(nreg);
-	{
-		const char *const kv[] = {
-			"CACHE_TILE", cache_tile, "CACHE_ORDER", cache_order,
-			"CACHE_LOOPS", cache_loops, "CACHE_TYPES", cache_types,
-			"PAR_TILE", par_tile, "K_TILE", k_tile, NULL,
-		};
-		tiling = mlircpu_fill(c.v[KNOB_THREADS] > 1 ?
-		    mlircpu_tpl_tile_parallel_mlir :
-		    mlircpu_tpl_tile_serial_mlir, kv);
-	}
-	if (c.v[KNOB_PACK_B])
-		pb = pack_step(1, 0, !op->transpose_b, batch, pack_sizes);
-	else
-		pb = mlircpu_fill(mlircpu_tpl_pack_none_mlir, (const char *const[]){
-		    NULL });
 	cast_away = mlircpu_fill(mlircpu_tpl_cast_away_mlir,
 	    (const char *const[]){ NULL });
-	if (dot) {
-		char um[24], un[24], sizes[32], lanes[8], grp[8];
-		const char *const kt[] = { "MICRO_TILE_SIZES", sizes,
-		    "LANES", lanes, "GROUP", grp, NULL };
-		const char *const ku[] = { "UNROLL_M", um, "UNROLL_N", un, NULL };
+	if (g.kernel != KERNEL_FMA) {
 		const char *const kp[] = { "CAST_AWAY", cast_away, NULL };
 
-		snprintf(sizes, sizeof sizes, "%s1, 1", b0);
-		snprintf(lanes, sizeof lanes, "%d", DOT_LANES);
-		snprintf(grp, sizeof grp, "%d", group);
-		snprintf(um, sizeof um, "%lld", (long long)c.v[KNOB_VECTOR_M]);
-		snprintf(un, sizeof un, "%lld",
-		    (long long)(c.v[KNOB_VECTOR_N] / DOT_LANES));
-		micro = mlircpu_fill(mlircpu_tpl_dot_tile_mlir, kt);
-		unroll = mlircpu_fill(mlircpu_tpl_dot_unroll_mlir, ku);
-		pre = mlircpu_fill(kernel == KERNEL_DOT_BF16 ?
-		    mlircpu_tpl_dot_bf16_mlir : kernel == KERNEL_DOT_I8 ?
+		pre = mlircpu_fill(g.kernel == KERNEL_DOT_BF16 ?
+		    mlircpu_tpl_dot_bf16_mlir : g.kernel == KERNEL_DOT_I8 ?
 		    mlircpu_tpl_dot_i8_mlir : mlircpu_tpl_dot_vnni_mlir, kp);
 		post = mlircpu_fill(mlircpu_tpl_dot_post_hoist_mlir, kp);
 	} else {
-		micro = xstrdup("");
-		unroll = xstrdup("");
 		pre = xstrdup(cast_away);
 		post = xstrdup("");
 	}
-	if (c.v[KNOB_TILE_M] % c.v[KNOB_VECTOR_M] != 0) {
-		const char *const kv[] = { "M_LOOP", m_loop, NULL };
-
-		peel = mlircpu_fill(mlircpu_tpl_peel_m_mlir, kv);
-	} else
-		peel = xstrdup("");
 	{
 		const char *const kv[] = {
 			"NAME", seq_name, "VERSION", version,
-			"CONFIG", name, "CACHE_TILING", tiling,
-			"PACK_B", pb,
-			"REG_TILE", reg_tile, "REG_ORDER", reg_order,
-			"REG_LOOPS", reg_loops, "REG_TYPES", reg_types,
-			"MICRO_TILE", micro, "TILE", dot ? "t3" : "t2",
+			"CONFIG", name, "LEAVES", leaves,
 			"UNROLL", unroll, "PRE_HOIST", pre, "POST_HOIST", post,
-			"CONTRACT", kernel == KERNEL_DOT_BF16 ? contract_bf16 :
-			kernel == KERNEL_DOT_I8 ? "" : contract_fma,
-			"PEEL_M", peel, NULL,
+			"CONTRACT", g.kernel == KERNEL_DOT_BF16 ? contract_bf16 :
+			g.kernel == KERNEL_DOT_I8 ? "" : contract_fma,
+			NULL,
 		};
 		out = mlircpu_fill(mlircpu_tpl_schedule_op_mlir, kv);
 	}
-	free(cache_types);
-	free(reg_types);
-	free(tiling);
-	free(pb);
-	free(peel);
-	free(micro);
+	free(leaves);
 	free(unroll);
 	free(pre);
 	free(post);

@@ -204,9 +204,9 @@ mlircpu_compile(struct backend *be, const char *sched, int threads,
 	snprintf(width, sizeof width, "-mprefer-vector-width=%d",
 	    mlircpu_isa()->vec_bytes * 8);
 	/* Everything that shapes the artifact is in the key. */
-	key_text = xasprintf("%s\n--\n%s\n--\n%s\n--\n%s %s %s\n--\n%s %s "
+	key_text = xasprintf("%s\n--\n%s\n--\n%s\n--\n%s %s %s %s\n--\n%s %s "
 	    "plugin %s\n", be->dispatch, sched, mlircpu_tpl_lower_pipeline, omp,
-	    "-O3 -march=native", width, be->toolchain, be->flags,
+	    "-O3 -march=native", width, MLIRCPU_RTLIB, be->toolchain, be->flags,
 	    be->plugin_hash);
 	util_hash_hex(key_text, strlen(key_text), res->artifact);
 	dir = util_path_join(be->work_dir, res->artifact);
@@ -252,6 +252,7 @@ mlircpu_compile(struct backend *be, const char *sched, int threads,
 		char *const a2[] = { translate, "--mlir-to-llvmir", llm, "-o", ll,
 		    NULL };
 		char *const a3[] = { clang, "-O3", "-march=native", width,
+		    MLIRCPU_RTLIB,
 		    "-shared", "-fPIC", (char *)omp, rpath, "-Wno-override-module",
 		    ll, "-o", tso, NULL };
 

@@ -50,13 +50,7 @@ mlircpu_lanes(const struct op_desc *op)
 	return mlircpu_isa()->vec_bytes / (int64_t)acc_bytes(op);
 }
 
-/*
- * The register budget: the accumulator tile plus one B row and one broadcast
- * A value must fit the vector registers of this CPU (16 with AVX2, 32 with
- * AVX-512), and vector_n fills whole registers (or is the whole, narrow, N
- * dimension).
- */
-static int
+int
 mlircpu_vector_ok(const struct op_desc *op, int64_t vm, int64_t vn, int64_t vk)
 {
 	int64_t lanes = mlircpu_lanes(op), regs_n;
@@ -69,29 +63,24 @@ mlircpu_vector_ok(const struct op_desc *op, int64_t vm, int64_t vn, int64_t vk)
 	return vm * regs_n + regs_n + 1 <= mlircpu_isa()->vec_regs;
 }
 
-/* The largest divisor of d that is at most t (1 at least). */
+/*
+ * The tile of a dimension d near t: min(t, d), or the largest divisor of d
+ * below it (a multiple of multiple_of) when that is at least half of it:
+ * whole tiles are cheaper than a rest, but a dimension with no divisor near
+ * t (a prime) keeps t and a rest.
+ */
 static int64_t
-largest_divisor(int64_t d, int64_t t, int64_t multiple_of)
+tile_near(int64_t d, int64_t t, int64_t multiple_of)
 {
 	int64_t x;
 
-	for (x = t < d ? t : d; x > 1; x--) {
+	if (t >= d)
+		return d;
+	for (x = t; x * 2 >= t; x--) {
 		if (d % x == 0 && x % multiple_of == 0)
 			return x;
 	}
-	return 1;
-}
-
-/*
- * Can B be read in place (pack_b 0)? Only stored K x N (rows contiguous
- * along N) and with no conversion in the op's body: a transposed B is a
- * gather per register-tile row, and with f16/bf16/i8 inputs MLIR 22's
- * lowering of the unpacked tile ran out of memory (20+ GiB) in mlir-opt.
- */
-static int
-nopack_ok(const struct op_desc *op)
-{
-	return !op->transpose_b && op->lhs == op->acc && op->rhs == op->acc;
+	return t;
 }
 
 static void
@@ -111,13 +100,16 @@ cand_add(struct space_rules *r, enum knob k, int64_t v)
 
 /*
  * The default candidates of each knob, from the op's shape and this CPU
- * (README: "The default space"): cache tiles are the op's divisors nearest
- * the powers of two 16…512 (M), 64…1024 (N, multiples of the vector width
- * where N allows) and 64…512 (K), K kept to tiles whose narrowest B panel
- * (K × one vector) fits L1 and N to tiles whose B block at the smallest K
- * tile fits L2; register tiles 1–4 vectors wide and 2–14 rows, as far as the
+ * (README: "The default space"), the default config's values first: cache
+ * tiles near the powers of two 16…512 (M), 64…1024 (N, multiples of the
+ * vector width where N allows) and 64…512 (K) — the dimension's divisor
+ * nearest below, else the power of two with a rest (tile_near) — K kept to
+ * tiles whose narrowest B panel (K × one vector) fits L1 and N to tiles
+ * whose B block at the smallest K tile fits L2; register tiles 1–4 vectors
+ * wide (or all of a narrow N) and 2–14 rows (at most M), as far as the
  * registers hold them (the vector_ok rule); vector_k 1; threads 1 (the job
- * adds the CPUs it measures on).
+ * adds the CPUs it measures on). A skinny op (M ≤ MLIRCPU_SKINNY_M) adds
+ * K tiles of 8…32 rows and the whole of N: B streamed a few rows at a time.
  */
 static void
 mlircpu_candidates(const struct op_desc *op, struct space_rules *r)
@@ -125,17 +117,26 @@ mlircpu_candidates(const struct op_desc *op, struct space_rules *r)
 	static const int64_t tm[] = { 16, 32, 64, 128, 256, 512 };
 	static const int64_t tn[] = { 64, 128, 256, 512, 1024 };
 	static const int64_t tk[] = { 64, 128, 256, 512 };
+	static const int64_t tk_skinny[] = { 8, 16, 32 };
 	static const int64_t vm[] = { 2, 4, 6, 8, 12, 14 };
 	const struct mlircpu_isa *isa = mlircpu_isa();
 	int64_t lanes = mlircpu_lanes(op), elem = (int64_t)analysis_elem_size(op->rhs);
 	int64_t x, kmin = 0;
+	int skinny = op->m <= MLIRCPU_SKINNY_M;
 	size_t i;
+	int k;
 
+	for (k = 0; k < KNOB_COUNT; k++) {
+		if (r->knobs & KNOB_BIT(k))
+			cand_add(r, (enum knob)k, r->defaults.v[k]);
+	}
 	if (elem < 1)
 		elem = 4;
+	for (i = 0; skinny && i < sizeof tk_skinny / sizeof tk_skinny[0]; i++)
+		cand_add(r, KNOB_TILE_K, tile_near(op->k, tk_skinny[i], 1));
 	for (i = 0; i < sizeof tk / sizeof tk[0]; i++) {
-		x = largest_divisor(op->k, tk[i], 1);
-		if (x * lanes * elem <= isa->l1d || r->ncand[KNOB_TILE_K] == 0)
+		x = tile_near(op->k, tk[i], 1);
+		if (x * lanes * elem <= isa->l1d)
 			cand_add(r, KNOB_TILE_K, x);
 	}
 	for (i = 0; i < r->ncand[KNOB_TILE_K]; i++) {
@@ -143,15 +144,17 @@ mlircpu_candidates(const struct op_desc *op, struct space_rules *r)
 			kmin = r->cand[KNOB_TILE_K][i];
 	}
 	for (i = 0; i < sizeof tm / sizeof tm[0]; i++)
-		cand_add(r, KNOB_TILE_M, largest_divisor(op->m, tm[i], 1));
+		cand_add(r, KNOB_TILE_M, tile_near(op->m, tm[i], 1));
+	if (skinny)
+		cand_add(r, KNOB_TILE_N, op->n);
 	for (i = 0; i < sizeof tn / sizeof tn[0]; i++) {
-		x = largest_divisor(op->n, tn[i], op->n % lanes == 0 ? lanes : 1);
-		if (x * kmin * elem <= isa->l2 || r->ncand[KNOB_TILE_N] == 0)
+		x = tile_near(op->n, tn[i], op->n % lanes == 0 ? lanes : 1);
+		if (x * kmin * elem <= isa->l2)
 			cand_add(r, KNOB_TILE_N, x);
 	}
 	for (i = 0; i < sizeof vm / sizeof vm[0]; i++)
-		cand_add(r, KNOB_VECTOR_M, vm[i]);
-	if (op->n < lanes)
+		cand_add(r, KNOB_VECTOR_M, vm[i] < op->m ? vm[i] : op->m);
+	if (op->n <= 4 * lanes)
 		cand_add(r, KNOB_VECTOR_N, op->n);
 	for (x = 1; x <= 4; x++)
 		cand_add(r, KNOB_VECTOR_N, x * lanes);
@@ -163,7 +166,7 @@ mlircpu_candidates(const struct op_desc *op, struct space_rules *r)
 	 * pay for its copy (64x3072x768: +16% at 1 thread, same tiles).
 	 */
 	cand_add(r, KNOB_PACK_B, 1);
-	if (nopack_ok(op))
+	if (mlircpu_nopack_ok(op))
 		cand_add(r, KNOB_PACK_B, 0);
 }
 
@@ -178,8 +181,10 @@ mlircpu_rules(const struct op_desc *op, struct space_rules *r)
 	mlircpu_complete(op, NULL, &r->defaults);
 	mlircpu_candidates(op, r);
 	r->vector_ok = mlircpu_vector_ok;
-	/* The schedule peels the last M register tile of a cache tile. */
-	r->ragged = KNOB_BIT(KNOB_VECTOR_M);
+	/* The schedule splits off (or peels) what whole tiles leave. */
+	r->ragged = KNOB_BIT(KNOB_TILE_M) | KNOB_BIT(KNOB_TILE_N) |
+	    KNOB_BIT(KNOB_TILE_K) | KNOB_BIT(KNOB_VECTOR_M) |
+	    KNOB_BIT(KNOB_VECTOR_N) | KNOB_BIT(KNOB_VECTOR_K);
 }
 
 static void
@@ -496,7 +501,7 @@ mlircpu_prepare(struct backend *be, const struct config *cfg,
 	    sizeof name);
 	fault = fault_for(name);
 	mlircpu_complete(&be->op, cfg, &c);
-	if (c.v[KNOB_PACK_B] == 0 && !nopack_ok(&be->op)) {
+	if (c.v[KNOB_PACK_B] == 0 && !mlircpu_nopack_ok(&be->op)) {
 		/* Refused before compiling (the default space never offers it). */
 		res->status = TRIAL_COMPILE_FAILED;
 		res->error = xstrdup("pack_b = 0 needs B stored K x N and one "
@@ -637,8 +642,8 @@ mlircpu_export_plugin(const struct op_desc *const *ops,
 static char *
 mlircpu_export_cflags(void)
 {
-	return xasprintf("-mprefer-vector-width=%d",
-	    mlircpu_isa()->vec_bytes * 8);
+	return xasprintf("-mprefer-vector-width=%d %s",
+	    mlircpu_isa()->vec_bytes * 8, MLIRCPU_RTLIB);
 }
 
 const struct backend_ops mlircpu_backend = {

@@ -19,6 +19,8 @@ extern const char mlircpu_tpl_tile_parallel_mlir[];
 extern const char mlircpu_tpl_pack_transpose_mlir[];
 extern const char mlircpu_tpl_pack_keep_mlir[];
 extern const char mlircpu_tpl_peel_m_mlir[];
+extern const char mlircpu_tpl_split_mlir[];
+extern const char mlircpu_tpl_tile_reg_mlir[];
 extern const char mlircpu_tpl_pack_none_mlir[];
 extern const char mlircpu_tpl_cast_away_mlir[];
 extern const char mlircpu_tpl_dot_tile_mlir[];
@@ -45,6 +47,14 @@ void	 mlircpu_isa_detect(struct mlircpu_isa *);
 const struct mlircpu_isa *mlircpu_isa(void);
 /* Accumulator lanes of one vector register of this CPU for op (mlircpu.c). */
 int64_t	 mlircpu_lanes(const struct op_desc *);
+/*
+ * The register budget (mlircpu.c): the accumulator tile plus one B row and
+ * one broadcast A value must fit the vector registers of this CPU (16 with
+ * AVX2, 32 with AVX-512), and vector_n fills whole registers (or is the
+ * whole, narrow, N dimension). The space's vector_ok rule.
+ */
+int	 mlircpu_vector_ok(const struct op_desc *, int64_t vm, int64_t vn,
+	    int64_t vk);
 /* "avx512: 64-byte vectors, 32 registers, fma, f16c, avx512_vnni, …". */
 void	 mlircpu_isa_describe(const struct mlircpu_isa *, char *buf, size_t len);
 
@@ -54,17 +64,26 @@ void	 mlircpu_isa_describe(const struct mlircpu_isa *, char *buf, size_t len);
  * measured with another version are never reused for this one. Bump it
  * whenever the generated code of a dispatch changes.
  */
-#define MLIRCPU_SCHEDULE_VERSION	8
-#define MLIRCPU_SCHEDULE_TAG		"mlir-cpu schedule v8"
+#define MLIRCPU_SCHEDULE_VERSION	9
+#define MLIRCPU_SCHEDULE_TAG		"mlir-cpu schedule v9"
 /*
  * The oldest version whose code for a 1-thread config of an op with neither
  * bf16 nor i8 inputs is this version's: v5 changed only how threads share
  * the work (one chunk of M, N or the batch per thread instead of one forall
  * iteration per cache tile), v6 only the code of bf16 and i8 ops (the dot
  * kernels), v7 only that of i8 ops again (the VNNI dot kernel), v8 only
- * how threads split the dot kernels' work (N before M).
+ * how threads split the dot kernels' work (N before M), v9 only configs
+ * that were not valid before (remainders: tiles that do not divide) and
+ * how threads split an op whose cache tiles they cannot share evenly.
  */
 #define MLIRCPU_SCHEDULE_SERIAL_SINCE	"mlir-cpu schedule v4"
+
+/*
+ * The kernels link compiler-rt's builtins (statically, hidden): code that
+ * converts to bf16 one element at a time (a remainder) calls __truncsfbf2,
+ * which libgcc lacks.
+ */
+#define MLIRCPU_RTLIB	"--rtlib=compiler-rt"
 
 /* AUTOSCHED_TEST_FAULT kinds. */
 enum mlircpu_fault {
@@ -98,7 +117,20 @@ struct backend {
 	char			 slurm_pin[64];
 };
 
-/* The config with every knob filled (defaults) and tiles clamped to the op. */
+/*
+ * Skinny ops (M at most this) are bound by reading B: their default config
+ * reads B in place, in K tiles of MLIRCPU_SKINNY_TILE_K rows across N.
+ */
+#define MLIRCPU_SKINNY_M	4
+#define MLIRCPU_SKINNY_TILE_K	8
+
+/*
+ * Can B be read in place (pack_b 0)? Only stored K x N (rows contiguous
+ * along N) and with no conversion in the op's body: a transposed B is a
+ * gather per register-tile row, and with f16/bf16/i8 inputs MLIR 22's
+ * lowering of the unpacked tile ran out of memory (20+ GiB) in mlir-opt.
+ */
+int	 mlircpu_nopack_ok(const struct op_desc *);
 /* The micro-kernel a config of an op uses (codegen.c). */
 enum mlircpu_kernel {
 	KERNEL_FMA = 0,		/* outer products: broadcast A x B row, FMA */
@@ -108,6 +140,7 @@ enum mlircpu_kernel {
 };
 enum mlircpu_kernel mlircpu_kernel(const struct op_desc *,
 	    const struct config *);
+/* The config with every knob filled (defaults) and tiles clamped to the op. */
 void	 mlircpu_complete(const struct op_desc *, const struct config *,
 	    struct config *out);
 

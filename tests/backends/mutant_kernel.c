@@ -7,7 +7,8 @@
  * -DLT= -DRT= -DAT= (0 f32, 1 f64, 2 f16, 3 bf16, 4 i8, 5 u8, 6 i32).
  * AUTOSCHED_MUTANT picks a wrong variant: nothing, ktile (skips the middle
  * K tile of 8), rows (skips rows 4..7), cols (skips columns 8..15), batch
- * (skips batch 1), or sleep (right, but sleeps on calls 3 to 5, so that the
+ * (skips batch 1), the remainders a schedule splits off: rowtail (skips the
+ * last row), coltail (the last column), ktail (the last K step); or sleep (right, but sleeps on calls 3 to 5, so that the
  * process is switched out during timed repetitions).
  */
 #include <stddef.h>
@@ -118,7 +119,7 @@ dispatch(const void *lhs, const void *rhs, void *acc)
 	static int calls;
 	const char *mut = getenv("AUTOSCHED_MUTANT");
 	long b, i, j, k, skip_k = K >= 16 ? (K / 8 / 2) : -1;
-	int mk, mr, mc, mb;
+	int mk, mr, mc, mb, mrt, mct, mkt;
 	double c;
 
 	if (mut == NULL)
@@ -127,6 +128,9 @@ dispatch(const void *lhs, const void *rhs, void *acc)
 	mr = strcmp(mut, "rows") == 0;
 	mc = strcmp(mut, "cols") == 0;
 	mb = strcmp(mut, "batch") == 0;
+	mrt = strcmp(mut, "rowtail") == 0;
+	mct = strcmp(mut, "coltail") == 0;
+	mkt = strcmp(mut, "ktail") == 0;
 	calls++;
 	if (strcmp(mut, "nothing") == 0)
 		return;
@@ -139,10 +143,10 @@ dispatch(const void *lhs, const void *rhs, void *acc)
 		if (mb && b == 1)
 			continue;
 		for (i = 0; i < M; i++) {
-			if (mr && i / 4 == 1)
+			if ((mr && i / 4 == 1) || (mrt && i == M - 1))
 				continue;
 			for (j = 0; j < N; j++) {
-				if (mc && j / 8 == 1)
+				if ((mc && j / 8 == 1) || (mct && j == N - 1))
 					continue;
 				c = get(AT, acc, (size_t)(b * M * N + i * N + j));
 				for (k = 0; k < K; k++) {
@@ -151,7 +155,8 @@ dispatch(const void *lhs, const void *rhs, void *acc)
 					size_t ib = TB ? (size_t)(j * K + k) :
 					    (size_t)(k * N + j);
 
-					if (mk && k / 8 == skip_k)
+					if ((mk && k / 8 == skip_k) ||
+					    (mkt && k == K - 1))
 						continue;
 					c = round_to(AT, c +
 					    get(LT, lhs, (size_t)(b * M * K) + ia) *

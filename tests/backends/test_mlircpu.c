@@ -2,7 +2,8 @@
  * Tests of the mlir-cpu backend on small real matmuls: compile, run, verify
  * (several layouts and types), the test-only fault switch for every failure
  * kind, the reference routines, the artifact cache and the ISA detection.
- * Run as: test_mlircpu eval|types|reference|faults|cache|isa|split|dot.
+ * Run as: test_mlircpu eval|types|reference|faults|cache|isa|split|dot|
+ * space|ragged.
  */
 #include <ftw.h>
 #include <stdio.h>
@@ -307,7 +308,11 @@ test_eval(void)
 		CHECK(rules.ncand[KNOB_VECTOR_M] > 1 && rules.ncand[KNOB_VECTOR_N] > 1);
 		CHECK(rules.ncand[KNOB_TILE_M] >= 1 && rules.ncand[KNOB_TILE_K] >= 1);
 		CHECK(rules.defaults.v[KNOB_THREADS] == 1);
-		CHECK(rules.ragged == KNOB_BIT(KNOB_VECTOR_M));
+		/* Remainders are split off: no tile need divide. */
+		CHECK(rules.ragged == (KNOB_BIT(KNOB_TILE_M) |
+		    KNOB_BIT(KNOB_TILE_N) | KNOB_BIT(KNOB_TILE_K) |
+		    KNOB_BIT(KNOB_VECTOR_M) | KNOB_BIT(KNOB_VECTOR_N) |
+		    KNOB_BIT(KNOB_VECTOR_K)));
 		CHECK(op.n % rules.defaults.v[KNOB_TILE_N] == 0);
 	}
 	op.kind = "conv_2d";
@@ -394,7 +399,8 @@ split_is(const struct op_desc *op, const struct config *c, const char *want)
  * threads, for every element type the backend accepts: prime M, N and K, K
  * below the K tile a default would pick, M below the register tile; with 2
  * threads one chunk of the batch, of M or of N per thread, or (nothing
- * splits evenly) one forall iteration per cache tile. Every run verifies.
+ * splits evenly into cache tiles) chunks of register tiles and the rest
+ * after them. Every run verifies.
  */
 static void
 test_split(void)
@@ -427,7 +433,14 @@ test_split(void)
 	CHECK(split_is(&op, &c, "[0, 29]"));		/* N: 2 tiles of 29 */
 	op_init(&op, "matmul", 1, 37, 29, 13, ELEM_F32, ELEM_F32, 0, 0);
 	cfg_set(&c, 37, 29, 13, 6, 29, 1, 2);
-	CHECK(split_is(&op, &c, "[37, 29]"));		/* neither: per tile */
+	/* Neither: chunks of 3 register tiles of M, the last row after. */
+	CHECK(split_is(&op, &c, "[18, 0]"));
+	{
+		char *sc = mlircpu_schedule_op(&op, &c, "t");
+
+		CHECK(strstr(sc, "split %mm after 36 {dimension = 0}") != NULL);
+		free(sc);
+	}
 	op_init(&op, "batch_matmul", 2, 37, 29, 13, ELEM_F32, ELEM_F32, 0, 0);
 	CHECK(split_is(&op, &c, "[1, 0, 0]"));		/* the batch */
 	op_init(&op, "batch_matmul", 3, 74, 29, 13, ELEM_F32, ELEM_F32, 0, 0);
@@ -513,6 +526,192 @@ test_split(void)
 			cfg_set(&c, 37, vn, 7, 6, vn, 1, thr);
 			run_generic(&p, &op, &c, TRIAL_OK);
 		}
+	}
+}
+
+/* The element types the backend accepts, signedness included. */
+static const struct {
+	enum elem_type in, acc;
+	int lhs_unsigned, rhs_unsigned;
+} all_types[] = {
+	{ ELEM_F32, ELEM_F32, 0, 0 }, { ELEM_F64, ELEM_F64, 0, 0 },
+	{ ELEM_F16, ELEM_F32, 0, 0 }, { ELEM_F16, ELEM_F16, 0, 0 },
+	{ ELEM_BF16, ELEM_F32, 0, 0 }, { ELEM_BF16, ELEM_BF16, 0, 0 },
+	{ ELEM_I8, ELEM_I32, 0, 0 }, { ELEM_I8, ELEM_I32, 1, 0 },
+	{ ELEM_I8, ELEM_I32, 0, 1 }, { ELEM_I8, ELEM_I32, 1, 1 },
+};
+#define NTYPES	(sizeof all_types / sizeof all_types[0])
+
+/*
+ * The default space of the mlir-cpu backend is never empty: for random
+ * static shapes 1…300 (primes among them, and 1), every element type,
+ * batch or not, transposed or not, with 1 or 2 threads listed, the space
+ * has configs, the default config is one of them, and its count is exact:
+ * the cross product of its knobs' value lists, filtered by the one
+ * validator of stored configs (space_config_check) and the register rule,
+ * counted by brute force, and every index maps to a point and back.
+ */
+static void
+test_space(void)
+{
+	static const int64_t primes[] = { 1, 2, 3, 5, 7, 13, 37, 97, 151, 211,
+	    293 };
+	const struct backend_ops *ops = backend_find("mlir-cpu");
+	int64_t thr[] = { 1, 2 };
+	struct knob_values lists[] = { { KNOB_THREADS, thr, 2 } };
+	uint64_t seed = 12345;
+	int round, bad = 0;
+
+	for (round = 0; round < 400; round++) {
+		struct op_desc op;
+		struct space_rules rules;
+		struct space *sp = NULL;
+		struct config def, cf;
+		char *err = NULL;
+		int64_t dims[4];
+		size_t t = (size_t)round % NTYPES, n[KNOB_COUNT], idx[KNOB_COUNT];
+		const int64_t *vals[KNOB_COUNT];
+		uint64_t brute = 0, count, i;
+		int d, k, done;
+
+		for (d = 0; d < 4; d++) {
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			/* One dimension in three a prime (or 1). */
+			dims[d] = (seed >> 33) % 3 == 0 ?
+			    primes[(seed >> 40) % (sizeof primes / sizeof primes[0])] :
+			    1 + (int64_t)((seed >> 20) % 300);
+		}
+		op_init(&op, round % 4 == 3 ? "batch_matmul" : "matmul",
+		    round % 4 == 3 ? 1 + dims[3] % 7 : 1, dims[0], dims[1],
+		    dims[2], all_types[t].in, all_types[t].acc, round % 5 == 1,
+		    round % 3 == 2);
+		op.lhs_unsigned = all_types[t].lhs_unsigned;
+		op.rhs_unsigned = all_types[t].rhs_unsigned;
+		ops->rules(&op, &rules);
+		if (space_new(&op, lists, 1, &rules, &sp, &err) != 0) {
+			fprintf(stderr, "space %lldx%lldx%lld: %s\n",
+			    (long long)op.m, (long long)op.n, (long long)op.k, err);
+			free(err);
+			bad++;
+			continue;
+		}
+		count = space_count(sp);
+		ops->baseline(&op, &def);
+		if (count == 0 || space_index(sp, &def) < 0) {
+			char name[160];
+
+			space_config_name(&def, 0x7ff, name, sizeof name);
+			fprintf(stderr, "%s %lldx%lldx%lldx%lld: %llu configs, "
+			    "default %s %s\n", analysis_elem_name(op.lhs),
+			    (long long)op.batch, (long long)op.m, (long long)op.n,
+			    (long long)op.k, (unsigned long long)count, name,
+			    count ? "not among them" : "");
+			bad++;
+		}
+		/* Brute force over the lists' cross product. */
+		for (k = 0; k < KNOB_COUNT; k++) {
+			vals[k] = space_knob_list(sp, (enum knob)k, &n[k]);
+			idx[k] = 0;
+		}
+		for (done = 0; !done; ) {
+			memset(&cf, 0, sizeof cf);
+			for (k = 0; k < KNOB_COUNT; k++)
+				cf.v[k] = vals[k][idx[k]];
+			if (space_config_check(&op, &rules, &cf, NULL) == 0 &&
+			    rules.vector_ok(&op, cf.v[KNOB_VECTOR_M],
+			    cf.v[KNOB_VECTOR_N], cf.v[KNOB_VECTOR_K]) &&
+			    !(cf.v[KNOB_TILE_M] > op.m && cf.v[KNOB_TILE_M] !=
+			    vals[KNOB_TILE_M][0]) &&
+			    !(cf.v[KNOB_TILE_N] > op.n && cf.v[KNOB_TILE_N] !=
+			    vals[KNOB_TILE_N][0]) &&
+			    !(cf.v[KNOB_TILE_K] > op.k && cf.v[KNOB_TILE_K] !=
+			    vals[KNOB_TILE_K][0])) {
+				brute++;
+				if (space_index(sp, &cf) < 0)
+					bad++;
+			}
+			for (k = 0; k < KNOB_COUNT; k++) {
+				if (++idx[k] < n[k])
+					break;
+				idx[k] = 0;
+			}
+			done = k == KNOB_COUNT;
+		}
+		if (brute != count) {
+			fprintf(stderr, "%lldx%lldx%lld: %llu configs, brute "
+			    "force %llu\n", (long long)op.m, (long long)op.n,
+			    (long long)op.k, (unsigned long long)count,
+			    (unsigned long long)brute);
+			bad++;
+		}
+		for (i = 0; i < count; i += 1 + count / 50) {
+			space_get(sp, i, &cf);
+			if (space_index(sp, &cf) != (int64_t)i)
+				bad++;
+		}
+		space_free(sp);
+	}
+	CHECK(bad == 0);
+}
+
+/*
+ * Remainders at every level, compiled, run and verified exactly for every
+ * element type at 1 and 2 threads: M = 1 (decode), N = 2, K = 1, K below
+ * its tile, primes, cache tiles that do not divide M, N or K, N and K
+ * register tiles that do not divide their cache tile, a batch, transposed
+ * operands, B read in place.
+ */
+static void
+test_ragged(void)
+{
+	static const struct {
+		const char *kind;
+		int64_t b, m, n, k;
+		int ta, tb, pack;
+		int tm, tn, tk, vm, vn, vk;
+	} shapes[] = {
+		/* decode: M = 1, cache tiles split N (37 = 32 + 5), K (29) */
+		{ "matmul", 1, 1, 37, 29, 0, 0, 1, 1, 16, 8, 1, 16, 1 },
+		/* M below its tile, N = 2, K = 1 */
+		{ "matmul", 1, 13, 2, 1, 0, 1, 1, 8, 2, 1, 6, 2, 1 },
+		/* primes, everything split, register tiles N 12 = 8 + 4 and
+		 * K 10 = 9 + 1 inside the cache tiles */
+		{ "matmul", 1, 23, 19, 17, 1, 0, 1, 16, 12, 10, 5, 8, 3 },
+		/* a batch, K (300) past its tile with a rest of 44 */
+		{ "batch_matmul", 3, 5, 7, 300, 0, 0, 1, 5, 7, 64, 4, 7, 1 },
+		/* K (3) below its tile, N 17 = 16 + 1 */
+		{ "matmul", 1, 9, 17, 3, 0, 1, 1, 9, 64, 64, 4, 16, 1 },
+		/* B read in place (same-type ops only), M = 1, N split */
+		{ "matmul", 1, 1, 67, 33, 0, 0, 0, 1, 32, 8, 1, 16, 1 },
+	};
+	struct backend_params p;
+	struct op_desc op;
+	struct config c;
+	struct trial_result r;
+	size_t t, s;
+	char *d;
+	int thr;
+
+	memset(&r, 0, sizeof r);
+	params_init(&p);
+	for (t = 0; t < NTYPES; t++)
+	for (s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+	for (thr = 1; thr <= 2; thr++) {
+		op_init(&op, shapes[s].kind, shapes[s].b, shapes[s].m,
+		    shapes[s].n, shapes[s].k, all_types[t].in,
+		    all_types[t].acc, shapes[s].ta, shapes[s].tb);
+		op.lhs_unsigned = all_types[t].lhs_unsigned;
+		op.rhs_unsigned = all_types[t].rhs_unsigned;
+		if (!shapes[s].pack && !mlircpu_nopack_ok(&op))
+			continue;
+		op.name = "ragged";
+		cfg_set(&c, shapes[s].tm, shapes[s].tn, shapes[s].tk,
+		    shapes[s].vm, shapes[s].vn, shapes[s].vk, thr);
+		c.v[KNOB_PACK_B] = shapes[s].pack;
+		d = generic_dispatch(&op);
+		run_one(&p, &op, d, &c, TRIAL_OK, &r);
+		backend_result_clear(&r);
+		free(d);
 	}
 }
 
@@ -941,9 +1140,13 @@ main(int argc, char **argv)
 		test_split();
 	else if (strcmp(what, "dot") == 0)
 		test_dot();
+	else if (strcmp(what, "space") == 0)
+		test_space();
+	else if (strcmp(what, "ragged") == 0)
+		test_ragged();
 	else {
 		fprintf(stderr, "usage: test_mlircpu "
-		    "eval|types|reference|faults|cache|isa|split|dot\n");
+		    "eval|types|reference|faults|cache|isa|split|dot|space|ragged\n");
 		return 2;
 	}
 	nftw(work_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Verification cannot be fooled: hand-written kernels with the mlir-cpu ABI
 # (mutant_kernel.c), one right and several wrong (doing nothing, skipping a
-# K tile, a row block, a column block, a batch), for every element-type
+# K tile, a row block, a column block, a batch; on odd shapes the last row,
+# column or K step, as a kernel that lost its remainder would), for every element-type
 # combination the backend accepts, at short and long K, plain and with both
 # operands transposed, compiled here and run through the real
 # autosched-measure: the right one must verify, every mutant be "wrong".
@@ -56,6 +57,41 @@ for types in f32,f32,f32 f64,f64,f64 f16,f16,f16 f16,f16,f32 bf16,bf16,bf16 \
 			else
 				fail=$((fail + 1))
 				echo "FAIL: $types K=$K trans=$TA,$TB $mutant: got status=$st verified=$ver, want $want ($out)" >&2
+			fi
+		done
+	done
+done
+
+# The remainders a schedule splits off (README "Remainders"): a kernel that
+# skips the last row, the last column or the last K step of an odd shape
+# (primes; M = 1 as in decode; K = 1) is "wrong", for every element type.
+for types in f32,f32,f32 f64,f64,f64 f16,f16,f16 f16,f16,f32 bf16,bf16,bf16 \
+    bf16,bf16,f32 i8,i8,i32 u8,u8,i32 u8,i8,i32 i8,u8,i32; do
+	IFS=, read -r lt rt at <<< "$types"
+	for shape in "1 13 17 29" "1 1 37 41" "3 5 7 1"; do
+		read -r b m n k <<< "$shape"
+		so=$T/r_${lt}_${rt}_${at}_${b}x${m}x${n}x${k}.so
+		if ! "$CC" -O2 -shared -fPIC -o "$so" "$SRC/tests/backends/mutant_kernel.c" \
+		    -DB="$b" -DM="$m" -DN="$n" -DK="$k" -DTA=0 -DTB=0 \
+		    -DLT="$(code "$lt")" -DRT="$(code "$rt")" -DAT="$(code "$at")"; then
+			fail=$((fail + 1))
+			echo "FAIL: cannot compile the kernel for $types ${b}x${m}x${n}x${k}" >&2
+			continue
+		fi
+		for mutant in right rowtail coltail ktail; do
+			# M = 1: the last row is the only one (rowtail = nothing).
+			out=$(AUTOSCHED_MUTANT=$mutant "$MEASURE" --kernel "$so" \
+			    --shape "${b}x${m}x${n}x${k}" --types "$types" \
+			    --trans 0,0 --warmup 0 --min-time 0 --reps 1,1 \
+			    --verify 1 2>&1 | tail -1)
+			st=$(field "$out" status)
+			want=wrong
+			[ $mutant = right ] && want=ok
+			if [ "$st" = "$want" ]; then
+				pass=$((pass + 1))
+			else
+				fail=$((fail + 1))
+				echo "FAIL: $types ${b}x${m}x${n}x${k} $mutant: got status=$st, want $want ($out)" >&2
 			fi
 		done
 	done

@@ -26,6 +26,8 @@ tile_n = [16,48]
 tile_k = [8,32]
 threads = [1,2]
 pack_b = [1]
+vector_m = [4]
+vector_n = [16]
 [SearchStrategy]
 tuner = random
 n_trial = 6

@@ -172,7 +172,8 @@ check "epsilon = 2: run exit 2" eq "$?" 2
 timeout 60 "$AS" submit "$T/eps/a.cfg" --db "$T/eps/s.db" > /dev/null 2>&1
 check "epsilon = 2: submit exit 2" eq "$?" 2
 mkcfg "$T/empty" < /dev/null
-sed -i 's/^tile_m = .*/tile_m = [7]/' "$T/empty/a.cfg"
+# No register tile fits its cache tile: an empty space.
+sed -i 's/^tile_m = .*/tile_m = [2]\nvector_m = [4]/' "$T/empty/a.cfg"
 timeout 60 "$AS" submit "$T/empty/a.cfg" --db "$T/empty/s.db" > /dev/null 2>&1
 check "empty space: submit exit 2" eq "$?" 2
 check "nothing queued by refused submits" test ! -e "$T/eps/s.db" -a ! -e "$T/empty/s.db"

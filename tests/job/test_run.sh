@@ -154,6 +154,10 @@ fault_case() {	# KIND STATUS
 tile_m = [16,32,64]
 tile_n = [48]
 tile_k = [32]
+vector_m = [4]
+vector_n = [16]
+threads = [1]
+pack_b = [1]
 [SearchStrategy]
 n_trial = 3
 [Measure]
@@ -225,9 +229,11 @@ for f in "$SRC"/tests/analysis/fixtures/bad_*.mlir; do
 	check "bad MLIR $name: file:line:col" bash -c "grep -Eq '$name.mlir:[0-9]+:[0-9]+' <<< \"\$1\"" _ "$out"
 	check "bad MLIR $name: nothing written" test ! -e "$T/$name/s.db"
 done
+# A register tile wider than every cache tile listed: no config.
 mkcfg "$T/nospace" small_f32.mlir <<'C'
 [SearchSpace]
-tile_m = [7]
+tile_m = [2]
+vector_m = [4]
 C
 "$AS" run "$T/nospace/a.cfg" --db "$T/nospace/s.db" > "$T/nospace/out.txt" 2>&1
 check "empty space: exit 2" eq "$?" 2

@@ -19,7 +19,8 @@ vec_budget(const struct op_desc *op, int64_t vm, int64_t vn, int64_t vk)
 
 /*
  * The constraints, written naively, for the brute force. A ragged register
- * tile need only fit in the cache tile.
+ * tile need only fit in the cache tile; a ragged cache tile (ragged & 2)
+ * need not divide the dimension.
  */
 static int
 naive_dim_ok(int64_t D, const int64_t *tiles, size_t nt, int64_t t, int64_t v,
@@ -28,9 +29,9 @@ naive_dim_ok(int64_t D, const int64_t *tiles, size_t nt, int64_t t, int64_t v,
 	int64_t eff = t < D ? t : D, smallest_ge = -1;
 	size_t i;
 
-	if (D % eff != 0)
+	if (!(ragged & 2) && D % eff != 0)
 		return 0;
-	if (ragged ? v > eff : eff % v != 0)
+	if ((ragged & 1) ? v > eff : eff % v != 0)
 		return 0;
 	for (i = 0; i < nt; i++) {
 		if (tiles[i] >= D && (smallest_ge < 0 || tiles[i] < smallest_ge))
@@ -41,8 +42,16 @@ naive_dim_ok(int64_t D, const int64_t *tiles, size_t nt, int64_t t, int64_t v,
 	return 1;
 }
 
+/* naive_dim_ok's ragged of dim d (0 M, 1 N, 2 K) from a rules mask. */
+static int
+dim_ragged(uint32_t ragged, int d)
+{
+	return ((ragged & KNOB_BIT(KNOB_VECTOR_M + d)) != 0) |
+	    ((ragged & KNOB_BIT(KNOB_TILE_M + d)) != 0) << 1;
+}
+
 /*
- * ragged: the rules' KNOB_BIT(KNOB_VECTOR_*) mask. defaults: every list but
+ * ragged: the rules' KNOB_BIT(KNOB_VECTOR_*, KNOB_TILE_*) mask. defaults: every list but
  * tile_m's comes from the backend's default candidates, not the cfg (same
  * space expected).
  */
@@ -84,11 +93,11 @@ test_bruteforce(int64_t M, int64_t N, int64_t K, uint32_t ragged, int defaults)
 	for (d = 0; d < 5; d++) for (e = 0; e < 3; e++) for (f = 0; f < 2; f++)
 	for (g = 0; g < 2; g++) {
 		if (naive_dim_ok(M, tm, 7, tm[a], vm[d],
-		    (ragged & KNOB_BIT(KNOB_VECTOR_M)) != 0) &&
+		    dim_ragged(ragged, 0)) &&
 		    naive_dim_ok(N, tn, 5, tn[b], vn[e],
-		    (ragged & KNOB_BIT(KNOB_VECTOR_N)) != 0) &&
+		    dim_ragged(ragged, 1)) &&
 		    naive_dim_ok(K, tk, 5, tk[c], vk[f],
-		    (ragged & KNOB_BIT(KNOB_VECTOR_K)) != 0) &&
+		    dim_ragged(ragged, 2)) &&
 		    vec_budget(&op, vm[d], vn[e], vk[f]))
 			brute++;
 	}
@@ -106,11 +115,11 @@ test_bruteforce(int64_t M, int64_t N, int64_t K, uint32_t ragged, int defaults)
 			ok = 0;
 		seen[i] = 1;
 		if (!naive_dim_ok(M, tm, 7, cf.v[KNOB_TILE_M], cf.v[KNOB_VECTOR_M],
-		    (ragged & KNOB_BIT(KNOB_VECTOR_M)) != 0) ||
+		    dim_ragged(ragged, 0)) ||
 		    !naive_dim_ok(N, tn, 5, cf.v[KNOB_TILE_N], cf.v[KNOB_VECTOR_N],
-		    (ragged & KNOB_BIT(KNOB_VECTOR_N)) != 0) ||
+		    dim_ragged(ragged, 1)) ||
 		    !naive_dim_ok(K, tk, 5, cf.v[KNOB_TILE_K], cf.v[KNOB_VECTOR_K],
-		    (ragged & KNOB_BIT(KNOB_VECTOR_K)) != 0) ||
+		    dim_ragged(ragged, 2)) ||
 		    !vec_budget(&op, cf.v[KNOB_VECTOR_M], cf.v[KNOB_VECTOR_N],
 		    cf.v[KNOB_VECTOR_K]))
 			ok = 0;
@@ -338,6 +347,12 @@ main(void)
 		test_bruteforce(100, 48, 64, KNOB_BIT(KNOB_VECTOR_M) |
 		    KNOB_BIT(KNOB_VECTOR_N) | KNOB_BIT(KNOB_VECTOR_K), d);
 		test_bruteforce(24, 16, 1, KNOB_BIT(KNOB_VECTOR_K), d);
+		/* Cache tiles that need not divide (mlir-cpu splits the rest). */
+		test_bruteforce(256, 512, 200, 0x3f, d);
+		test_bruteforce(97, 41, 7, 0x3f, d);
+		test_bruteforce(1, 2, 1, 0x3f, d);
+		test_bruteforce(100, 48, 64, KNOB_BIT(KNOB_TILE_N) |
+		    KNOB_BIT(KNOB_VECTOR_M), d);
 	}
 	test_pinned();
 	test_huge();

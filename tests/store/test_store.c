@@ -592,11 +592,11 @@ test_best(struct store *s)
 	 * refused on read, the message naming the op, config and knob, escaped.
 	 */
 	oc = store_op(s, &c, &err);
-	cfg.v[KNOB_VECTOR_N] = 48;		/* does not divide 64 */
+	cfg.v[KNOB_VECTOR_N] = 80;		/* wider than its tile, 64 */
 	ADD(j1, oc, "tune", "bad\x1b[2Jname", TRIAL_OK, 1000);
 	CHECK(store_best(s, "best_c", 0, &rows, &n, &err) == -1 && n == 0);
 	CHECK(err != NULL && strstr(err, "op best_c: config "
-	    "bad\\x1b[2Jname: vector_n 48: does not divide the N tile 64") !=
+	    "bad\\x1b[2Jname: vector_n 80: does not fit in the N tile 64") !=
 	    NULL);
 	CHECK(rows == NULL);
 	free(err);
