@@ -65,6 +65,19 @@ analysis_elem_is_float(enum elem_type t)
 	return elem_table[elem_valid(t) ? t : ELEM_UNKNOWN].is_float;
 }
 
+int
+analysis_op_same(const struct op_desc *a, const struct op_desc *b)
+{
+	return a->tunable && b->tunable && a->kind != NULL &&
+	    b->kind != NULL && strcmp(a->kind, b->kind) == 0 &&
+	    a->batch == b->batch && a->m == b->m && a->n == b->n &&
+	    a->k == b->k && a->lhs == b->lhs && a->rhs == b->rhs &&
+	    a->acc == b->acc && a->lhs_unsigned == b->lhs_unsigned &&
+	    a->rhs_unsigned == b->rhs_unsigned &&
+	    a->transpose_a == b->transpose_a &&
+	    a->transpose_b == b->transpose_b;
+}
+
 /* A bounded string the MLIR print callbacks append to. */
 struct text {
 	char	buf[ANALYSIS_MAX_TEXT];

@@ -59,6 +59,13 @@ struct op_desc {
 	const char	*reason;	/* why not tunable; NULL when tunable */
 };
 
+/*
+ * 1 if a and b are the same op as far as tuning goes (both tunable, same
+ * kind, sizes, element types, signedness and layout): a program that uses
+ * one op several times is tuned once for all its occurrences.
+ */
+int	 analysis_op_same(const struct op_desc *a, const struct op_desc *b);
+
 struct analysis;
 
 /*

@@ -42,7 +42,8 @@ static const char *const env_keys[] = {
 	"slurm_max_steps", "slurm_srun_args", "slurm_step_timeout", NULL
 };
 static const char *const strategy_keys[] = {
-	"tuner", "n_trial", "time_limit", "early_stopping", "seed", NULL
+	"tuner", "n_trial", "time_limit", "early_stopping", "seed",
+	"trial_budget", "time_budget", NULL
 };
 static const char *const measure_keys[] = {
 	"min_time", "warmup", "min_reps", "max_reps", "timeout",
@@ -804,6 +805,15 @@ cfg_strategy(struct cfg_reader *r, const char *key, const char *value)
 		if (cfg_value_int(value, 1, CFG_TRIAL_MAX, &v, why, sizeof why) != 0)
 			goto bad;
 		cfg->n_trial = v;
+		cfg->n_trial_set = 1;
+	} else if (strcmp(key, "trial_budget") == 0) {
+		if (cfg_value_int(value, 0, CFG_TRIAL_MAX, &v, why, sizeof why) != 0)
+			goto bad;
+		cfg->trial_budget = v;
+	} else if (strcmp(key, "time_budget") == 0) {
+		if (cfg_value_seconds(value, 0, 1e9, &cfg->time_budget, why,
+		    sizeof why) != 0)
+			goto bad;
 	} else if (strcmp(key, "time_limit") == 0) {
 		if (cfg_value_seconds(value, 0, 1e9, &cfg->time_limit, why,
 		    sizeof why) != 0)

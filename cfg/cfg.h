@@ -100,7 +100,15 @@ struct cfg {
 
 	/* [SearchStrategy] */
 	char		*tuner;		/* canonical short name: "grid" | "random" | "xgboost" */
-	int64_t		 n_trial;	/* default 16 */
+	int64_t		 n_trial;	/* tune trials per distinct op, default 16 */
+	int		 n_trial_set;	/* n_trial was given (a cap under a budget) */
+	/*
+	 * The model's budget, spread over its distinct ops by the scheduler:
+	 * tune trials in all (0 = n_trial each) and wall seconds for the
+	 * whole job, confirm and final rounds included (0 = none).
+	 */
+	int64_t		 trial_budget;
+	double		 time_budget;
 	double		 time_limit;	/* seconds, 0 = none */
 	int64_t		 early_stop;	/* stop after this many trials without improvement, 0 = never */
 	uint64_t	 seed;		/* default 42 */

@@ -204,7 +204,8 @@ analyze_usage(FILE *f)
 	fprintf(f,
 	    "usage: autosched analyze FILE.mlir [--json] [--emit-dispatch N]\n"
 	    "List the matmul-like ops of an MLIR file (parsed by MLIR itself).\n"
-	    "  --json             one JSON object {\"file\", \"ops\": [...]}\n"
+	    "  --json             one JSON object {\"file\", \"ops\": [...],\n"
+	    "                     \"distinct\": [{name, count, locations}...]}\n"
 	    "  --emit-dispatch N  print op N as a standalone dispatch function\n");
 }
 
@@ -234,6 +235,78 @@ analyze_op_json(const struct op_desc *op)
 	return o;
 }
 
+/*
+ * The program's distinct ops: first[i] is the index of the first op that
+ * is the same as op i (analysis_op_same; i itself when none before it),
+ * count[first] how many there are.
+ */
+static void
+analyze_distinct(const struct analysis *an, size_t *first, size_t *count)
+{
+	size_t n = analysis_count(an), i, j;
+
+	for (i = 0; i < n; i++) {
+		first[i] = i;
+		for (j = 0; j < i; j++) {
+			if (first[j] == j && analysis_op_same(analysis_op(an, j),
+			    analysis_op(an, i))) {
+				first[i] = j;
+				break;
+			}
+		}
+		count[first[i]]++;
+	}
+}
+
+/*
+ * The --json document: every op ("ops", as found) and the distinct ones
+ * ("distinct": name, count, the index and location of each occurrence).
+ */
+static void
+analyze_json(const struct analysis *an, const char *file, const size_t *first,
+    const size_t *count)
+{
+	json_t *root = json_object(), *arr = json_array(), *dis = json_array();
+	size_t n = analysis_count(an), i, j;
+	char *s;
+
+	json_object_set_new(root, "file", json_string(file));
+	for (i = 0; i < n; i++)
+		json_array_append_new(arr, analyze_op_json(analysis_op(an, i)));
+	json_object_set_new(root, "ops", arr);
+	for (i = 0; i < n; i++) {
+		const struct op_desc *op = analysis_op(an, i);
+		json_t *o, *locs = json_array(), *idx = json_array();
+
+		if (first[i] != i) {
+			json_decref(locs);
+			json_decref(idx);
+			continue;
+		}
+		for (j = i; j < n; j++) {
+			if (first[j] != i)
+				continue;
+			json_array_append_new(idx, json_integer((json_int_t)j));
+			json_array_append_new(locs,
+			    json_string(analysis_op(an, j)->loc));
+		}
+		o = json_object();
+		json_object_set_new(o, "name", json_string(op->name ?
+		    op->name : ""));
+		json_object_set_new(o, "kind", json_string(op->kind));
+		json_object_set_new(o, "tunable", json_boolean(op->tunable));
+		json_object_set_new(o, "count", json_integer((json_int_t)count[i]));
+		json_object_set_new(o, "indices", idx);
+		json_object_set_new(o, "locations", locs);
+		json_array_append_new(dis, o);
+	}
+	json_object_set_new(root, "distinct", dis);
+	s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	puts(s);
+	free(s);
+	json_decref(root);
+}
+
 int
 cli_analyze(int argc, char **argv)
 {
@@ -247,7 +320,7 @@ cli_analyze(int argc, char **argv)
 	char *err = NULL, *text = NULL, *end;
 	long emit = -1;
 	int json = 0, ch, rc = 2;
-	size_t i, n;
+	size_t i, n, *first = NULL, *count = NULL;
 
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -305,35 +378,41 @@ cli_analyze(int argc, char **argv)
 		rc = 0;
 		goto out;
 	}
-	if (json) {
-		json_t *root = json_object(), *arr = json_array();
-		char *s;
+	first = xcalloc(n ? n : 1, sizeof *first);
+	count = xcalloc(n ? n : 1, sizeof *count);
+	analyze_distinct(an, first, count);
+	if (json)
+		analyze_json(an, argv[optind], first, count);
+	else {
+		size_t nd = 0, nt = 0;
 
-		json_object_set_new(root, "file", json_string(argv[optind]));
-		for (i = 0; i < n; i++)
-			json_array_append_new(arr, analyze_op_json(analysis_op(an, i)));
-		json_object_set_new(root, "ops", arr);
-		s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		puts(s);
-		free(s);
-		json_decref(root);
-	} else {
-		printf("%-3s %-14s %-42s %-7s %-22s %s\n", "#", "kind", "name",
-		    "tunable", "function", "loc");
+		printf("%-4s %-14s %-42s %5s %-7s %-22s %s\n", "#", "kind",
+		    "name", "count", "tunable", "function", "loc");
 		for (i = 0; i < n; i++) {
 			const struct op_desc *op = analysis_op(an, i);
 
-			printf("%-3d %-14s %-42s %-7s %-22s %s\n", op->index,
-			    op->kind, op->name ? op->name : "-",
-			    op->tunable ? "yes" : "no", op->function, op->loc);
+			if (first[i] != i)
+				continue;
+			nd++;
+			nt += op->tunable ? count[i] : 0;
+			printf("%-4d %-14s %-42s %5zu %-7s %-22s %s%s\n",
+			    op->index, op->kind, op->name ? op->name : "-",
+			    count[i], op->tunable ? "yes" : "no", op->function,
+			    op->loc, count[i] > 1 ? " (first of them)" : "");
 			if (!op->tunable)
-				printf("    not tunable: %s\n", op->reason);
+				printf("     not tunable: %s\n", op->reason);
 		}
 		if (n == 0)
 			printf("(no matmul-like op found)\n");
+		else
+			printf("%zu op%s, %zu distinct; %zu tunable (tuned once "
+			    "per distinct op; --json lists every location)\n",
+			    n, n == 1 ? "" : "s", nd, nt);
 	}
 	rc = 0;
 out:
+	free(first);
+	free(count);
 	free(text);
 	free(err);
 	analysis_free(an);
@@ -478,7 +557,14 @@ cli_space(int argc, char **argv)
 			json_object_set_new(obj, "name", json_string(op->name));
 			json_object_set_new(obj, "count",
 			    json_integer((json_int_t)space_count(sp)));
-		} else
+			json_object_set_new(obj, "occurrences", json_integer(
+			    (json_int_t)job_op_uses(job, i, NULL)));
+		} else if (job_op_uses(job, i, NULL) > 1)
+			printf("%s x%zu (%s and %zu more): %llu valid configs\n",
+			    op->name, job_op_uses(job, i, NULL), op->loc,
+			    job_op_uses(job, i, NULL) - 1,
+			    (unsigned long long)space_count(sp));
+		else
 			printf("%s (%s): %llu valid configs\n", op->name, op->loc,
 			    (unsigned long long)space_count(sp));
 		cli_space_knobs(job, sp, obj);

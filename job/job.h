@@ -88,10 +88,16 @@ int	*job_default_cpus(const struct cfg *, int *ncpus);
  */
 int	 job_prepare(const struct cfg *, const struct job_opts *, struct job **,
 	    char **err) __attribute__((warn_unused_result));
-/* The ops a prepared job found, and the space of each (NULL when skipped, with why). */
+/*
+ * The distinct ops a prepared job found (program order of their first
+ * occurrence), and the space of each (NULL when skipped, with why).
+ * job_op_uses: how many times the program uses op i, and where (the
+ * analysis indices of its occurrences, borrowed).
+ */
 size_t	 job_nops(const struct job *);
 const struct op_desc *job_op(const struct job *, size_t i,
 	    const struct space **space, const char **skipped);
+size_t	 job_op_uses(const struct job *, size_t i, const size_t **idx);
 /* The knobs the job's backend understands (for config names). */
 uint32_t job_knobs(const struct job *);
 /*

@@ -1,17 +1,39 @@
 /*
- * Internals of the job folder: the per-op state the engine keeps and the
- * reporting it does (console blocks, progress line, CSV, JSON, summary).
+ * Internals of the job folder. The engine reads as its phases, a file each:
+ * prepare.c (the one validator: cfg + program -> distinct ops, spaces,
+ * limits), steps.c (one op's baseline, search rounds, confirm, final,
+ * noise), schedule.c (which distinct op gets the next round, from the
+ * model's budget and each op's weight and progress), report.c (console,
+ * CSV, JSON, summary) and job.c (the loop that ties them, leases, stop
+ * requests).
  */
 #ifndef AUTOSCHED_JOB_INT_H
 #define AUTOSCHED_JOB_INT_H
 
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "analysis/analysis.h"
 #include "backends/backend.h"
 #include "search/space.h"
+#include "tuners/tuner.h"
+#include "util/util.h"
 
-#define JOB_NOISE_MAX	64	/* measurements of the default kept per op */
+#define JOB_NOISE_MAX		64	/* measurements of the default kept per op */
+#define JOB_CONFIRM_ROUNDS	3	/* rounds that choose among the top few */
+#define JOB_FINAL_ROUNDS	5	/* rounds after the choice: the figures */
+#define JOB_NOISE_EVERY		8	/* measured trials between two of the default */
+#define JOB_DRIFT_MIN		0.02	/* a drift smaller than this is not flagged */
+#define JOB_BATCH_MAX		64
+/*
+ * Tune trials a round of the scheduler gives one op (the first round of
+ * every op included): the tuner proposes them as one batch.
+ */
+#define JOB_ROUND_TRIALS	8
+
+struct cfg;
+struct job_opts;
+struct store;
 
 /* A paired ratio a/b over rounds: geometric mean and its 95% interval. */
 struct stats_ratio {
@@ -26,12 +48,55 @@ struct stats_drift {
 	int	drift;
 };
 
-/* What the engine learnt about one tunable op. */
+/* A candidate for the confirm step. */
+struct job_cand {
+	struct config	 config;
+	double		 gflops;	/* from tuning */
+	double		 confirm[JOB_CONFIRM_ROUNDS];
+	int		 nconfirm;
+};
+
+struct job_cands {
+	struct job_cand	*v;
+	size_t		 n, cap;
+};
+
+/*
+ * One distinct op of the program (kind, shapes, types, layout: its store
+ * signature) and what the engine learnt about it. It stands for every
+ * occurrence of that op in the program (uses): tuned once, applied to all.
+ */
 struct job_op {
-	const struct op_desc	*op;
+	const struct op_desc	*op;		/* the first occurrence */
+	size_t			*uses;		/* analysis indices of its occurrences */
+	size_t			 nuses;
 	const char		*backend;
 	int64_t			 op_id;
 	uint64_t		 space_count;
+	struct space		*sp;		/* NULL when skipped */
+	int			 skipped;	/* not tunable or not supported */
+	const char		*skip_reason;
+
+	/* The engine's state while the op is tuned. */
+	struct backend		*b;		/* open from its baseline to its end */
+	struct tuner		 t;
+	int			 tuner_on;
+	struct job_cands	 cs;		/* valid tune results, for confirm */
+	double			 best_seen;	/* best tune GFLOP/s so far */
+	int64_t			 since_best, since_noise;
+	int			 reached;	/* a search round ran for it */
+	int			 finished;	/* its confirm and final ran */
+
+	/* What the scheduler keeps (schedule.c). */
+	int			 rounds;	/* search rounds given */
+	double			*hist_ms;	/* best ms after each round */
+	double			 now_ms;	/* best time so far (baseline before any) */
+	double			 trial_s;	/* wall seconds a tune trial took, mean */
+	double			 meas_s;	/* wall seconds of one measurement */
+	int			 closed;	/* gets no more rounds */
+	const char		*closed_why;
+
+	/* The results. */
 	int64_t			 trials;	/* tune trials done (measured or resumed) */
 	int64_t			 measured;	/* of which measured in this run */
 	int64_t			 ok;
@@ -41,6 +106,14 @@ struct job_op {
 	char			 best_name[160];
 	double			 best_gflops, best_ms, best_cv;	/* after the choice */
 	int			 default_best;	/* the chosen config is the default */
+	/*
+	 * The winner of the search was not measurably faster than the default
+	 * in the final rounds (its ratio's interval reaches 1): the default
+	 * is kept, as best, export and build take it; winner_* say what lost.
+	 */
+	int			 kept_default;
+	char			 winner_name[160];
+	struct stats_ratio	 winner_speedup;
 	int			 final_rounds;	/* post-choice rounds measured */
 	double			 baseline_gflops;	/* the default at 1 thread, first */
 	int			 base_threads;	/* the winner's thread count */
@@ -48,6 +121,7 @@ struct job_op {
 	double			 base1_gflops;	/* the default at 1 thread, after the choice */
 	struct stats_ratio	 speedup;	/* winner / default at base_threads */
 	struct stats_ratio	 speedup1;	/* winner / default at 1 thread */
+	struct stats_ratio	 deflt_speedup1;	/* default at base_threads / at 1 */
 	double			 reference_gflops;
 	char			 reference_name[96];	/* what the reference computed */
 	int			 reference_same;	/* it computes the op's own precision */
@@ -55,8 +129,6 @@ struct job_op {
 	int			 nnoise;
 	double			 noise_cv;	/* CV of noise[]: this op's noise floor */
 	struct stats_drift	 drift;		/* of noise[] over the job */
-	int			 skipped;	/* not tunable or not supported */
-	const char		*skip_reason;
 	double			 tuner_s;	/* the tuner's own time */
 };
 
@@ -71,6 +143,104 @@ struct job_report {
 	uint32_t	 knobs;
 };
 
+/* Everything one run carries from op to op. */
+struct job {
+	const struct cfg	*cfg;
+	struct store		*st;
+	const struct job_opts	*o;
+	const struct backend_ops *be;
+	struct backend_params	 params;
+	struct job_report	 rep;
+	int64_t			 job_id;
+	int64_t			 target_id;
+	double			 t0;
+	double			 sim_done;	/* simulated seconds of closed ops */
+	int			 stopped;	/* 1 stop signal, 2 cancel */
+	int64_t			 trials_total;
+	int64_t			 budget_total;	/* tune trials the job plans */
+	struct analysis		*an;
+	struct job_op		*ops;		/* distinct ops, in program order */
+	size_t			 nops;
+	size_t			 ntunable;	/* distinct ops tuned */
+	size_t			 nuses;		/* occurrences of those */
+	char			*mlir_text;	/* read from the file, or NULL */
+	int			 ncpus;		/* CPUs measurements use */
+	dev_t			 db_dev;	/* the store file when the job began */
+	ino_t			 db_ino;
+	int			 db_known;
+	int			 run_lock;	/* the lease of this cfg on the store, or -1 */
+	int			 job_lock;	/* the lease of the job id, or -1 */
+	char			*job_lock_path;
+	struct util_out		*csv_out;	/* the CSV report while written */
+	struct util_out_guard	 csv_guard;
+	int			 parallel;	/* tune measurements at once (executor slurm) */
+	int			 begun;		/* the backend's begin ran */
+	char			 step_name[40];	/* the Slurm steps' job name */
+
+	/* The scheduler's plan (schedule.c). */
+	int64_t			 trial_budget;	/* tune trials over all ops, 0 = n_trial each */
+	double			 time_budget;	/* seconds for the whole job, 0 = none */
+	int64_t			 per_op_max;	/* tune trials one op may get */
+	int64_t			 sched_seq;	/* decisions recorded so far */
+	int64_t			*replay_op;	/* decisions of an earlier run of the job */
+	int64_t			*replay_n;
+	size_t			 nreplay, replayed;
+	double			 spent_before;	/* seconds an earlier run of the job spent */
+};
+
+/* job.c */
+void	 job_log(struct job *, const char *level, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
+int	 job_should_stop(struct job *);
+/* Seconds the job has spent (simulated where the backend has a clock). */
+double	 job_elapsed(struct job *);
+/* 1 (with *err) if the store file was deleted or replaced under the job. */
+int	 job_store_gone(struct job *, char **err);
+/* Open op's backend instance (its dispatch, target, store id). 0 or -1. */
+int	 job_open_op(struct job *, struct job_op *, int *bad_input, char **err);
+void	 job_close_op(struct job *, struct job_op *);
+
+/* prepare.c */
+/* The out guard of output_file (csv) or the HTML report. */
+void	 job_out_guard(const struct cfg *, const struct job_opts *, int csv,
+	    struct util_out_guard *);
+/* What the input is called in messages: its file, or the cfg's sweep. */
+const char *job_input_name(const struct cfg *);
+
+/* steps.c: one op's steps; 0 go on, 1 stopped, -1 error (*err). */
+int	 steps_baseline(struct job *, struct job_op *, char **err);
+/*
+ * One search round: up to n more tune trials of op (found in the store or
+ * measured), the tuner learning from them; the default re-measured now and
+ * then. *done the trials it added; 0 with *done 0 when the op can give no
+ * more (its space or its tuner exhausted).
+ */
+int	 steps_search_round(struct job *, struct job_op *, int64_t n,
+	    int64_t *done, char **err);
+/* The choice, the figures, the noise floor; the tuner freed. */
+int	 steps_finish(struct job *, struct job_op *, char **err);
+/* A result that ran and verified (unstable included). */
+int	 steps_valid(const struct trial_result *);
+/* The tuner's settings from the cfg; the caller frees the three arrays. */
+void	 steps_tuner_params(const struct cfg *, struct tuner_params *,
+	    const char ***ek, const char ***ev, int **el);
+
+/* schedule.c: the task scheduler across distinct ops. */
+/* The budgets and, for a job run again, the decisions it made before. 0/-1. */
+int	 sched_init(struct job *, char **err);
+/*
+ * The next round: the op (index into c->ops) and how many tune trials. 0
+ * when the plan is done (every op closed, or the budget spent).
+ */
+int	 sched_next(struct job *, size_t *op, int64_t *n, double *gain,
+	    const char **why);
+/* After a round of op that added done trials: its history, whether it closes. */
+void	 sched_after(struct job *, size_t op, int64_t done);
+/* Record a decision in the store (and the job log). 0 or -1. */
+int	 sched_record(struct job *, size_t op, int64_t n, double gain,
+	    const char *why, char **err);
+
+/* report.c */
 void	 report_block(struct job_report *, const struct op_desc *,
 	    const char *config_name, const char *phase,
 	    const struct trial_result *, int cached);

@@ -204,11 +204,24 @@ report_summary(FILE *f, const struct job_op *ops, size_t n)
 	for (i = 0; i < n; i++) {
 		const struct job_op *jo = &ops[i];
 
-		fprintf(f, "[%s] %s at %s\n", jo->op->name, jo->op->kind,
-		    jo->op->loc);
+		if (jo->nuses > 1)
+			fprintf(f, "[%s] x%zu: %s at %s and %zu more\n",
+			    jo->op->name, jo->nuses, jo->op->kind, jo->op->loc,
+			    jo->nuses - 1);
+		else
+			fprintf(f, "[%s] %s at %s\n", jo->op->name,
+			    jo->op->kind, jo->op->loc);
 		if (jo->skipped) {
 			fprintf(f, "  not tuned: %s\n", jo->skip_reason ?
 			    jo->skip_reason : "not supported");
+			continue;
+		}
+		if (!jo->finished) {
+			/* The job stopped before this op's choice. */
+			fprintf(f, "  not reached: the job stopped before %s "
+			    "(%lld trials done)\n", jo->reached ?
+			    "its choice" : "its search began",
+			    (long long)jo->trials);
 			continue;
 		}
 		if (!jo->have_best) {
@@ -218,7 +231,14 @@ report_summary(FILE *f, const struct job_op *ops, size_t n)
 			continue;
 		}
 		fprintf(f, "  best        : %s%s\n", jo->best_name,
+		    jo->kept_default ? " (the default, kept)" :
 		    jo->default_best ? " (the default itself)" : "");
+		if (jo->kept_default) {
+			fprintf(f, "  kept default: the search's best, %s, was ",
+			    jo->winner_name);
+			report_ratio(f, &jo->winner_speedup);
+			fprintf(f, " of the default: not measurably faster\n");
+		}
 		fprintf(f, "  GFLOP/s     : %.2f (%.4f ms; median of %d rounds "
 		    "measured after the choice, cv %.1f%%)\n", jo->best_gflops,
 		    jo->best_ms, jo->final_rounds, jo->best_cv * 100);
@@ -249,9 +269,10 @@ report_summary(FILE *f, const struct job_op *ops, size_t n)
 			    jo->noise_cv * 100, jo->nnoise, jo->drift.drift ?
 			    "DRIFT: it moved more than its noise explains" :
 			    "no drift beyond its noise");
-		fprintf(f, "  trials      : %lld (%lld measured now, %lld valid), "
-		    "space %llu configs\n", (long long)jo->trials,
-		    (long long)jo->measured, (long long)jo->ok,
+		fprintf(f, "  trials      : %lld (%lld measured now, %lld valid) "
+		    "in %d round%s, space %llu configs\n", (long long)jo->trials,
+		    (long long)jo->measured, (long long)jo->ok, jo->rounds,
+		    jo->rounds == 1 ? "" : "s",
 		    (unsigned long long)jo->space_count);
 	}
 	floor = report_noise_floor(ops, n, &nm);
@@ -292,6 +313,8 @@ report_json(int64_t job_id, const struct job_op *ops, size_t n, int outcome)
 		json_object_set_new(o, "name", json_string(jo->op->name));
 		json_object_set_new(o, "kind", json_string(jo->op->kind));
 		json_object_set_new(o, "loc", json_string(jo->op->loc));
+		json_object_set_new(o, "occurrences", json_integer(
+		    (json_int_t)jo->nuses));
 		json_object_set_new(o, "tuned", json_boolean(!jo->skipped));
 		if (jo->skipped) {
 			json_object_set_new(o, "reason", json_string(
@@ -299,6 +322,7 @@ report_json(int64_t job_id, const struct job_op *ops, size_t n, int outcome)
 			json_array_append_new(arr, o);
 			continue;
 		}
+		json_object_set_new(o, "reached", json_boolean(jo->finished));
 		json_object_set_new(o, "trials", json_integer(jo->trials));
 		json_object_set_new(o, "measured", json_integer(jo->measured));
 		json_object_set_new(o, "valid", json_integer(jo->ok));
@@ -320,6 +344,14 @@ report_json(int64_t job_id, const struct job_op *ops, size_t n, int outcome)
 			json_object_set_new(o, "runtime_ms", json_real(jo->best_ms));
 			json_object_set_new(o, "default_is_best",
 			    json_boolean(jo->default_best));
+			json_object_set_new(o, "default_kept",
+			    json_boolean(jo->kept_default));
+			if (jo->kept_default) {
+				json_object_set_new(o, "search_best",
+				    json_string(jo->winner_name));
+				json_object_set_new(o, "search_best_speedup_ci",
+				    report_json_ratio(&jo->winner_speedup));
+			}
 		} else
 			json_object_set_new(o, "best", json_null());
 		/* The default at the winner's thread count, after the choice. */

@@ -321,6 +321,101 @@ static const char schema_v6[] =
 	"ALTER TABLE trials ADD COLUMN pack_b INTEGER NOT NULL DEFAULT 1;"
 	SCHEMA_BEST_VIEW("  r.pack_b,");
 
+
+/*
+ * Version 7: whole models. job_ops: a job's distinct ops, with how often
+ * and where the program uses each. allocations: the scheduler's rounds
+ * (which op got how many trials, why, at what expected gain), so a job run
+ * again continues its plan. choices: the config a job chose for an op and
+ * why -- the default kept when the search's winner was not measurably
+ * faster is one; the best view (and store_best) take a job's choice when it
+ * made one: the chosen config's median after the choice ("final", or the
+ * default's "baseline" rounds at the same thread count).
+ */
+static const char schema_v7[] =
+	"CREATE TABLE job_ops ("
+	"  job_id      INTEGER NOT NULL REFERENCES jobs (id),"
+	"  op_id       INTEGER NOT NULL REFERENCES ops (id),"
+	"  occurrences INTEGER NOT NULL,"
+	"  locations   TEXT NOT NULL,"
+	"  PRIMARY KEY (job_id, op_id)"
+	");"
+	"CREATE TABLE allocations ("
+	"  id            INTEGER PRIMARY KEY,"
+	"  job_id        INTEGER NOT NULL REFERENCES jobs (id),"
+	"  seq           INTEGER NOT NULL,"
+	"  op_id         INTEGER NOT NULL REFERENCES ops (id),"
+	"  trials        INTEGER NOT NULL,"
+	"  trials_before INTEGER NOT NULL,"
+	"  weight        INTEGER NOT NULL,"
+	"  now_ms        REAL,"
+	"  gain          REAL,"
+	"  elapsed_s     REAL,"
+	"  reason        TEXT NOT NULL,"
+	"  created       REAL NOT NULL"
+	");"
+	"CREATE INDEX allocations_job ON allocations (job_id, seq);"
+	"CREATE TABLE choices ("
+	"  id          INTEGER PRIMARY KEY,"
+	"  job_id      INTEGER NOT NULL REFERENCES jobs (id),"
+	"  op_id       INTEGER NOT NULL REFERENCES ops (id),"
+	"  target_id   INTEGER NOT NULL REFERENCES targets (id),"
+	"  config_name TEXT NOT NULL,"
+	"  reason      TEXT NOT NULL,"
+	"  speedup     REAL,"
+	"  speedup_lo  REAL,"
+	"  speedup_hi  REAL,"
+	"  rounds      INTEGER,"
+	"  occurrences INTEGER,"
+	"  created     REAL NOT NULL"
+	");"
+	"CREATE INDEX choices_job ON choices (job_id, op_id, target_id);"
+	"DROP VIEW best;"
+	"CREATE VIEW best AS"
+	" WITH valid AS ("
+	"  SELECT t.*, row_number() OVER (PARTITION BY t.job_id, t.op_id, t.target_id,"
+	"   t.phase, t.config_name ORDER BY t.gflops, t.id) AS mr,"
+	"  count(*) OVER (PARTITION BY t.job_id, t.op_id, t.target_id, t.phase,"
+	"   t.config_name) AS mc,"
+	"  EXISTS (SELECT 1 FROM choices ch WHERE ch.job_id = t.job_id"
+	"   AND ch.op_id = t.op_id AND ch.target_id = t.target_id"
+	"   AND ch.config_name = t.config_name) AS chosen"
+	"  FROM trials t WHERE t.status IN ('ok','unstable') AND (t.phase IN"
+	"   ('tune','confirm','final') OR (t.phase = 'baseline' AND EXISTS"
+	"   (SELECT 1 FROM choices ch WHERE ch.job_id = t.job_id"
+	"   AND ch.op_id = t.op_id AND ch.target_id = t.target_id"
+	"   AND ch.config_name = t.config_name)))),"
+	" per_job AS ("
+	"  SELECT valid.*, row_number() OVER (PARTITION BY op_id, target_id, job_id"
+	"   ORDER BY chosen DESC, phase IN ('final','baseline') DESC,"
+	"   phase = 'confirm' DESC, gflops DESC, id DESC) AS jr"
+	"  FROM valid WHERE phase = 'tune' OR mr = (mc + 1) / 2),"
+	" ranked AS ("
+	"  SELECT per_job.*, row_number() OVER (PARTITION BY op_id, target_id"
+	"   ORDER BY gflops DESC, id DESC) AS rn FROM per_job WHERE jr = 1)"
+	" SELECT o.name AS op, o.signature AS signature, g.cpu AS cpu,"
+	"  g.toolchain AS toolchain, g.backend AS backend,"
+	"  r.config_name AS config_name, r.phase AS phase, r.gflops AS gflops,"
+	"  r.runtime_ms AS runtime_ms, r.cv AS cv,"
+	"  r.tile_m, r.tile_n, r.tile_k, r.vector_m, r.vector_n, r.vector_k,"
+	"  r.threads, r.block_dim_x, r.block_dim_y, r.block_dim_z, r.pipeline_depth,"
+	"  r.pack_b,"
+	"  (SELECT avg(b.gflops) FROM trials b WHERE b.op_id = r.op_id"
+	"   AND b.target_id = r.target_id AND b.job_id IS r.job_id"
+	"   AND b.phase = 'baseline' AND b.threads = r.threads"
+	"   AND b.status IN ('ok','unstable')) AS baseline_gflops,"
+	"  (SELECT avg(b.gflops) FROM trials b WHERE b.op_id = r.op_id"
+	"   AND b.target_id = r.target_id AND b.job_id IS r.job_id"
+	"   AND b.phase = 'reference' AND b.threads = r.threads"
+	"   AND b.status IN ('ok','unstable')) AS reference_gflops,"
+	"  (SELECT count(*) FROM trials c WHERE c.op_id = r.op_id"
+	"   AND c.target_id = r.target_id AND c.phase = 'tune') AS trials,"
+	"  r.chosen AS chosen,"
+	"  r.job_id AS job_id, r.id AS trial_id, r.op_id AS op_id,"
+	"  r.target_id AS target_id"
+	" FROM ranked r JOIN ops o ON o.id = r.op_id"
+	" JOIN targets g ON g.id = r.target_id WHERE r.rn = 1;";
+
 const char *const store_migrations[STORE_SCHEMA_VERSION] = {
 	schema_v1,
 	schema_v2,
@@ -328,4 +423,5 @@ const char *const store_migrations[STORE_SCHEMA_VERSION] = {
 	schema_v4,
 	schema_v5,
 	schema_v6,
+	schema_v7,
 };

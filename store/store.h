@@ -12,7 +12,7 @@
 #include "backends/backend.h"
 #include "search/space.h"
 
-#define STORE_SCHEMA_VERSION 6
+#define STORE_SCHEMA_VERSION 7
 
 struct store;
 
@@ -190,6 +190,57 @@ void	 store_best_clear(struct store_best *);
  */
 int	 store_best(struct store *, const char *op_filter, int64_t job_id,
 	    struct store_best **rows, size_t *n, char **err);
+
+/*
+ * A job's distinct ops: how many times, and where, the program uses each
+ * (locations: "file:line:col" lines). Replaced when written again.
+ */
+struct store_job_op {
+	int64_t		 job_id, op_id;
+	int64_t		 occurrences;
+	char		*locations;	/* owned by a list's rows */
+};
+int	 store_job_op_add(struct store *, const struct store_job_op *,
+	    char **err);
+/* The distinct ops of job_id, by op id; caller frees each locations and *v. */
+int	 store_job_op_list(struct store *, int64_t job_id,
+	    struct store_job_op **v, size_t *n, char **err);
+
+/*
+ * The scheduler's decisions: round seq of job_id gave op_id `trials` tune
+ * trials (it had trials_before), its best time then now_ms (ms) weighted by
+ * its occurrences, the expected gain per trial (ms of the model's matmul
+ * time), the job's seconds spent so far, and why.
+ */
+struct store_alloc {
+	int64_t		 job_id, seq, op_id;
+	int64_t		 trials, trials_before, weight;
+	double		 now_ms, gain, elapsed_s;
+	const char	*reason;	/* borrowed (lists: static "") */
+};
+int64_t	 store_alloc_add(struct store *, const struct store_alloc *,
+	    char **err);
+/* Job's decisions in order; caller frees *v (reason is ""). 0 or -1. */
+int	 store_alloc_list(struct store *, int64_t job_id,
+	    struct store_alloc **v, size_t *n, char **err);
+
+/*
+ * The config a job chose for an op on a target, and why: what best,
+ * export, annotate and build take from that job. A default kept because
+ * the search's winner was not measurably faster is a choice too; speedup,
+ * lo, hi (the 95% interval) and rounds are the winner's ratio to the
+ * default in the final rounds.
+ */
+struct store_choice {
+	int64_t		 job_id, op_id, target_id;
+	const char	*config_name;
+	const char	*reason;
+	double		 speedup, lo, hi;
+	int		 rounds;
+	int64_t		 occurrences;
+};
+int64_t	 store_choice_add(struct store *, const struct store_choice *,
+	    char **err);
 
 /* PRAGMA integrity_check and foreign_key_check: 0 if clean, else -1, *err. */
 int	 store_check(struct store *, char **err);
