@@ -232,7 +232,9 @@ report_summary(FILE *f, const struct job_op *ops, size_t n)
 		}
 		fprintf(f, "  best        : %s%s\n", jo->best_name,
 		    jo->kept_default ? " (the default, kept)" :
-		    jo->default_best ? " (the default itself)" : "");
+		    jo->trials == 0 ? " (the default: no search round reached "
+		    "this op)" : jo->default_best ? " (the default itself)" :
+		    "");
 		if (jo->kept_default) {
 			fprintf(f, "  kept default: the search's best, %s, was ",
 			    jo->winner_name);

@@ -172,7 +172,7 @@ sched_next(struct job *c, size_t *op, int64_t *n, double *gain,
     const char **why)
 {
 	double best = 0, gr, reserve = 0, left;
-	size_t i, pick = (size_t)-1;
+	size_t i, pick = (size_t)-1, first = 0;
 	int64_t cap;
 
 	*gain = 0;
@@ -184,13 +184,19 @@ sched_next(struct job *c, size_t *op, int64_t *n, double *gain,
 		return 0;
 	for (i = 0; i < c->nops; i++)
 		reserve += sched_reserve(c, &c->ops[i]);
-	/* A first round for every op, in program order. */
-	for (i = 0; i < c->nops && pick == (size_t)-1; i++) {
+	/*
+	 * A first round for every op, in program order, each at most its
+	 * share of what is left of a trial budget.
+	 */
+	for (i = 0; i < c->nops; i++) {
 		if (sched_open(c, i) && c->ops[i].rounds == 0) {
-			pick = i;
-			*why = "first round";
+			if (pick == (size_t)-1)
+				pick = i;
+			first++;
 		}
 	}
+	if (pick != (size_t)-1)
+		*why = "first round";
 	if (pick == (size_t)-1) {
 		for (i = 0; i < c->nops; i++) {
 			if (!sched_open(c, i))
@@ -208,8 +214,15 @@ sched_next(struct job *c, size_t *op, int64_t *n, double *gain,
 		return 0;
 	cap = sched_cap(c, &c->ops[pick]) - c->ops[pick].trials;
 	*n = cap < JOB_ROUND_TRIALS ? cap : JOB_ROUND_TRIALS;
-	if (c->trial_budget > 0 && c->trial_budget - c->trials_total < *n)
-		*n = c->trial_budget - c->trials_total;
+	if (c->trial_budget > 0) {
+		int64_t rest = c->trial_budget - c->trials_total;
+		int64_t share = first > 0 ? rest / (int64_t)first : rest;
+
+		if (share < *n)
+			*n = share > 0 ? share : 1;
+		if (rest < *n)
+			*n = rest;
+	}
 	if (c->time_budget > 0) {
 		const struct job_op *jo = &c->ops[pick];
 		double per = jo->trial_s > 0 ? jo->trial_s : 2 * jo->meas_s;

@@ -692,8 +692,17 @@ job_step_confirm(struct job *c, struct job_op *jo, char **err)
 	double best = 0;
 	int round, r;
 
-	if (cs->n == 0)
+	if (cs->n == 0) {
+		/*
+		 * No search trial reached the op (a budget spent elsewhere) or
+		 * none was valid: the default stands when it ran.
+		 */
+		if (jo->baseline_gflops > 0) {
+			jo->best = jo->deflt;
+			jo->have_best = 1;
+		}
 		return 0;
+	}
 	qsort(cs->v, cs->n, sizeof *cs->v, job_cand_cmp);
 	k = cs->n < (size_t)c->cfg->confirm_top ? cs->n :
 	    (size_t)c->cfg->confirm_top;
