@@ -251,7 +251,7 @@ job_measure(struct job *c, struct backend *b, struct job_op *jo,
 int
 steps_baseline(struct job *c, struct job_op *jo, char **err)
 {
-	double t0 = util_now();
+	double t0 = job_elapsed(c);
 	int r;
 
 	c->be->baseline(jo->op, &jo->deflt);
@@ -259,7 +259,8 @@ steps_baseline(struct job *c, struct job_op *jo, char **err)
 		jo->deflt.v[KNOB_THREADS] = 1;	/* the series is at 1 thread */
 	r = job_measure(c, jo->b, jo, &jo->deflt, "baseline",
 	    &jo->baseline_gflops, err);
-	jo->meas_s = util_now() - t0;
+	/* What one measurement of it takes (simulated under replay). */
+	jo->meas_s = job_elapsed(c) - t0;
 	return r;
 }
 
@@ -945,8 +946,9 @@ steps_finish(struct job *c, struct job_op *jo, char **err)
 		goto out;
 	job_step_noise(c, jo);
 	if (jo->have_best) {
-		if (!jo->default_best && !(jo->speedup.n >= 2 &&
-		    jo->speedup.lo > 1.0))
+		/* (A default that failed to run is no choice.) */
+		if (!jo->default_best && jo->base_thr_gflops > 0 &&
+		    !(jo->speedup.n >= 2 && jo->speedup.lo > 1.0))
 			job_keep_default(c, jo);
 		space_config_name(&jo->best, c->rep.knobs, jo->best_name,
 		    sizeof jo->best_name);

@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# Tuning a whole model (issue 21): a program that uses one op 100 times
+# tunes it once and export applies the result to all 100; the scheduler,
+# on recorded sweeps (bench/data, the replay backend), gives most trials to
+# the op that weighs most in the model (occurrences x time), within a trial
+# budget and within a time budget; the default is kept (stored, exported)
+# when the search's winner is not faster.
+#   test_model.sh AUTOSCHED SOURCE_DIR MLIR_OPT
+set -u
+AS=$1
+SRC=$2
+OPT=$3
+T=${KEEP:-$(mktemp -d /tmp/autosched-model-XXXXXX)}
+[ -n "${KEEP:-}" ] || trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/../checks.sh"
+q() { sqlite3 "$1" "$2"; }
+
+# --- 1. One op used 100 times, one op once.
+mkdir -p "$T/dup"
+{
+	echo 'func.func @net(%a: tensor<32x16xf32>, %b: tensor<16x32xf32>, %w: tensor<32x8xf32>) -> tensor<32x8xf32> {'
+	echo '  %z = arith.constant dense<0.0> : tensor<32x32xf32>'
+	echo '  %x0 = arith.constant dense<1.0> : tensor<32x16xf32>'
+	for i in $(seq 1 100); do
+		p=$((i - 1))
+		echo "  %y$i = linalg.matmul ins(%x$p, %b : tensor<32x16xf32>, tensor<16x32xf32>) outs(%z : tensor<32x32xf32>) -> tensor<32x32xf32>"
+		echo "  %x$i = tensor.extract_slice %y$i[0, 0] [32, 16] [1, 1] : tensor<32x32xf32> to tensor<32x16xf32>"
+	done
+	echo '  %z2 = arith.constant dense<0.0> : tensor<32x8xf32>'
+	echo '  %r = linalg.matmul ins(%y100, %w : tensor<32x32xf32>, tensor<32x8xf32>) outs(%z2 : tensor<32x8xf32>) -> tensor<32x8xf32>'
+	echo '  return %r : tensor<32x8xf32>'
+	echo '}'
+} > "$T/dup/net.mlir"
+cat > "$T/dup/a.cfg" <<'C'
+[Env]
+input_file = net.mlir
+[SearchSpace]
+tile_m = [16,32]
+tile_n = [16,32]
+vector_m = [4]
+[SearchStrategy]
+tuner = grid
+n_trial = 3
+[Measure]
+min_time = 0.005
+min_reps = 3
+confirm_top = 2
+timeout = 5
+C
+"$AS" analyze "$T/dup/net.mlir" > "$T/dup/an.txt"
+check "analyze: 101 ops, 2 distinct" grep -q '^101 ops, 2 distinct' "$T/dup/an.txt"
+check "analyze: the count of the repeated op" grep -Eq 'matmul_32x32x16_f32t_f32t_f32t +100 ' "$T/dup/an.txt"
+check "analyze --json: every location of the repeated op" python3 -c "
+import json,subprocess,sys
+d=json.loads(subprocess.check_output(['$AS','analyze','$T/dup/net.mlir','--json']))
+x=[o for o in d['distinct'] if o['count']==100]
+sys.exit(0 if len(x)==1 and len(set(x[0]['locations']))==100 and len(d['ops'])==101 else 1)"
+"$AS" run "$T/dup/a.cfg" --db "$T/dup/s.db" > "$T/dup/out.txt" 2>&1
+check "dup: run exits 0" eq "$?" 0
+check "dup: two ops in the store" eq "$(q "$T/dup/s.db" "select count(*) from ops")" 2
+check "dup: the repeated op tuned once (3 tune trials)" eq \
+    "$(q "$T/dup/s.db" "select count(*) from trials t join ops o on o.id=t.op_id where o.name like 'matmul_32x32x16%' and phase='tune'")" 3
+check "dup: its baseline measured once before the choice" eq \
+    "$(q "$T/dup/s.db" "select count(*) from trials t join ops o on o.id=t.op_id where o.name like 'matmul_32x32x16%' and phase='baseline' and threads=1 and t.id < (select min(id) from trials where phase='final' and op_id=o.id)")" 1
+check "dup: the store knows it is used 100 times, and where" eq \
+    "$(q "$T/dup/s.db" "select occurrences || ' ' || (length(locations) - length(replace(locations, char(10), '')) + 1) from job_ops j join ops o on o.id=j.op_id where o.name like 'matmul_32x32x16%'")" "100 100"
+check "dup: the summary says x100" grep -q '^\[matmul_32x32x16_f32t_f32t_f32t\] x100:' "$T/dup/out.txt"
+check "dup: the scheduler's rounds recorded" ge "$(q "$T/dup/s.db" "select count(*) from allocations")" 2
+"$AS" export --db "$T/dup/s.db" --format transform -o "$T/dup/lib.mlir"
+check "dup: export exits 0" eq "$?" 0
+"$OPT" "$T/dup/net.mlir" --transform-preload-library=transform-library-paths="$T/dup/lib.mlir" \
+    --transform-interpreter -o "$T/dup/out.mlir" 2> "$T/dup/opt.err"
+check "dup: mlir-opt applies the library" eq "$?" 0
+check "dup: all 101 matmuls scheduled (none left)" eq "$(grep -c 'linalg.matmul' "$T/dup/out.mlir")" 0
+"$AS" annotate "$T/dup/net.mlir" --db "$T/dup/s.db" -o "$T/dup/ann.mlir" 2> /dev/null
+check "dup: annotate marks all 101" eq "$(grep -c 'compilation_info' "$T/dup/ann.mlir")" 101
+
+# --- 2. The scheduler on recorded sweeps: three ops of bench/data in one
+# replayed store; the program uses one of them 12 times.
+D=$SRC/bench/data
+U=$T/union.db
+cp "$D/mm512.db" "$U"
+cols=$(sqlite3 "$U" "select group_concat(name, ',') from pragma_table_info('trials') where name not in ('id','job_id','op_id','target_id')")
+ocols=$(sqlite3 "$U" "select group_concat(name, ',') from pragma_table_info('ops') where name <> 'id'")
+for f in mm1024 bmm8; do
+	sqlite3 "$U" "ATTACH '$D/$f.db' AS b;
+INSERT INTO ops ($ocols) SELECT $ocols FROM b.ops;
+INSERT INTO trials (op_id, target_id, $cols) SELECT
+  (SELECT o.id FROM main.ops o JOIN b.ops bo ON bo.signature = o.signature WHERE bo.id = t.op_id),
+  (SELECT g.id FROM main.targets g JOIN b.targets bg ON bg.cpu = g.cpu AND bg.flags = g.flags AND bg.toolchain = g.toolchain AND bg.backend = g.backend WHERE bg.id = t.target_id),
+  $cols FROM b.trials t;"
+done
+check "union store: three recorded ops" eq "$(q "$U" "select count(*) from ops")" 3
+sched_job() {	# sched_job DIR HEAVY(512|1024) [STRATEGY LINES]
+	local d=$1 heavy=$2 n512=1 n1024=1 i
+	mkdir -p "$d"
+	[ "$heavy" = 512 ] && n512=12
+	[ "$heavy" = 1024 ] && n1024=12
+	{
+		echo 'func.func @m(%a: tensor<512x512xf32>, %b: tensor<512x512xf32>, %c: tensor<512x512xf32>, %d: tensor<1024x256xf32>, %e: tensor<256x512xf32>, %f: tensor<1024x512xf32>, %q: tensor<8x256x128xf32>, %k: tensor<8x128x256xf32>, %s: tensor<8x256x256xf32>) -> (tensor<512x512xf32>, tensor<1024x512xf32>, tensor<8x256x256xf32>) {'
+		for i in $(seq 1 $n512); do
+			echo "  %x$i = linalg.matmul ins(%a, %b : tensor<512x512xf32>, tensor<512x512xf32>) outs(%c : tensor<512x512xf32>) -> tensor<512x512xf32>"
+		done
+		for i in $(seq 1 $n1024); do
+			echo "  %y$i = linalg.matmul ins(%d, %e : tensor<1024x256xf32>, tensor<256x512xf32>) outs(%f : tensor<1024x512xf32>) -> tensor<1024x512xf32>"
+		done
+		echo '  %z = linalg.batch_matmul ins(%q, %k : tensor<8x256x128xf32>, tensor<8x128x256xf32>) outs(%s : tensor<8x256x256xf32>) -> tensor<8x256x256xf32>'
+		echo '  return %x1, %y1, %z : tensor<512x512xf32>, tensor<1024x512xf32>, tensor<8x256x256xf32>'
+		echo '}'
+	} > "$d/m.mlir"
+	{
+		printf '[Env]\ninput_file = m.mlir\nbackend = replay\nreplay_db = %s\n' "$U"
+		printf '[SearchSpace]\ntile_m = [16,32,64,128,256]\ntile_n = [32,64,128,256]\n'
+		printf 'tile_k = [32,64,128]\nvector_m = [2,4,8]\nvector_n = [8,16,32]\nvector_k = [1]\nthreads = [1]\npack_b = [1]\n'
+		printf '[SearchStrategy]\ntuner = xgboost\nseed = 7\n'
+		cat
+		printf '[Measure]\nconfirm_top = 3\n'
+	} > "$d/a.cfg"
+	"$AS" run "$d/a.cfg" --db "$d/s.db" --quiet > "$d/out.txt" 2>&1
+}
+trials_of() { q "$1" "select count(*) from trials t join ops o on o.id = t.op_id where o.name like '$2%' and t.phase = 'tune'"; }
+for heavy in 512 1024; do
+	d=$T/sched$heavy
+	printf 'trial_budget = 96\n' | sched_job "$d" "$heavy"
+	check "scheduler ($heavy x12): run exits 0" eq "$?" 0
+	check "scheduler ($heavy x12): the budget spent, no more" eq \
+	    "$(q "$d/s.db" "select count(*) from trials where phase='tune'")" 96
+	t512=$(trials_of "$d/s.db" matmul_512x512x512)
+	t1024=$(trials_of "$d/s.db" matmul_1024x512x256)
+	tb=$(trials_of "$d/s.db" batch_matmul)
+	echo "scheduler, $heavy used 12 times: trials 512^3 $t512, 1024x512x256 $t1024, bmm $tb" >&2
+	if [ "$heavy" = 512 ]; then h=$t512; o1=$t1024; else h=$t1024; o1=$t512; fi
+	check "scheduler ($heavy x12): most trials to the heaviest op" \
+	    bash -c "[ $h -gt $o1 ] && [ $h -gt $tb ]"
+	check "scheduler ($heavy x12): every op had a first round" \
+	    bash -c "[ $t512 -ge 8 ] && [ $t1024 -ge 8 ] && [ $tb -ge 8 ]"
+	check "scheduler ($heavy x12): its rounds recorded, with why" ge \
+	    "$(q "$d/s.db" "select count(*) from allocations where reason = 'largest expected gain'")" 1
+done
+# A time budget (replay: the recorded compile and measure times make the clock).
+d=$T/tb
+printf 'time_budget = 12s\n' | sched_job "$d" 512
+check "time_budget: run exits 0" eq "$?" 0
+check "time_budget: the search stopped for it" grep -q 'time_budget' <(q "$d/s.db" "select message from job_log")
+check "time_budget: every op chose (confirm and final rounds kept in reserve)" eq \
+    "$(q "$d/s.db" "select count(*) from choices")" 3
+
+# --- 3. The default kept: a space of configs far slower than the default
+# (1-row register tiles, tiny cache tiles) on the real backend.
+mkdir -p "$T/keep"
+cp "$SRC/tests/job/fixtures/small_f32.mlir" "$T/keep/"
+cat > "$T/keep/a.cfg" <<'C'
+[Env]
+input_file = small_f32.mlir
+[SearchSpace]
+tile_m = [1,2]
+tile_n = [8]
+tile_k = [1]
+vector_m = [1]
+vector_n = [8]
+threads = [1]
+pack_b = [1]
+[SearchStrategy]
+tuner = grid
+n_trial = 2
+[Measure]
+min_time = 0.02
+min_reps = 3
+confirm_top = 2
+timeout = 5
+C
+"$AS" run "$T/keep/a.cfg" --db "$T/keep/s.db" --json > "$T/keep/run.json" 2> "$T/keep/err.txt"
+check "keep: run exits 0" eq "$?" 0
+check "keep: the JSON says the default was kept, and what lost" python3 -c "
+import json,sys; o=json.load(open('$T/keep/run.json'))['ops'][0]
+sys.exit(0 if o['default_kept'] and o['search_best'].startswith('tile_') and o['search_best_speedup_ci']['hi'] < 1 and o['best'].startswith('tile_64x48x32') else 1)"
+check "keep: the store's choice is the default" eq \
+    "$(q "$T/keep/s.db" "select config_name like 'tile_64x48x32%' from choices")" 1
+check "keep: best answers the default" bash -c "'$AS' best --db '$T/keep/s.db' --format csv | grep -q 'tile_64x48x32'"
+"$AS" export --db "$T/keep/s.db" --format json -o "$T/keep/e.json"
+check "keep: export takes the default" python3 -c "
+import json,sys; d=json.load(open('$T/keep/e.json'))['configs']
+sys.exit(0 if len(d)==1 and d[0]['knobs']['tile_m']==64 and d[0]['knobs']['vector_m']!=1 else 1)"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
