@@ -540,6 +540,130 @@ report_job_time(FILE *f, const struct report *r, const struct store_job *j)
 	    "</span></div>\n", f);
 }
 
+/* The median GFLOP/s of op's valid trials of job in phase at threads (0 any). */
+static double
+report_phase_median(const struct report *r, int64_t job, int64_t op,
+    const char *phase, int64_t threads)
+{
+	double *v = xcalloc(r->nt + 1, sizeof *v), m;
+	size_t i, n = 0;
+
+	for (i = 0; i < r->nt; i++) {
+		const struct rtrial *t = &r->t[i];
+
+		if (t->job_id == job && t->op_id == op && report_valid(t) &&
+		    report_phase_is(r, t->phase, phase) &&
+		    (threads == 0 || t->c.v[KNOB_THREADS] == threads))
+			v[n++] = t->gflops;
+	}
+	m = report_median(v, n);
+	free(v);
+	return m;
+}
+
+/*
+ * The model (a job that recorded its distinct ops): per op its occurrences,
+ * the trials the scheduler gave it, its share of the model's matmul time
+ * before (occurrences x the untuned default at 1 thread) and after
+ * (occurrences x the chosen config), and its speedup.
+ */
+static void
+report_model(FILE *f, const struct report *r, struct store *st,
+    const struct store_job *j)
+{
+	struct store_job_op *jo = NULL;
+	struct store_best *rows = NULL;
+	size_t njo = 0, nrows = 0, i, k, nt;
+	double *before, *after, tb = 0, ta = 0;
+	char *err = NULL;
+
+	if (store_job_op_list(st, j->id, &jo, &njo, &err) != 0 || njo == 0)
+		goto out;
+	if (store_best(st, NULL, j->id, &rows, &nrows, &err) != 0)
+		goto out;
+	before = xcalloc(njo, sizeof *before);
+	after = xcalloc(njo, sizeof *after);
+	for (i = 0; i < njo; i++) {
+		double g0 = report_phase_median(r, j->id, jo[i].op_id,
+		    "baseline", 1);
+
+		for (k = 0; k < nrows && rows[k].op_id != jo[i].op_id; k++)
+			;
+		/* Times as flop counts over GFLOP/s: the same unit both sides. */
+		if (g0 > 0)
+			before[i] = (double)jo[i].occurrences / g0;
+		if (k < nrows && rows[k].gflops > 0)
+			after[i] = (double)jo[i].occurrences / rows[k].gflops;
+		else
+			after[i] = before[i];
+	}
+	/* Per unit of work: scale each op's 1/GFLOP/s by its flops. */
+	for (i = 0; i < njo; i++) {
+		double fl = 0;
+		size_t t;
+
+		for (t = 0; t < r->nops; t++) {
+			if (r->ops[t].id == jo[i].op_id)
+				break;
+		}
+		for (k = 0; k < nrows && rows[k].op_id != jo[i].op_id; k++)
+			;
+		if (k < nrows && rows[k].gflops > 0 && rows[k].median_ms > 0)
+			fl = rows[k].gflops * rows[k].median_ms;	/* MFLOP */
+		before[i] *= fl;
+		after[i] *= fl;
+		tb += before[i];
+		ta += after[i];
+	}
+	fputs("<h3>The model: where its matmul time goes</h3>\n"
+	    "<p class=\"note\">Each distinct op once, with how many times the "
+	    "program uses it; time = occurrences x one run, before (the "
+	    "untuned default, 1 thread) and after (the config chosen). Trials: "
+	    "what the scheduler gave the op.</p>\n<table class=\"sortable "
+	    "model\"><thead><tr><th>op</th><th>uses</th><th>tune trials</th>"
+	    "<th>ms before</th><th>share before</th><th>ms after</th>"
+	    "<th>share after</th><th>speedup</th></tr></thead><tbody>\n", f);
+	for (i = 0; i < njo; i++) {
+		const char *name = "?";
+		size_t t;
+
+		for (t = 0; t < r->nops; t++) {
+			if (r->ops[t].id == jo[i].op_id && r->ops[t].name != NULL)
+				name = r->ops[t].name;
+		}
+		for (nt = 0, k = 0; k < r->nt; k++) {
+			if (r->t[k].job_id == j->id && r->t[k].op_id ==
+			    jo[i].op_id && report_phase_is(r, r->t[k].phase,
+			    "tune"))
+				nt++;
+		}
+		fprintf(f, "<tr data-op=\"%lld\"><td>", (long long)jo[i].op_id);
+		html_esc(f, name);
+		fprintf(f, "</td><td class=\"n\">%lld</td><td class=\"n\">%zu"
+		    "</td><td class=\"n\">%.3f</td><td class=\"n\">%.1f%%</td>"
+		    "<td class=\"n\">%.3f</td><td class=\"n\">%.1f%%</td>"
+		    "<td class=\"n\">%.2fx</td></tr>\n",
+		    (long long)jo[i].occurrences, nt, before[i],
+		    tb > 0 ? 100 * before[i] / tb : 0, after[i],
+		    ta > 0 ? 100 * after[i] / ta : 0,
+		    after[i] > 0 ? before[i] / after[i] : 0);
+	}
+	fprintf(f, "</tbody><tfoot><tr><th>all</th><td></td><td></td>"
+	    "<td class=\"n\">%.3f</td><td></td><td class=\"n\">%.3f</td>"
+	    "<td></td><td class=\"n\">%.2fx</td></tr></tfoot></table>\n", tb,
+	    ta, ta > 0 ? tb / ta : 0);
+	free(before);
+	free(after);
+out:
+	for (i = 0; i < nrows; i++)
+		store_best_clear(&rows[i]);
+	free(rows);
+	for (i = 0; i < njo; i++)
+		free(jo[i].locations);
+	free(jo);
+	free(err);
+}
+
 static void
 report_job(FILE *f, const struct report *r, struct store *st,
     const struct store_job *j)
@@ -615,6 +739,7 @@ report_job(FILE *f, const struct report *r, struct store *st,
 		fprintf(f, "<td class=\"n\">%zu</td></tr>\n", tot);
 	}
 	fputs("</table>\n", f);
+	report_model(f, r, st, j);
 	report_noise(f, r, j->id);
 	report_job_time(f, r, j);
 	fputs("<details><summary>the cfg as run</summary><pre>", f);
