@@ -7,16 +7,19 @@
 # oneDNN, BLIS, this CPU's FMA peak — measured side by side with the best
 # kernel, interleaved (bench/gemm_tables.py).
 #
+# Sets: gemm (f32 squares and projections), mixed (int8, bf16, f16),
+# models (the real models' shapes: DeepSeek decode M = 1 and a 40-token
+# prefill, MobileBERT; against the roofline limit too: peak or bandwidth).
 # Environment: BUILD (build tree, default build; built if missing),
 # CPUS (CPU list to measure on, default 0,1; one CPU: 1 thread only),
-# TRIALS (trials per op, default 64), SETS (default "gemm mixed"),
+# TRIALS (trials per op, default 64), SETS (default "gemm mixed models"),
 # DB (store, default a fresh one in a temporary folder; reusing one resumes).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$top/build}
 if [ -z "${CPUS:-}" ] && [ "$(nproc)" -ge 2 ]; then cpus=0,1; else cpus=${CPUS:-0}; fi
 trials=${TRIALS:-64}
-sets=${SETS:-gemm mixed}
+sets=${SETS:-gemm mixed models}
 case $trials in ''|*[!0-9]*) echo "gemm.sh: TRIALS must be a number" >&2; exit 2 ;; esac
 if [ ! -x "$build/daemon/autosched" ]; then
 	cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null

@@ -49,7 +49,7 @@ for s in sets:
 
 # 1. The tuning runs: best against the default, in the job's own final rounds.
 for s in sets:
-    print("== %s: tuned from the default space, %s ==" % (s, "f32" if s == "gemm" else "mixed precision"))
+    print("== %s: tuned from the default space, %s ==" % (s, {"gemm": "f32", "models": "the real models' shapes, f32"}.get(s, "mixed precision")))
     fmt = "%-44s %3s %6s %8s %8s %-20s %9s %-40s %6s  %s"
     print(fmt % ("op", "thr", "trials", "best", "default", "best/default [95% CI]",
                  "best/ref", "reference (same rounds)", "noise", "best config"))
@@ -75,17 +75,50 @@ print("the 1-thread default across the op's tuning; * the reference is not the o
 print()
 
 # 2. Peers, side by side with the best kernel (its artifact run again).
-peak = {}
+peak, bw = {}, {}
 for t in counts:
     d = run("--peak", threads=t)
     peak[t] = d["gflops"] if d else 0
+    d = run("--bandwidth", threads=t)
+    bw[t] = d["gbytes_s"] if d else 0
+
+
+def llc_bytes():
+    """The last-level cache of CPU 0 (sysfs), 0 if unknown."""
+    best = 0
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    for idx in os.listdir(base) if os.path.isdir(base) else []:
+        try:
+            sz = open(os.path.join(base, idx, "size")).read().strip()
+            n = int(sz[:-1]) * {"K": 1 << 10, "M": 1 << 20}.get(sz[-1], 1)
+            best = max(best, n)
+        except Exception:
+            pass
+    return best
+
+
+LLC = llc_bytes()
+
+
+def limit(shape, types, flops, t):
+    """The physical limit: (GFLOP/s, what binds, fits the LLC) from the
+    FMA peak and the STREAM bandwidth: A and B read once, C read and written."""
+    b, m, n, k = (int(x) for x in shape.split("x"))
+    size = {"f32": 4, "f64": 8, "f16": 2, "bf16": 2, "i8": 1, "u8": 1, "i32": 4}
+    lt, rt, at = (size.get(x, 4) for x in types.split(","))
+    nbytes = b * (m * k * lt + k * n * rt + 2 * m * n * at)
+    tc = flops / (peak[t] * 1e9) if peak[t] else 0
+    tm = nbytes / (bw[t] * 1e9) if bw[t] else 0
+    if not tc and not tm:
+        return 0, "-", False
+    return flops / max(tc, tm) / 1e9, "mem" if tm > tc else "fma", nbytes <= LLC
 for s in sets:
-    f32 = s == "gemm"
+    f32 = s in ("gemm", "models")
     peers = ["openblas", "onednn", "blis"] if f32 else ["auto", "openblas"]
     names = {"openblas": "openblas", "onednn": "onednn", "blis": "blis",
              "auto": "same-precision lib"}
     print("== %s: peers, measured with the best kernel, %d rounds interleaved ==" % (s, ROUNDS))
-    cols = ["best"] + [names[p] for p in peers] + ["peak"] + ["best/" + names[p][:8] for p in peers] + ["% peak"]
+    cols = ["best"] + [names[p] for p in peers] + ["peak"] + ["best/" + names[p][:8] for p in peers] + ["% peak", "limit", "% limit"]
     fmt = "%-44s %3s " + " ".join(["%9s"] * (len(cols))) + "  %s"
     print(fmt % (("op", "thr") + tuple(cols) + ("library routine",)))
     for t in counts:
@@ -133,11 +166,18 @@ for s in sets:
             vals = [f(g["best"])] + [f(g[p]) for p in peers] + [f(peak[t])]
             vals += [r(g["best"], g[p]) for p in peers]
             vals += ["%.0f%%" % (100 * g["best"] / peak[t]) if g["best"] and peak[t] else "-"]
+            lim, binds, fits = limit(shape, types, flops, t)
+            vals += [f(lim) + " " + binds, ("%.0f%%" % (100 * g["best"] / lim) if g["best"] and lim else "-") + ("+" if fits and binds == "mem" else "")]
             print(fmt % ((op["name"], t) + tuple(vals) + (routine,)))
     print()
 print("best: the chosen config's kernel (the job's artifact) run again here; peers: autosched-measure")
 print("--ref ...; each the median of %d rounds, the order rotated per round, pinned, 0.3 s a run." % ROUNDS)
 print("peak: --peak, register-only FMAs (f32) in the widest vectors, one pinned thread per CPU.")
+print("limit: the roofline of the op at t threads, min(peak, bandwidth x flops/bytes), bytes = A + B read")
+print("once + C read and written, bandwidth = --bandwidth (STREAM triad, %s GB/s at 1/2 threads); 'mem' when" %
+      "/".join("%.1f" % bw[t] for t in counts))
+print("memory binds, 'fma' when the FMAs do. '+': the operands fit the last-level cache (%d MiB), so a" % (LLC >> 20))
+print("repeated run reads them from it and may pass the DRAM limit.")
 print("mixed: 'same-precision lib' is the library routine of the op's own types (oneDNN int8/bf16/f16")
 print("where it has one); openblas is sgemm on f32 data of the same shape, for scale; '% peak' is")
 print("against the f32 FMA peak (int8 counts 2 ops per multiply-add, as f32 does).")
