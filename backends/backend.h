@@ -61,11 +61,13 @@ struct trial_result {
 	double		 max_err;	/* largest |got - want| seen when verifying */
 	/*
 	 * Which reference checked the result and on what data, e.g.
-	 * "exact:openblas-dgemm(sparse data)"; "none" when the op cannot be
-	 * checked exactly (verified 0: reports say NOT VERIFIED); "" when not
-	 * checked at all (verify = 0, reference runs, older records).
+	 * "exact:openblas-dgemm(sparse data)", followed by
+	 * "+closed-form(wide-sum data)" where the op has the wide-sum check
+	 * (README, "Verification"); "none" when the op cannot be checked
+	 * exactly (verified 0: reports say NOT VERIFIED); "" when not checked
+	 * at all (verify = 0, reference runs, older records).
 	 */
-	char		 checked_by[48];
+	char		 checked_by[96];
 	/*
 	 * Reference phase only: the library routine timed ("openblas:sgemm",
 	 * "openblas:dgemm", "onednn:matmul_u8s8s32(brg:avx512_core_vnni)")

@@ -421,6 +421,7 @@ pin(const char *list)
  * k % (Sa·Sb) == (i % Sa)·Sb + j % Sb: at least one (Sa·Sb <= K), at most
  * cmax; every k, row, column and batch feeds some output. When K is so long
  * that even M·N outputs cannot spread it (Sa > M), the kernel is not checked.
+ * This is the first pass; the wide-sum check (fill_wide) follows it.
  */
 struct check_plan {
 	const char	*data;		/* "dense" | "sparse" */
@@ -603,6 +604,215 @@ reference_result(const struct job *j, const void *lhs, const void *rhs,
 	free(cm);
 	*want = w;
 	return dbl ? "openblas-dgemm" : "openblas-sgemm";
+}
+
+/*
+ * The wide-sum check: a second verification pass, which a kernel that
+ * accumulates in a type narrower than the op's accumulator fails at any K
+ * from 16 (floats: from 1), where the first pass's sums may all fit the
+ * narrow type (floats: 3 + 9·K, 147 at K = 16). Every partial sum is an
+ * integer that the op's own accumulator holds exactly, in any order of the
+ * additions; every result leaves the narrow type.
+ *
+ * Floats: row i has one odd product, at k0(i), of two odd w-bit integers
+ * (above 2^(2w-2)); every other product is even (lhs 2 or 4 against rhs
+ * 1..3, or 0) and acc0 is even (2, 4, 6). Every output is then odd and
+ * above 2^(2w-2), and a type of p significant bits holds no odd integer
+ * above 2^p. A kernel that keeps the sum in it is wrong; so is one that
+ * sums K tiles in it and adds them up in the accumulator's type: the tile
+ * holding k0(i) ends at an even value (at least 2^p, as sums of one sign
+ * only grow), the others at even values, so the result has acc0's parity,
+ * not the answer's. Per accumulator:
+ *	f64: w = 13, odd products in (2^24, 2^26): caught in f32;
+ *	f32: w = 7, in (2^12, 2^14): caught in f16 and bf16;
+ *	f16: w = 5, in (2^8, 2^10): caught in bf16, exact in f16 (< 2^11);
+ *	bf16: no check. No float type is narrower (f16's significand is
+ *	wider), so a bf16 accumulator has the first pass only.
+ * An f16 or bf16 accumulator that rounds every step in its own type is
+ * right here, as in the first pass: every partial sum is below 2^digits.
+ * For that, small products (at most 12) sit only at every stride-th k:
+ * acc0 + the odd product + the small ones stay below 2^digits(acc) (f16:
+ * at most 84 of them). The k0(i) spread over K (one in each run of K/M
+ * when M < K), so that a kernel narrowing only some K tiles is caught too;
+ * lhs is 0 at another row's k0, whose rhs row holds odd w-bit values.
+ *
+ * Integers (i32 accumulators): operands 97..128 in magnitude (i8
+ * -128..-97, u8 128..255), one value per lhs row, and |acc0| above 2^15
+ * with the products' sign: four products leave i16 (wrapping or
+ * saturating), acc0 alone does. The i32 result wraps, as in the first pass.
+ *
+ * The answer is closed-form, acc0 + lhs(i,k0)·rhs(k0,j) + a(i)·S(j) with
+ * a(i) row i's small lhs value and S(j) column j's rhs summed over the small
+ * k: integers below 2^53, exact in doubles, and no second library matmul.
+ */
+struct wide_plan {
+	int		 bits;		/* floats: w above; 0: integers */
+	long		 stride;	/* floats: small products at k % stride == 0 */
+};
+
+/* Significant bits of float type t, 0 for integers. */
+static int
+float_digits(enum mtype t)
+{
+	switch (t) {
+	case T_F64:
+		return 53;
+	case T_F32:
+		return 24;
+	case T_F16:
+		return 11;
+	case T_BF16:
+		return 8;
+	default:
+		return 0;
+	}
+}
+
+/* Plan the wide-sum check of job j in *w; -1 if it has none. */
+static int
+wide_plan(const struct job *j, struct wide_plan *w)
+{
+	double small;
+
+	memset(w, 0, sizeof *w);
+	if (j->at == T_I32)
+		return (j->lt == T_I8 || j->lt == T_U8) &&
+		    (j->rt == T_I8 || j->rt == T_U8) ? 0 : -1;
+	w->bits = j->at == T_F64 ? 13 : j->at == T_F32 ? 7 :
+	    j->at == T_F16 ? 5 : 0;
+	if (w->bits == 0 || float_digits(j->lt) < w->bits ||
+	    float_digits(j->rt) < w->bits)
+		return -1;
+	/* Below 2^digits: acc0 <= 6, the odd product < 2^(2w), 12 each. */
+	small = floor((ldexp(1, float_digits(j->at)) - 1 - 6 -
+	    ldexp(1, 2 * w->bits)) / 12);
+	w->stride = small >= (double)j->k ? 1 :
+	    (long)((double)j->k / small) + 1;
+	return 0;
+}
+
+/* An odd integer of exactly bits bits. */
+static double
+wide_odd(int bits, uint64_t *rng)
+{
+	return ldexp(1, bits - 1) + 1 +
+	    2 * (double)(rng_next(rng) % (1ULL << (bits - 2)));
+}
+
+/* An integer operand of 97..128 in magnitude (u8: 128..255). */
+static double
+wide_int(enum mtype t, uint64_t *rng)
+{
+	return t == T_U8 ? (double)(128 + rng_next(rng) % 128) :
+	    -(double)(97 + rng_next(rng) % 32);
+}
+
+/*
+ * Fill lhs, rhs and acc0 with the wide-sum data of plan w, and put the
+ * answer in *want (caller frees). Every value is exact in its type
+ * (wide_plan checked the operands' digits).
+ */
+static void
+fill_wide(const struct job *j, const struct wide_plan *w, void *lhs,
+    void *rhs, void *acc0, uint64_t *rng, double **want)
+{
+	size_t sa = (size_t)j->m * j->k, sb = (size_t)j->k * j->n;
+	size_t sc = (size_t)j->m * j->n, total = sc * (size_t)j->batch;
+	double *a, *s, *big, *out, v;
+	long *k0, b, r, col, kk, q;
+	unsigned char *isk0;
+	int sign = (j->lt == T_I8 ? -1 : 1) * (j->rt == T_I8 ? -1 : 1);
+
+	a = malloc((size_t)j->m * sizeof *a);
+	big = malloc((size_t)j->m * sizeof *big);
+	k0 = malloc((size_t)j->m * sizeof *k0);
+	s = malloc((size_t)j->n * sizeof *s);
+	isk0 = malloc((size_t)j->k);
+	out = malloc((total ? total : 1) * sizeof *out);
+	if (a == NULL || big == NULL || k0 == NULL || s == NULL ||
+	    isk0 == NULL || out == NULL)
+		die("out of memory");
+	q = j->m < j->k ? j->k / j->m : 1;
+	for (b = 0; b < j->batch; b++) {
+		uint64_t off = rng_next(rng) % (uint64_t)j->k;
+
+		memset(isk0, 0, (size_t)j->k);
+		for (r = 0; r < j->m; r++) {
+			if (w->bits == 0) {
+				a[r] = wide_int(j->lt, rng);
+				continue;
+			}
+			a[r] = 2 * (double)(1 + rng_next(rng) % 2);
+			big[r] = wide_odd(w->bits, rng);
+			k0[r] = j->m >= j->k ? (long)((r + off) % (uint64_t)j->k) :
+			    r * j->k / j->m + (long)(rng_next(rng) % (uint64_t)q);
+			isk0[k0[r]] = 1;
+		}
+		for (r = 0; r < j->m; r++)
+		for (kk = 0; kk < j->k; kk++) {
+			size_t ia = j->ta ? kk * j->m + r : r * j->k + kk;
+
+			if (w->bits == 0)
+				v = a[r];
+			else if (kk == k0[r])
+				v = big[r];
+			else
+				v = !isk0[kk] && kk % w->stride == 0 ? a[r] : 0;
+			elem_set(j->lt, lhs, b * sa + ia, v);
+		}
+		for (col = 0; col < j->n; col++)
+			s[col] = 0;
+		for (kk = 0; kk < j->k; kk++)
+		for (col = 0; col < j->n; col++) {
+			size_t ib = j->tb ? col * j->k + kk : kk * j->n + col;
+
+			if (w->bits == 0)
+				v = wide_int(j->rt, rng);
+			else if (isk0[kk])
+				v = wide_odd(w->bits, rng);
+			else
+				v = (double)(1 + rng_next(rng) % 3);
+			elem_set(j->rt, rhs, b * sb + ib, v);
+			if (w->bits == 0 || (!isk0[kk] && kk % w->stride == 0))
+				s[col] += v;
+		}
+		for (r = 0; r < j->m; r++)
+		for (col = 0; col < j->n; col++) {
+			size_t ic = b * sc + r * j->n + col, ib;
+
+			v = w->bits == 0 ? sign * (double)(32769 +
+			    rng_next(rng) % 7) : 2 * (double)(1 + rng_next(rng) % 3);
+			elem_set(j->at, acc0, ic, v);
+			v += a[r] * s[col];
+			if (w->bits != 0) {
+				ib = j->tb ? col * j->k + k0[r] : k0[r] * j->n + col;
+				v += big[r] * elem_get(j->rt, rhs, b * sb + ib);
+			} else
+				v = (double)(int32_t)(uint32_t)(int64_t)v;
+			out[ic] = v;
+		}
+	}
+	free(a);
+	free(big);
+	free(k0);
+	free(s);
+	free(isk0);
+	*want = out;
+}
+
+/* The largest |got - want| over n outputs; NaN when one is NaN. */
+static double
+result_error(enum mtype t, const void *acc, const double *want, size_t n)
+{
+	double err = 0, d;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		d = fabs(elem_get(t, acc, i) - want[i]);
+		if (!(d <= err))
+			err = d;	/* also catches NaN */
+	}
+	return err;
 }
 
 static int
@@ -959,6 +1169,7 @@ main(int argc, char **argv)
 {
 	struct job j;
 	struct check_plan plan = { 0 };
+	struct wide_plan wide;
 	struct counters *ctr;
 	struct onednn *dn = NULL;
 	enum routine routine = R_KERNEL;
@@ -972,7 +1183,7 @@ main(int argc, char **argv)
 	uint64_t rng;
 	int reps = 0, verified = 0, wrong = 0, same = 0, dropped = 0;
 	int disturbed_kept = 0, attempts = 0, c;
-	char ref_name[128] = "", checked_by[64] = "";
+	char ref_name[128] = "", checked_by[96] = "";
 	const char *ref_note = NULL, *routine_name;
 	json_t *out, *cj;
 	char *line;
@@ -1038,18 +1249,24 @@ main(int argc, char **argv)
 			}
 			routine_name = reference_result(&j, lhs, rhs, acc0,
 			    &want);
-			for (i = 0; i < nc; i++) {
-				double d = fabs(elem_get(j.at, acc, i) - want[i]);
-
-				if (!(d <= max_err))
-					max_err = d;	/* also catches NaN */
-			}
+			max_err = result_error(j.at, acc, want, nc);
 			free(want);
-			free(acc0);
 			verified = 1;
 			wrong = !(max_err == 0);
 			snprintf(checked_by, sizeof checked_by,
 			    "exact:%s(%s data)", routine_name, plan.data);
+			/* Then the wide-sum check, where the op has one. */
+			if (!wrong && wide_plan(&j, &wide) == 0) {
+				fill_wide(&j, &wide, lhs, rhs, acc0, &rng, &want);
+				memcpy(acc, acc0, nc * mtype_size(j.at));
+				fn(lhs, rhs, acc);
+				max_err = result_error(j.at, acc, want, nc);
+				free(want);
+				wrong = !(max_err == 0);
+				strncat(checked_by, "+closed-form(wide-sum data)",
+				    sizeof checked_by - strlen(checked_by) - 1);
+			}
+			free(acc0);
 		}
 	}
 

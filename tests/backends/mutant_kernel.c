@@ -10,7 +10,13 @@
  * (skips batch 1), the remainders a schedule splits off: rowtail (skips the
  * last row), coltail (the last column), ktail (the last K step); or sleep (right, but sleeps on calls 3 to 5, so that the
  * process is switched out during timed repetitions).
+ * Narrowed accumulation, in a type narrower than AT: acc_T keeps the whole
+ * sum in T (acc read into T, every product added and rounded there, to
+ * nearest even or wrapping); tile_T sums each K tile of 8 from zero in T and
+ * adds the tile's sum to the accumulator in AT, as a kernel with a narrow
+ * inner loop would. T is f32, f16, bf16, i16 (wrapping) or i16sat.
  */
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -95,6 +101,65 @@ round_to(int t, double v)
 	}
 }
 
+/*
+ * Round the integer v to the nearest value with digits significant bits,
+ * ties to even, as a float type of that precision would (no libm).
+ */
+static double
+round_sig(double v, int digits)
+{
+	double a = v < 0 ? -v : v, top = (double)(1L << digits), ulp = 1, q, f;
+
+	while (a >= top * ulp)
+		ulp *= 2;
+	q = a / ulp;
+	f = (double)(int64_t)q;
+	if (q - f > 0.5 || (q - f == 0.5 && ((int64_t)f & 1)))
+		f += 1;
+	return v < 0 ? -f * ulp : f * ulp;
+}
+
+/* The narrow accumulator types of the acc_ and tile_ mutants. */
+enum narrow { N_NONE, N_F32, N_F16, N_BF16, N_I16, N_I16SAT };
+
+/* Round v to narrow type t, as adding in that type would. */
+static double
+round_narrow(enum narrow t, double v)
+{
+	int64_t x;
+
+	switch (t) {
+	case N_F32:
+		return (float)v;
+	case N_F16:
+		v = round_sig(v, 11);
+		return v > 65504 ? HUGE_VAL : v < -65504 ? -HUGE_VAL : v;
+	case N_BF16:
+		return round_sig(v, 8);
+	case N_I16:
+		x = (int64_t)v & 0xffff;
+		return (double)(x >= 32768 ? x - 65536 : x);
+	case N_I16SAT:
+		return v > 32767 ? 32767 : v < -32768 ? -32768 : v;
+	default:
+		return v;
+	}
+}
+
+static enum narrow
+narrow_parse(const char *s)
+{
+	static const char *const names[] = { "", "f32", "f16", "bf16", "i16",
+	    "i16sat" };
+	size_t i;
+
+	for (i = 1; i < sizeof names / sizeof names[0]; i++) {
+		if (strcmp(s, names[i]) == 0)
+			return (enum narrow)i;
+	}
+	return N_NONE;
+}
+
 static void
 put(int t, void *p, size_t i, double v)
 {
@@ -119,8 +184,9 @@ dispatch(const void *lhs, const void *rhs, void *acc)
 	static int calls;
 	const char *mut = getenv("AUTOSCHED_MUTANT");
 	long b, i, j, k, skip_k = K >= 16 ? (K / 8 / 2) : -1;
-	int mk, mr, mc, mb, mrt, mct, mkt;
-	double c;
+	int mk, mr, mc, mb, mrt, mct, mkt, mtile = 0;
+	enum narrow nt = N_NONE;
+	double c, s, p;
 
 	if (mut == NULL)
 		mut = "";
@@ -131,6 +197,12 @@ dispatch(const void *lhs, const void *rhs, void *acc)
 	mrt = strcmp(mut, "rowtail") == 0;
 	mct = strcmp(mut, "coltail") == 0;
 	mkt = strcmp(mut, "ktail") == 0;
+	if (strncmp(mut, "acc_", 4) == 0)
+		nt = narrow_parse(mut + 4);
+	else if (strncmp(mut, "tile_", 5) == 0) {
+		nt = narrow_parse(mut + 5);
+		mtile = 1;
+	}
 	calls++;
 	if (strcmp(mut, "nothing") == 0)
 		return;
@@ -149,6 +221,9 @@ dispatch(const void *lhs, const void *rhs, void *acc)
 				if ((mc && j / 8 == 1) || (mct && j == N - 1))
 					continue;
 				c = get(AT, acc, (size_t)(b * M * N + i * N + j));
+				if (nt != N_NONE && !mtile)
+					c = round_narrow(nt, c);
+				s = 0;
 				for (k = 0; k < K; k++) {
 					size_t ia = TA ? (size_t)(k * M + i) :
 					    (size_t)(i * K + k);
@@ -158,9 +233,19 @@ dispatch(const void *lhs, const void *rhs, void *acc)
 					if ((mk && k / 8 == skip_k) ||
 					    (mkt && k == K - 1))
 						continue;
-					c = round_to(AT, c +
-					    get(LT, lhs, (size_t)(b * M * K) + ia) *
-					    get(RT, rhs, (size_t)(b * K * N) + ib));
+					p = get(LT, lhs, (size_t)(b * M * K) + ia) *
+					    get(RT, rhs, (size_t)(b * K * N) + ib);
+					if (nt == N_NONE)
+						c = round_to(AT, c + p);
+					else if (!mtile)
+						c = round_narrow(nt, c + p);
+					else {
+						s = round_narrow(nt, s + p);
+						if (k % 8 == 7 || k == K - 1) {
+							c = round_to(AT, c + s);
+							s = 0;
+						}
+					}
 				}
 				put(AT, acc, (size_t)(b * M * N + i * N + j), c);
 			}

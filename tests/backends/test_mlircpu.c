@@ -180,6 +180,9 @@ run_one(const struct backend_params *p, const struct op_desc *op,
 	if (want == TRIAL_OK) {
 		CHECK(res->verified == 1);
 		CHECK(strncmp(res->checked_by, "exact:", 6) == 0);
+		/* Narrowed accumulation checked too, but for bf16 (none narrower). */
+		CHECK(op->acc == ELEM_BF16 || strstr(res->checked_by,
+		    "+closed-form(wide-sum data)") != NULL);
 		CHECK(res->counters_have &
 		    (1u << TRIAL_CTR_CONTEXT_SWITCHES));
 		CHECK(res->gflops > 0);
