@@ -66,6 +66,19 @@ analysis_elem_is_float(enum elem_type t)
 }
 
 int
+analysis_kind_batch(const char *kind)
+{
+	return kind != NULL && (strcmp(kind, "batch_matmul") == 0 ||
+	    strcmp(kind, "quantized_batch_matmul") == 0);
+}
+
+int
+analysis_kind_quantized(const char *kind)
+{
+	return kind != NULL && strncmp(kind, "quantized_", 10) == 0;
+}
+
+int
 analysis_op_same(const struct op_desc *a, const struct op_desc *b)
 {
 	return a->tunable && b->tunable && a->kind != NULL &&

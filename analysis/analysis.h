@@ -60,6 +60,16 @@ struct op_desc {
 };
 
 /*
+ * Kinds: "matmul", "batch_matmul", and the quantized ops
+ * "quantized_matmul", "quantized_batch_matmul" (C += (A - za)(B - zb), i8
+ * inputs, i32 accumulator, zero points za and zb scalars: their dispatch
+ * takes them as two i32 arguments after acc). 1 if kind has a batch dim /
+ * subtracts zero points.
+ */
+int	 analysis_kind_batch(const char *kind);
+int	 analysis_kind_quantized(const char *kind);
+
+/*
  * 1 if a and b are the same op as far as tuning goes (both tunable, same
  * kind, sizes, element types, signedness and layout): a program that uses
  * one op several times is tuned once for all its occurrences.
@@ -119,6 +129,8 @@ const struct op_desc	*analysis_op(const struct analysis *, size_t i);
 /*
  * The standalone dispatch of a tunable op: a module with one function
  *   func.func @dispatch(%lhs: tensor<…>, %rhs: tensor<…>, %acc: tensor<…>) -> tensor<…>
+ * (a quantized op: (%lhs, %rhs, %acc, %za: i32, %zb: i32) and the op itself,
+ * linalg.quantized_[batch_]matmul)
  * in destination-passing style (the result is acc + lhs·rhs, acc is the outs
  * operand), with static shapes exactly as the op's operands are stored
  * (transposed operands stay transposed). The body is a linalg.generic

@@ -35,6 +35,7 @@ struct look {
 	MlirOperation	 op;
 	char		*reason;	/* first reason it is not tunable */
 	int		 shaped;	/* roles known: m/n/k/batch meaningful */
+	int		 quant;		/* quantized: operands A, B, za, zb, C */
 	int		 nbatch;
 	int		 pos[5];	/* loop dim of each role */
 	int		 apos[3], bpos[3], cpos[3];	/* result index of a role in a map */
@@ -196,14 +197,26 @@ look_maps(struct look *l, const char *family)
 		look_fail(l, "no indexing maps");
 		return;
 	}
-	if (mlirOperationGetNumOperands(l->op) != 3 ||
-	    mlirArrayAttrGetNumElements(maps) != 3) {
-		look_fail(l, "%ld operands: not 2 inputs and 1 output",
-		    (long)mlirOperationGetNumOperands(l->op));
+	if (mlirOperationGetNumOperands(l->op) != (l->quant ? 5 : 3) ||
+	    mlirArrayAttrGetNumElements(maps) != (l->quant ? 5 : 3)) {
+		look_fail(l, "%ld operands: not %s",
+		    (long)mlirOperationGetNumOperands(l->op), l->quant ?
+		    "2 inputs, 2 zero points and 1 output" :
+		    "2 inputs and 1 output");
 		return;
 	}
+	for (i = 0; l->quant && i < 2; i++) {
+		/* The zero points' maps: scalars, no result. */
+		attr = mlirArrayAttrGetElement(maps, 2 + i);
+		if (!mlirAttributeIsAAffineMap(attr) ||
+		    mlirAffineMapGetNumResults(
+		    mlirAffineMapAttrGetValue(attr)) != 0) {
+			look_fail(l, "zero point %ld is not a scalar", (long)i);
+			return;
+		}
+	}
 	for (i = 0; i < 3; i++) {
-		attr = mlirArrayAttrGetElement(maps, i);
+		attr = mlirArrayAttrGetElement(maps, l->quant && i == 2 ? 4 : i);
 		if (!mlirAttributeIsAAffineMap(attr)) {
 			look_fail(l, "indexing map %ld is not an affine map",
 			    (long)i);
@@ -306,7 +319,15 @@ look_maps(struct look *l, const char *family)
 		return;
 	}
 
-	/* MLIR's own view, which also reads the iterator types. */
+	/*
+	 * MLIR's own view, which also reads the iterator types (a quantized
+	 * matmul is not a contraction to it: its body subtracts the zero
+	 * points; its maps are fixed by its definition).
+	 */
+	if (l->quant) {
+		l->shaped = 1;
+		return;
+	}
 	cd = mlirLinalgInferContractionDimensions(l->op);
 	if (single_dim(cd.m) != l->pos[ROLE_M] ||
 	    single_dim(cd.n) != l->pos[ROLE_N] ||
@@ -505,6 +526,31 @@ rows_contiguous(MlirType t)
 	return strides[rank - 1] == 1;
 }
 
+/*
+ * A quantized matmul's body is its definition's: C += (A - za)(B - zb),
+ * both inputs widened signed. autosched tunes i8 inputs into i32 with
+ * integer scalars as zero points.
+ */
+static void
+look_quant(struct look *l, struct op_desc *d)
+{
+	int i;
+
+	for (i = 2; i < 4; i++) {
+		MlirType t = mlirValueGetType(mlirOperationGetOperand(l->op, i));
+
+		if (!mlirTypeIsAInteger(t)) {
+			look_fail(l, "zero point %d is not an integer scalar",
+			    i - 2);
+			return;
+		}
+	}
+	if (d->lhs != ELEM_I8 || d->rhs != ELEM_I8 || d->acc != ELEM_I32)
+		look_fail(l, "quantized matmul of %s x %s -> %s: autosched "
+		    "tunes i8 x i8 -> i32", analysis_elem_name(d->lhs),
+		    analysis_elem_name(d->rhs), analysis_elem_name(d->acc));
+}
+
 /* Sizes and element types from the operands' types. */
 static void
 look_types(struct look *l, struct op_desc *d)
@@ -514,10 +560,10 @@ look_types(struct look *l, struct op_desc *d)
 	char		*s;
 	int		 i, nb = l->nbatch;
 
-	if (mlirOperationGetNumOperands(l->op) < 3)
+	if (mlirOperationGetNumOperands(l->op) < (l->quant ? 5 : 3))
 		return;
 	for (i = 0; i < 3; i++) {
-		t[i] = operand_type(l, i);
+		t[i] = operand_type(l, l->quant && i == 2 ? 4 : i);
 		if (mlirTypeIsNull(t[i]))
 			return;
 		*e[i] = elem_of(mlirShapedTypeGetElementType(t[i]));
@@ -554,6 +600,10 @@ look_types(struct look *l, struct op_desc *d)
 			break;
 		}
 	}
+	if (l->quant) {
+		look_quant(l, d);
+		return;
+	}
 	if (l->reason == NULL)
 		look_body(l, d);
 }
@@ -580,7 +630,7 @@ profiler_name(const struct op_desc *d)
 	size_str(m, sizeof m, d->m);
 	size_str(n, sizeof n, d->n);
 	size_str(k, sizeof k, d->k);
-	if (strcmp(d->kind, "batch_matmul") == 0)
+	if (analysis_kind_batch(d->kind))
 		snprintf(dims, sizeof dims, "%sx%sx%sx%s", b, m, n, k);
 	else
 		snprintf(dims, sizeof dims, "%sx%sx%s", m, n, k);
@@ -610,6 +660,8 @@ analysis_describe(MlirOperation op, const char *file, struct op_desc *d)
 
 	memset(&l, 0, sizeof l);
 	l.op = op;
+	l.quant = strcmp(family, "quantized_matmul") == 0 ||
+	    strcmp(family, "quantized_batch_matmul") == 0;
 	d->op_name = xstrndup(opname.data, opname.length);
 	d->loc = analysis_loc_string(mlirOperationGetLocation(op), file);
 	d->function = enclosing_function(op);
@@ -620,7 +672,10 @@ analysis_describe(MlirOperation op, const char *file, struct op_desc *d)
 		look_fail(&l, "convolution: not a matmul");
 	else
 		look_maps(&l, family);
-	if (l.shaped)
+	if (l.shaped && l.quant)
+		d->kind = xstrdup(l.nbatch ? "quantized_batch_matmul" :
+		    "quantized_matmul");
+	else if (l.shaped)
 		d->kind = xstrdup(l.nbatch ? "batch_matmul" : "matmul");
 	else
 		d->kind = xstrdup(family);

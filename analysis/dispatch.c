@@ -15,7 +15,7 @@ static char *
 tensor_type(const struct op_desc *d, int64_t d0, int64_t d1,
     enum elem_type e)
 {
-	if (strcmp(d->kind, "batch_matmul") == 0)
+	if (analysis_kind_batch(d->kind))
 		return xasprintf("tensor<%lldx%lldx%lldx%s>",
 		    (long long)d->batch, (long long)d0, (long long)d1,
 		    analysis_elem_name(e));
@@ -49,7 +49,7 @@ emit_func(FILE *f, const struct op_desc *d, const char *fname)
 	const char	*dims, *b, *lhs_in, *rhs_in, *mul, *add, *acc;
 	int		 batch;
 
-	batch = strcmp(d->kind, "batch_matmul") == 0;
+	batch = analysis_kind_batch(d->kind);
 	lt = d->transpose_a ? tensor_type(d, d->k, d->m, d->lhs) :
 	    tensor_type(d, d->m, d->k, d->lhs);
 	rt = d->transpose_b ? tensor_type(d, d->n, d->k, d->rhs) :
@@ -63,6 +63,16 @@ emit_func(FILE *f, const struct op_desc *d, const char *fname)
 	dims = batch ? "b, m, n, k" : "m, n, k";
 	b = batch ? "b, " : "";
 
+	if (analysis_kind_quantized(d->kind)) {
+		/* The named op: its zero points are the last two arguments. */
+		fprintf(f, "  func.func @%s(%%lhs: %s, %%rhs: %s, %%acc: %s, "
+		    "%%za: i32, %%zb: i32) -> %s {\n", fname, lt, rt, at, at);
+		fprintf(f, "    %%0 = linalg.%s ins(%%lhs, %%rhs, %%za, %%zb : "
+		    "%s, %s, i32, i32) outs(%%acc : %s) -> %s\n", d->kind, lt,
+		    rt, at, at);
+		fprintf(f, "    return %%0 : %s\n  }\n", at);
+		goto out;
+	}
 	fprintf(f, "  func.func @%s(%%lhs: %s, %%rhs: %s, %%acc: %s)"
 	    " -> %s {\n", fname, lt, rt, at, at);
 	fprintf(f, "    %%0 = linalg.generic {indexing_maps = [\n");
@@ -93,6 +103,7 @@ emit_func(FILE *f, const struct op_desc *d, const char *fname)
 	fprintf(f, "    } -> %s\n", at);
 	fprintf(f, "    return %%0 : %s\n", at);
 	fprintf(f, "  }\n");
+out:
 	free(lt);
 	free(rt);
 	free(at);
@@ -143,7 +154,8 @@ analysis_emit_function(const struct op_desc *d, const char *fname,
 
 	*text = NULL;
 	if (!d->tunable || (strcmp(d->kind, "matmul") != 0 &&
-	    strcmp(d->kind, "batch_matmul") != 0)) {
+	    strcmp(d->kind, "batch_matmul") != 0 &&
+	    !analysis_kind_quantized(d->kind))) {
 		util_seterr(err, "%s: not a tunable matmul", d->name ? d->name :
 		    d->kind);
 		return -1;

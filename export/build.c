@@ -44,7 +44,7 @@ build_on_signal(int sig)
  * x86vector.avx512.dot, as in the measured kernels' pipeline.
  */
 static const char build_pipeline[] =
-    "builtin.module("
+    "builtin.module(%s"
     "transform-preload-library{transform-library-paths=%s},"
     "transform-interpreter,"
     "canonicalize,cse,"
@@ -372,7 +372,13 @@ export_build(const struct export_set *s, const char *program, int untuned,
 		plugin_arg = xasprintf("--load-pass-plugin=%s", plugin);
 	pipe = xasprintf("--pass-pipeline=%s", build_pipeline);
 	{
-		char *p = xasprintf(pipe, lib);
+		/*
+		 * With the plugin, its quantized-matmul split runs first (a
+		 * program without such an op is left as it is): a quantized
+		 * op is then the int8 matmul its schedule was measured on.
+		 */
+		char *p = xasprintf(pipe, plugin != NULL ?
+		    "autosched-quantized-matmul,cse," : "", lib);
 
 		free(pipe);
 		pipe = p;

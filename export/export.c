@@ -216,7 +216,7 @@ export_restrict(struct export_set *s, const char *path, char **err)
 static int
 is_batch(const struct op_desc *op)
 {
-	return strcmp(op->kind, "batch_matmul") == 0;
+	return analysis_kind_batch(op->kind);
 }
 
 static int
@@ -473,6 +473,15 @@ export_transform_text(const struct export_set *s,
 	if (plugin != NULL)
 		fprintf(f, "// (the plugin is autosched's: the VNNI dot kernel's "
 		    "pass, autosched-vnni-dot)\n");
+	for (i = 0; i < s->n && !analysis_kind_quantized(s->e[i].op.kind); i++)
+		;
+	if (i < s->n)
+		fprintf(f, "// Quantized matmuls are tuned as their int8 matmul: "
+		    "split them first with the\n// plugin's pass, as the "
+		    "measured kernels were (and `autosched build` does):\n"
+		    "//   --pass-pipeline='builtin.module(autosched-quantized-"
+		    "matmul,cse,transform-preload-library{transform-library-paths="
+		    "THIS_FILE},transform-interpreter)'\n");
 	for (i = 0; i < s->n; i++)
 		emit_entry_comment(f, &s->e[i]);
 	fprintf(f, "module attributes {transform.with_named_sequence} {\n");

@@ -475,7 +475,7 @@ store_op_signature(const struct op_desc *op)
 	char		*dims, *sig;
 
 	/* Built from the fields, not op->name, so it survives renamings. */
-	if (op->batch != 1 || strcmp(kind, "batch_matmul") == 0)
+	if (op->batch != 1 || analysis_kind_batch(kind))
 		dims = xasprintf("%" PRId64 "x%" PRId64 "x%" PRId64 "x%" PRId64,
 		    op->batch, op->m, op->n, op->k);
 	else

@@ -554,7 +554,7 @@ parts_fit(const struct op_desc *op, const struct config *c,
 	memset(&g, 0, sizeof g);
 	g.op = op;
 	g.c = c;
-	g.batch = op->batch > 1 || strcmp(op->kind, "batch_matmul") == 0;
+	g.batch = op->batch > 1 || analysis_kind_batch(op->kind);
 	g.kernel = k;
 	g.group = group;
 	g.fit = 1;
@@ -629,7 +629,7 @@ mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
 	memset(&g, 0, sizeof g);
 	g.op = op;
 	g.c = &c;
-	g.batch = op->batch > 1 || strcmp(op->kind, "batch_matmul") == 0;
+	g.batch = op->batch > 1 || analysis_kind_batch(op->kind);
 	g.kernel = mlircpu_kernel(op, &c);
 	g.group = g.kernel == KERNEL_DOT_VNNI ? 4 : 2;
 	/* Count first: a schedule of one part keeps the plain names. */
@@ -728,11 +728,14 @@ mlircpu_schedule(const struct op_desc *op, const struct config *cfg,
 	kernel = mlircpu_kernel(op, &c);
 	mod_part = mlircpu_schedule_module("autosched_module", &kernel, 1);
 	{
+		int q = analysis_kind_quantized(op->kind);
 		const char *const kv[] = {
 			"VERSION", version, "CONFIG", name,
 			"OP_PART", op_part, "MODULE_PART", mod_part,
 			"OP_NAME", "autosched_op",
-			"MODULE_NAME", "autosched_module", NULL,
+			"MODULE_NAME", "autosched_module",
+			"MATCH", q ? "attributes{autosched.core}" :
+			"interface{LinalgOp}", NULL,
 		};
 		out = mlircpu_fill(mlircpu_tpl_schedule_mlir, kv);
 	}
@@ -750,9 +753,10 @@ mlircpu_schedule(const struct op_desc *op, const struct config *cfg,
 }
 
 char *
-mlircpu_pipeline(const char *schedule_path)
+mlircpu_pipeline(const char *schedule_path, int quantized)
 {
-	const char *const kv[] = { "SCHEDULE", schedule_path, NULL };
+	const char *const kv[] = { "SCHEDULE", schedule_path,
+	    "PRE", quantized ? MLIRCPU_QUANTIZED_PASS "," : "", NULL };
 	char *filled, *out, *line, *save;
 	size_t len = 0;
 

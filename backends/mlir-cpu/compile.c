@@ -237,7 +237,7 @@ mlircpu_compile(struct backend *be, const char *sched, int threads,
 	    util_write_file(sp, sched, strlen(sched), &err) != 0)
 		goto fail_err;
 
-	pipeline = mlircpu_pipeline(sp);
+	pipeline = mlircpu_pipeline(sp, analysis_kind_quantized(be->op.kind));
 	pipe_arg = xasprintf("--pass-pipeline=%s", pipeline);
 	plugin_arg = xasprintf("--load-pass-plugin=%s", be->plugin);
 	opt = util_path_join(be->llvm_bin, "mlir-opt");

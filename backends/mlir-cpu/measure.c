@@ -876,6 +876,15 @@ mlircpu_measure(struct backend *be, const char *so, int threads,
 		argv[argc++] = "--cpus";
 		argv[argc++] = cpulist;
 	}
+	if (so != NULL && analysis_kind_quantized(op->kind)) {
+		/*
+		 * The kernel takes the zero points as arguments: checked with
+		 * two that are not 0 (and not alike), so that a kernel which
+		 * drops or swaps a correction is wrong.
+		 */
+		argv[argc++] = "--zero-points";
+		argv[argc++] = MLIRCPU_CHECK_ZERO_POINTS;
+	}
 	if (fault == FAULT_CRASH || fault == FAULT_HANG ||
 	    fault == FAULT_WRONG || fault == FAULT_SLEEP ||
 	    fault == FAULT_NOTHING) {

@@ -28,6 +28,12 @@ struct job {
 	const char	*fault;		/* crash|hang|wrong|nothing|sleep|NULL */
 	const char	*cpus;
 	int		 peak;		/* --peak: time the FMA probe, no matmul */
+	/*
+	 * --zero-points ZA,ZB: a quantized op, acc += (lhs - ZA)(rhs - ZB);
+	 * its kernel takes them as two int32 arguments after acc.
+	 */
+	int		 zp;
+	int32_t		 za, zb;
 	int		 bandwidth;	/* --bandwidth: time the triad, no matmul */
 };
 

@@ -39,6 +39,20 @@ static const char *const mtype_names[] = { "f32", "f64", "f16", "bf16", "i8",
 
 /* The kernel ABI: see mlircpu.c. */
 typedef void (*kernel_fn)(const void *, const void *, void *);
+/* A quantized op's kernel: its zero points after acc. */
+typedef void (*kernel_zp_fn)(const void *, const void *, void *, int32_t,
+    int32_t);
+
+/* Run the kernel once, with zero points za and zb for a quantized op. */
+static void
+kernel_run(const struct job *j, kernel_fn fn, const void *lhs,
+    const void *rhs, void *acc, int32_t za, int32_t zb)
+{
+	if (j->zp)
+		((kernel_zp_fn)(void (*)(void))fn)(lhs, rhs, acc, za, zb);
+	else
+		fn(lhs, rhs, acc);
+}
 
 void
 die(const char *fmt, ...)
@@ -550,7 +564,8 @@ check_max(enum mtype t)
 }
 
 /*
- * The exact expected result acc0 + lhs·rhs, in *want (caller frees), and
+ * The exact expected result acc0 + lhs·rhs (acc0 + (lhs - za)·(rhs - zb)
+ * for a quantized op), in *want (caller frees), and
  * the routine that computed it. Every partial sum is an integer no larger
  * than K·max|lhs|·max|rhs| + max|acc0|: below 2^24 OpenBLAS sgemm computes
  * it exactly in any order, else dgemm on the operands widened to f64 (exact
@@ -563,8 +578,9 @@ reference_result(const struct job *j, const void *lhs, const void *rhs,
 {
 	size_t sa = (size_t)j->m * j->k, sb = (size_t)j->k * j->n;
 	size_t sc = (size_t)j->m * j->n, total = sc * j->batch, i;
-	double bound = (double)j->k * check_max(j->lt) * check_max(j->rt) +
-	    check_max(j->at);
+	double za = j->zp ? j->za : 0, zb = j->zp ? j->zb : 0;
+	double bound = (double)j->k * (check_max(j->lt) + fabs(za)) *
+	    (check_max(j->rt) + fabs(zb)) + check_max(j->at);
 	int dbl = bound >= 16777216.0;
 	void *a, *bm, *cm;
 	double *w;
@@ -572,6 +588,19 @@ reference_result(const struct job *j, const void *lhs, const void *rhs,
 
 	a = to_blas(j->lt, lhs, sa * j->batch, dbl);
 	bm = to_blas(j->rt, rhs, sb * j->batch, dbl);
+	/* A quantized op: its zero points taken off, exactly (integers). */
+	for (i = 0; j->zp && i < sa * (size_t)j->batch; i++) {
+		if (dbl)
+			((double *)a)[i] -= za;
+		else
+			((float *)a)[i] -= (float)za;
+	}
+	for (i = 0; j->zp && i < sb * (size_t)j->batch; i++) {
+		if (dbl)
+			((double *)bm)[i] -= zb;
+		else
+			((float *)bm)[i] -= (float)zb;
+	}
 	cm = to_blas(j->at, acc0, total, dbl);
 	for (b = 0; b < j->batch; b++) {
 		if (dbl)
@@ -863,7 +892,7 @@ usage(void)
 	    "auto|openblas|onednn|blis | --blas] --shape BxMxNxK --types L,R,A "
 	    "[--trans TA,TB] [--threads N] [--warmup N] [--min-time S] "
 	    "[--reps MIN,MAX] [--seed N] [--verify 0|1] [--cpus LIST] "
-	    "[--fault crash|hang|wrong|nothing|sleep]\n"
+	    "[--zero-points ZA,ZB] [--fault crash|hang|wrong|nothing|sleep]\n"
 	    "       autosched-measure --peak|--bandwidth [--threads N] [--min-time S] [--cpus LIST]\n"
 	    "       autosched-measure --target\n"
 	    "       autosched-measure --hang\n");
@@ -1021,7 +1050,12 @@ parse_args(int argc, char **argv, struct job *j)
 			j->cpus = v;
 		else if (strcmp(o, "--fault") == 0)
 			j->fault = v;
-		else
+		else if (strcmp(o, "--zero-points") == 0) {
+			arg_pair(o, v, -128, 255, &x, &y);
+			j->zp = 1;
+			j->za = (int32_t)x;
+			j->zb = (int32_t)y;
+		} else
 			usage();
 	}
 	if ((j->kernel == NULL) == (ref == 0))
@@ -1109,7 +1143,7 @@ call(const struct job *j, enum routine r, kernel_fn fn, struct onednn *dn,
     void *lhs, void *rhs, void *acc)
 {
 	if (r == R_KERNEL)
-		fn(lhs, rhs, acc);
+		kernel_run(j, fn, lhs, rhs, acc, j->za, j->zb);
 	else if (r == R_ONEDNN)
 		onednn_run(dn);
 	else if (r == R_BLIS)
@@ -1240,7 +1274,7 @@ main(int argc, char **argv)
 			memcpy(acc, acc0, nc * mtype_size(j.at));
 			/* Test-only "nothing": a kernel that leaves acc alone. */
 			if (j.fault == NULL || strcmp(j.fault, "nothing") != 0)
-				fn(lhs, rhs, acc);
+				kernel_run(&j, fn, lhs, rhs, acc, j.za, j.zb);
 			if (j.fault != NULL && strcmp(j.fault, "wrong") == 0) {
 				/* Test-only: one output off (-(|v|+1) != v). */
 				double v = elem_get(j.at, acc, nc / 2);
@@ -1259,7 +1293,8 @@ main(int argc, char **argv)
 			if (!wrong && wide_plan(&j, &wide) == 0) {
 				fill_wide(&j, &wide, lhs, rhs, acc0, &rng, &want);
 				memcpy(acc, acc0, nc * mtype_size(j.at));
-				fn(lhs, rhs, acc);
+				/* (A quantized op without its zero points.) */
+				kernel_run(&j, fn, lhs, rhs, acc, 0, 0);
 				max_err = result_error(j.at, acc, want, nc);
 				free(want);
 				wrong = !(max_err == 0);

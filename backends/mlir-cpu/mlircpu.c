@@ -210,8 +210,15 @@ mlircpu_supports(const struct op_desc *op, const char **reason)
 	size_t i;
 
 	if (op->kind == NULL || (strcmp(op->kind, "matmul") != 0 &&
-	    strcmp(op->kind, "batch_matmul") != 0)) {
-		*reason = "mlir-cpu tunes matmul and batch_matmul only";
+	    strcmp(op->kind, "batch_matmul") != 0 &&
+	    !analysis_kind_quantized(op->kind))) {
+		*reason = "mlir-cpu tunes matmul, batch_matmul and their "
+		    "quantized forms only";
+		return 0;
+	}
+	if (analysis_kind_quantized(op->kind) && (op->lhs != ELEM_I8 ||
+	    op->rhs != ELEM_I8 || op->acc != ELEM_I32)) {
+		*reason = "mlir-cpu tunes quantized matmuls of i8 x i8 -> i32";
 		return 0;
 	}
 	if (op->m < 1 || op->n < 1 || op->k < 1 || op->batch < 1) {
@@ -624,7 +631,7 @@ mlircpu_export_module(const char *seq_name, const struct op_desc *const *ops,
 	return out;
 }
 
-/* The VNNI kernel's pass is the plugin's. */
+/* The VNNI kernel's pass is the plugin's; so is the quantized ops' split. */
 static char *
 mlircpu_export_plugin(const struct op_desc *const *ops,
     const struct config *const *cfgs, size_t n)
@@ -632,7 +639,8 @@ mlircpu_export_plugin(const struct op_desc *const *ops,
 	enum mlircpu_kernel *kernels = export_kernels(ops, cfgs, n);
 	size_t i;
 
-	for (i = 0; i < n && kernels[i] != KERNEL_DOT_VNNI; i++)
+	for (i = 0; i < n && kernels[i] != KERNEL_DOT_VNNI &&
+	    !analysis_kind_quantized(ops[i]->kind); i++)
 		;
 	free(kernels);
 	return i < n ? mlircpu_plugin_path() : NULL;

@@ -85,6 +85,18 @@ void	 mlircpu_isa_describe(const struct mlircpu_isa *, char *buf, size_t len);
  */
 #define MLIRCPU_RTLIB	"--rtlib=compiler-rt"
 
+/*
+ * A quantized op is split by the plugin's pass into its int8 matmul (marked
+ * autosched.core: what the schedule tiles) and the zero-point corrections,
+ * before the schedule runs (the first pass of the pipeline; `build` runs it
+ * too). CSE follows it: the transform interpreter's matchers crashed in
+ * mlir-opt 22 on the pass's output as it was, not once CSE had run.
+ */
+#define MLIRCPU_QUANTIZED_PASS	"autosched-quantized-matmul,cse"
+
+/* The zero points a quantized op's kernel is measured and checked with. */
+#define MLIRCPU_CHECK_ZERO_POINTS	"-7,5"
+
 /* AUTOSCHED_TEST_FAULT kinds. */
 enum mlircpu_fault {
 	FAULT_NONE = 0,
@@ -169,8 +181,11 @@ char	*mlircpu_schedule_module(const char *seq_name,
  * --load-pass-plugin. Caller frees.
  */
 char	*mlircpu_plugin_path(void);
-/* The mlir-opt --pass-pipeline string for a schedule file. Caller frees. */
-char	*mlircpu_pipeline(const char *schedule_path);
+/*
+ * The mlir-opt --pass-pipeline string for a schedule file (quantized: the
+ * op is split into its int8 matmul first). Caller frees.
+ */
+char	*mlircpu_pipeline(const char *schedule_path, int quantized);
 /* Replace every @KEY@ of tpl by its value (keys/values NULL-ended pairs). */
 char	*mlircpu_fill(const char *tpl, const char *const *kv);
 

@@ -23,7 +23,20 @@
 #include <string.h>
 #include <time.h>
 
+/*
+ * -DZP=1: a quantized op's kernel, acc += (lhs - za)(rhs - zb), its zero
+ * points two int32 arguments after acc; mutants noza, nozb (one zero point
+ * ignored) and nozp (both).
+ */
+#ifndef ZP
+#define ZP 0
+#endif
+#if ZP
+void	dispatch(const void *, const void *, void *, int32_t, int32_t);
+#else
 void	dispatch(const void *, const void *, void *);
+#endif
+static int32_t zpa, zpb;	/* the zero points of this call */
 
 static float
 f16_get(uint16_t h)
@@ -178,8 +191,8 @@ put(int t, void *p, size_t i, double v)
 	}
 }
 
-void
-dispatch(const void *lhs, const void *rhs, void *acc)
+static void
+run(const void *lhs, const void *rhs, void *acc)
 {
 	static int calls;
 	const char *mut = getenv("AUTOSCHED_MUTANT");
@@ -233,8 +246,9 @@ dispatch(const void *lhs, const void *rhs, void *acc)
 					if ((mk && k / 8 == skip_k) ||
 					    (mkt && k == K - 1))
 						continue;
-					p = get(LT, lhs, (size_t)(b * M * K) + ia) *
-					    get(RT, rhs, (size_t)(b * K * N) + ib);
+					p = (get(LT, lhs, (size_t)(b * M * K) + ia) -
+					    zpa) * (get(RT, rhs, (size_t)(b * K * N) +
+					    ib) - zpb);
 					if (nt == N_NONE)
 						c = round_to(AT, c + p);
 					else if (!mtile)
@@ -252,3 +266,22 @@ dispatch(const void *lhs, const void *rhs, void *acc)
 		}
 	}
 }
+
+#if ZP
+void
+dispatch(const void *lhs, const void *rhs, void *acc, int32_t za, int32_t zb)
+{
+	const char *mut = getenv("AUTOSCHED_MUTANT");
+
+	mut = mut != NULL ? mut : "";
+	zpa = strcmp(mut, "noza") == 0 || strcmp(mut, "nozp") == 0 ? 0 : za;
+	zpb = strcmp(mut, "nozb") == 0 || strcmp(mut, "nozp") == 0 ? 0 : zb;
+	run(lhs, rhs, acc);
+}
+#else
+void
+dispatch(const void *lhs, const void *rhs, void *acc)
+{
+	run(lhs, rhs, acc);
+}
+#endif

@@ -114,6 +114,31 @@ generic_dispatch(const struct op_desc *op)
 	    body, flt ? "arith.addf" : "arith.addi", acc, acc, at, at);
 }
 
+/* A quantized op's dispatch: the named op, its zero points arguments. */
+static char *
+quantized_dispatch(const struct op_desc *op)
+{
+	int batch = strcmp(op->kind, "quantized_batch_matmul") == 0;
+	char bp[32] = "";
+
+	if (batch)
+		snprintf(bp, sizeof bp, "%lldx", (long long)op->batch);
+	return xasprintf(
+	    "func.func @dispatch(%%lhs: tensor<%s%lldx%lldxi8>, "
+	    "%%rhs: tensor<%s%lldx%lldxi8>, %%acc: tensor<%s%lldx%lldxi32>, "
+	    "%%za: i32, %%zb: i32) -> tensor<%s%lldx%lldxi32> {\n"
+	    "  %%0 = linalg.%s ins(%%lhs, %%rhs, %%za, %%zb : "
+	    "tensor<%s%lldx%lldxi8>, tensor<%s%lldx%lldxi8>, i32, i32) "
+	    "outs(%%acc : tensor<%s%lldx%lldxi32>) -> tensor<%s%lldx%lldxi32>\n"
+	    "  return %%0 : tensor<%s%lldx%lldxi32>\n}\n",
+	    bp, (long long)op->m, (long long)op->k, bp, (long long)op->k,
+	    (long long)op->n, bp, (long long)op->m, (long long)op->n, bp,
+	    (long long)op->m, (long long)op->n, op->kind, bp, (long long)op->m,
+	    (long long)op->k, bp, (long long)op->k, (long long)op->n, bp,
+	    (long long)op->m, (long long)op->n, bp, (long long)op->m,
+	    (long long)op->n, bp, (long long)op->m, (long long)op->n);
+}
+
 /* The named-op form, as a user would write it. */
 static char *
 named_dispatch(const struct op_desc *op)
@@ -712,6 +737,26 @@ test_ragged(void)
 		    shapes[s].vm, shapes[s].vn, shapes[s].vk, thr);
 		c.v[KNOB_PACK_B] = shapes[s].pack;
 		d = generic_dispatch(&op);
+		run_one(&p, &op, d, &c, TRIAL_OK, &r);
+		backend_result_clear(&r);
+		free(d);
+	}
+	/*
+	 * Quantized matmuls (C += (A - za)(B - zb)), checked with zero points
+	 * -7 and 5 and a non-zero accumulator: as their int8 matmul plus the
+	 * corrections, with remainders, a batch, 1 and 2 threads.
+	 */
+	for (s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+	for (thr = 1; thr <= 2; thr++) {
+		if (!shapes[s].pack || shapes[s].ta || shapes[s].tb)
+			continue;
+		op_init(&op, shapes[s].b > 1 ? "quantized_batch_matmul" :
+		    "quantized_matmul", shapes[s].b, shapes[s].m, shapes[s].n,
+		    shapes[s].k, ELEM_I8, ELEM_I32, 0, 0);
+		op.name = "quantized";
+		cfg_set(&c, shapes[s].tm, shapes[s].tn, shapes[s].tk,
+		    shapes[s].vm, shapes[s].vn, shapes[s].vk, thr);
+		d = quantized_dispatch(&op);
 		run_one(&p, &op, d, &c, TRIAL_OK, &r);
 		backend_result_clear(&r);
 		free(d);

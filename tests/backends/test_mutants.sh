@@ -117,6 +117,37 @@ for types in f32,f32,f32 f64,f64,f64 f16,f16,f16 f16,f16,f32 bf16,bf16,bf16 \
 	done
 done
 
+# A quantized op (acc += (lhs - za)(rhs - zb)): the kernel that takes its zero
+# points verifies; one that ignores either zero point, or both, is "wrong".
+for types in i8,i8,i32; do
+	for shape in "1 13 17 29" "2 1 4 300"; do
+		read -r b m n k <<< "$shape"
+		so=$T/q_${b}x${m}x${n}x${k}.so
+		if ! "$CC" -O2 -shared -fPIC -o "$so" "$SRC/tests/backends/mutant_kernel.c" \
+		    -DB="$b" -DM="$m" -DN="$n" -DK="$k" -DTA=0 -DTB=0 -DZP=1 \
+		    -DLT=4 -DRT=4 -DAT=6; then
+			fail=$((fail + 1))
+			echo "FAIL: cannot compile the quantized kernel ${b}x${m}x${n}x${k}" >&2
+			continue
+		fi
+		for mutant in right noza nozb nozp; do
+			out=$(AUTOSCHED_MUTANT=$mutant "$MEASURE" --kernel "$so" \
+			    --shape "${b}x${m}x${n}x${k}" --types "$types" \
+			    --trans 0,0 --zero-points -7,5 --warmup 0 --min-time 0 \
+			    --reps 1,1 --verify 1 2>&1 | tail -1)
+			st=$(field "$out" status)
+			want=wrong
+			[ $mutant = right ] && want=ok
+			if [ "$st" = "$want" ]; then
+				pass=$((pass + 1))
+			else
+				fail=$((fail + 1))
+				echo "FAIL: quantized ${b}x${m}x${n}x${k} $mutant: got status=$st, want $want ($out)" >&2
+			fi
+		done
+	done
+done
+
 # A kernel switched out during timed repetitions: counted and re-measured.
 so=$T/k_f32_f32_f32_16_00.so
 out=$(AUTOSCHED_MUTANT=sleep "$MEASURE" --kernel "$so" --shape ${B}x${M}x${N}x16 \
