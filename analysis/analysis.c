@@ -592,12 +592,28 @@ parsed_open(struct parsed *p, const char *name, const char *text, size_t len,
 }
 
 /*
+ * Every location in op that names the parser's buffer names file instead,
+ * so that printed IR points into the file.
+ */
+static void
+locs_rename(MlirContext ctx, MlirOperation op, const char *file)
+{
+	struct rename rn;
+
+	rn.ctx = ctx;
+	rn.file = mlirStringRefCreateFromCString(file);
+	mlirOperationWalk(op, locs_rename_op, &rn, MlirWalkPreOrder);
+}
+
+/*
  * The annotated module as the input was: its loc(...) kept (those the
- * parser made up print as unknown), generic form if it was generic.
+ * parser made up print as unknown), generic form if it was generic. A
+ * lowered module is not the input's text: every location is written out,
+ * naming the input.
  */
 static int
-annotated_print(struct parsed *p, const char *text, size_t len,
-    char **printed, char **err)
+annotated_print(struct parsed *p, const char *name, const char *text,
+    size_t len, char **printed, char **err)
 {
 	MlirOpPrintingFlags	flags = mlirOpPrintingFlagsCreate();
 	struct locs		locs;
@@ -605,8 +621,12 @@ annotated_print(struct parsed *p, const char *text, size_t len,
 
 	locs.ctx = p->ctx;
 	locs.written = locs.clear = 0;
-	mlirOperationWalk(mlirModuleGetOperation(p->module), locs_walk,
-	    &locs, MlirWalkPreOrder);
+	if (p->lowered != NULL) {
+		locs_rename(p->ctx, mlirModuleGetOperation(p->module), name);
+		mlirOpPrintingFlagsEnableDebugInfo(flags, true, false);
+	} else
+		mlirOperationWalk(mlirModuleGetOperation(p->module),
+		    locs_walk, &locs, MlirWalkPreOrder);
 	if (locs.written) {
 		locs.clear = 1;
 		mlirOperationWalk(mlirModuleGetOperation(p->module), locs_walk,
@@ -647,7 +667,8 @@ parse_walk(const char *name, const char *text, size_t len,
 		    p.diag.first ? p.diag.first : "");
 		goto out;
 	}
-	if (ann != NULL && annotated_print(&p, text, len, printed, err) != 0)
+	if (ann != NULL &&
+	    annotated_print(&p, name, text, len, printed, err) != 0)
 		goto out;
 	*out = a;
 	a = NULL;
@@ -713,7 +734,6 @@ analysis_lower(const char *path, char **text,
 {
 	MlirOpPrintingFlags	 flags;
 	struct parsed		 p;
-	struct rename		 rn;
 	char			*buf;
 	size_t			 len;
 	int			 rc = -1;
@@ -728,10 +748,7 @@ analysis_lower(const char *path, char **text,
 	if (p.lowered == NULL)
 		goto out;
 	/* Every location written out, naming the file: tools point into it. */
-	rn.ctx = p.ctx;
-	rn.file = mlirStringRefCreateFromCString(path);
-	mlirOperationWalk(mlirModuleGetOperation(p.module), locs_rename_op,
-	    &rn, MlirWalkPreOrder);
+	locs_rename(p.ctx, mlirModuleGetOperation(p.module), path);
 	flags = mlirOpPrintingFlagsCreate();
 	mlirOpPrintingFlagsEnableDebugInfo(flags, true, false);
 	rc = module_print(p.module, flags, text, err);

@@ -129,7 +129,8 @@ int	 analysis_lower(const char *path, char **text,
  * print the module again (MLIR's printer): with the locations the input
  * wrote, if any (debug info; the parser's own print as unknown), in generic
  * form if the input was. A program lowered before analysis (TOSA) is
- * annotated and printed lowered. *done = ops annotated. Caller
+ * annotated and printed lowered, every location written out (naming path
+ * and the lines of the ops they come from). *done = ops annotated. Caller
  * frees *text. -1 with *err on a parse error of the file or of a value.
  */
 int	 analysis_annotate(const char *path, const char *attr_name,
