@@ -104,8 +104,8 @@ struct analysis_lowering {
 /*
  * How the program was lowered before its ops were looked for, or NULL when
  * it was read as written. *remaining (when not NULL) = ops of the lowered
- * dialect the passes left (outside a func.func, or ones they keep, such as
- * TOSA control flow): such ops are not analysed. Static.
+ * dialect the passes did not reach (outside a func.func of the top module):
+ * such ops are not analysed. Static.
  */
 const struct analysis_lowering *analysis_lowered(const struct analysis *,
 	    size_t *remaining);

@@ -370,8 +370,9 @@ cli_analyze(int argc, char **argv)
 		    argv[optind], low->from, low->pipeline);
 		if (left > 0)
 			fprintf(stderr, "autosched: warning: %s: %zu %s op%s "
-			    "left after lowering (outside a func.func, or not "
-			    "lowered by these passes): not analysed\n",
+			    "left after lowering (outside a func.func of the top "
+			    "module, which the passes do not reach): not "
+			    "analysed\n",
 			    argv[optind], left, low->from, left == 1 ? "" : "s");
 	}
 	n = analysis_count(an);
