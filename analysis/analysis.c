@@ -574,17 +574,19 @@ parsed_open(struct parsed *p, const char *name, const char *text, size_t len,
 			util_seterr(err, "%s: not valid MLIR", name);
 		return -1;
 	}
-	if (analysis_lower_module(p->ctx, p->module, &p->lowered,
+	if (analysis_lower_module(p->ctx, p->module, name, &p->lowered,
 	    &p->remaining, &why) != 0) {
-		if (p->diag.first != NULL)
+		if (why != NULL && p->diag.first == NULL)
+			util_seterr(err, "%s", why);
+		else if (p->diag.first != NULL)
 			util_seterr(err, "%s (lowering %s to linalg before "
 			    "analysis, with the upstream passes %s)",
 			    p->diag.first, p->lowered->from,
 			    p->lowered->pipeline);
 		else
 			util_seterr(err, "%s: lowering %s to linalg before "
-			    "analysis failed: %s", name, p->lowered->from,
-			    why != NULL ? why : p->lowered->pipeline);
+			    "analysis failed (%s)", name, p->lowered->from,
+			    p->lowered->pipeline);
 		free(why);
 		return -1;
 	}

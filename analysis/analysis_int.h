@@ -41,10 +41,13 @@ int	 analysis_describe(MlirOperation op, const char *file,
  * Lower module in place if it holds ops of a dialect analysed only after
  * upstream passes lower it to linalg (lower.c). *how is the lowering run
  * (NULL: none needed), *remaining the ops of its dialect left after it.
- * -1 when a pass failed (its diagnostics went to ctx's handler; *how names
- * the lowering), or with *err when the pipeline did not parse (a bug).
+ * -1 with *err when an op of the dialect has a tensor of a shape that is
+ * not static (nothing run; file names it) or the pipeline did not parse (a
+ * bug); -1 without when a pass failed (its diagnostics went to ctx's
+ * handler). *how names the lowering either way.
  */
 int	 analysis_lower_module(MlirContext ctx, MlirModule module,
-	    const struct analysis_lowering **how, size_t *remaining, char **err);
+	    const char *file, const struct analysis_lowering **how,
+	    size_t *remaining, char **err);
 
 #endif

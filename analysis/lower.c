@@ -4,8 +4,10 @@
  * memory, with MLIR's pass manager (C API), before its ops are looked for.
  */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include <mlir-c/BuiltinTypes.h>
 #include <mlir-c/Conversion.h>
 #include <mlir-c/Pass.h>
 #include <mlir-c/Transforms.h>
@@ -76,6 +78,84 @@ count_ops(MlirModule module, const char *prefix, int first)
 	return c.n;
 }
 
+/* The first op of a dialect with a tensor of a shape not static. */
+struct unsafe {
+	const char	*prefix;
+	MlirOperation	 op;
+	MlirType	 type;
+};
+
+static int
+type_static(MlirType t)
+{
+	return !mlirTypeIsATensor(t) || (mlirTypeIsARankedTensor(t) &&
+	    mlirShapedTypeHasStaticShape(t));
+}
+
+static MlirWalkResult
+unsafe_op(MlirOperation op, void *arg)
+{
+	struct unsafe	*u = arg;
+	MlirStringRef	 name = mlirIdentifierStr(mlirOperationGetName(op));
+	size_t		 len = strlen(u->prefix);
+	intptr_t	 i, n;
+	MlirType	 t;
+
+	if (name.length <= len || memcmp(name.data, u->prefix, len) != 0)
+		return MlirWalkResultAdvance;
+	n = mlirOperationGetNumOperands(op);
+	for (i = 0; i < n; i++) {
+		t = mlirValueGetType(mlirOperationGetOperand(op, i));
+		if (!type_static(t))
+			goto found;
+	}
+	n = mlirOperationGetNumResults(op);
+	for (i = 0; i < n; i++) {
+		t = mlirValueGetType(mlirOperationGetResult(op, i));
+		if (!type_static(t))
+			goto found;
+	}
+	return MlirWalkResultAdvance;
+found:
+	u->op = op;
+	u->type = t;
+	return MlirWalkResultInterrupt;
+}
+
+/*
+ * 0 if every op of l's dialect has tensors of static shapes only, else -1
+ * with *err naming the first other. Upstream's TOSA lowering is not safe
+ * on the others: in MLIR 22 it crashes (an unranked tosa.matmul, a
+ * tosa.reduce_sum with a dynamic dimension) or allocates without bound (an
+ * unranked tosa.reshape), and such ops are never tunable.
+ */
+static int
+lower_check(MlirModule module, const struct lowering *l, const char *file,
+    char **err)
+{
+	struct unsafe	 u = { .prefix = l->prefix };
+	MlirStringRef	 name;
+	char		*where, *type;
+
+	u.op.ptr = NULL;
+	mlirOperationWalk(mlirModuleGetOperation(module), unsafe_op, &u,
+	    MlirWalkPreOrder);
+	if (mlirOperationIsNull(u.op))
+		return 0;
+	name = mlirIdentifierStr(mlirOperationGetName(u.op));
+	where = analysis_loc_string(mlirOperationGetLocation(u.op), file);
+	type = analysis_type_string(u.type);
+	util_seterr(err, "%s: '%.*s' has a tensor whose shape is not static"
+	    " (%s): %s is lowered to linalg before analysis only when every"
+	    " shape is static, as upstream's passes can crash on others; give"
+	    " the program static types (mlir-opt --tosa-infer-shapes infers"
+	    " them from static arguments)", where, (int)name.length, name.data,
+	    type, l->how.from);
+	free(where);
+	free(type);
+	return -1;
+}
+
 /* What the pipeline parser says, bounded (only a bug of ours makes it speak). */
 struct said {
 	char	buf[512];
@@ -96,7 +176,7 @@ said_append(MlirStringRef s, void *arg)
 }
 
 int
-analysis_lower_module(MlirContext ctx, MlirModule module,
+analysis_lower_module(MlirContext ctx, MlirModule module, const char *file,
     const struct analysis_lowering **how, size_t *remaining, char **err)
 {
 	const struct lowering	*l = NULL;
@@ -114,6 +194,8 @@ analysis_lower_module(MlirContext ctx, MlirModule module,
 	if (l == NULL)
 		return 0;
 	*how = &l->how;
+	if (lower_check(module, l, file, err) != 0)
+		return -1;
 	pthread_once(&lower_once, lower_register);
 	pm = mlirPassManagerCreateOnOperation(ctx,
 	    mlirStringRefCreateFromCString("builtin.module"));

@@ -566,6 +566,20 @@ test_tosa_unlowered(void)
 	CHECK(text == NULL && how == NULL);
 	CHECK(err != NULL && strstr(err, "tosa.custom") != NULL);
 	free(err);
+
+	/* Shapes upstream's passes crash on: refused before any pass runs. */
+	err = NULL;
+	CHECK(analysis_load(FIXTURES "/tosa_unranked.mlir", &a, &err) == -1);
+	CHECK(err != NULL && strstr(err, FIXTURES "/tosa_unranked.mlir:5:8: "
+	    "'tosa.matmul' has a tensor whose shape is not static "
+	    "(tensor<*xf32>): TOSA is lowered") == err);
+	free(err);
+	err = NULL;
+	CHECK(analysis_load(FIXTURES "/tosa_dynamic.mlir", &a, &err) == -1);
+	CHECK(err != NULL && strstr(err, FIXTURES "/tosa_dynamic.mlir:4:8: "
+	    "'tosa.reduce_sum' has a tensor whose shape is not static "
+	    "(tensor<2x?x4xf32>)") == err);
+	free(err);
 }
 
 /*
