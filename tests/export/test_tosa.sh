@@ -5,7 +5,8 @@
 # tuned on the lowered program answers for the TOSA one, the transform
 # library applies to the program lowered by the same upstream passes (the
 # README's recipe), `annotate` writes the lowered program annotated; and
-# the real DeepSeek-R1 block (TOSA + linalg) builds into a loadable library.
+# the real DeepSeek-R1 block (TOSA + linalg) builds, untuned and tuned, into
+# a loadable library.
 #   test_tosa.sh AUTOSCHED SOURCE_DIR MLIR_OPT CALL_PROGRAM
 set -u
 AS=$1
@@ -91,12 +92,39 @@ check "annotate: locations name the TOSA file's tosa.matmul line" grep -qF "loc(
 "$OPT" --allow-unregistered-dialect "$T/ann.mlir" -o /dev/null 2> "$T/ann_err"
 check "the annotated program re-parses" eq "$?" 0
 
-# 6. The real block: built untuned (and tuned from the small store: none of
-# its ops is there, so --untuned), a library that loads with its symbols.
+# 6. The real block: built untuned, and tuned from a store that knows only
+# its two attention batch matmuls (tuned as linalg), the tosa.matmuls' ops:
+# each a library that loads with its symbols bound.
 B=$SRC/tests/analysis/fixtures/deepseek_r1_qwen1p5b_block_prefill40_f32_tosa.mlir
 "$AS" build "$B" --untuned -o "$T/block.so" 2> "$T/b4"
 check "build of the real TOSA block exits 0" eq "$?" 0
 check "the real block: lowered first" grep -q 'lowered TOSA to linalg before the build' "$T/b4"
 check "the real block's library loads, _mlir_ciface_subgraph0 in it" "$CALL" load "$T/block.so" subgraph0
+cp "$SRC/tests/export/fixtures/deepseek_attention.mlir" "$T/"
+cat > "$T/c.cfg" <<C
+[Env]
+input_file = deepseek_attention.mlir
+[SearchSpace]
+tile_m = [8]
+tile_n = [40]
+tile_k = [40]
+vector_m = [4]
+vector_n = [8]
+[SearchStrategy]
+tuner = grid
+n_trial = 1
+[Measure]
+min_time = 0.005
+min_reps = 3
+confirm_top = 1
+timeout = 5
+C
+"$AS" run "$T/c.cfg" --db "$T/attn.db" --quiet > "$T/run3.txt" 2>&1
+check "run of the block's attention batch matmuls exits 0" eq "$?" 0
+"$AS" build "$B" --db "$T/attn.db" -o "$T/block_tuned.so" 2> "$T/b5"
+check "tuned build of the real TOSA block exits 0" eq "$?" 0
+check "the real block: its two tosa.matmuls tuned" grep -q 'block_tuned.so: 2 tuned ops' "$T/b5"
+check "the real block: the 7 linalg.matmuls (4 shapes) on the default" eq "$(grep -c 'not in the store; default schedule' "$T/b5")" 4
+check "the tuned real block's library loads" "$CALL" load "$T/block_tuned.so" subgraph0
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
