@@ -406,22 +406,151 @@ file_append(MlirStringRef s, void *arg)
 	fwrite(s.data, 1, s.length, (FILE *)arg);
 }
 
+/* The module printed with flags, in *text (caller frees). -1 with *err. */
 static int
-parse_walk(const char *name, const char *text, size_t len,
-    struct annotate *ann, char **printed, struct analysis **out, char **err)
+module_print(MlirModule module, MlirOpPrintingFlags flags, char **text,
+    char **err)
 {
-	MlirDialectRegistry	 registry;
-	MlirContext		 ctx;
-	MlirModule		 module;
-	MlirDiagnosticHandlerID	 handler;
-	struct diag		 diag = { .file = name, .first = NULL };
-	struct walk		 w;
-	struct locs		 locs;
-	struct analysis		*a = NULL;
-	char			*copy;
-	int			 rc = -1, line;
+	size_t	 len = 0;
+	FILE	*f;
 
-	*out = NULL;
+	*text = NULL;
+	if ((f = open_memstream(text, &len)) == NULL) {
+		util_seterr(err, "open_memstream failed");
+		return -1;
+	}
+	mlirOperationPrintWithFlags(mlirModuleGetOperation(module), flags,
+	    file_append, f);
+	fputc('\n', f);
+	if (fclose(f) != 0) {
+		free(*text);
+		*text = NULL;
+		util_seterr(err, "printing the module failed");
+		return -1;
+	}
+	return 0;
+}
+
+/* loc with the parser's buffer name ("-") replaced by file. */
+static MlirLocation
+loc_rename(MlirContext ctx, MlirLocation loc, MlirStringRef file, int depth)
+{
+	MlirLocation	*subs, r;
+	unsigned	 i, n;
+
+	if (depth > 16)
+		return loc;
+	if (mlirLocationIsAFileLineColRange(loc)) {
+		int l0 = mlirLocationFileLineColRangeGetStartLine(loc);
+		int c0 = mlirLocationFileLineColRangeGetStartColumn(loc);
+		int l1 = mlirLocationFileLineColRangeGetEndLine(loc);
+		int c1 = mlirLocationFileLineColRangeGetEndColumn(loc);
+
+		if (!loc_implicit(loc))
+			return loc;
+		if (l0 == l1 && c0 == c1)
+			return mlirLocationFileLineColGet(ctx, file,
+			    (unsigned)l0, (unsigned)c0);
+		return mlirLocationFileLineColRangeGet(ctx, file, (unsigned)l0,
+		    (unsigned)c0, (unsigned)l1, (unsigned)c1);
+	}
+	if (mlirLocationIsAName(loc))
+		return mlirLocationNameGet(ctx,
+		    mlirIdentifierStr(mlirLocationNameGetName(loc)),
+		    loc_rename(ctx, mlirLocationNameGetChildLoc(loc), file,
+		    depth + 1));
+	if (mlirLocationIsACallSite(loc))
+		return mlirLocationCallSiteGet(
+		    loc_rename(ctx, mlirLocationCallSiteGetCallee(loc), file,
+		    depth + 1),
+		    loc_rename(ctx, mlirLocationCallSiteGetCaller(loc), file,
+		    depth + 1));
+	if (mlirLocationIsAFused(loc) &&
+	    (n = mlirLocationFusedGetNumLocations(loc)) > 0) {
+		subs = xcalloc(n, sizeof *subs);
+		mlirLocationFusedGetLocations(loc, subs);
+		for (i = 0; i < n; i++)
+			subs[i] = loc_rename(ctx, subs[i], file, depth + 1);
+		r = mlirLocationFusedGet(ctx, n, subs,
+		    mlirLocationFusedGetMetadata(loc));
+		free(subs);
+		return r;
+	}
+	return loc;
+}
+
+/* What locs_rename_op needs. */
+struct rename {
+	MlirContext	 ctx;
+	MlirStringRef	 file;
+};
+
+static MlirWalkResult
+locs_rename_op(MlirOperation op, void *arg)
+{
+	struct rename	*rn = arg;
+	intptr_t	 r, a, n;
+	MlirBlock	 b;
+
+	mlirOperationSetLocation(op, loc_rename(rn->ctx,
+	    mlirOperationGetLocation(op), rn->file, 0));
+	for (r = 0; r < mlirOperationGetNumRegions(op); r++) {
+		for (b = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, r));
+		    !mlirBlockIsNull(b); b = mlirBlockGetNextInRegion(b)) {
+			n = mlirBlockGetNumArguments(b);
+			for (a = 0; a < n; a++) {
+				MlirValue v = mlirBlockGetArgument(b, a);
+
+				mlirBlockArgumentSetLocation(v, loc_rename(
+				    rn->ctx, mlirValueGetLocation(v), rn->file,
+				    0));
+			}
+		}
+	}
+	return MlirWalkResultAdvance;
+}
+
+/* A parsed module, the context that owns it and what MLIR said. */
+struct parsed {
+	MlirDialectRegistry		 registry;
+	MlirContext			 ctx;
+	MlirModule			 module;
+	MlirDiagnosticHandlerID		 handler;
+	struct diag			 diag;
+	char				*copy;
+	const struct analysis_lowering	*lowered;	/* NULL: as written */
+	size_t				 remaining;
+};
+
+/* Free what parsed_open made, whatever it returned. */
+static void
+parsed_close(struct parsed *p)
+{
+	if (!mlirModuleIsNull(p->module))
+		mlirModuleDestroy(p->module);
+	if (!mlirContextIsNull(p->ctx)) {
+		mlirContextDetachDiagnosticHandler(p->ctx, p->handler);
+		mlirContextDestroy(p->ctx);
+		mlirDialectRegistryDestroy(p->registry);
+	}
+	free(p->diag.first);
+	free(p->copy);
+}
+
+/*
+ * Parse text (name in messages) into p->module, and lower it when it holds
+ * ops of a dialect analysed only after lowering (lower.c). -1 with *err;
+ * either way the caller closes p with parsed_close.
+ */
+static int
+parsed_open(struct parsed *p, const char *name, const char *text, size_t len,
+    char **err)
+{
+	char	*why = NULL;
+	int	 line;
+
+	memset(p, 0, sizeof *p);
+	p->diag.file = name;
 	if (len > ANALYSIS_INPUT_MAX) {
 		util_seterr(err, "%s: input too large (%zu bytes, at most %zu)",
 		    name, len, ANALYSIS_INPUT_MAX);
@@ -434,91 +563,134 @@ parse_walk(const char *name, const char *text, size_t len,
 		return -1;
 	}
 	/* MLIR's lexer finds the end of the buffer by its NUL. */
-	copy = xmalloc(len + 1);
-	memcpy(copy, text, len);
-	copy[len] = '\0';
+	p->copy = xmalloc(len + 1);
+	memcpy(p->copy, text, len);
+	p->copy[len] = '\0';
 
 	/*
 	 * Every upstream dialect, so that any of them parses in pretty form;
 	 * the rest (hal, flow, iree_tensor_ext, …) as unregistered ops.
 	 */
-	registry = mlirDialectRegistryCreate();
-	mlirRegisterAllDialects(registry);
-	ctx = mlirContextCreateWithRegistry(registry, false);
-	mlirContextSetAllowUnregisteredDialects(ctx, true);
-	handler = mlirContextAttachDiagnosticHandler(ctx, diag_handler, &diag,
-	    NULL);
+	p->registry = mlirDialectRegistryCreate();
+	mlirRegisterAllDialects(p->registry);
+	p->ctx = mlirContextCreateWithRegistry(p->registry, false);
+	mlirContextSetAllowUnregisteredDialects(p->ctx, true);
+	p->handler = mlirContextAttachDiagnosticHandler(p->ctx, diag_handler,
+	    &p->diag, NULL);
 
-	module = mlirModuleCreateParse(ctx, mlirStringRefCreate(copy, len));
-	if (mlirModuleIsNull(module)) {
-		if (diag.first != NULL)
-			util_seterr(err, "%s", diag.first);
+	p->module = mlirModuleCreateParse(p->ctx,
+	    mlirStringRefCreate(p->copy, len));
+	if (mlirModuleIsNull(p->module)) {
+		if (p->diag.first != NULL)
+			util_seterr(err, "%s", p->diag.first);
 		else
 			util_seterr(err, "%s: not valid MLIR", name);
-		goto out;
+		return -1;
 	}
+	if (analysis_lower_module(p->ctx, p->module, name, &p->lowered,
+	    &p->remaining, &why) != 0) {
+		if (why != NULL && p->diag.first == NULL)
+			util_seterr(err, "%s", why);
+		else if (p->diag.first != NULL)
+			util_seterr(err, "%s (lowering %s to linalg before "
+			    "analysis, with the upstream passes %s)",
+			    p->diag.first, p->lowered->from,
+			    p->lowered->pipeline);
+		else
+			util_seterr(err, "%s: lowering %s to linalg before "
+			    "analysis failed (%s)", name, p->lowered->from,
+			    p->lowered->pipeline);
+		free(why);
+		return -1;
+	}
+	return 0;
+}
 
+/*
+ * Every location in op that names the parser's buffer names file instead,
+ * so that printed IR points into the file.
+ */
+static void
+locs_rename(MlirContext ctx, MlirOperation op, const char *file)
+{
+	struct rename rn;
+
+	rn.ctx = ctx;
+	rn.file = mlirStringRefCreateFromCString(file);
+	mlirOperationWalk(op, locs_rename_op, &rn, MlirWalkPreOrder);
+}
+
+/*
+ * The annotated module as the input was: its loc(...) kept (those the
+ * parser made up print as unknown), generic form if it was generic. A
+ * lowered module is not the input's text: every location is written out,
+ * naming the input.
+ */
+static int
+annotated_print(struct parsed *p, const char *name, const char *text,
+    size_t len, char **printed, char **err)
+{
+	MlirOpPrintingFlags	flags = mlirOpPrintingFlagsCreate();
+	struct locs		locs;
+	int			rc;
+
+	locs.ctx = p->ctx;
+	locs.written = locs.clear = 0;
+	if (p->lowered != NULL) {
+		locs_rename(p->ctx, mlirModuleGetOperation(p->module), name);
+		mlirOpPrintingFlagsEnableDebugInfo(flags, true, false);
+	} else
+		mlirOperationWalk(mlirModuleGetOperation(p->module),
+		    locs_walk, &locs, MlirWalkPreOrder);
+	if (locs.written) {
+		locs.clear = 1;
+		mlirOperationWalk(mlirModuleGetOperation(p->module), locs_walk,
+		    &locs, MlirWalkPreOrder);
+		mlirOpPrintingFlagsEnableDebugInfo(flags, true, false);
+	}
+	if (generic_form(text, len))
+		mlirOpPrintingFlagsPrintGenericOpForm(flags);
+	rc = module_print(p->module, flags, printed, err);
+	mlirOpPrintingFlagsDestroy(flags);
+	return rc;
+}
+
+static int
+parse_walk(const char *name, const char *text, size_t len,
+    struct annotate *ann, char **printed, struct analysis **out, char **err)
+{
+	struct parsed	 p;
+	struct walk	 w;
+	struct analysis	*a = NULL;
+	int		 rc = -1;
+
+	*out = NULL;
+	if (parsed_open(&p, name, text, len, err) != 0)
+		goto out;
 	a = xcalloc(1, sizeof *a);
+	a->lowered = p.lowered;
+	a->remaining = p.remaining;
 	w.a = a;
 	w.file = name;
 	w.ann = ann;
-	w.ctx = ctx;
-	mlirOperationWalk(mlirModuleGetOperation(module), walk_op, &w,
+	w.ctx = p.ctx;
+	mlirOperationWalk(mlirModuleGetOperation(p.module), walk_op, &w,
 	    MlirWalkPreOrder);
 	if (ann != NULL && ann->bad != NULL) {
 		util_seterr(err, "%s: cannot parse the attribute %s%s%s", name,
-		    ann->bad, diag.first ? ": " : "",
-		    diag.first ? diag.first : "");
-		mlirModuleDestroy(module);
-		analysis_free(a);
-		a = NULL;
+		    ann->bad, p.diag.first ? ": " : "",
+		    p.diag.first ? p.diag.first : "");
 		goto out;
 	}
-	if (ann != NULL) {
-		size_t plen = 0;
-		FILE *f = open_memstream(printed, &plen);
-		MlirOpPrintingFlags flags = mlirOpPrintingFlagsCreate();
-
-		if (f == NULL) {
-			util_seterr(err, "open_memstream failed");
-			mlirOpPrintingFlagsDestroy(flags);
-			mlirModuleDestroy(module);
-			analysis_free(a);
-			a = NULL;
-			goto out;
-		}
-		/*
-		 * As the input was: its loc(...) kept (those the parser made
-		 * up print as unknown), generic form if it was generic.
-		 */
-		locs.ctx = ctx;
-		locs.written = locs.clear = 0;
-		mlirOperationWalk(mlirModuleGetOperation(module), locs_walk,
-		    &locs, MlirWalkPreOrder);
-		if (locs.written) {
-			locs.clear = 1;
-			mlirOperationWalk(mlirModuleGetOperation(module),
-			    locs_walk, &locs, MlirWalkPreOrder);
-			mlirOpPrintingFlagsEnableDebugInfo(flags, true, false);
-		}
-		if (generic_form(text, len))
-			mlirOpPrintingFlagsPrintGenericOpForm(flags);
-		mlirOperationPrintWithFlags(mlirModuleGetOperation(module),
-		    flags, file_append, f);
-		fputc('\n', f);
-		fclose(f);
-		mlirOpPrintingFlagsDestroy(flags);
-	}
-	mlirModuleDestroy(module);
+	if (ann != NULL &&
+	    annotated_print(&p, name, text, len, printed, err) != 0)
+		goto out;
 	*out = a;
+	a = NULL;
 	rc = 0;
-
 out:
-	mlirContextDetachDiagnosticHandler(ctx, handler);
-	mlirContextDestroy(ctx);
-	mlirDialectRegistryDestroy(registry);
-	free(diag.first);
-	free(copy);
+	analysis_free(a);
+	parsed_close(&p);
 	return rc;
 }
 
@@ -569,6 +741,47 @@ analysis_load(const char *path, struct analysis **out, char **err)
 	rc = analysis_parse(path, buf, len, out, err);
 	free(buf);
 	return rc;
+}
+
+int
+analysis_lower(const char *path, char **text,
+    const struct analysis_lowering **how, char **err)
+{
+	MlirOpPrintingFlags	 flags;
+	struct parsed		 p;
+	char			*buf;
+	size_t			 len;
+	int			 rc = -1;
+
+	*text = NULL;
+	*how = NULL;
+	if (util_read_file(path, ANALYSIS_INPUT_MAX, &buf, &len, err) != 0)
+		return -1;
+	if (parsed_open(&p, path, buf, len, err) != 0)
+		goto out;
+	rc = 0;
+	if (p.lowered == NULL)
+		goto out;
+	/* Every location written out, naming the file: tools point into it. */
+	locs_rename(p.ctx, mlirModuleGetOperation(p.module), path);
+	flags = mlirOpPrintingFlagsCreate();
+	mlirOpPrintingFlagsEnableDebugInfo(flags, true, false);
+	rc = module_print(p.module, flags, text, err);
+	mlirOpPrintingFlagsDestroy(flags);
+	if (rc == 0)
+		*how = p.lowered;
+out:
+	parsed_close(&p);
+	free(buf);
+	return rc;
+}
+
+const struct analysis_lowering *
+analysis_lowered(const struct analysis *a, size_t *remaining)
+{
+	if (remaining != NULL)
+		*remaining = a->lowered != NULL ? a->remaining : 0;
+	return a->lowered;
 }
 
 void

@@ -89,8 +89,12 @@ struct analysis;
 
 /*
  * Parse the MLIR file at path (or the text buffer, named name for messages)
- * and find its ops. Unregistered dialects are allowed. On a parse error
- * returns -1 with *err holding MLIR's diagnostic ("file:line:col: message").
+ * and find its ops. Unregistered dialects are allowed. A module holding ops
+ * of an upstream dialect that upstream passes lower to linalg (TOSA) is run
+ * through those passes first, in memory (see analysis_lowered); the ops'
+ * locations still name the input and the lines of the ops they come from.
+ * On a parse error, or a pass that fails, returns -1 with *err holding
+ * MLIR's diagnostic ("file:line:col: message").
  * The caller frees *out with analysis_free.
  */
 int	 analysis_load(const char *path, struct analysis **out, char **err)
@@ -100,13 +104,43 @@ int	 analysis_parse(const char *name, const char *text, size_t len,
 	    __attribute__((warn_unused_result));
 void	 analysis_free(struct analysis *);
 
+/* A lowering run before analysis: from which dialect, by which passes. */
+struct analysis_lowering {
+	const char	*from;		/* "TOSA" */
+	/* MLIR's textual pass pipeline, as mlir-opt --pass-pipeline takes it */
+	const char	*pipeline;
+};
+
+/*
+ * How the program was lowered before its ops were looked for, or NULL when
+ * it was read as written. *remaining (when not NULL) = ops of the lowered
+ * dialect the passes did not reach (outside a func.func of the top module):
+ * such ops are not analysed. Static.
+ */
+const struct analysis_lowering *analysis_lowered(const struct analysis *,
+	    size_t *remaining);
+
+/*
+ * The MLIR file at path as analysis_load reads it, for tools that compile
+ * it: when it is lowered before analysis, the lowered module as MLIR prints
+ * it (every location written out: they name path and the lines of the ops
+ * they come from) in *text, caller frees, and how in *how; else *text and
+ * *how are NULL and the file is to be used as written. -1 with *err as
+ * analysis_load.
+ */
+int	 analysis_lower(const char *path, char **text,
+	    const struct analysis_lowering **how, char **err)
+	    __attribute__((warn_unused_result));
+
 /*
  * Parse the MLIR file at path, set the attribute attr_name on each listed
  * op i (the op analysis_op(…, i) describes) whose values[i] is not NULL
  * (values[i] is MLIR attribute text; unregistered dialects allowed), and
  * print the module again (MLIR's printer): with the locations the input
  * wrote, if any (debug info; the parser's own print as unknown), in generic
- * form if the input was. *done = ops annotated. Caller
+ * form if the input was. A program lowered before analysis (TOSA) is
+ * annotated and printed lowered, every location written out (naming path
+ * and the lines of the ops they come from). *done = ops annotated. Caller
  * frees *text. -1 with *err on a parse error of the file or of a value.
  */
 int	 analysis_annotate(const char *path, const char *attr_name,

@@ -15,6 +15,8 @@ struct analysis {
 	size_t		 cap;
 	char		**funcs;	/* func.func definitions: name, location, name, … */
 	size_t		 nfuncs;
+	const struct analysis_lowering *lowered;	/* NULL: read as written */
+	size_t		 remaining;	/* ops of the lowered dialect left */
 };
 
 /*
@@ -34,5 +36,18 @@ char	*analysis_type_string(MlirType);
  */
 int	 analysis_describe(MlirOperation op, const char *file,
 	    struct op_desc *d);
+
+/*
+ * Lower module in place if it holds ops of a dialect analysed only after
+ * upstream passes lower it to linalg (lower.c). *how is the lowering run
+ * (NULL: none needed), *remaining the ops of its dialect left after it.
+ * -1 with *err when an op of the dialect has a tensor of a shape that is
+ * not static (nothing run; file names it) or the pipeline did not parse (a
+ * bug); -1 without when a pass failed (its diagnostics went to ctx's
+ * handler). *how names the lowering either way.
+ */
+int	 analysis_lower_module(MlirContext ctx, MlirModule module,
+	    const char *file, const struct analysis_lowering **how,
+	    size_t *remaining, char **err);
 
 #endif

@@ -204,7 +204,9 @@ analyze_usage(FILE *f)
 	fprintf(f,
 	    "usage: autosched analyze FILE.mlir [--json] [--emit-dispatch N]\n"
 	    "List the matmul-like ops of an MLIR file (parsed by MLIR itself).\n"
-	    "  --json             one JSON object {\"file\", \"ops\": [...],\n"
+	    "A file with TOSA ops is lowered to linalg first by upstream passes\n"
+	    "(stderr says so and names them).\n"
+	    "  --json             one JSON object {\"file\", \"lowered\", \"ops\": [...],\n"
 	    "                     \"distinct\": [{name, count, locations}...]}\n"
 	    "  --emit-dispatch N  print op N as a standalone dispatch function\n");
 }
@@ -259,7 +261,8 @@ analyze_distinct(const struct analysis *an, size_t *first, size_t *count)
 }
 
 /*
- * The --json document: every op ("ops", as found) and the distinct ones
+ * The --json document: how the program was lowered first ("lowered", null
+ * when it was not), every op ("ops", as found) and the distinct ones
  * ("distinct": name, count, the index and location of each occurrence).
  */
 static void
@@ -267,10 +270,15 @@ analyze_json(const struct analysis *an, const char *file, const size_t *first,
     const size_t *count)
 {
 	json_t *root = json_object(), *arr = json_array(), *dis = json_array();
-	size_t n = analysis_count(an), i, j;
+	const struct analysis_lowering *low;
+	size_t n = analysis_count(an), i, j, left;
 	char *s;
 
 	json_object_set_new(root, "file", json_string(file));
+	low = analysis_lowered(an, &left);
+	json_object_set_new(root, "lowered", low == NULL ? json_null() :
+	    json_pack("{s:s, s:s, s:I}", "from", low->from, "pipeline",
+	    low->pipeline, "remaining", (json_int_t)left));
 	for (i = 0; i < n; i++)
 		json_array_append_new(arr, analyze_op_json(analysis_op(an, i)));
 	json_object_set_new(root, "ops", arr);
@@ -317,7 +325,9 @@ cli_analyze(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct analysis *an = NULL;
+	const struct analysis_lowering *low = NULL;
 	char *err = NULL, *text = NULL, *end;
+	size_t left = 0;
 	long emit = -1;
 	int json = 0, ch, rc = 2;
 	size_t i, n, *first = NULL, *count = NULL;
@@ -353,6 +363,17 @@ cli_analyze(int argc, char **argv)
 	if (analysis_load(argv[optind], &an, &err) != 0) {
 		fprintf(stderr, "autosched: %s\n", err);
 		goto out;
+	}
+	if ((low = analysis_lowered(an, &left)) != NULL) {
+		fprintf(stderr, "autosched: %s: lowered %s to linalg before "
+		    "analysis, as mlir-opt --pass-pipeline='%s' does\n",
+		    argv[optind], low->from, low->pipeline);
+		if (left > 0)
+			fprintf(stderr, "autosched: warning: %s: %zu %s op%s "
+			    "left after lowering (outside a func.func of the top "
+			    "module, which the passes do not reach): not "
+			    "analysed\n",
+			    argv[optind], left, low->from, left == 1 ? "" : "s");
 	}
 	n = analysis_count(an);
 	if (emit >= 0) {

@@ -3,6 +3,7 @@
  * with the store's best schedule for each tuned op (the backend's default
  * schedule for the others), everything else lowered by a default pipeline,
  * every function exported with MLIR's C interface (_mlir_ciface_NAME).
+ * A program the analysis lowers first (TOSA) is built from that lowering.
  */
 #include <sys/stat.h>
 
@@ -199,7 +200,8 @@ name_unusable(const char *name)
 static void
 scratch_remove(const char *dir)
 {
-	static const char *const files[] = { "lib.mlir", "program.ll.mlir",
+	static const char *const files[] = { "lib.mlir", "program.mlir",
+	    "program.ll.mlir",
 	    "program.ll", "program.so", "marker.c", NULL };
 	size_t i;
 
@@ -290,7 +292,10 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	const struct backend_ops *be = backend_find("mlir-cpu");
 	struct analysis *an = NULL;
 	struct export_set *b = NULL;
+	const struct analysis_lowering *how = NULL;
+	const char *input = program;
 	char *dir = NULL, *lib = NULL, *llm = NULL, *ll = NULL, *so = NULL;
+	char *lowered = NULL, *low = NULL;
 	char *text = NULL, *pipe = NULL, *opt = NULL, *tr = NULL, *cc = NULL;
 	char *plugin = NULL, *plugin_arg = NULL;
 	char *rpath = NULL, *tmpl = NULL, *cflags = NULL;
@@ -320,7 +325,20 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	}
 	build_guard(&g, db, program, marker);
 	if (util_out_check(out_so, &g, err) != 0 ||
-	    analysis_load(program, &an, err) != 0)
+	    analysis_lower(program, &lowered, &how, err) != 0)
+		goto out;
+	/*
+	 * The program as the analysis saw it: lowered, its ops' locations
+	 * still in the program (so are mlir-opt's messages about them).
+	 */
+	if (lowered != NULL) {
+		fprintf(stderr, "autosched: %s: lowered %s to linalg before the "
+		    "build, as mlir-opt --pass-pipeline='%s' does\n", program,
+		    how->from, how->pipeline);
+		if (analysis_parse(program, lowered, strlen(lowered), &an,
+		    err) != 0)
+			goto out;
+	} else if (analysis_load(program, &an, err) != 0)
 		goto out;
 	for (i = 0; i < analysis_function_count(an); i++) {
 		const char *loc, *fn = analysis_function(an, i, &loc);
@@ -361,6 +379,12 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	ll = util_path_join(dir, "program.ll");
 	so = util_path_join(dir, "program.so");
 	mc = util_path_join(dir, "marker.c");
+	if (lowered != NULL) {
+		low = util_path_join(dir, "program.mlir");
+		if (util_write_file(low, lowered, strlen(lowered), err) != 0)
+			goto out;
+		input = low;
+	}
 	text = export_transform_text(b, be, 1, &plugin);
 	mtext = xasprintf("/* Marks the library as autosched's (util_out). */\n"
 	    "__attribute__((used, visibility(\"default\")))\n"
@@ -394,9 +418,9 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	    xstrdup("-O3");
 	{
 		/* The plugin when a schedule runs one of its passes. */
-		char *const a1p[] = { opt, plugin_arg, (char *)program, pipe,
+		char *const a1p[] = { opt, plugin_arg, (char *)input, pipe,
 		    "-o", llm, NULL };
-		char *const a1n[] = { opt, (char *)program, pipe, "-o", llm,
+		char *const a1n[] = { opt, (char *)input, pipe, "-o", llm,
 		    NULL };
 		char *const *a1 = plugin_arg != NULL ? a1p : a1n;
 		char *const a2[] = { tr, "--mlir-to-llvmir", llm, "-o", ll, NULL };
@@ -445,6 +469,8 @@ out:
 	free(dir);
 	free(tmpl);
 	free(lib);
+	free(lowered);
+	free(low);
 	free(llm);
 	free(ll);
 	free(so);

@@ -209,7 +209,9 @@ annotate_usage(FILE *f)
 	    "           [--job ID] [--iree-syntax V] [-o OUT]\n"
 	    "The program unchanged but for a compilation_info attribute (IREE\n"
 	    "llvm-cpu syntax) on each op the store has a best config for. -o may\n"
-	    "not name the input. Exit 1 if no op of the program was tuned.\n");
+	    "not name the input. Exit 1 if no op of the program was tuned. A\n"
+	    "TOSA program is lowered to linalg first (as analyze does) and\n"
+	    "written lowered.\n");
 }
 
 int
@@ -273,7 +275,8 @@ build_usage(FILE *f)
 	    "descriptors (see README). --untuned: default schedules only.\n"
 	    "Default -o: PROGRAM.so in the current folder. Scratch files go to\n"
 	    "$TMPDIR (default /tmp). Exit 128+N when signal N (SIGINT, SIGTERM,\n"
-	    "SIGHUP) stopped it: its tools killed, nothing written.\n");
+	    "SIGHUP) stopped it: its tools killed, nothing written. A TOSA\n"
+	    "program is lowered to linalg first (as analyze does).\n");
 }
 
 int

@@ -760,6 +760,7 @@ export_annotate(const struct export_set *s, const char *path,
     const char *syntax, char **text, size_t *nannotated, char **err)
 {
 	const char *tpl = iree_template(syntax, err);
+	const struct analysis_lowering *how;
 	struct analysis *an = NULL;
 	char **values = NULL;
 	size_t i, n = 0;
@@ -788,11 +789,24 @@ export_annotate(const struct export_set *s, const char *path,
 	rc = analysis_annotate(path, "compilation_info",
 	    (const char *const *)values, n, text, nannotated, err);
 	if (rc == 0) {
-		/* The first line marks the file as autosched's (util_out). */
-		char *t = xasprintf("// autosched annotate: the program with the"
-		    " store's best configs\n%s", *text);
+		/*
+		 * The first line marks the file as autosched's (util_out); a
+		 * program lowered before analysis is annotated lowered.
+		 */
+		char *low = NULL, *t;
 
+		if ((how = analysis_lowered(an, NULL)) != NULL) {
+			low = xasprintf("// lowered from %s to linalg first, as "
+			    "mlir-opt --pass-pipeline='%s' does\n", how->from,
+			    how->pipeline);
+			fprintf(stderr, "autosched: %s: lowered %s to linalg "
+			    "before annotating: the program written is the "
+			    "lowered one\n", path, how->from);
+		}
+		t = xasprintf("// autosched annotate: the program with the"
+		    " store's best configs\n%s%s", low ? low : "", *text);
 		free(*text);
+		free(low);
 		*text = t;
 	}
 	for (i = 0; i < n; i++)

@@ -473,6 +473,7 @@ job_execute(struct job *c, struct store *st, char **err)
 {
 	const struct cfg *cfg = c->cfg;
 	const struct job_opts *o = c->o;
+	const struct analysis_lowering *low;
 	enum job_outcome outcome = JOB_FAILED;
 	int any_missing = 0, bad_input = 0;
 	size_t i;
@@ -523,6 +524,10 @@ job_execute(struct job *c, struct store *st, char **err)
 	    c->ntunable, c->ntunable == 1 ? "" : "s", c->nuses, cfg->tuner,
 	    c->be->name, c->trial_budget > 0 || c->time_budget > 0 ?
 	    "a budget for the model" : "n_trial per op");
+	if ((low = analysis_lowered(c->an, NULL)) != NULL)
+		job_log(c, "info", "%s: lowered %s to linalg before analysis, "
+		    "as mlir-opt --pass-pipeline='%s' does",
+		    job_input_name(cfg), low->from, low->pipeline);
 	job_params(c);
 	if (job_work(c, &bad_input, err) != 0)
 		goto fail;

@@ -489,6 +489,193 @@ test_dispatch_text(void)
 	analysis_free(a);
 }
 
+/* TOSA, lowered to linalg before analysis; locations into the TOSA lines. */
+static void
+test_tosa(void)
+{
+	struct analysis			*a = load("tosa.mlir");
+	const struct analysis_lowering	*how;
+	const struct op_desc		*d;
+	size_t				 left = 99;
+
+	if (a == NULL)
+		return;
+	how = analysis_lowered(a, &left);
+	CHECK(how != NULL);
+	CHECK_STR(how ? how->from : NULL, "TOSA");
+	CHECK_STR(how ? how->pipeline : NULL, "builtin.module(func.func("
+	    "tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,tosa-to-tensor),"
+	    "remove-dead-values)");
+	CHECK(left == 0);
+	CHECK(analysis_count(a) == 4);
+	d = op_at(a, 0);
+	CHECK_STR(d->op_name, "linalg.batch_matmul");
+	CHECK_STR(d->name, "batch_matmul_4x32x32x16_f32t_f32t_f32t");
+	CHECK(d->batch == 4 && d->m == 32 && d->n == 32 && d->k == 16);
+	CHECK(!d->transpose_a && !d->transpose_b);
+	CHECK_STR(d->function, "scores");
+	CHECK_STR(base_loc(d), "tosa.mlir:10:10");	/* the tosa.matmul */
+	CHECK(d->tunable);
+	d = op_at(a, 1);
+	CHECK_STR(d->name, "matmul_64x48x32_f32t_f32t_f32t");
+	CHECK_STR(base_loc(d), "tosa.mlir:16:10");
+	d = op_at(a, 2);
+	CHECK_STR(d->name, "batch_matmul_2x8x4x16_i8t_i8t_i32t");
+	CHECK(d->tunable && !d->lhs_unsigned && !d->rhs_unsigned);
+	CHECK_STR(base_loc(d), "tosa.mlir:21:10");
+	d = op_at(a, 3);
+	CHECK_STR(d->op_name, "linalg.quantized_batch_matmul");
+	CHECK(!d->tunable && d->reason != NULL);
+	CHECK_STR(base_loc(d), "tosa.mlir:27:10");
+	analysis_free(a);
+
+	/* A program without TOSA is read as written. */
+	if ((a = load("seed.mlir")) != NULL) {
+		left = 99;
+		CHECK(analysis_lowered(a, &left) == NULL);
+		CHECK(left == 0);
+		analysis_free(a);
+	}
+	/* TOSA the passes do not reach is left, and counted. */
+	if ((a = load("tosa_nested.mlir")) != NULL) {
+		CHECK(analysis_lowered(a, &left) != NULL);
+		CHECK(left == 2);
+		CHECK(analysis_count(a) == 0);
+		analysis_free(a);
+	}
+}
+
+/* A pass that fails: -1, its diagnostic at the op, the passes named. */
+static void
+test_tosa_unlowered(void)
+{
+	struct analysis	*a = NULL;
+	char		*err = NULL, *text = (char *)"x";
+	const struct analysis_lowering *how = NULL;
+
+	CHECK(analysis_load(FIXTURES "/tosa_unlowered.mlir", &a, &err) == -1);
+	CHECK(a == NULL);
+	CHECK(err != NULL && strstr(err, FIXTURES "/tosa_unlowered.mlir:4:8: "
+	    "failed to legalize operation 'tosa.custom'") == err);
+	CHECK(err != NULL && strstr(err, "lowering TOSA to linalg before "
+	    "analysis, with the upstream passes builtin.module(") != NULL);
+	free(err);
+	err = NULL;
+	CHECK(analysis_lower(FIXTURES "/tosa_unlowered.mlir", &text, &how,
+	    &err) == -1);
+	CHECK(text == NULL && how == NULL);
+	CHECK(err != NULL && strstr(err, "tosa.custom") != NULL);
+	free(err);
+
+	/* Shapes upstream's passes crash on: refused before any pass runs. */
+	err = NULL;
+	CHECK(analysis_load(FIXTURES "/tosa_unranked.mlir", &a, &err) == -1);
+	CHECK(err != NULL && strstr(err, FIXTURES "/tosa_unranked.mlir:5:8: "
+	    "'tosa.matmul' has a tensor whose shape is not static "
+	    "(tensor<*xf32>): TOSA is lowered") == err);
+	free(err);
+	err = NULL;
+	CHECK(analysis_load(FIXTURES "/tosa_dynamic.mlir", &a, &err) == -1);
+	CHECK(err != NULL && strstr(err, FIXTURES "/tosa_dynamic.mlir:4:8: "
+	    "'tosa.reduce_sum' has a tensor whose shape is not static "
+	    "(tensor<2x?x4xf32>)") == err);
+	free(err);
+}
+
+/*
+ * analysis_lower: the lowered text with every location naming the file, and
+ * the same ops when it is analysed again; nothing for a linalg program.
+ */
+static void
+test_lower_text(void)
+{
+	const struct analysis_lowering	*how = NULL;
+	struct analysis			*a = NULL, *b = NULL;
+	char				*text = NULL, *err = NULL, *want;
+	size_t				 i;
+
+	CHECK(analysis_lower(FIXTURES "/tosa.mlir", &text, &how, &err) == 0);
+	CHECK(how != NULL && strcmp(how->from, "TOSA") == 0);
+	if (text == NULL)
+		return;
+	CHECK(strstr(text, "= tosa.") == NULL);	/* no TOSA op left */
+	CHECK(strstr(text, "\"tosa.") == NULL);
+	CHECK(strstr(text, "linalg.batch_matmul") != NULL);
+	want = xasprintf("loc(\"%s/tosa.mlir\":10:10)", FIXTURES);
+	CHECK(strstr(text, want) != NULL);
+	free(want);
+	CHECK(strstr(text, "loc(\"-\"") == NULL);
+	a = load("tosa.mlir");
+	CHECK(analysis_parse(FIXTURES "/tosa.mlir", text, strlen(text), &b,
+	    &err) == 0);
+	CHECK(b != NULL && analysis_lowered(b, NULL) == NULL);
+	if (a != NULL && b != NULL) {
+		CHECK(analysis_count(a) == analysis_count(b));
+		for (i = 0; i < analysis_count(a) && i < analysis_count(b); i++) {
+			CHECK_STR(op_at(a, i)->name, op_at(b, i)->name);
+			CHECK_STR(op_at(a, i)->loc, op_at(b, i)->loc);
+		}
+	}
+	analysis_free(a);
+	analysis_free(b);
+	free(text);
+	text = (char *)"x";
+	CHECK(analysis_lower(FIXTURES "/seed.mlir", &text, &how, &err) == 0);
+	CHECK(text == NULL && how == NULL);
+}
+
+/*
+ * The real DeepSeek-R1 block (TOSA 1.0 + linalg, PROVENANCE.md): all 9
+ * matmuls, the 2 tosa.matmul as batch_matmuls at their lines, and every op
+ * named and keyed as in the file lowered by mlir-opt, so one store serves
+ * both.
+ */
+static void
+test_tosa_model(void)
+{
+	struct analysis		*t = load("deepseek_r1_qwen1p5b_block_prefill40_f32_tosa.mlir");
+	struct analysis		*l = load("deepseek_r1_qwen1p5b_block_prefill40_f32_tosa.lowered.mlir");
+	const struct op_desc	*x, *y;
+	size_t			 i, ntunable = 0;
+
+	if (t == NULL || l == NULL)
+		goto out;
+	CHECK(analysis_lowered(t, NULL) != NULL);
+	CHECK(analysis_lowered(l, NULL) == NULL);
+	CHECK(analysis_count(t) == 9);
+	CHECK(analysis_count(l) == 9);
+	for (i = 0; i < analysis_count(t) && i < analysis_count(l); i++) {
+		x = op_at(t, i);
+		y = op_at(l, i);
+		ntunable += x->tunable;
+		CHECK_STR(x->name, y->name);
+		CHECK_STR(x->kind, y->kind);
+		CHECK(x->batch == y->batch && x->m == y->m && x->n == y->n &&
+		    x->k == y->k);
+		CHECK(x->lhs == y->lhs && x->rhs == y->rhs && x->acc == y->acc);
+		CHECK(x->transpose_a == y->transpose_a &&
+		    x->transpose_b == y->transpose_b);
+		CHECK(x->lhs_unsigned == y->lhs_unsigned &&
+		    x->rhs_unsigned == y->rhs_unsigned);
+		CHECK_STR(x->function, y->function);
+	}
+	CHECK(ntunable == 9);
+	x = op_at(t, 3);
+	CHECK_STR(x->name, "batch_matmul_12x40x40x128_f32t_f32t_f32t");
+	CHECK_STR(base_loc(x),
+	    "deepseek_r1_qwen1p5b_block_prefill40_f32_tosa.mlir:137:11");
+	x = op_at(t, 4);
+	CHECK_STR(x->name, "batch_matmul_12x40x128x40_f32t_f32t_f32t");
+	CHECK_STR(base_loc(x),
+	    "deepseek_r1_qwen1p5b_block_prefill40_f32_tosa.mlir:187:11");
+	/* The linalg.matmuls keep their own lines. */
+	CHECK_STR(base_loc(op_at(t, 0)),
+	    "deepseek_r1_qwen1p5b_block_prefill40_f32_tosa.mlir:62:11");
+out:
+	analysis_free(t);
+	analysis_free(l);
+}
+
 int
 main(void)
 {
@@ -497,7 +684,7 @@ main(void)
 				    "batch_f16.mlir", "transposed.mlir",
 				    "mixed.mlir", "iree_dispatch.mlir",
 				    "multi.mlir", "not_tunable.mlir",
-				    "edge.mlir" };
+				    "edge.mlir", "tosa.mlir" };
 	size_t			 i;
 
 	test_elem();
@@ -512,6 +699,10 @@ main(void)
 	test_edge();
 	test_bad();
 	test_dispatch_text();
+	test_tosa();
+	test_tosa_unlowered();
+	test_lower_text();
+	test_tosa_model();
 	for (i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++)
 		check_dispatches(fixtures[i]);
 	return check_done();
