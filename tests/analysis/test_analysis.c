@@ -525,7 +525,10 @@ test_tosa(void)
 	CHECK_STR(base_loc(d), "tosa.mlir:21:10");
 	d = op_at(a, 3);
 	CHECK_STR(d->op_name, "linalg.quantized_batch_matmul");
-	CHECK(!d->tunable && d->reason != NULL);
+	/* A quantized op: tuned as its int8 matmul plus the corrections. */
+	CHECK(d->tunable);
+	CHECK_STR(d->kind, "quantized_batch_matmul");
+	CHECK_STR(d->name, "quantized_batch_matmul_2x8x4x16_i8t_i8t_i32t");
 	CHECK_STR(base_loc(d), "tosa.mlir:27:10");
 	analysis_free(a);
 
