@@ -193,6 +193,14 @@ struct backend_ops {
 	 */
 	int		(*begin)(struct backend *, char **err);
 	/*
+	 * The CPUs one measurement may use where params' executor runs it:
+	 * executor slurm, the fewest CPUs of a node of the partition (sinfo);
+	 * 0 when measuring here (the caller counts its own) or unknown. -1
+	 * with *err when the executor cannot be asked. NULL: 0.
+	 */
+	int		(*executor_cpus)(const struct backend_params *,
+			    char **err);
+	/*
 	 * Time a reference library with this many threads: the routine of
 	 * the op's own precision where a library has one, else the closest
 	 * (res->ref_routine, res->ref_same_precision say which). NULL if none.

@@ -165,6 +165,7 @@ struct job {
 	size_t			 nuses;		/* occurrences of those */
 	char			*mlir_text;	/* read from the file, or NULL */
 	int			 ncpus;		/* CPUs measurements use */
+	int			 node_cpus;	/* executor slurm: CPUs of a node, else 0 */
 	dev_t			 db_dev;	/* the store file when the job began */
 	ino_t			 db_ino;
 	int			 db_known;

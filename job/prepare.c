@@ -179,6 +179,8 @@ job_threads_candidates(const struct job *c, struct space_rules *r)
 	if (!(r->knobs & KNOB_BIT(KNOB_THREADS)) ||
 	    job_cfg_line(c->cfg, KNOB_THREADS) > 0)
 		return;
+	if (c->node_cpus > 0)
+		n = c->node_cpus;	/* the nodes', not this machine's */
 	if (n == 0) {
 		cpus = job_default_cpus(c->cfg, &n);
 		free(cpus);
@@ -253,6 +255,32 @@ job_group_ops(struct job *c)
 }
 
 /*
+ * Under executor slurm the nodes measure: the threads a candidate may ask
+ * are their CPUs (the smallest node of the partition), not this machine's.
+ * 0, or -1 with *err when Slurm cannot be asked.
+ */
+static int
+job_node_cpus(struct job *c, char **err)
+{
+	struct cfg_exec ex = c->cfg->exec;
+	struct backend_params p;
+
+	cfg_exec_merge(&ex, c->o->exec_default);
+	c->node_cpus = 0;
+	if (ex.executor != CFG_EXEC_SLURM || c->be->executor_cpus == NULL)
+		return 0;
+	memset(&p, 0, sizeof p);
+	p.executor = BACKEND_EXEC_SLURM;
+	p.slurm_partition = ex.slurm_partition;
+	c->node_cpus = c->be->executor_cpus(&p, err);
+	if (c->node_cpus < 0) {
+		c->node_cpus = 0;
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * The limits and the space of distinct op jo (skipped, with why, when a
  * sweep's shape fits no config). 0, or -1 with *err.
  */
@@ -289,7 +317,16 @@ job_prepare_op(struct job *c, struct job_op *jo, struct knob_values *lists,
 		int tline;
 		int64_t tmax = job_max_threads(cfg, &tline);
 
-		if (tmax > c->ncpus) {
+		if (c->node_cpus > 0 && tmax > c->node_cpus) {
+			util_seterr(err, "%s:%d: [SearchSpace] threads: %lld"
+			    " threads, but the Slurm nodes that measure have"
+			    " %d CPU%s (the smallest node of the partition);"
+			    " expected at most %d", cfg->path, tline,
+			    (long long)tmax, c->node_cpus,
+			    c->node_cpus == 1 ? "" : "s", c->node_cpus);
+			return -1;
+		}
+		if (c->node_cpus == 0 && tmax > c->ncpus) {
 			util_seterr(err, "%s:%d: [SearchSpace] threads: %lld"
 			    " threads on the %d CPU%s measurements use win"
 			    " nothing; expected at most %d (or more CPUs:"
@@ -388,6 +425,8 @@ job_prepare(const struct cfg *cfg, const struct job_opts *o, struct job **out,
 		goto fail;
 	}
 	c->ncpus = o->cpus != NULL ? o->ncpus : util_ncpus();
+	if (job_node_cpus(c, err) != 0)
+		goto fail;
 	job_group_ops(c);
 	for (i = 0; i < c->nops; i++) {
 		struct job_op *jo = &c->ops[i];

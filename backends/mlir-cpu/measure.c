@@ -469,10 +469,10 @@ struct slurm_node_list {
 };
 
 static int
-slurm_list_nodes(const struct backend *be, struct slurm_node_list *nl,
+slurm_list_nodes(const struct backend_params *params, struct slurm_node_list *nl,
     char **err)
 {
-	const char *part = be->params.slurm_partition;
+	const char *part = params->slurm_partition;
 	char *argv[] = { "sinfo", "-h", "-N", "-o", "%N %t", NULL, NULL, NULL };
 	struct proc_result pr;
 	char *perr = NULL, *line, *save, name[64], state[16];
@@ -517,6 +517,63 @@ slurm_list_nodes(const struct backend *be, struct slurm_node_list *nl,
 }
 
 int
+mlircpu_executor_cpus(const struct backend_params *params, char **err)
+{
+	char *argv[] = { "scontrol", "-o", "show", "node", NULL };
+	struct slurm_node_list nl;
+	struct proc_result pr;
+	char *perr = NULL, *line, *save, *p, name[64];
+	int fewest = 0, n, i;
+
+	if (params->executor != BACKEND_EXEC_SLURM)
+		return 0;
+	if (slurm_list_nodes(params, &nl, err) != 0)
+		return -1;
+	if (slurm_cmd(argv, &pr, &perr) != 0) {
+		util_seterr(err, "executor slurm: cannot run scontrol: %s",
+		    perr);
+		free(perr);
+		return -1;
+	}
+	if (!pr.exited || pr.status != 0) {
+		util_seterr(err, "executor slurm: scontrol show node failed: "
+		    "%.300s", *pr.err ? pr.err : "no message");
+		proc_result_free(&pr);
+		return -1;
+	}
+	/*
+	 * A node's CPUs a step may use: CPUEfctv (its CPUs less those kept
+	 * for the system, CpuSpecList), else CPUTot.
+	 */
+	for (line = strtok_r(pr.out, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "NodeName=%63s", name) != 1)
+			continue;
+		for (i = 0; i < nl.n && strcmp(nl.name[i], name) != 0; i++)
+			;
+		if (i == nl.n)
+			continue;	/* not in the partition */
+		if ((p = strstr(line, "CPUEfctv=")) != NULL)
+			n = atoi(p + 9);
+		else if ((p = strstr(line, "CPUTot=")) != NULL)
+			n = atoi(p + 7);
+		else
+			continue;
+		if (n > 0 && (fewest == 0 || n < fewest))
+			fewest = n;
+	}
+	proc_result_free(&pr);
+	if (fewest == 0) {
+		util_seterr(err, "executor slurm: no CPU count for the nodes "
+		    "of %s%s (scontrol show node)", params->slurm_partition ?
+		    "partition " : "the default partition",
+		    params->slurm_partition ? params->slurm_partition : "");
+		return -1;
+	}
+	return fewest;
+}
+
+int
 mlircpu_parallel(struct backend *be)
 {
 	struct slurm_node_list nl;
@@ -528,7 +585,7 @@ mlircpu_parallel(struct backend *be)
 	if (be->params.slurm_max_steps > 0)
 		return be->params.slurm_max_steps;
 	/* One step per node that may get work. */
-	if (slurm_list_nodes(be, &nl, &err) != 0) {
+	if (slurm_list_nodes(&be->params, &nl, &err) != 0) {
 		free(err);
 		return 1;
 	}
@@ -719,7 +776,7 @@ mlircpu_begin(struct backend *be, char **err)
 		free(cerr);
 		return -1;
 	}
-	if (slurm_list_nodes(be, &nl, err) != 0)
+	if (slurm_list_nodes(&be->params, &nl, err) != 0)
 		return -1;
 	/* Ask every node at once (threads, signals left to the caller's). */
 	memset(asks, 0, sizeof asks);

@@ -669,6 +669,7 @@ const struct backend_ops mlircpu_backend = {
 	.measure = mlircpu_measure_art,
 	.release = mlircpu_release,
 	.begin = mlircpu_begin,
+	.executor_cpus = mlircpu_executor_cpus,
 	.reference = mlircpu_reference,
 	.clock = NULL,
 	.close = mlircpu_close,

@@ -222,8 +222,9 @@ char	*mlircpu_compile(struct backend *, const char *sched, int threads,
 int	 mlircpu_measure(struct backend *, const char *so, int threads,
 	    enum mlircpu_fault, int pinned, struct trial_result *res,
 	    char **err);
-/* backend_ops.parallel and .begin (measure.c): the Slurm executor's. */
+/* backend_ops.parallel, .begin, .executor_cpus (measure.c): Slurm's. */
 int	 mlircpu_parallel(struct backend *);
+int	 mlircpu_executor_cpus(const struct backend_params *, char **err);
 int	 mlircpu_begin(struct backend *, char **err);
 
 #endif

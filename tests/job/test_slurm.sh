@@ -114,6 +114,25 @@ check "the slurm run measured on the nodes" eq "$(q "$T/cls/slurm.db" "select co
 check "same best class through slurm as locally (4-row register tile)" eq \
     "$(q "$T/cls/slurm.db" "select vector_m from best") $(q "$T/cls/local.db" "select vector_m from best")" "4 4"
 
+# 1c. Spaces that fit the nodes: a cfg that lists no threads searches the
+# nodes' CPUs (one per node here), not this machine's; one that asks for
+# more threads than a node has is refused before anything runs.
+mkdir -p "$T/nothr"
+cp "$FIX/small_f32.mlir" "$T/nothr/"
+printf '[Env]\ninput_file = small_f32.mlir\nexecutor = slurm\nslurm_partition = autosched\nslurm_step_timeout = 60\n[SearchStrategy]\nn_trial = 4\n[Measure]\nmin_time = 0.02\nmin_reps = 3\nconfirm_top = 1\ntimeout = 20\n' > "$T/nothr/a.cfg"
+"$AS" space "$T/nothr/a.cfg" > "$T/nothr/space.txt" 2>&1
+check "no threads listed: the space's threads are the nodes' (1)" grep -Eq '^  threads +\[1\]' "$T/nothr/space.txt"
+"$AS" run "$T/nothr/a.cfg" --db "$T/nothr/s.db" --quiet > "$T/nothr/out.txt" 2>&1
+check "no threads listed under slurm: run exits 0" eq "$?" 0
+check "no threads listed: every trial ran on a node at 1 thread" eq \
+    "$(q "$T/nothr/s.db" "select count(*) from trials where phase='tune' and (threads <> 1 or host not in ('n1','n2'))")" 0
+check "no threads listed: trials recorded" ge "$(q "$T/nothr/s.db" "select count(*) from trials where phase='tune'")" 4
+sed -i 's/^\[SearchStrategy\]/[SearchSpace]\nthreads = [2]\n[SearchStrategy]/' "$T/nothr/a.cfg"
+"$AS" run "$T/nothr/a.cfg" --db "$T/nothr/s2.db" > "$T/nothr/out2.txt" 2>&1
+check "threads = [2] on 1-CPU nodes: exit 2" eq "$?" 2
+check "threads = [2] on 1-CPU nodes: says the nodes' size" grep -q 'Slurm nodes that measure have 1 CPU' "$T/nothr/out2.txt"
+check "threads = [2] on 1-CPU nodes: nothing written" test ! -e "$T/nothr/s2.db"
+
 # 2. A step cancelled from outside (scancel) is measured again: the hanging
 # candidate's first step is cancelled, its second one times out as the
 # candidate's own result, recorded once.
