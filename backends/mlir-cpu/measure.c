@@ -169,13 +169,15 @@ enum slurm_outcome {
 	SLURM_STOPPED,	/* we killed srun (stop, cancel, SIGTERM) */
 };
 
+static double measure_setup_s(const struct op_desc *);
+
 /* Seconds the coordinator waits for srun: the step's queueing included. */
 static double
 slurm_wall(const struct backend *be)
 {
 	if (be->params.slurm_step_timeout > 0)
 		return be->params.slurm_step_timeout;
-	return be->params.timeout + 60;
+	return be->params.timeout + measure_setup_s(&be->op) + 60;
 }
 
 /*
@@ -279,8 +281,8 @@ slurm_prefix(const struct backend *be, int threads, char **argv, int *argc,
 	argv[n++] = "timeout";
 	argv[n++] = "-k";
 	argv[n++] = "2";
-	snprintf(buf[3], 96, "%g", be->params.timeout > 0 ?
-	    be->params.timeout : 10);
+	snprintf(buf[3], 96, "%g", (be->params.timeout > 0 ?
+	    be->params.timeout : 10) + measure_setup_s(&be->op));
 	argv[n++] = buf[3];
 	*argc = n;
 	return 0;
@@ -459,6 +461,24 @@ slurm_outcome(const struct backend *be, const struct proc_result *pr,
 		return SLURM_RESULT;	/* the harness's own failure: as locally */
 	/* Killed, Terminated, cancelled: the step, not the candidate. */
 	return SLURM_RETRY;
+}
+
+/*
+ * Seconds a measuring child may take beyond the cfg's timeout to make and
+ * check its data: 4 s per GiB of operands (the LM head of a 1.5B model,
+ * 1536 x 151936 in f32, is 0.9 GiB, copied for the reference and filled
+ * twice), so that only the candidate's own time can be a timeout.
+ */
+static double
+measure_setup_s(const struct op_desc *op)
+{
+	double b = (double)(op->batch > 0 ? op->batch : 1);
+	double bytes = b * ((double)op->m * (double)op->k *
+	    (double)analysis_elem_size(op->lhs) + (double)op->k *
+	    (double)op->n * (double)analysis_elem_size(op->rhs) + 2.0 *
+	    (double)op->m * (double)op->n * (double)analysis_elem_size(op->acc));
+
+	return 4.0 * bytes / (1024.0 * 1024.0 * 1024.0);
 }
 
 /* The node list of the partition and their states, from sinfo. */
@@ -952,7 +972,7 @@ mlircpu_measure(struct backend *be, const char *so, int threads,
 	}
 	argv[argc] = NULL;
 
-	o.timeout = be->params.timeout;
+	o.timeout = be->params.timeout + measure_setup_s(op);
 	o.cpus = cpus;
 	o.ncpus = ncpu;
 	o.env = env;
