@@ -69,8 +69,15 @@ iree_attr(const struct op_desc *op, const struct config *c,
 
 	if (v[KNOB_TILE_M] == 0 && v[KNOB_TILE_N] == 0 &&
 	    v[KNOB_TILE_K] == 0 && v[KNOB_VECTOR_M] == 0 &&
-	    v[KNOB_VECTOR_N] == 0 && v[KNOB_VECTOR_K] == 0)
-		return NULL;	/* IREE's own choice */
+	    v[KNOB_VECTOR_N] == 0 && v[KNOB_VECTOR_K] == 0) {
+		/* IREE's own choice; a staged failure needs an attribute. */
+		if (fault != IREE_FAULT_COMPILE_FAIL)
+			return NULL;
+		return xstrdup("#iree_codegen.compilation_info<lowering_config "
+		    "= #iree_cpu.lowering_config<distribution = [0, 0, 0]>, "
+		    "translation_info = #iree_codegen.translation_info<pipeline "
+		    "= #iree_cpu.pipeline<AutoschedTestNoSuchPipeline>>>");
+	}
 	tm = clamp(v[KNOB_TILE_M], op->m);
 	tn = clamp(v[KNOB_TILE_N], op->n);
 	tk = clamp(v[KNOB_TILE_K], op->k);

@@ -103,6 +103,8 @@ iree_tools_find(const char *params_bin, struct iree_tools *t, char **err)
 	} else if ((dir = path_lookup()) == NULL && dir_has_tools(venv))
 		dir = xstrdup(venv);
 	if (dir == NULL) {
+		char *root = util_dirname(venv);
+
 		util_seterr(err, "backend iree: IREE's tools (iree-compile, "
 		    "iree-run-module, iree-benchmark-module) not found %s%s%s%s; "
 		    "install IREE %s with `bash scripts/deps.sh` (PyPI "
@@ -111,7 +113,8 @@ iree_tools_find(const char *params_bin, struct iree_tools *t, char **err)
 		    params_bin != NULL ? "in iree_bin = " : "on PATH nor in ",
 		    params_bin != NULL ? params_bin : venv,
 		    params_bin != NULL ? " (set in the cfg)" : "",
-		    "", AUTOSCHED_IREE_VERSION, AUTOSCHED_IREE_VERSION, venv);
+		    "", AUTOSCHED_IREE_VERSION, AUTOSCHED_IREE_VERSION, root);
+		free(root);
 		free(venv);
 		return -1;
 	}
