@@ -29,16 +29,5 @@ if [ ${#missing[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# IREE (iree-compile, iree-run-module, iree-benchmark-module) for backend = iree.
-venv=${AUTOSCHED_IREE_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/autosched/iree-$IREE_VERSION}
-if ! ls -d "$venv"/lib/python3*/site-packages/iree_base_compiler-"$IREE_VERSION".dist-info \
-    "$venv"/lib/python3*/site-packages/iree_base_runtime-"$IREE_VERSION".dist-info \
-    >/dev/null 2>&1 || [ ! -x "$venv/bin/iree-benchmark-module" ]; then
-	echo "deps: installing IREE $IREE_VERSION (PyPI) into $venv" >&2
-	if ! { python3 -m venv "$venv" &&
-	    "$venv/bin/python" -m pip install -q --disable-pip-version-check \
-	    "iree-base-compiler==$IREE_VERSION" "iree-base-runtime==$IREE_VERSION"; }; then
-		echo "deps: warning: IREE $IREE_VERSION could not be installed;" \
-		    "backend = iree and its tests need it" >&2
-	fi
-fi
+# IREE's tools for backend = iree (a failed download only warns).
+bash "$here/scripts/iree-deps.sh" >/dev/null || true
