@@ -19,11 +19,15 @@
 #define ERROR_TAIL	1500	/* bytes of a tool's stderr kept in res->error */
 #define DUMP_MAX	((size_t)16 << 20)
 
-/* The flags of every compile: the host CPU, IREE's llvm-cpu backend. */
+/*
+ * The flags of every compile: the host CPU, IREE's llvm-cpu backend, and
+ * f64 kept f64 (IREE demotes it to f32 by default: the op as written).
+ */
 static const char *const target_flags[] = {
 	"--iree-hal-target-device=local",
 	"--iree-hal-local-target-device-backends=llvm-cpu",
 	"--iree-llvmcpu-target-cpu=host",
+	"--iree-input-demote-f64-to-f32=false",
 	NULL,
 };
 
@@ -379,9 +383,9 @@ iree_compile(struct backend *be, const char *attr, struct iree_art *art,
 	memset(&t, 0, sizeof t);
 	deadline = t0 + (be->params.compile_timeout > 0 ?
 	    be->params.compile_timeout : 1e9);
-	key = xasprintf("%s\n--\n%s %s %s\n--\nrepeat %d\n--\n%s\n", text,
-	    target_flags[0], target_flags[1], target_flags[2], r,
-	    be->toolchain);
+	key = xasprintf("%s\n--\n%s %s %s %s\n--\nrepeat %d\n--\n%s\n", text,
+	    target_flags[0], target_flags[1], target_flags[2], target_flags[3],
+	    r, be->toolchain);
 	util_hash_hex(key, strlen(key), res->artifact);
 	dir = util_path_join(be->work_dir, res->artifact);
 	art_paths(art, dir);
@@ -421,10 +425,12 @@ iree_compile(struct backend *be, const char *attr, struct iree_art *art,
 	{
 		char *const a1[] = { be->tools.compile, in,
 		    (char *)target_flags[0], (char *)target_flags[1],
-		    (char *)target_flags[2], dump_arg, "-o", t.verify, NULL };
+		    (char *)target_flags[2], (char *)target_flags[3], dump_arg,
+		    "-o", t.verify, NULL };
 		char *const a2[] = { be->tools.compile, in,
 		    (char *)target_flags[0], (char *)target_flags[1],
-		    (char *)target_flags[2], rep_arg, "-o", t.bench, NULL };
+		    (char *)target_flags[2], (char *)target_flags[3], rep_arg,
+		    "-o", t.bench, NULL };
 
 		if (step(be, "iree-compile", a1, deadline, res) != 0 ||
 		    step(be, "iree-compile (timing module)", a2, deadline,
