@@ -65,16 +65,22 @@ path_lookup(void)
 	return found;
 }
 
-/* "3.13.0rc20261016 @ 89ece87…" from `iree-compile --version`. Caller frees. */
+/*
+ * "3.13.0rc20261016 @ 89ece87…" from `iree-compile --version`, asked once
+ * per process and tool (every op's backend asks). Caller frees.
+ */
 static char *
 compiler_version(const char *compile)
 {
 	char *const argv[] = { (char *)compile, "--version", NULL };
 	static const char tag[] = "IREE compiler version ";
+	static char done_path[PATH_MAX], done_version[256];
 	struct proc_opts o;
 	struct proc_result pr;
 	char *err = NULL, *v = NULL, *at, *end;
 
+	if (strcmp(compile, done_path) == 0)
+		return xstrdup(done_version);
 	memset(&o, 0, sizeof o);
 	o.timeout = 60;
 	if (proc_run(argv, &o, &pr, &err) != 0) {
@@ -88,6 +94,11 @@ compiler_version(const char *compile)
 		v = xstrndup(at, (size_t)(end - at));
 	}
 	proc_result_free(&pr);
+	if (v != NULL && strlen(compile) < sizeof done_path &&
+	    strlen(v) < sizeof done_version) {
+		strcpy(done_path, compile);
+		strcpy(done_version, v);
+	}
 	return v != NULL ? v : xstrdup("unknown");
 }
 
