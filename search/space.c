@@ -531,12 +531,13 @@ int
 space_config_check(const struct op_desc *op, const struct space_rules *rules,
     const struct config *c, char **err)
 {
-	if (space_config_own_default(rules, c))
-		return 0;
 	static const char dimname[3] = { 'M', 'N', 'K' };
 	const int64_t size[3] = { op->m, op->n, op->k };
 	int64_t v, lo, hi, t, eff, vec, blk = 1;
 	int k, d, used, ragged;
+
+	if (space_config_own_default(rules, c))
+		return 0;
 
 	for (k = 0; k < KNOB_COUNT; k++) {
 		v = c->v[k];
