@@ -11,6 +11,7 @@ extern const struct backend_ops replay_backend;	/* backends/replay */
 /* A new backend is a folder, its ops table, and one line here. */
 static const struct backend_ops *const backend_table[] = {
 	&mlircpu_backend,
+	&iree_backend,
 	&replay_backend,
 	NULL
 };

@@ -156,6 +156,18 @@ struct backend_ops {
 	 */
 	int		(*open)(const struct backend_params *, const struct op_desc *,
 			    const char *dispatch_mlir, struct backend **, char **err);
+	/*
+	 * 0 if the backend can run here with params (its tools found), else
+	 * -1 with *err naming what is missing and how to install it. A job
+	 * asks before it writes anything. NULL: nothing to check.
+	 */
+	int		(*available)(const struct backend_params *, char **err);
+	/*
+	 * A line for `autosched --version` about the backend's own tools
+	 * ("IREE 3.13.0 (/path/iree-compile)"), or NULL when it has none or
+	 * they are not found. Caller frees. NULL hook: nothing to say.
+	 */
+	char		*(*about)(void);
 	/* Describe the target: CPU model, CPU flags and toolchain versions. Caller frees. */
 	void		(*target)(struct backend *, char **cpu, char **flags,
 			    char **toolchain);
@@ -237,6 +249,16 @@ struct backend_ops {
 	 */
 	char		*(*export_cflags)(void);
 	/*
+	 * The IREE compilation_info attribute exactly as the backend compiled
+	 * cfg of op (the attribute syntax of the IREE release it measured
+	 * with), for `export --format iree-spec` and `annotate`; NULL when cfg
+	 * is the backend's own default (IREE's choice: nothing to override).
+	 * A NULL hook: the backend does not compile with IREE (export maps its
+	 * knobs onto IREE's tiling levels). Caller frees.
+	 */
+	char		*(*export_iree_attr)(const struct op_desc *,
+			    const struct config *);
+	/*
 	 * The schedule version this build generates, as it appears in the
 	 * toolchain string of the targets it measures ("mlir-cpu schedule v6");
 	 * NULL if the backend has no versioned schedules.
@@ -253,6 +275,7 @@ struct backend_ops {
 
 /* The registry. */
 extern const struct backend_ops mlircpu_backend;	/* backends/mlir-cpu */
+extern const struct backend_ops iree_backend;		/* backends/iree */
 const struct backend_ops *backend_find(const char *name);
 const struct backend_ops *const *backend_all(size_t *n);
 

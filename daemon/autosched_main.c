@@ -3,8 +3,10 @@
  * daemon/cli.c (foreground work) and daemon/queue.c (the daemon's queue).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "backends/backend.h"
 #include "build_config.h"
 #include "daemon/daemon.h"
 #include "export/export.h"
@@ -59,8 +61,20 @@ main(int argc, char **argv)
 		return util_stdout_close() == 0 ? 0 : 1;
 	}
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+		const struct backend_ops *const *be = backend_all(&i);
+		size_t n = i;
+
 		printf("autosched %s (MLIR/LLVM %s)\n", AUTOSCHED_VERSION,
 		    AUTOSCHED_LLVM_VERSION);
+		/* The backends' own tools, where they have any (IREE's). */
+		for (i = 0; i < n; i++) {
+			char *about = be[i]->about != NULL ? be[i]->about() :
+			    NULL;
+
+			if (about != NULL)
+				printf("%s\n", about);
+			free(about);
+		}
 		return util_stdout_close() == 0 ? 0 : 1;
 	}
 	for (i = 0; i < sizeof commands / sizeof commands[0]; i++) {

@@ -15,7 +15,7 @@
 #include "util/util.h"
 
 struct cmd_opts {
-	const char	*db, *op, *out, *format, *syntax;
+	const char	*db, *op, *out, *format, *syntax, *matcher;
 	int64_t		 job;
 	int		 untuned;
 };
@@ -31,6 +31,7 @@ parse_opts(int argc, char **argv, struct cmd_opts *o, void (*usage)(FILE *))
 		{ "all", no_argument, NULL, 'a' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "iree-syntax", required_argument, NULL, 'S' },
+		{ "iree-matcher", required_argument, NULL, 'M' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "untuned", no_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
@@ -66,6 +67,15 @@ parse_opts(int argc, char **argv, struct cmd_opts *o, void (*usage)(FILE *))
 			break;
 		case 'S':
 			o->syntax = optarg;
+			break;
+		case 'M':
+			if (strcmp(optarg, "iree") != 0 &&
+			    strcmp(optarg, "upstream") != 0) {
+				fprintf(stderr, "autosched: --iree-matcher %s: "
+				    "expected iree or upstream\n", optarg);
+				return -1;
+			}
+			o->matcher = optarg;
 			break;
 		case 'o':
 			o->out = optarg;
@@ -132,7 +142,7 @@ export_usage(FILE *f)
 	fprintf(f,
 	    "usage: autosched export [--db PATH] [--op NAME | --all] [--job ID]\n"
 	    "           [--format json|transform|iree-spec] [--iree-syntax V]\n"
-	    "           [-o FILE]\n"
+	    "           [--iree-matcher iree|upstream] [-o FILE]\n"
 	    "The best config of each op tuned on this machine, for a compiler:\n"
 	    "  json       knob values per op (the default)\n"
 	    "  transform  a transform-dialect library applying the measured\n"
@@ -142,7 +152,10 @@ export_usage(FILE *f)
 	    "  --iree-syntax V  IREE attribute syntax:");
 	for (i = 0; v[i] != NULL; i++)
 		fprintf(f, " %s%s", v[i], i == 0 ? " (default)" : "");
-	fprintf(f, "\n  -o FILE    write FILE (via a temp file) instead of stdout\n");
+	fprintf(f, "\n  --iree-matcher M  iree (the default: IREE's contraction "
+	    "matcher,\n             exact maps and types) or upstream (upstream "
+	    "match ops,\n             which mlir-opt runs; blind to layouts)\n");
+	fprintf(f, "  -o FILE    write FILE (via a temp file) instead of stdout\n");
 }
 
 int
@@ -151,7 +164,7 @@ export_cmd_export(int argc, char **argv)
 	struct cmd_opts o;
 	struct export_set *s = NULL;
 	char *err = NULL, *text = NULL;
-	int rc = 2, transform;
+	int rc = 2, transform, r;
 
 	switch (parse_opts(argc, argv, &o, export_usage)) {
 	case 1:
@@ -170,14 +183,16 @@ export_cmd_export(int argc, char **argv)
 		return 2;
 	}
 	transform = strcmp(o.format, "transform") == 0;
-	if (o.syntax != NULL && transform) {
-		fprintf(stderr, "autosched export: --iree-syntax goes with "
-		    "--format iree-spec\n");
+	if ((o.syntax != NULL || o.matcher != NULL) && transform) {
+		fprintf(stderr, "autosched export: --%s goes with "
+		    "--format iree-spec\n", o.syntax != NULL ? "iree-syntax" :
+		    "iree-matcher");
 		return 2;
 	}
 	if (!syntax_known(o.syntax))
 		goto out;
-	if (export_load(o.db, o.op, o.job, &s, &err) != 0) {
+	if (export_load(o.db, o.op, o.job, transform ? EXPORT_SCHEDULES :
+	    EXPORT_IREE, &s, &err) != 0) {
 		fprintf(stderr, "autosched: %s\n", err);
 		goto out;
 	}
@@ -189,8 +204,12 @@ export_cmd_export(int argc, char **argv)
 	}
 	if (transform)
 		text = export_transform(s);
-	else if (export_iree_spec(s, o.syntax, &text, &err) != 0) {
+	else if ((r = export_iree_spec(s, o.syntax, o.matcher != NULL &&
+	    strcmp(o.matcher, "upstream") == 0 ? EXPORT_MATCH_UPSTREAM :
+	    EXPORT_MATCH_IREE, &text, &err)) != 0) {
 		fprintf(stderr, "autosched export: %s\n", err);
+		if (r == 1)
+			rc = 1;
 		goto out;
 	}
 	rc = emit(&o, text, NULL);
@@ -230,14 +249,14 @@ export_cmd_annotate(int argc, char **argv)
 	case -1:
 		return 2;
 	}
-	if (argc - optind != 1 || o.format != NULL) {
+	if (argc - optind != 1 || o.format != NULL || o.matcher != NULL) {
 		annotate_usage(stderr);
 		return 2;
 	}
 	prog = argv[optind];
 	if (!syntax_known(o.syntax))
 		goto out;
-	if (export_load(o.db, o.op, o.job, &s, &err) != 0) {
+	if (export_load(o.db, o.op, o.job, EXPORT_IREE, &s, &err) != 0) {
 		fprintf(stderr, "autosched: %s\n", err);
 		goto out;
 	}
@@ -295,7 +314,8 @@ export_cmd_build(int argc, char **argv)
 	case -1:
 		return 2;
 	}
-	if (argc - optind != 1 || o.format != NULL || o.syntax != NULL) {
+	if (argc - optind != 1 || o.format != NULL || o.syntax != NULL ||
+	    o.matcher != NULL) {
 		build_usage(stderr);
 		return 2;
 	}
@@ -315,7 +335,8 @@ export_cmd_build(int argc, char **argv)
 		fprintf(stderr, "autosched: %s\n", err);
 		goto out;
 	}
-	if (!o.untuned && export_load(o.db, NULL, 0, &s, &err) != 0) {
+	if (!o.untuned && export_load(o.db, NULL, 0, EXPORT_SCHEDULES, &s,
+	    &err) != 0) {
 		fprintf(stderr, "autosched: %s\n", err);
 		goto out;
 	}

@@ -68,9 +68,16 @@ copy_op(const struct store_trial *t, const struct op_desc *op, void *arg)
 	return 1;
 }
 
+/* 1 if rows of backend be measured with IREE's own codegen. */
+static int
+by_iree(const struct backend_ops *be)
+{
+	return be != NULL && be->export_iree_attr != NULL;
+}
+
 int
 export_load(const char *db, const char *op_filter, int64_t job,
-    struct export_set **out, char **err)
+    enum export_for what, struct export_set **out, char **err)
 {
 	struct store *st = NULL;
 	struct store_best *rows = NULL;
@@ -97,11 +104,14 @@ export_load(const char *db, const char *op_filter, int64_t job,
 		struct op_desc op;
 		char *sig, *on, *bn;
 
-		if (be == NULL || be->export_op == NULL) {
+		if (be == NULL || (be->export_op == NULL && (what !=
+		    EXPORT_IREE || be->export_iree_attr == NULL))) {
 			on = util_escape(r->op_name ? r->op_name : "");
 			bn = util_escape(r->backend ? r->backend : "");
 			fprintf(stderr, "autosched: warning: %s: backend %s has "
-			    "no schedule to export; skipped\n", on, bn);
+			    "no schedule to export%s; skipped\n", on, bn,
+			    by_iree(be) ? " (it tunes IREE's codegen: export "
+			    "it with --format iree-spec or annotate)" : "");
 			free(on);
 			free(bn);
 			continue;
@@ -134,7 +144,10 @@ export_load(const char *db, const char *op_filter, int64_t job,
 				break;
 			}
 		}
-		if (e != NULL && e->best.gflops >= r->gflops) {
+		/* For IREE, a row measured with IREE beats any other. */
+		if (e != NULL && (what == EXPORT_IREE && by_iree(e->be) !=
+		    by_iree(be) ? by_iree(e->be) : e->best.gflops >=
+		    r->gflops)) {
 			free((char *)op.kind);
 			free((char *)op.op_name);
 			free((char *)op.name);
@@ -654,7 +667,7 @@ fill(const char *tpl, const char *const *kv)
  * k): cache tiles M/N → distribution, the register tile → vector levels.
  */
 static char *
-iree_attr(const struct export_entry *e, const char *tpl)
+iree_attr_template(const struct export_entry *e, const char *tpl)
 {
 	const struct config *c = &e->best.config;
 	char dist[96], vpar[96], vred[96];
@@ -675,12 +688,70 @@ iree_attr(const struct export_entry *e, const char *tpl)
 	}
 }
 
+/*
+ * The compilation_info of an entry in syntax (NULL = newest): as the
+ * backend compiled it when it measured with IREE and syntax is the newest
+ * (the release it measured with), else the template's mapping of the
+ * knobs. NULL when the entry is IREE's own choice (nothing to override).
+ * Caller frees.
+ */
+static char *
+iree_attr(const struct export_entry *e, const char *syntax, const char *tpl)
+{
+	if (by_iree(e->be)) {
+		if (syntax == NULL || strcmp(syntax, export_iree_syntax[0]) == 0)
+			return e->be->export_iree_attr(&e->op, &e->best.config);
+		/* Measured with IREE: its own default stays its own. */
+		if (e->be->export_iree_attr(&e->op, &e->best.config) == NULL)
+			return NULL;
+	}
+	return iree_attr_template(e, tpl);
+}
+
+/*
+ * The body of a matcher on %op with IREE's match ops: a contraction with
+ * exactly the op's indexing maps (which operand is transposed) and element
+ * types, then its batch, M, N and K sizes.
+ */
+static void
+emit_iree_match_body(FILE *f, const struct op_desc *op)
+{
+	int b = is_batch(op);
+	const char *dims = b ? "(d0, d1, d2, d3)" : "(d0, d1, d2)";
+	const char *bd = b ? "d0, " : "";
+	const char *m = b ? "d1" : "d0", *n = b ? "d2" : "d1",
+	    *k = b ? "d3" : "d2";
+
+	fprintf(f, "    %%b, %%m, %%n, %%k = transform.iree.match.contraction "
+	    "%%op, lhs_type = %s, rhs_type = %s, output_type = %s, "
+	    "indexing_maps = [affine_map<%s -> (%s%s, %s)>, "
+	    "affine_map<%s -> (%s%s, %s)>, affine_map<%s -> (%s%s, %s)>] : "
+	    "!transform.any_op -> !transform.param<i64>\n",
+	    analysis_elem_name(op->lhs), analysis_elem_name(op->rhs),
+	    analysis_elem_name(op->acc),
+	    dims, bd, op->transpose_a ? k : m, op->transpose_a ? m : k,
+	    dims, bd, op->transpose_b ? n : k, op->transpose_b ? k : n,
+	    dims, bd, m, n);
+	if (b)
+		fprintf(f, "    transform.iree.match.dims_equal %%b, [%lld] : "
+		    "!transform.param<i64>\n", (long long)op->batch);
+	else
+		fprintf(f, "    transform.iree.match.dims_equal %%b, [] : "
+		    "!transform.param<i64>\n");
+	fprintf(f, "    transform.iree.match.dims_equal %%m, [%lld] : "
+	    "!transform.param<i64>\n", (long long)op->m);
+	fprintf(f, "    transform.iree.match.dims_equal %%n, [%lld] : "
+	    "!transform.param<i64>\n", (long long)op->n);
+	fprintf(f, "    transform.iree.match.dims_equal %%k, [%lld] : "
+	    "!transform.param<i64>\n", (long long)op->k);
+}
+
 int
-export_iree_spec(const struct export_set *s, const char *syntax, char **text,
-    char **err)
+export_iree_spec(const struct export_set *s, const char *syntax,
+    enum export_matcher mk, char **text, char **err)
 {
 	const char *tpl = iree_template(syntax, err);
-	char *buf = NULL, **keys;
+	char *buf = NULL, **keys, **attrs;
 	size_t len = 0, i, j, nk = 0, *use;
 	FILE *f;
 
@@ -689,30 +760,60 @@ export_iree_spec(const struct export_set *s, const char *syntax, char **text,
 		return -1;
 	keys = xcalloc(s->n ? s->n : 1, sizeof *keys);
 	use = xcalloc(s->n ? s->n : 1, sizeof *use);
+	attrs = xcalloc(s->n ? s->n : 1, sizeof *attrs);
 	for (i = 0; i < s->n; i++) {
-		char *k = coarse_key(&s->e[i].op);
+		char *k, *attr = iree_attr(&s->e[i], syntax, tpl);
 
+		if (attr == NULL) {
+			fprintf(stderr, "autosched: note: %s: IREE's own config "
+			    "was kept (the tuned ones were not measurably "
+			    "faster); nothing to put in the spec\n",
+			    s->e[i].sig);
+			continue;
+		}
+		/*
+		 * IREE's matcher compares maps, element types and sizes: only
+		 * the signedness of integer operands is not seen. The upstream
+		 * ones see sizes and bit widths alone.
+		 */
+		k = mk == EXPORT_MATCH_IREE ? NULL : coarse_key(&s->e[i].op);
 		for (j = 0; j < nk; j++) {
-			if (strcmp(keys[j], k) == 0)
+			if (mk == EXPORT_MATCH_IREE ? same_filter(&s->e[i].op,
+			    &s->e[use[j]].op) : strcmp(keys[j], k) == 0)
 				break;
 		}
 		if (j < nk) {
-			fprintf(stderr, "autosched: warning: %s: IREE's upstream "
-			    "matchers cannot tell it from %s (same sizes and "
-			    "bit widths, another layout or type); left out of "
-			    "the spec\n", s->e[i].sig, s->e[use[j]].sig);
+			fprintf(stderr, "autosched: warning: %s: the spec's %s "
+			    "matchers cannot tell it from %s (%s); left out of "
+			    "the spec\n", s->e[i].sig, mk == EXPORT_MATCH_IREE ?
+			    "IREE" : "upstream", s->e[use[j]].sig,
+			    mk == EXPORT_MATCH_IREE ? "only the signedness of "
+			    "operands differs" : "same sizes and bit widths, "
+			    "another layout or type");
 			free(k);
+			free(attr);
 			continue;
 		}
+		attrs[nk] = attr;
 		use[nk] = i;
 		keys[nk++] = k;
 	}
+	if (nk == 0) {
+		free(keys);
+		free(attrs);
+		free(use);
+		util_seterr(err, "no op to put in the spec: IREE's own config "
+		    "was kept for every one");
+		return 1;
+	}
 	f = open_memstream(&buf, &len);
 	fprintf(f, "// autosched IREE llvm-cpu tuning spec (IREE attribute "
-	    "syntax %s).\n// iree-compile --iree-codegen-tuning-spec-path="
-	    "THIS_FILE …\n// The figures were measured with autosched's own "
-	    "codegen (mlir-cpu), not IREE's.\n", syntax ? syntax :
-	    export_iree_syntax[0]);
+	    "syntax %s, %s matchers).\n// iree-compile "
+	    "--iree-codegen-tuning-spec-path=THIS_FILE …\n// Each figure was "
+	    "measured by the backend its line names: iree is IREE's own\n"
+	    "// codegen with this config, mlir-cpu autosched's own codegen "
+	    "(not IREE's).\n", syntax ? syntax : export_iree_syntax[0],
+	    mk == EXPORT_MATCH_IREE ? "IREE's" : "upstream");
 	for (j = 0; j < nk; j++)
 		emit_entry_comment(f, &s->e[use[j]]);
 	fprintf(f, "module @autosched_spec attributes "
@@ -725,17 +826,18 @@ export_iree_spec(const struct export_set *s, const char *syntax, char **text,
 	    "    transform.yield\n  }\n");
 	for (j = 0; j < nk; j++) {
 		const struct export_entry *e = &s->e[use[j]];
-		char *attr = iree_attr(e, tpl);
 
 		fprintf(f, "  transform.named_sequence @match_%s(%%op: "
 		    "!transform.any_op {transform.readonly}) -> "
 		    "(!transform.any_op, !transform.any_param) {\n", e->sig);
-		emit_match_body(f, &e->op);
+		if (mk == EXPORT_MATCH_IREE)
+			emit_iree_match_body(f, &e->op);
+		else
+			emit_match_body(f, &e->op);
 		fprintf(f, "    %%config = transform.param.constant %s -> "
-		    "!transform.any_param\n", attr);
+		    "!transform.any_param\n", attrs[j]);
 		fprintf(f, "    transform.yield %%op, %%config : "
 		    "!transform.any_op, !transform.any_param\n  }\n");
-		free(attr);
 	}
 	fprintf(f, "  transform.named_sequence @__kernel_config(%%variant_op: "
 	    "!transform.any_op {transform.consumed}) -> !transform.any_op\n"
@@ -747,9 +849,12 @@ export_iree_spec(const struct export_set *s, const char *syntax, char **text,
 	fprintf(f, "\n        : (!transform.any_op) -> !transform.any_op\n");
 	fprintf(f, "    transform.yield %%res : !transform.any_op\n  }\n}\n");
 	fclose(f);
-	for (j = 0; j < nk; j++)
+	for (j = 0; j < nk; j++) {
 		free(keys[j]);
+		free(attrs[j]);
+	}
 	free(keys);
+	free(attrs);
 	free(use);
 	*text = buf;
 	return 0;
@@ -783,7 +888,7 @@ export_annotate(const struct export_set *s, const char *path,
 			continue;
 		sig = store_op_signature(op);
 		if ((k = entry_find(s, sig)) >= 0)
-			values[i] = iree_attr(&s->e[k], tpl);
+			values[i] = iree_attr(&s->e[k], syntax, tpl);
 		free(sig);
 	}
 	rc = analysis_annotate(path, "compilation_info",

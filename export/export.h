@@ -12,14 +12,26 @@
 struct export_set;
 
 /*
+ * What an export is for: a transform library or a built program (rows of
+ * backends with a schedule of their own: mlir-cpu), or IREE (spec and
+ * annotate: rows of every backend that can say a compilation_info, those
+ * measured with IREE's own codegen first).
+ */
+enum export_for {
+	EXPORT_SCHEDULES = 0,
+	EXPORT_IREE,
+};
+
+/*
  * The best configs of the store at db, one per op (the fastest row whose
- * backend can export and whose schedule version is this build's), filtered
+ * backend can export for what and whose schedule version is this build's;
+ * for EXPORT_IREE a row measured with IREE wins over any other), filtered
  * by op name/signature substring (NULL = all) and job (0 = all). Rows that
  * cannot be exported are skipped with a warning on stderr. Caller frees
  * with export_free. -1 with *err (no such store, store error).
  */
 int	 export_load(const char *db, const char *op_filter, int64_t job,
-	    struct export_set **out, char **err)
+	    enum export_for what, struct export_set **out, char **err)
 	    __attribute__((warn_unused_result));
 void	 export_free(struct export_set *);
 size_t	 export_count(const struct export_set *);
@@ -37,11 +49,25 @@ char	*export_transform(const struct export_set *);
 /* IREE attribute syntaxes, newest first: "2026.03", …; NULL-ended. */
 const char *const *export_iree_syntaxes(void);
 /*
+ * How the spec's matchers find an op: IREE's own match ops (the default:
+ * transform.iree.match.contraction compares the indexing maps and element
+ * types, then the sizes), or upstream match ops only (mlir-opt runs them;
+ * they cannot tell layouts apart).
+ */
+enum export_matcher {
+	EXPORT_MATCH_IREE = 0,
+	EXPORT_MATCH_UPSTREAM,
+};
+
+/*
  * The IREE tuning spec (entry point @__kernel_config) in syntax (NULL =
- * newest). Caller frees. -1 with *err for an unknown syntax.
+ * newest) with matchers of kind m. Caller frees. -1 with *err for an
+ * unknown syntax; 1 with *err when no op has a config to override IREE's
+ * own (every one kept IREE's default).
  */
 int	 export_iree_spec(const struct export_set *, const char *syntax,
-	    char **text, char **err) __attribute__((warn_unused_result));
+	    enum export_matcher m, char **text, char **err)
+	    __attribute__((warn_unused_result));
 /*
  * The program at path with a compilation_info attribute on every op the set
  * has a config for, printed by MLIR. *nannotated says how many. Caller frees.

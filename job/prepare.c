@@ -424,6 +424,24 @@ job_prepare(const struct cfg *cfg, const struct job_opts *o, struct job **out,
 		    cfg->backend);
 		goto fail;
 	}
+	/*
+	 * A run (a work folder given) needs the backend's tools: said now,
+	 * while nothing is written (`space` only lists configs).
+	 */
+	if (o->work_dir != NULL && c->be->available != NULL) {
+		struct backend_params p;
+
+		memset(&p, 0, sizeof p);
+		p.work_dir = o->work_dir;
+		p.iree_bin = cfg->iree_bin;
+		if (c->be->available(&p, err) != 0) {
+			char *e = xasprintf("%s: %s", cfg->path, *err);
+
+			free(*err);
+			*err = e;
+			goto fail;
+		}
+	}
 	c->ncpus = o->cpus != NULL ? o->ncpus : util_ncpus();
 	if (job_node_cpus(c, err) != 0)
 		goto fail;

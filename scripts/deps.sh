@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Install the Debian packages autosched needs, when they are missing.
-# The MLIR/LLVM version comes from toolchain.env (the one place it is pinned).
+# The MLIR/LLVM and IREE versions come from toolchain.env (the one place they
+# are pinned). IREE's tools (backend = iree) come from PyPI into a venv of
+# their own, $AUTOSCHED_IREE_VENV (default ~/.cache/autosched/iree-VERSION),
+# where autosched looks for them; a failed download only warns (the IREE
+# tests then skip).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=../toolchain.env
@@ -10,7 +14,7 @@ pkgs=(build-essential cmake pkg-config
       "mlir-$v-tools" "libmlir-$v-dev" "clang-$v" "llvm-$v-dev" "llvm-$v-tools" "libomp-$v-dev"
       "libclang-rt-$v-dev"
       libinih-dev libjansson-dev libsqlite3-dev sqlite3 libxgboost-dev
-      libopenblas-dev libdnnl-dev libblis-dev libsystemd-dev python3
+      libopenblas-dev libdnnl-dev libblis-dev libsystemd-dev python3 python3-venv
       chromium    # chromium: the HTML report test loads the report in a real browser
       slurmctld slurmd slurm-client munge)  # executor = slurm and its test (scripts/slurm-local.sh)
 missing=()
@@ -24,3 +28,6 @@ if [ ${#missing[@]} -gt 0 ]; then
 	$sudo apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+# IREE's tools for backend = iree (a failed download only warns).
+bash "$here/scripts/iree-deps.sh" >/dev/null || true

@@ -512,6 +512,22 @@ space_knob_size(const struct space *s, enum knob k)
 }
 
 int
+space_config_own_default(const struct space_rules *rules,
+    const struct config *c)
+{
+	int k;
+
+	if (rules == NULL || !rules->own_default)
+		return 0;
+	for (k = 0; k < KNOB_COUNT; k++) {
+		if (k != KNOB_THREADS && c->v[k] != 0)
+			return 0;
+	}
+	return c->v[KNOB_THREADS] >= 1 &&
+	    c->v[KNOB_THREADS] <= SPACE_THREADS_MAX;
+}
+
+int
 space_config_check(const struct op_desc *op, const struct space_rules *rules,
     const struct config *c, char **err)
 {
@@ -519,6 +535,9 @@ space_config_check(const struct op_desc *op, const struct space_rules *rules,
 	const int64_t size[3] = { op->m, op->n, op->k };
 	int64_t v, lo, hi, t, eff, vec, blk = 1;
 	int k, d, used, ragged;
+
+	if (space_config_own_default(rules, c))
+		return 0;
 
 	for (k = 0; k < KNOB_COUNT; k++) {
 		v = c->v[k];

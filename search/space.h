@@ -73,7 +73,17 @@ struct space_rules {
 	 * handles the rest (mlir-cpu splits it off). 0 = all must divide.
 	 */
 	uint32_t	 ragged;
+	/*
+	 * 1: the config whose knobs are all 0 but threads is the backend's
+	 * own default (IREE's compiler chooses every tile itself): a valid
+	 * config, though no point of the space. The backend's baseline.
+	 */
+	int		 own_default;
 };
+
+/* 1 if c is the backend's own default under rules (own_default). */
+int	 space_config_own_default(const struct space_rules *rules,
+	    const struct config *c);
 
 /*
  * Bounds of a knob's value: every knob fits a signed 32-bit integer (the
@@ -89,7 +99,8 @@ struct space_rules {
  * SPACE_VALUE_MAX (threads to SPACE_THREADS_MAX, pack_b 0 or 1); each
  * effective cache tile min(tile_d, D) divides D (unless rules->ragged has
  * it), its register tile divides it (fits in it for the dims in
- * rules->ragged); a GPU block has at most
+ * rules->ragged); the backend's own default
+ * (rules->own_default) is valid as it is; a GPU block has at most
  * 1024 threads. The register-tile rule of the machine (vector_ok) is not
  * applied: a store may come from another one. rules NULL (a backend this
  * build lacks): the bounds alone. 0, or -1 with *err naming the knob, its

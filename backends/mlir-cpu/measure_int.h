@@ -35,10 +35,45 @@ struct job {
 	int		 zp;
 	int32_t		 za, zb;
 	int		 bandwidth;	/* --bandwidth: time the triad, no matmul */
+	/*
+	 * The IREE backend's modes (measure_npy.c): --npy-inputs DIR writes
+	 * the verification and timing data as .npy files, --npy-check FILE
+	 * checks an output .npy against the reference; batched: the tensors
+	 * have a leading batch dimension (a batch_matmul dispatch).
+	 */
+	const char	*npy_inputs;
+	const char	*npy_check;
+	int		 batched;
 };
 
 void	 die(const char *fmt, ...)
 	    __attribute__((noreturn, format(printf, 1, 2)));
+
+/*
+ * The verification data (measure_main.c), shared with the .npy modes: the
+ * plan of which values may be non-zero, the data itself, the exact
+ * expected result (caller frees *want; returns the routine's name), the
+ * dense timing data, and the elements' accessors.
+ */
+struct check_plan {
+	const char	*data;		/* "dense" | "sparse" */
+	const char	*why_not;	/* set: cannot be checked exactly */
+	long		 sa, sb;
+};
+void	 check_plan(const struct job *, struct check_plan *);
+void	 fill_check(const struct job *, const struct check_plan *, void *lhs,
+	    void *rhs, void *acc0, uint64_t *rng);
+const char *reference_result(const struct job *, const void *lhs,
+	    const void *rhs, const void *acc0, double **want);
+void	 fill_timing(enum mtype, void *, size_t n, uint64_t *rng);
+void	*buf_alloc(enum mtype, size_t n);
+size_t	 mtype_size(enum mtype);
+double	 elem_get(enum mtype, const void *, size_t i);
+/* The first value of the data's random sequence for seed. */
+uint64_t data_rng(uint64_t seed);
+/* The .npy modes: print one JSON line, return the exit status. */
+int	 npy_inputs_main(const struct job *);
+int	 npy_check_main(const struct job *);
 
 /*
  * Per-process counters (perf_event_open, all threads of the process; the

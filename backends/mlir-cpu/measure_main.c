@@ -129,7 +129,7 @@ kernel_open(const char *path)
 	return dl;
 }
 
-static size_t
+size_t
 mtype_size(enum mtype t)
 {
 	switch (t) {
@@ -213,7 +213,7 @@ float_to_bf16(float f)
 	return (uint16_t)(x >> 16);
 }
 
-static double
+double
 elem_get(enum mtype t, const void *p, size_t i)
 {
 	switch (t) {
@@ -283,6 +283,12 @@ elem_range(enum mtype t)
 	}
 }
 
+uint64_t
+data_rng(uint64_t seed)
+{
+	return seed * 0x9e3779b97f4a7c15ULL + 1;
+}
+
 static uint64_t
 rng_next(uint64_t *s)
 {
@@ -296,7 +302,7 @@ rng_next(uint64_t *s)
 
 
 /* A zeroed, 64-byte aligned buffer of n elements of type t. */
-static void *
+void *
 buf_alloc(enum mtype t, size_t n)
 {
 	size_t bytes = (n * mtype_size(t) + 63) / 64 * 64;
@@ -310,7 +316,7 @@ buf_alloc(enum mtype t, size_t n)
 }
 
 /* The timing data: small integers of both signs, dense (as the profiler). */
-static void
+void
 fill_timing(enum mtype t, void *p, size_t n, uint64_t *rng)
 {
 	size_t i;
@@ -437,11 +443,6 @@ pin(const char *list)
  * that even M·N outputs cannot spread it (Sa > M), the kernel is not checked.
  * This is the first pass; the wide-sum check (fill_wide) follows it.
  */
-struct check_plan {
-	const char	*data;		/* "dense" | "sparse" */
-	const char	*why_not;	/* set: cannot be checked exactly */
-	long		 sa, sb;
-};
 
 static int
 acc_digits(enum mtype t)
@@ -458,7 +459,7 @@ acc_digits(enum mtype t)
 	}
 }
 
-static void
+void
 check_plan(const struct job *j, struct check_plan *c)
 {
 	long cmax, s;
@@ -497,7 +498,7 @@ check_value(enum mtype t, uint64_t *rng)
 	}
 }
 
-static void
+void
 fill_check(const struct job *j, const struct check_plan *c, void *lhs,
     void *rhs, void *acc0, uint64_t *rng)
 {
@@ -572,7 +573,7 @@ check_max(enum mtype t)
  * below 2^53, far beyond any K we accept). One call per batch; an i32
  * result wraps as the kernel's arithmetic does.
  */
-static const char *
+const char *
 reference_result(const struct job *j, const void *lhs, const void *rhs,
     const void *acc0, double **want)
 {
@@ -894,6 +895,8 @@ usage(void)
 	    "[--reps MIN,MAX] [--seed N] [--verify 0|1] [--cpus LIST] "
 	    "[--zero-points ZA,ZB] [--fault crash|hang|wrong|nothing|sleep]\n"
 	    "       autosched-measure --peak|--bandwidth [--threads N] [--min-time S] [--cpus LIST]\n"
+	    "       autosched-measure --npy-inputs DIR | --npy-check OUT.npy --shape BxMxNxK\n"
+	    "           --types L,R,A [--trans TA,TB] [--batched 0|1] [--seed N] [--verify 0|1]\n"
 	    "       autosched-measure --target\n"
 	    "       autosched-measure --hang\n");
 	exit(2);
@@ -1048,6 +1051,14 @@ parse_args(int argc, char **argv, struct job *j)
 			j->verify = (int)arg_int(o, v, 0, 1);
 		else if (strcmp(o, "--cpus") == 0)
 			j->cpus = v;
+		else if (strcmp(o, "--npy-inputs") == 0) {
+			j->npy_inputs = v;
+			ref = 1;
+		} else if (strcmp(o, "--npy-check") == 0) {
+			j->npy_check = v;
+			ref = 1;
+		} else if (strcmp(o, "--batched") == 0)
+			j->batched = (int)arg_int(o, v, 0, 1);
 		else if (strcmp(o, "--fault") == 0)
 			j->fault = v;
 		else if (strcmp(o, "--zero-points") == 0) {
@@ -1227,6 +1238,10 @@ main(int argc, char **argv)
 		pin(j.cpus);
 	if (j.peak || j.bandwidth)
 		return probe_main(&j);
+	if (j.npy_inputs != NULL)
+		return npy_inputs_main(&j);
+	if (j.npy_check != NULL)
+		return npy_check_main(&j);
 	/* Keep OpenBLAS' own threads off the CPUs while a kernel is timed. */
 	openblas_set_num_threads(j.kernel != NULL || j.ref == REF_BLIS ? 1 :
 	    j.threads);
@@ -1261,7 +1276,7 @@ main(int argc, char **argv)
 	lhs = bufs[0];
 	rhs = bufs[1];
 	acc = bufs[2];
-	rng = j.seed * 0x9e3779b97f4a7c15ULL + 1;
+	rng = data_rng(j.seed);
 
 	if (j.verify && fn != NULL) {
 		check_plan(&j, &plan);

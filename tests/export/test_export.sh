@@ -43,9 +43,13 @@ check "look-alikes not vectorized" eq "$(count_in "$T/lib_out.mlir" lookalikes '
 check "--op: only the batch matmul scheduled" eq \
     "$(count_in "$T/lib1_out.mlir" layer 'linalg.matmul') $(count_in "$T/lib1_out.mlir" scores 'linalg.batch_matmul')" "1 0"
 
-# 2. The IREE tuning spec: upstream mlir-opt runs its matchers.
-"$AS" export --db "$T/s.db" --format iree-spec -o "$T/spec.mlir"
+# 2. The IREE tuning spec: upstream mlir-opt runs its upstream matchers
+# (IREE's own, the default, are IREE's: tests/backends/test_iree.sh).
+"$AS" export --db "$T/s.db" --format iree-spec -o "$T/spec_iree.mlir"
 check "export iree-spec exits 0" eq "$?" 0
+check "spec: IREE's contraction matcher by default" grep -q 'transform.iree.match.contraction' "$T/spec_iree.mlir"
+"$AS" export --db "$T/s.db" --format iree-spec --iree-matcher upstream -o "$T/spec.mlir"
+check "export iree-spec --iree-matcher upstream exits 0" eq "$?" 0
 check "spec: tuning_spec_entrypoint" grep -q 'iree_codegen.tuning_spec_entrypoint' "$T/spec.mlir"
 check "spec: today's syntax by default" grep -q '#iree_cpu.pipeline<DoubleTilingExpert>' "$T/spec.mlir"
 "$OPT" --allow-unregistered-dialect "$P" \

@@ -330,6 +330,26 @@ test_config_check(void)
 	c.v[KNOB_BLOCK_DIM_Z] = 1;
 	CHECK(space_config_check(&op, NULL, &c, &err) == -1);
 	CHECK(err != NULL && strstr(err, "2048: expected at most 1024") != NULL);
+	/*
+	 * A backend whose own default has no knobs (IREE chooses): that config
+	 * is valid, only with every knob 0 but threads, and only when the
+	 * rules say so.
+	 */
+	memset(&c, 0, sizeof c);
+	c.v[KNOB_THREADS] = 2;
+	rules.own_default = 1;
+	CHECK(space_config_own_default(&rules, &c));
+	CHECK(space_config_check(&op, &rules, &c, &err) == 0);
+	c.v[KNOB_TILE_M] = 16;
+	CHECK(!space_config_own_default(&rules, &c));
+	CHECK(space_config_check(&op, &rules, &c, &err) == -1);
+	c.v[KNOB_TILE_M] = 0;
+	c.v[KNOB_THREADS] = 0;
+	CHECK(space_config_check(&op, &rules, &c, &err) == -1);
+	c.v[KNOB_THREADS] = 1;
+	rules.own_default = 0;
+	CHECK(space_config_check(&op, &rules, &c, &err) == -1);
+	CHECK(!space_config_own_default(NULL, &c));
 	free(err);
 }
 

@@ -112,7 +112,7 @@ done
 "$OPT" "$T/tuned.mlir" --transform-preload-library=transform-library-paths="$T/inj.mlir" \
     --transform-interpreter -o "$T/inj_out.mlir" 2> "$T/opt.txt"
 check "the tampered store's library parses and applies (mlir-opt)" eq "$?" 0
-"$AS" export --db "$T/inj.db" --format iree-spec -o "$T/inj_spec.mlir"
+"$AS" export --db "$T/inj.db" --format iree-spec --iree-matcher upstream -o "$T/inj_spec.mlir"
 "$OPT" --allow-unregistered-dialect "$T/tuned.mlir" \
     --transform-preload-library=transform-library-paths="$T/inj_spec.mlir" \
     --transform-interpreter=entry-point=__kernel_config -o /dev/null 2> "$T/opt.txt"

@@ -1,0 +1,512 @@
+/*
+ * iree backend compilation: the candidate's compilation_info set on the
+ * dispatch's contraction, iree-compile run twice (a module that runs the
+ * dispatch once, for the check, and one that repeats it, for timing), the
+ * modules cached in work_dir under a hash of everything that shapes them.
+ */
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backends/iree/iree_int.h"
+#include "util/util.h"
+
+#define ERROR_TAIL	1500	/* bytes of a tool's stderr kept in res->error */
+#define DUMP_MAX	((size_t)16 << 20)
+
+/*
+ * The flags of every compile: the host CPU, IREE's llvm-cpu backend, and
+ * f64 kept f64 (IREE demotes it to f32 by default: the op as written).
+ */
+static const char *const target_flags[] = {
+	"--iree-hal-target-device=local",
+	"--iree-hal-local-target-device-backends=llvm-cpu",
+	"--iree-llvmcpu-target-cpu=host",
+	"--iree-input-demote-f64-to-f32=false",
+	NULL,
+};
+
+static const char *const entry_files[] = {
+	"dispatch.mlir", "verify.vmfb", "bench.vmfb", "config.txt", NULL,
+};
+
+int
+iree_repeat(const struct op_desc *op)
+{
+	double work = 2.0 * (double)op->batch * (double)op->m * (double)op->n *
+	    (double)op->k;
+	double r = work > 0 ? 1e8 / work : 64;
+
+	return r >= 64 ? 64 : r <= 1 ? 1 : (int)r;
+}
+
+/* "1, " when the op has a batch loop (tiled by one), else "". */
+static const char *
+batch_one(const struct op_desc *op)
+{
+	return strcmp(op->kind, "batch_matmul") == 0 ? "1, " : "";
+}
+
+static const char *
+batch_zero(const struct op_desc *op)
+{
+	return strcmp(op->kind, "batch_matmul") == 0 ? "0, " : "";
+}
+
+static long long
+clamp(int64_t t, int64_t d)
+{
+	return (long long)(t < d ? t : d);
+}
+
+char *
+iree_attr(const struct op_desc *op, const struct config *c,
+    enum iree_fault fault)
+{
+	const int64_t *v = c->v;
+	long long tm, tn, tk;
+
+	if (v[KNOB_TILE_M] == 0 && v[KNOB_TILE_N] == 0 &&
+	    v[KNOB_TILE_K] == 0 && v[KNOB_VECTOR_M] == 0 &&
+	    v[KNOB_VECTOR_N] == 0 && v[KNOB_VECTOR_K] == 0) {
+		/* IREE's own choice; a staged failure needs an attribute. */
+		if (fault != IREE_FAULT_COMPILE_FAIL)
+			return NULL;
+		return xstrdup("#iree_codegen.compilation_info<lowering_config "
+		    "= #iree_cpu.lowering_config<distribution = [0, 0, 0]>, "
+		    "translation_info = #iree_codegen.translation_info<pipeline "
+		    "= #iree_cpu.pipeline<AutoschedTestNoSuchPipeline>>>");
+	}
+	tm = clamp(v[KNOB_TILE_M], op->m);
+	tn = clamp(v[KNOB_TILE_N], op->n);
+	tk = clamp(v[KNOB_TILE_K], op->k);
+	/*
+	 * Loops in the op's order (batch,) m, n, k. The cache tiles of M and N
+	 * are the workgroup's (distribution) and its cache level, K's the
+	 * cache reduction level; the register tile is the vector levels.
+	 */
+	return xasprintf("#iree_codegen.compilation_info<lowering_config = "
+	    "#iree_cpu.lowering_config<distribution = [%s%lld, %lld, 0], "
+	    "cache_parallel = [%s%lld, %lld, 0], "
+	    "cache_reduction = [%s0, 0, %lld], "
+	    "vector_common_parallel = [%s%lld, %lld, 0], "
+	    "vector_reduction = [%s0, 0, %lld]>, "
+	    "translation_info = #iree_codegen.translation_info<pipeline = "
+	    "#iree_cpu.pipeline<%s>, {enable_loop_peeling}>>",
+	    batch_one(op), tm, tn, batch_one(op), tm, tn, batch_zero(op), tk,
+	    batch_one(op), clamp(v[KNOB_VECTOR_M], tm),
+	    clamp(v[KNOB_VECTOR_N], tn), batch_zero(op),
+	    clamp(v[KNOB_VECTOR_K], tk),
+	    fault == IREE_FAULT_COMPILE_FAIL ? "AutoschedTestNoSuchPipeline" :
+	    "DoubleTilingExpert");
+}
+
+char *
+iree_dispatch_with(const char *dispatch, const char *attr)
+{
+	const char *it, *end;
+
+	/* analysis_emit_dispatch prints the attribute dict of one generic. */
+	if (attr == NULL || (it = strstr(dispatch, "iterator_types = [")) ==
+	    NULL || (end = strstr(it, "]}")) == NULL)
+		return xstrdup(dispatch);
+	end++;
+	return xasprintf("%.*s, compilation_info = %s%s", (int)(end - dispatch),
+	    dispatch, attr, end);
+}
+
+char *
+iree_config_read(const char *text)
+{
+	const char *lc = strstr(text, "lowering_config = "), *ti;
+	char *l = NULL, *t = NULL, *out;
+	size_t n;
+	int depth;
+
+	ti = strstr(text, "translation_info = ");
+	if (lc == NULL)
+		return NULL;
+	/* Up to the end of the attribute: its angle brackets balanced. */
+	for (n = 18, depth = 0; lc[n] != '\0'; n++) {
+		if (lc[n] == '<')
+			depth++;
+		else if (lc[n] == '>' && --depth == 0) {
+			n++;
+			break;
+		}
+	}
+	l = xstrndup(lc, n);
+	if (ti != NULL) {
+		for (n = 19, depth = 0; ti[n] != '\0'; n++) {
+			if (ti[n] == '<')
+				depth++;
+			else if (ti[n] == '>' && --depth == 0) {
+				n++;
+				break;
+			}
+		}
+		t = xstrndup(ti, n);
+	}
+	out = xasprintf("%s%s%s", l, t ? ", " : "", t ? t : "");
+	free(l);
+	free(t);
+	return out;
+}
+
+char *
+iree_excerpt(const char *s)
+{
+	size_t n = strlen(s), head = ERROR_TAIL * 2 / 3, rest = ERROR_TAIL / 3;
+
+	if (n <= ERROR_TAIL)
+		return xstrdup(s);
+	return xasprintf("%.*s\n[...]\n%s", (int)head, s, s + n - rest);
+}
+
+int
+iree_env_text(const char *text)
+{
+	static const char *const env[] = {
+		"No space left on device", "Disk quota exceeded",
+		"Read-only file system", "Too many open files",
+		"Cannot allocate memory", "sched_setaffinity",
+		"untrusted kernel",
+	};
+	size_t i;
+
+	for (i = 0; text != NULL && i < sizeof env / sizeof env[0]; i++) {
+		if (strstr(text, env[i]) != NULL)
+			return 1;
+	}
+	return 0;
+}
+
+int
+iree_cache_check(const char *root, char **err)
+{
+	char why[128];
+
+	if (util_trusted(root, 1, why, sizeof why) == 0)
+		return 0;
+	util_seterr(err, "iree: the compile cache %s is not this user's to "
+	    "trust (%s): anyone who can write it chooses the code jobs run. "
+	    "Give it to this user alone (chown, chmod go-w) or set "
+	    "AUTOSCHED_WORK to a folder only this user can write", root, why);
+	return -1;
+}
+
+void
+iree_art_free(struct iree_art *a)
+{
+	free(a->dir);
+	free(a->verify);
+	free(a->bench);
+	free(a->chosen);
+	memset(a, 0, sizeof *a);
+}
+
+/* Remove a scratch entry (only the files compile writes). */
+static void
+scratch_remove(const char *dir)
+{
+	char *p, *dump;
+	DIR *d;
+	struct dirent *de;
+	int i;
+
+	for (i = 0; entry_files[i] != NULL; i++) {
+		p = util_path_join(dir, entry_files[i]);
+		unlink(p);
+		free(p);
+	}
+	dump = util_path_join(dir, "configs");
+	if ((d = opendir(dump)) != NULL) {
+		while ((de = readdir(d)) != NULL) {
+			if (de->d_name[0] == '.')
+				continue;
+			p = util_path_join(dump, de->d_name);
+			unlink(p);
+			free(p);
+		}
+		closedir(d);
+	}
+	rmdir(dump);
+	free(dump);
+	rmdir(dir);
+}
+
+/*
+ * Run one iree-compile. 0 if it exited 0, else -1 with res->status and
+ * res->error set.
+ */
+static int
+step(struct backend *be, const char *what, char *const argv[], double deadline,
+    struct trial_result *res)
+{
+	struct proc_opts o;
+	struct proc_result pr;
+	char *err = NULL, *x;
+	double left = deadline - util_now();
+	int rc = -1;
+
+	memset(&o, 0, sizeof o);
+	if (left <= 0) {
+		res->status = TRIAL_COMPILE_TIMEOUT;
+		util_seterr(&res->error, "%s: compile timeout (%.0f s) reached "
+		    "before the step started", what, be->params.compile_timeout);
+		return -1;
+	}
+	o.timeout = be->params.compile_timeout > 0 ? left : 0;
+	o.nice = be->params.compile_nice;
+	if (proc_run(argv, &o, &pr, &err) != 0) {
+		res->status = TRIAL_COMPILE_FAILED;
+		res->env_failure = 1;
+		util_seterr(&res->error, "%s: %s", what, err);
+		free(err);
+		return -1;
+	}
+	if (pr.timed_out) {
+		res->status = TRIAL_COMPILE_TIMEOUT;
+		util_seterr(&res->error, "%s: killed after %.1f s (compile "
+		    "timeout)", what, pr.seconds);
+	} else if (pr.exec_failed) {
+		res->status = TRIAL_COMPILE_FAILED;
+		res->env_failure = 1;
+		util_seterr(&res->error, "%s: cannot run %s", what, argv[0]);
+	} else if (!pr.exited || pr.status != 0) {
+		x = iree_excerpt(pr.err);
+		res->status = TRIAL_COMPILE_FAILED;
+		res->env_failure = iree_env_text(pr.err);
+		if (!pr.exited)
+			util_seterr(&res->error, "%s: crashed (signal %d): %s",
+			    what, pr.signal, x);
+		else
+			util_seterr(&res->error, "%s: exit %d: %s", what,
+			    pr.status, x);
+		free(x);
+	} else
+		rc = 0;
+	proc_result_free(&pr);
+	return rc;
+}
+
+/* The text of the one file iree-compile dumped into dir, or NULL. */
+static char *
+dump_read(const char *dir)
+{
+	struct dirent *de;
+	char *p, *text = NULL;
+	size_t len;
+	DIR *d;
+
+	if ((d = opendir(dir)) == NULL)
+		return NULL;
+	while (text == NULL && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		p = util_path_join(dir, de->d_name);
+		if (util_read_file(p, DUMP_MAX, &text, &len, NULL) != 0)
+			text = NULL;
+		free(p);
+	}
+	closedir(d);
+	return text;
+}
+
+/*
+ * Whether the cache holds this entry for us: 1 if dir and its modules are
+ * this user's alone, 0 if there is none (an untrusted one is set aside as
+ * dir.untrusted.PID, never run nor deleted). -1 with res filled (an
+ * environment failure) if the root is not ours or the entry cannot move.
+ */
+static int
+cache_lookup(struct backend *be, const char *dir, const struct iree_art *a,
+    struct trial_result *res)
+{
+	struct stat sb;
+	char why[128] = "", *aside;
+	int rc;
+
+	if (iree_cache_check(be->work_dir, &res->error) != 0) {
+		res->status = TRIAL_ERROR;
+		res->env_failure = 1;
+		return -1;
+	}
+	if (lstat(dir, &sb) != 0)
+		return 0;
+	if (util_trusted(dir, 1, why, sizeof why) == 0 &&
+	    util_trusted(a->verify, 0, why, sizeof why) == 0 &&
+	    util_trusted(a->bench, 0, why, sizeof why) == 0)
+		return 1;
+	aside = xasprintf("%s.untrusted.%ld", dir, (long)getpid());
+	rc = rename(dir, aside);
+	if (rc == 0)
+		fprintf(stderr, "autosched: %s: not used (%s): moved to %s; "
+		    "compiled again\n", dir, why, aside);
+	else {
+		res->status = TRIAL_ERROR;
+		res->env_failure = 1;
+		util_seterr(&res->error, "%s: not used (%s), and it cannot be "
+		    "set aside: %s", dir, why, strerror(errno));
+	}
+	free(aside);
+	return rc == 0 ? 0 : -1;
+}
+
+/* The entry's paths under dir. */
+static void
+art_paths(struct iree_art *a, const char *dir)
+{
+	a->verify = util_path_join(dir, "verify.vmfb");
+	a->bench = util_path_join(dir, "bench.vmfb");
+}
+
+int
+iree_compile(struct backend *be, const char *attr, struct iree_art *art,
+    struct trial_result *res)
+{
+	char *text = iree_dispatch_with(be->dispatch, attr), *key, *dir = NULL;
+	char *tmp = NULL, *in = NULL, *dump = NULL, *dump_arg = NULL;
+	char *rep_arg = NULL, *cfgf = NULL, *err = NULL, *dumped = NULL;
+	char *chosen = NULL, *p;
+	struct iree_art t;
+	double t0 = util_now(), deadline;
+	size_t len;
+	int cached, rc = -1, i, r = iree_repeat(&be->op);
+
+	memset(art, 0, sizeof *art);
+	memset(&t, 0, sizeof t);
+	deadline = t0 + (be->params.compile_timeout > 0 ?
+	    be->params.compile_timeout : 1e9);
+	key = xasprintf("%s\n--\n%s %s %s %s\n--\nrepeat %d\n--\n%s\n", text,
+	    target_flags[0], target_flags[1], target_flags[2], target_flags[3],
+	    r, be->toolchain);
+	util_hash_hex(key, strlen(key), res->artifact);
+	dir = util_path_join(be->work_dir, res->artifact);
+	art_paths(art, dir);
+	art->dir = xstrdup(dir);
+	if ((cached = cache_lookup(be, dir, art, res)) < 0)
+		goto fail;
+	if (cached) {
+		cfgf = util_path_join(dir, "config.txt");
+		if (util_read_file(cfgf, DUMP_MAX, &chosen, &len, NULL) == 0 &&
+		    *chosen != '\0') {
+			art->chosen = chosen;
+			chosen = NULL;
+		}
+		res->compile_s = 0;
+		rc = 0;
+		goto out;
+	}
+
+	tmp = xasprintf("%s.tmp.%ld", dir, (long)getpid());
+	scratch_remove(tmp);
+	if (util_mkdirs(tmp, &err) != 0)
+		goto fail_err;
+	/* Writable by us alone, whatever the umask: the cache runs what it holds. */
+	if (chmod(tmp, 0755) != 0) {
+		err = xasprintf("%s: %s", tmp, strerror(errno));
+		goto fail_err;
+	}
+	art_paths(&t, tmp);
+	in = util_path_join(tmp, "dispatch.mlir");
+	dump = util_path_join(tmp, "configs");
+	cfgf = util_path_join(tmp, "config.txt");
+	if (util_write_file(in, text, strlen(text), &err) != 0)
+		goto fail_err;
+	dump_arg = xasprintf("--iree-hal-dump-executable-configurations-to=%s",
+	    dump);
+	rep_arg = xasprintf("--iree-hal-benchmark-dispatch-repeat-count=%d", r);
+	{
+		char *const a1[] = { be->tools.compile, in,
+		    (char *)target_flags[0], (char *)target_flags[1],
+		    (char *)target_flags[2], (char *)target_flags[3], dump_arg,
+		    "-o", t.verify, NULL };
+		char *const a2[] = { be->tools.compile, in,
+		    (char *)target_flags[0], (char *)target_flags[1],
+		    (char *)target_flags[2], (char *)target_flags[3], rep_arg,
+		    "-o", t.bench, NULL };
+
+		if (step(be, "iree-compile", a1, deadline, res) != 0 ||
+		    step(be, "iree-compile (timing module)", a2, deadline,
+		    res) != 0)
+			goto fail;
+	}
+	for (i = 0; i < 2; i++) {
+		p = i == 0 ? t.verify : t.bench;
+		if (access(p, R_OK) != 0) {
+			res->status = TRIAL_COMPILE_FAILED;
+			util_seterr(&res->error, "iree-compile exited 0 but %s "
+			    "is missing", p);
+			goto fail;
+		}
+		if (chmod(p, 0644) != 0) {
+			err = xasprintf("%s: %s", p, strerror(errno));
+			goto fail_err;
+		}
+	}
+	/* What IREE compiled: the config it chose, or ours as it read it. */
+	if ((dumped = dump_read(dump)) != NULL &&
+	    (chosen = iree_config_read(dumped)) != NULL) {
+		if (util_write_file(cfgf, chosen, strlen(chosen), &err) != 0)
+			goto fail_err;
+		art->chosen = chosen;
+		chosen = NULL;
+	}
+	if (attr != NULL && (art->chosen == NULL ||
+	    strstr(art->chosen, "vector_common_parallel") == NULL)) {
+		res->status = TRIAL_COMPILE_FAILED;
+		util_seterr(&res->error, "iree-compile did not apply the "
+		    "lowering_config (it compiled: %s)", art->chosen ?
+		    art->chosen : "no configuration dumped");
+		goto fail;
+	}
+	if (rename(tmp, dir) != 0) {
+		/* Another run of ours cached the same entry meanwhile. */
+		int e = errno;
+
+		scratch_remove(tmp);
+		if (cache_lookup(be, dir, art, res) != 1) {
+			res->status = TRIAL_ERROR;
+			res->env_failure = 1;
+			if (res->error == NULL)
+				util_seterr(&res->error, "cannot move %s to %s: %s",
+				    tmp, dir, strerror(e));
+			goto fail;
+		}
+	}
+	res->compile_s = util_now() - t0;
+	rc = 0;
+	goto out;
+
+fail_err:
+	/* Our own scratch files could not be written: the disk, not the config. */
+	res->status = TRIAL_ERROR;
+	res->env_failure = 1;
+	util_seterr(&res->error, "%s", err);
+fail:
+	res->compile_s = util_now() - t0;
+	if (tmp != NULL)
+		scratch_remove(tmp);
+	iree_art_free(art);
+out:
+	iree_art_free(&t);
+	free(text);
+	free(key);
+	free(dir);
+	free(tmp);
+	free(in);
+	free(dump);
+	free(dump_arg);
+	free(rep_arg);
+	free(cfgf);
+	free(err);
+	free(dumped);
+	free(chosen);
+	return rc;
+}
