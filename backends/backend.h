@@ -11,6 +11,7 @@
 
 #include "search/space.h"
 
+struct executor;
 struct op_desc;
 
 enum trial_status {
@@ -118,26 +119,16 @@ struct backend_params {
 	int		 compile_nice;
 	uint64_t	 seed;		/* input data seed */
 	/*
-	 * Where the measuring child runs. BACKEND_EXEC_SLURM: as a job step,
-	 * srun -n1 -c<threads> --cpu-bind=cores [-p partition] [srun_args…]
-	 * -- autosched-measure …, its CPUs chosen by Slurm (cpus above then
-	 * only apply to compiling); the artifact path must be readable on
-	 * the nodes (a shared folder). Backends without measurement children
-	 * ignore it.
+	 * Where the measuring children run (executors/executor.h): the job's
+	 * executor, borrowed; every measurement of the backend goes through
+	 * it. With executor slurm they run as job steps on the nodes, their
+	 * CPUs chosen by Slurm (cpus above then only apply to compiling), and
+	 * every file they read (artifacts, data) must be readable there at
+	 * the same path (a shared folder). NULL: a local executor of the
+	 * backend's own. Backends without measurement children ignore it.
 	 */
-	int		 executor;	/* BACKEND_EXEC_LOCAL (0) | BACKEND_EXEC_SLURM */
-	const char	*slurm_partition;	/* NULL = the cluster's default */
-	const char	*slurm_srun_args;	/* extra srun words split on blanks, or NULL */
-	double		 slurm_step_timeout;	/* seconds per step, 0 = timeout + 60 */
-	int		 slurm_max_steps;	/* steps at once, 0 = one per node */
-	/*
-	 * What the steps' job names start with ("autosched-<hash>"): the same
-	 * for every run of one job, so that a run cancels the steps a killed
-	 * one left. NULL = "autosched-<pid>".
-	 */
-	const char	*slurm_job_name;
+	struct executor	*exec;
 };
-enum { BACKEND_EXEC_LOCAL = 0, BACKEND_EXEC_SLURM = 1 };
 
 struct backend;		/* one backend instance working on one op */
 
@@ -179,9 +170,9 @@ struct backend_ops {
 	int		(*evaluate)(struct backend *, const struct config *,
 			    struct trial_result *res, char **err);
 	/*
-	 * Measuring several configs at once (executor slurm). parallel says
-	 * how many measurements may run at the same time (1 when measuring
-	 * here). prepare is evaluate's first half, on the caller's thread:
+	 * Measuring several configs at once (an executor that places its
+	 * children, executor slurm: as many as executor_parallel says).
+	 * prepare is evaluate's first half, on the caller's thread:
 	 * codegen and compile; it keeps what is to be measured in *art (NULL
 	 * when res already holds the candidate's failure). measure is the
 	 * second half: it may run on any thread, several at once on one
@@ -190,28 +181,21 @@ struct backend_ops {
 	 * release frees art (NULL is fine). All NULL when the backend has no
 	 * such split; the engine then calls evaluate one at a time.
 	 */
-	int		(*parallel)(struct backend *);
 	int		(*prepare)(struct backend *, const struct config *,
 			    struct trial_result *res, void **art, char **err);
 	int		(*measure)(struct backend *, void *art,
 			    struct trial_result *res, char **err);
 	void		(*release)(void *art);
 	/*
-	 * Called once per job, before its first measurement: the executor's
-	 * own checks (executor slurm: cancel the steps a killed run of this
-	 * job left; ask every node for its target and refuse those that
-	 * differ from this machine's). -1 with *err when nothing can measure
-	 * (the job stops as bad input). NULL when there is nothing to do.
+	 * Called once per job, before its first measurement: the backend's
+	 * own checks (its compile cache this user's alone) and the executor's
+	 * (executor_begin with the harness's --target as the probe: executor
+	 * slurm cancels the steps a killed run of this job left and refuses
+	 * the nodes whose target differs from this machine's). -1 with *err
+	 * when nothing can measure (the job stops as bad input). NULL when
+	 * there is nothing to do.
 	 */
 	int		(*begin)(struct backend *, char **err);
-	/*
-	 * The CPUs one measurement may use where params' executor runs it:
-	 * executor slurm, the fewest CPUs of a node of the partition (sinfo);
-	 * 0 when measuring here (the caller counts its own) or unknown. -1
-	 * with *err when the executor cannot be asked. NULL: 0.
-	 */
-	int		(*executor_cpus)(const struct backend_params *,
-			    char **err);
 	/*
 	 * Time a reference library with this many threads: the routine of
 	 * the op's own precision where a library has one, else the closest

@@ -18,6 +18,7 @@
 #include "analysis/analysis.h"
 #include "backends/backend.h"
 #include "cfg/cfg.h"
+#include "executors/executor.h"
 #include "html/html.h"
 #include "job/job.h"
 #include "job/job_int.h"
@@ -179,6 +180,8 @@ job_free(struct job *c)
 		free(jo->cs.v);
 	}
 	free(c->ops);
+	/* After the backends: they borrow it. */
+	executor_close(c->exec);
 	free(c->replay_op);
 	free(c->replay_n);
 	free(c->mlir_text);
@@ -258,9 +261,29 @@ job_step_name(struct job *c)
 	free(ri);
 }
 
-/* The backend's settings from the cfg, the options and the executor. */
-static void
-job_params(struct job *c)
+int
+job_executor(const struct cfg_exec *ex, const char *job_name, double timeout,
+    struct executor **out, char **err)
+{
+	struct executor_config ec;
+
+	memset(&ec, 0, sizeof ec);
+	ec.partition = ex->slurm_partition;
+	ec.srun_args = ex->slurm_srun_args;
+	ec.step_timeout = ex->slurm_step_timeout;
+	ec.max_steps = ex->slurm_max_steps;
+	ec.job_name = job_name;
+	ec.timeout = timeout;
+	return executor_open(ex->executor == CFG_EXEC_SLURM ? &executor_slurm :
+	    &executor_local, &ec, out, err);
+}
+
+/*
+ * The backend's settings from the cfg, the options and the executor (the
+ * job's one instance, opened here). 0, or -1 with *err.
+ */
+static int
+job_params(struct job *c, char **err)
 {
 	const struct cfg *cfg = c->cfg;
 	const struct job_opts *o = c->o;
@@ -285,14 +308,11 @@ job_params(struct job *c)
 	/* The cfg's [Env] says, else the service's default (autoschedd.conf). */
 	ex = cfg->exec;
 	cfg_exec_merge(&ex, o->exec_default);
-	c->params.executor = ex.executor == CFG_EXEC_SLURM ?
-	    BACKEND_EXEC_SLURM : BACKEND_EXEC_LOCAL;
-	c->params.slurm_partition = ex.slurm_partition;
-	c->params.slurm_srun_args = ex.slurm_srun_args;
-	c->params.slurm_step_timeout = ex.slurm_step_timeout;
-	c->params.slurm_max_steps = ex.slurm_max_steps;
 	job_step_name(c);
-	c->params.slurm_job_name = c->step_name;
+	if (job_executor(&ex, c->step_name, cfg->timeout, &c->exec, err) != 0)
+		return -1;
+	c->params.exec = c->exec;
+	return 0;
 }
 
 /* The job's row in the store: a new one, or the queued one it runs. 0/-1. */
@@ -379,17 +399,17 @@ job_open_op(struct job *c, struct job_op *jo, int *bad_input, char **err)
 			goto out;
 		}
 	}
-	/* Tune measurements at once: executor slurm only. */
-	if (c->parallel == 0 && c->params.executor == BACKEND_EXEC_SLURM &&
+	/* Tune measurements at once: where the executor places them (slurm). */
+	if (c->parallel == 0 && executor_places(c->exec) &&
 	    c->be->prepare != NULL && c->be->measure != NULL &&
-	    c->be->release != NULL && c->be->parallel != NULL) {
-		c->parallel = c->be->parallel(jo->b);
+	    c->be->release != NULL) {
+		c->parallel = executor_parallel(c->exec);
 		if (c->parallel > JOB_BATCH_MAX)
 			c->parallel = JOB_BATCH_MAX;
 		if (c->parallel < 1)
 			c->parallel = 1;
 		job_log(c, "info", "up to %d measurements at once (executor "
-		    "slurm)", c->parallel);
+		    "%s)", c->parallel, executor_kind(c->exec)->name);
 	}
 	rc = 0;
 out:
@@ -528,8 +548,7 @@ job_execute(struct job *c, struct store *st, char **err)
 		job_log(c, "info", "%s: lowered %s to linalg before analysis, "
 		    "as mlir-opt --pass-pipeline='%s' does",
 		    job_input_name(cfg), low->from, low->pipeline);
-	job_params(c);
-	if (job_work(c, &bad_input, err) != 0)
+	if (job_params(c, err) != 0 || job_work(c, &bad_input, err) != 0)
 		goto fail;
 	report_progress(&c->rep, NULL);
 	for (i = 0; i < c->nops; i++) {

@@ -32,6 +32,8 @@
 #define JOB_ROUND_TRIALS	8
 
 struct cfg;
+struct cfg_exec;
+struct executor;
 struct job_opts;
 struct store;
 
@@ -176,6 +178,7 @@ struct job {
 	struct util_out_guard	 csv_guard;
 	int			 parallel;	/* tune measurements at once (executor slurm) */
 	int			 begun;		/* the backend's begin ran */
+	struct executor		*exec;		/* where measurements run (params.exec) */
 	char			 step_name[40];	/* the Slurm steps' job name */
 
 	/* The scheduler's plan (schedule.c). */
@@ -199,6 +202,13 @@ double	 job_elapsed(struct job *);
 int	 job_store_gone(struct job *, char **err);
 /* Open op's backend instance (its dispatch, target, store id). 0 or -1. */
 int	 job_open_op(struct job *, struct job_op *, int *bad_input, char **err);
+/*
+ * Open the executor ex names (executors/executor.h) with its slurm_* keys,
+ * the steps' job name (NULL: autosched-PID) and the measurement timeout.
+ * 0, or -1 with *err. executor_close frees it.
+ */
+int	 job_executor(const struct cfg_exec *ex, const char *job_name,
+	    double timeout, struct executor **, char **err);
 void	 job_close_op(struct job *, struct job_op *);
 
 /* prepare.c */

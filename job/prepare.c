@@ -14,6 +14,7 @@
 #include "analysis/analysis.h"
 #include "backends/backend.h"
 #include "cfg/cfg.h"
+#include "executors/executor.h"
 #include "generate/generate.h"
 #include "html/html.h"
 #include "job/job.h"
@@ -263,16 +264,16 @@ static int
 job_node_cpus(struct job *c, char **err)
 {
 	struct cfg_exec ex = c->cfg->exec;
-	struct backend_params p;
+	struct executor *exe;
 
 	cfg_exec_merge(&ex, c->o->exec_default);
 	c->node_cpus = 0;
-	if (ex.executor != CFG_EXEC_SLURM || c->be->executor_cpus == NULL)
+	if (ex.executor != CFG_EXEC_SLURM)
 		return 0;
-	memset(&p, 0, sizeof p);
-	p.executor = BACKEND_EXEC_SLURM;
-	p.slurm_partition = ex.slurm_partition;
-	c->node_cpus = c->be->executor_cpus(&p, err);
+	if (job_executor(&ex, NULL, c->cfg->timeout, &exe, err) != 0)
+		return -1;
+	c->node_cpus = executor_node_cpus(exe, err);
+	executor_close(exe);
 	if (c->node_cpus < 0) {
 		c->node_cpus = 0;
 		return -1;

@@ -13,10 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backends/backend_int.h"
 #include "backends/iree/iree_int.h"
 #include "util/util.h"
 
-#define ERROR_TAIL	1500	/* bytes of a tool's stderr kept in res->error */
 #define DUMP_MAX	((size_t)16 << 20)
 
 /*
@@ -158,48 +158,6 @@ iree_config_read(const char *text)
 	return out;
 }
 
-char *
-iree_excerpt(const char *s)
-{
-	size_t n = strlen(s), head = ERROR_TAIL * 2 / 3, rest = ERROR_TAIL / 3;
-
-	if (n <= ERROR_TAIL)
-		return xstrdup(s);
-	return xasprintf("%.*s\n[...]\n%s", (int)head, s, s + n - rest);
-}
-
-int
-iree_env_text(const char *text)
-{
-	static const char *const env[] = {
-		"No space left on device", "Disk quota exceeded",
-		"Read-only file system", "Too many open files",
-		"Cannot allocate memory", "sched_setaffinity",
-		"untrusted kernel",
-	};
-	size_t i;
-
-	for (i = 0; text != NULL && i < sizeof env / sizeof env[0]; i++) {
-		if (strstr(text, env[i]) != NULL)
-			return 1;
-	}
-	return 0;
-}
-
-int
-iree_cache_check(const char *root, char **err)
-{
-	char why[128];
-
-	if (util_trusted(root, 1, why, sizeof why) == 0)
-		return 0;
-	util_seterr(err, "iree: the compile cache %s is not this user's to "
-	    "trust (%s): anyone who can write it chooses the code jobs run. "
-	    "Give it to this user alone (chown, chmod go-w) or set "
-	    "AUTOSCHED_WORK to a folder only this user can write", root, why);
-	return -1;
-}
-
 void
 iree_art_free(struct iree_art *a)
 {
@@ -240,61 +198,6 @@ scratch_remove(const char *dir)
 	rmdir(dir);
 }
 
-/*
- * Run one iree-compile. 0 if it exited 0, else -1 with res->status and
- * res->error set.
- */
-static int
-step(struct backend *be, const char *what, char *const argv[], double deadline,
-    struct trial_result *res)
-{
-	struct proc_opts o;
-	struct proc_result pr;
-	char *err = NULL, *x;
-	double left = deadline - util_now();
-	int rc = -1;
-
-	memset(&o, 0, sizeof o);
-	if (left <= 0) {
-		res->status = TRIAL_COMPILE_TIMEOUT;
-		util_seterr(&res->error, "%s: compile timeout (%.0f s) reached "
-		    "before the step started", what, be->params.compile_timeout);
-		return -1;
-	}
-	o.timeout = be->params.compile_timeout > 0 ? left : 0;
-	o.nice = be->params.compile_nice;
-	if (proc_run(argv, &o, &pr, &err) != 0) {
-		res->status = TRIAL_COMPILE_FAILED;
-		res->env_failure = 1;
-		util_seterr(&res->error, "%s: %s", what, err);
-		free(err);
-		return -1;
-	}
-	if (pr.timed_out) {
-		res->status = TRIAL_COMPILE_TIMEOUT;
-		util_seterr(&res->error, "%s: killed after %.1f s (compile "
-		    "timeout)", what, pr.seconds);
-	} else if (pr.exec_failed) {
-		res->status = TRIAL_COMPILE_FAILED;
-		res->env_failure = 1;
-		util_seterr(&res->error, "%s: cannot run %s", what, argv[0]);
-	} else if (!pr.exited || pr.status != 0) {
-		x = iree_excerpt(pr.err);
-		res->status = TRIAL_COMPILE_FAILED;
-		res->env_failure = iree_env_text(pr.err);
-		if (!pr.exited)
-			util_seterr(&res->error, "%s: crashed (signal %d): %s",
-			    what, pr.signal, x);
-		else
-			util_seterr(&res->error, "%s: exit %d: %s", what,
-			    pr.status, x);
-		free(x);
-	} else
-		rc = 0;
-	proc_result_free(&pr);
-	return rc;
-}
-
 /* The text of the one file iree-compile dumped into dir, or NULL. */
 static char *
 dump_read(const char *dir)
@@ -318,44 +221,25 @@ dump_read(const char *dir)
 	return text;
 }
 
-/*
- * Whether the cache holds this entry for us: 1 if dir and its modules are
- * this user's alone, 0 if there is none (an untrusted one is set aside as
- * dir.untrusted.PID, never run nor deleted). -1 with res filled (an
- * environment failure) if the root is not ours or the entry cannot move.
- */
+/* Whether the cache holds entry dir of a, trusted (backend_cache_lookup). */
 static int
 cache_lookup(struct backend *be, const char *dir, const struct iree_art *a,
     struct trial_result *res)
 {
-	struct stat sb;
-	char why[128] = "", *aside;
-	int rc;
+	const char *files[] = { a->verify, a->bench, NULL };
 
-	if (iree_cache_check(be->work_dir, &res->error) != 0) {
-		res->status = TRIAL_ERROR;
-		res->env_failure = 1;
-		return -1;
-	}
-	if (lstat(dir, &sb) != 0)
-		return 0;
-	if (util_trusted(dir, 1, why, sizeof why) == 0 &&
-	    util_trusted(a->verify, 0, why, sizeof why) == 0 &&
-	    util_trusted(a->bench, 0, why, sizeof why) == 0)
-		return 1;
-	aside = xasprintf("%s.untrusted.%ld", dir, (long)getpid());
-	rc = rename(dir, aside);
-	if (rc == 0)
-		fprintf(stderr, "autosched: %s: not used (%s): moved to %s; "
-		    "compiled again\n", dir, why, aside);
-	else {
-		res->status = TRIAL_ERROR;
-		res->env_failure = 1;
-		util_seterr(&res->error, "%s: not used (%s), and it cannot be "
-		    "set aside: %s", dir, why, strerror(errno));
-	}
-	free(aside);
-	return rc == 0 ? 0 : -1;
+	return backend_cache_lookup("iree", be->work_dir, dir, files, dir, res);
+}
+
+/* Move the finished scratch entry tmp into place (backend_cache_commit). */
+static int
+cache_commit(struct backend *be, const char *tmp, const char *dir,
+    const struct iree_art *a, struct trial_result *res)
+{
+	const char *files[] = { a->verify, a->bench, NULL };
+
+	return backend_cache_commit("iree", be->work_dir, tmp, dir, files, dir,
+	    scratch_remove, res);
 }
 
 /* The entry's paths under dir. */
@@ -405,14 +289,8 @@ iree_compile(struct backend *be, const char *attr, struct iree_art *art,
 	}
 
 	tmp = xasprintf("%s.tmp.%ld", dir, (long)getpid());
-	scratch_remove(tmp);
-	if (util_mkdirs(tmp, &err) != 0)
+	if (backend_cache_scratch(tmp, scratch_remove, &err) != 0)
 		goto fail_err;
-	/* Writable by us alone, whatever the umask: the cache runs what it holds. */
-	if (chmod(tmp, 0755) != 0) {
-		err = xasprintf("%s: %s", tmp, strerror(errno));
-		goto fail_err;
-	}
 	art_paths(&t, tmp);
 	in = util_path_join(tmp, "dispatch.mlir");
 	dump = util_path_join(tmp, "configs");
@@ -432,9 +310,10 @@ iree_compile(struct backend *be, const char *attr, struct iree_art *art,
 		    (char *)target_flags[2], (char *)target_flags[3], rep_arg,
 		    "-o", t.bench, NULL };
 
-		if (step(be, "iree-compile", a1, deadline, res) != 0 ||
-		    step(be, "iree-compile (timing module)", a2, deadline,
-		    res) != 0)
+		if (backend_compile_step(&be->params, "iree-compile", a1,
+		    deadline, res) != 0 ||
+		    backend_compile_step(&be->params, "iree-compile (timing "
+		    "module)", a2, deadline, res) != 0)
 			goto fail;
 	}
 	for (i = 0; i < 2; i++) {
@@ -466,20 +345,8 @@ iree_compile(struct backend *be, const char *attr, struct iree_art *art,
 		    art->chosen : "no configuration dumped");
 		goto fail;
 	}
-	if (rename(tmp, dir) != 0) {
-		/* Another run of ours cached the same entry meanwhile. */
-		int e = errno;
-
-		scratch_remove(tmp);
-		if (cache_lookup(be, dir, art, res) != 1) {
-			res->status = TRIAL_ERROR;
-			res->env_failure = 1;
-			if (res->error == NULL)
-				util_seterr(&res->error, "cannot move %s to %s: %s",
-				    tmp, dir, strerror(e));
-			goto fail;
-		}
-	}
+	if (cache_commit(be, tmp, dir, art, res) != 0)
+		goto fail;
 	res->compile_s = util_now() - t0;
 	rc = 0;
 	goto out;

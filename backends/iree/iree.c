@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backends/backend_int.h"
 #include "backends/iree/iree_int.h"
 #include "build_config.h"
 #include "util/util.h"
@@ -48,21 +49,6 @@ iree_vector_ok(const struct op_desc *op, int64_t vm, int64_t vn, int64_t vk)
 	if (vm < 1 || vn < 1 || vk < 1 || vm > 16 || vk > 16)
 		return 0;
 	return vm * ((vn + l - 1) / l) <= 2 * regs;
-}
-
-static void
-cand_add(struct space_rules *r, enum knob k, int64_t v)
-{
-	size_t i;
-
-	if (v < 1)
-		return;
-	for (i = 0; i < r->ncand[k]; i++) {
-		if (r->cand[k][i] == v)
-			return;
-	}
-	if (r->ncand[k] < SPACE_CANDS_MAX)
-		r->cand[k][r->ncand[k]++] = v;
 }
 
 static int64_t
@@ -96,21 +82,21 @@ iree_rules(const struct op_desc *op, struct space_rules *r)
 	r->defaults.v[KNOB_THREADS] = 1;
 	r->own_default = 1;
 	for (i = 0; i < sizeof tm / sizeof tm[0]; i++)
-		cand_add(r, KNOB_TILE_M, at_most(tm[i], op->m));
+		backend_cand_add(r, KNOB_TILE_M, at_most(tm[i], op->m));
 	for (i = 0; i < sizeof tn / sizeof tn[0]; i++)
-		cand_add(r, KNOB_TILE_N, at_most(tn[i], op->n));
+		backend_cand_add(r, KNOB_TILE_N, at_most(tn[i], op->n));
 	for (i = 0; i < sizeof tk / sizeof tk[0]; i++)
-		cand_add(r, KNOB_TILE_K, at_most(tk[i], op->k));
-	cand_add(r, KNOB_TILE_K, op->k);
+		backend_cand_add(r, KNOB_TILE_K, at_most(tk[i], op->k));
+	backend_cand_add(r, KNOB_TILE_K, op->k);
 	for (i = 0; i < sizeof vm / sizeof vm[0]; i++)
-		cand_add(r, KNOB_VECTOR_M, at_most(vm[i], op->m));
+		backend_cand_add(r, KNOB_VECTOR_M, at_most(vm[i], op->m));
 	if (op->n < 4 * l)
-		cand_add(r, KNOB_VECTOR_N, op->n);
+		backend_cand_add(r, KNOB_VECTOR_N, op->n);
 	for (x = 1; x <= 4; x++)
-		cand_add(r, KNOB_VECTOR_N, at_most(x * l, op->n));
+		backend_cand_add(r, KNOB_VECTOR_N, at_most(x * l, op->n));
 	for (i = 0; i < sizeof vk / sizeof vk[0]; i++)
-		cand_add(r, KNOB_VECTOR_K, at_most(vk[i], op->k));
-	cand_add(r, KNOB_THREADS, 1);
+		backend_cand_add(r, KNOB_VECTOR_K, at_most(vk[i], op->k));
+	backend_cand_add(r, KNOB_THREADS, 1);
 	r->vector_ok = iree_vector_ok;
 	/* IREE peels (or masks) what whole tiles leave. */
 	r->ragged = KNOB_BIT(KNOB_TILE_M) | KNOB_BIT(KNOB_TILE_N) |
@@ -194,71 +180,9 @@ fault_for(const char *name)
 {
 	static const char *const kinds[] = { "", "compile_fail", "wrong",
 	    "hang" };
-	const char *f = getenv("AUTOSCHED_TEST_FAULT"), *colon;
-	size_t i;
 
-	if (f == NULL || (colon = strchr(f, ':')) == NULL)
-		return IREE_FAULT_NONE;
-	if (strstr(name, colon + 1) == NULL)
-		return IREE_FAULT_NONE;
-	for (i = 1; i < sizeof kinds / sizeof kinds[0]; i++) {
-		if (strlen(kinds[i]) == (size_t)(colon - f) &&
-		    strncmp(f, kinds[i], (size_t)(colon - f)) == 0)
-			return (enum iree_fault)i;
-	}
-	return IREE_FAULT_NONE;
-}
-
-/* Where autosched-measure is: $AUTOSCHED_MEASURE, beside us, libexec, the build. */
-static char *
-find_harness(void)
-{
-	char self[4096], *dir, *p;
-	const char *env = getenv("AUTOSCHED_MEASURE");
-	ssize_t n;
-
-	if (env != NULL && *env != '\0')
-		return xstrdup(env);
-	n = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (n > 0) {
-		self[n] = '\0';
-		dir = util_dirname(self);
-		p = util_path_join(dir, "autosched-measure");
-		free(dir);
-		if (access(p, X_OK) == 0)
-			return p;
-		free(p);
-	}
-	p = util_path_join(AUTOSCHED_LIBEXEC_DIR, "autosched-measure");
-	if (access(p, X_OK) == 0)
-		return p;
-	free(p);
-	return xstrdup(AUTOSCHED_BINARY_DIR "/backends/mlir-cpu/autosched-measure");
-}
-
-/* CPU model and flags, as /proc/cpuinfo says. */
-static void
-cpu_describe(char **model, char **flags)
-{
-	char *buf = NULL, *line, *save, *colon;
-
-	*model = *flags = NULL;
-	if (util_read_file("/proc/cpuinfo", 4 << 20, &buf, NULL, NULL) == 0) {
-		for (line = strtok_r(buf, "\n", &save); line != NULL;
-		    line = strtok_r(NULL, "\n", &save)) {
-			if ((colon = strchr(line, ':')) == NULL)
-				continue;
-			colon += colon[1] == ' ' ? 2 : 1;
-			if (*model == NULL && strncmp(line, "model name", 10) == 0)
-				*model = xstrdup(colon);
-		}
-	}
-	free(buf);
-	if (*model == NULL)
-		*model = xstrdup("unknown");
-	/* The codegen targets the host: the vector width stands for its flags. */
-	*flags = xasprintf("llvm-cpu host, %lld-bit vectors",
-	    (long long)lanes(&(struct op_desc){ .acc = ELEM_F32 }) * 32);
+	return (enum iree_fault)backend_test_fault(name, kinds,
+	    sizeof kinds / sizeof kinds[0]);
 }
 
 static int
@@ -266,38 +190,30 @@ iree_open(const struct backend_params *params, const struct op_desc *op,
     const char *dispatch_mlir, struct backend **out, char **err)
 {
 	struct backend *be;
-	const char *reason;
 
 	*out = NULL;
-	if (!iree_supports(op, &reason)) {
-		util_seterr(err, "iree: %s: %s", op->name ? op->name : "op",
-		    reason);
-		return -1;
-	}
-	if (params->work_dir == NULL) {
-		util_seterr(err, "iree: no work folder");
-		return -1;
-	}
 	be = xcalloc(1, sizeof *be);
+	if (backend_open_base("iree", iree_supports, params, op, &be->work_dir,
+	    &be->harness, &be->exec, &be->exec_owned, err) != 0) {
+		free(be);
+		return -1;
+	}
 	be->params = *params;
 	be->op = *op;
 	be->dispatch = xstrdup(dispatch_mlir);
-	be->work_dir = util_path_join(params->work_dir, "iree");
-	if (util_mkdirs(be->work_dir, err) != 0 ||
-	    iree_tools_find(params->iree_bin, &be->tools, err) != 0)
+	if (iree_tools_find(params->iree_bin, &be->tools, err) != 0)
 		goto fail;
-	be->harness = find_harness();
-	if (access(be->harness, X_OK) != 0) {
-		util_seterr(err, "iree: measurement harness %s not found (set "
-		    "AUTOSCHED_MEASURE)", be->harness);
-		goto fail;
-	}
 	be->toolchain = xasprintf("iree-compile %s; %s", be->tools.version,
 	    IREE_BACKEND_TAG);
-	cpu_describe(&be->cpu, &be->flags);
+	be->cpu = backend_cpu_model();
+	/* The codegen targets the host: the vector width stands for its flags. */
+	be->flags = xasprintf("llvm-cpu host, %lld-bit vectors",
+	    (long long)lanes(&(struct op_desc){ .acc = ELEM_F32 }) * 32);
 	*out = be;
 	return 0;
 fail:
+	if (be->exec_owned)
+		executor_close(be->exec);
 	free(be->dispatch);
 	free(be->work_dir);
 	free(be->harness);
@@ -314,34 +230,98 @@ iree_target(struct backend *be, char **cpu, char **flags, char **toolchain)
 	*toolchain = xstrdup(be->toolchain);
 }
 
-static int
-iree_evaluate(struct backend *be, const struct config *cfg,
-    struct trial_result *res, char **err)
+/* A compiled candidate waiting for its measurement (prepare → measure). */
+struct iree_cand {
+	struct iree_art		 art;
+	int			 threads;
+	enum iree_fault		 fault;
+};
+
+static void
+iree_release(void *art)
 {
-	struct iree_art art;
-	enum iree_fault fault;
+	struct iree_cand *c = art;
+
+	if (c == NULL)
+		return;
+	iree_art_free(&c->art);
+	free(c);
+}
+
+static int
+iree_prepare(struct backend *be, const struct config *cfg,
+    struct trial_result *res, void **art, char **err)
+{
+	struct iree_cand *c;
 	char name[160], *attr;
 	int rc;
 
+	*art = NULL;
 	backend_result_clear(res);
+	/* The op's data, once, before measurements run at once. */
+	if (iree_data_make(be, err) != 0)
+		return -1;
+	c = xcalloc(1, sizeof *c);
 	space_config_name(cfg, (KNOB_BIT(KNOB_THREADS) << 1) - 1, name,
 	    sizeof name);
-	fault = fault_for(name);
-	attr = iree_attr(&be->op, cfg, fault);
-	rc = iree_compile(be, attr, &art, res);
+	c->fault = fault_for(name);
+	c->threads = (int)cfg->v[KNOB_THREADS];
+	attr = iree_attr(&be->op, cfg, c->fault);
+	rc = iree_compile(be, attr, &c->art, res);
 	free(attr);
-	if (rc != 0)
+	if (rc != 0) {
+		iree_release(c);
 		return 0;	/* res says why: a recorded outcome */
+	}
 	/* IREE's own choice, said once: what the tuned configs compete with. */
 	if (cfg->v[KNOB_TILE_M] == 0 && !be->told_default) {
 		be->told_default = 1;
 		fprintf(stderr, "autosched: iree: %s: IREE's own config: %s\n",
-		    be->op.name, art.chosen ? art.chosen : "(not dumped)");
+		    be->op.name, c->art.chosen ? c->art.chosen :
+		    "(not dumped)");
 	}
-	rc = iree_measure(be, &art, (int)cfg->v[KNOB_THREADS], fault, res,
-	    err);
-	iree_art_free(&art);
+	*art = c;
+	return 0;
+}
+
+static int
+iree_measure_cand(struct backend *be, void *art, struct trial_result *res,
+    char **err)
+{
+	struct iree_cand *c = art;
+
+	if (c == NULL)
+		return 0;
+	return iree_measure(be, &c->art, c->threads, c->fault, 0, res, err);
+}
+
+static int
+iree_evaluate(struct backend *be, const struct config *cfg,
+    struct trial_result *res, char **err)
+{
+	struct iree_cand *c;
+	void *art;
+	int rc = 0;
+
+	if (iree_prepare(be, cfg, res, &art, err) != 0)
+		return -1;
+	if ((c = art) != NULL)
+		rc = iree_measure(be, &c->art, c->threads, c->fault, 1, res,
+		    err);
+	iree_release(art);
 	return rc;
+}
+
+/* The cache's checks, then the executor's (the harness's --target as probe). */
+static int
+iree_begin(struct backend *be, char **err)
+{
+	char *probe[] = { be->harness, "--target", NULL };
+
+	if (backend_cache_check("iree", be->params.work_dir, err) != 0 ||
+	    backend_cache_check("iree", be->work_dir, err) != 0)
+		return -1;
+	return executor_begin(be->exec, probe, be->cpu, err);
 }
 
 static int
@@ -366,6 +346,8 @@ iree_close(struct backend *be)
 	free(be->flags);
 	free(be->data_dir);
 	free(be->not_verified);
+	if (be->exec_owned)
+		executor_close(be->exec);
 	free(be);
 }
 
@@ -388,6 +370,10 @@ const struct backend_ops iree_backend = {
 	.open = iree_open,
 	.target = iree_target,
 	.evaluate = iree_evaluate,
+	.prepare = iree_prepare,
+	.measure = iree_measure_cand,
+	.release = iree_release,
+	.begin = iree_begin,
 	.reference = iree_reference_op,
 	.close = iree_close,
 	.export_iree_attr = iree_export_attr,

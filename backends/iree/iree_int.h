@@ -9,6 +9,7 @@
 
 #include "analysis/analysis.h"
 #include "backends/backend.h"
+#include "executors/executor.h"
 #include "search/space.h"
 
 /* IREE's tools, found once per backend instance (paths owned). */
@@ -51,6 +52,15 @@ struct backend {
 	int			 data_check;	/* 1: check_*.npy exist */
 	char			*not_verified;	/* why the op cannot be checked */
 	int			 told_default;	/* IREE's own config printed */
+	struct executor		*exec;		/* params.exec, or our own local one */
+	int			 exec_owned;
+	/*
+	 * The node the measurements made one after the other (baseline,
+	 * noise, confirm, final, reference) run on: the first that measured
+	 * for this op, "" until then (executor_run.node).
+	 */
+	char			 node[EXECUTOR_NODE_MAX];
+	unsigned long		 runs;		/* measurements started: scratch names */
 };
 
 /*
@@ -92,27 +102,24 @@ int	 iree_compile(struct backend *, const char *attr, struct iree_art *art,
 /* The dump's lowering and translation config of the op, or NULL. Caller frees. */
 char	*iree_config_read(const char *dump_text);
 
-/* 0 if the cache folder root is this user's alone; else -1 with *err. */
-int	 iree_cache_check(const char *root, char **err);
+/*
+ * The op's data (autosched-measure --npy-inputs), made once per backend on
+ * the caller's thread before any measurement. 0, or -1 with *err (an
+ * environment failure: the data is ours, not the config's).
+ */
+int	 iree_data_make(struct backend *, char **err);
 
 /*
  * Check (iree-run-module on the verification data, the harness compares)
- * then time (iree-benchmark-module, pinned) the compiled candidate with
- * threads threads; fills res. 0, or -1 with *err when the environment
- * failed (res->env_failure set).
+ * then time (iree-benchmark-module) the compiled candidate with threads
+ * threads through the executor; pinned: on the op's one node (be->node),
+ * else where the executor puts it (several at once on threads). Fills res.
+ * 0, or -1 with *err when the environment failed (res->env_failure set).
  */
 int	 iree_measure(struct backend *, const struct iree_art *, int threads,
-	    enum iree_fault, struct trial_result *res, char **err);
+	    enum iree_fault, int pinned, struct trial_result *res, char **err);
 /* OpenBLAS/oneDNN through the harness's --ref auto, as mlir-cpu's reference. */
 int	 iree_reference(struct backend *, int threads, struct trial_result *res,
 	    char **err);
-
-/*
- * What to keep of a tool's stderr in res->error: all of it if short, else
- * its head and its last lines. Caller frees.
- */
-char	*iree_excerpt(const char *);
-/* 1 if a tool's stderr says the environment failed, not the candidate. */
-int	 iree_env_text(const char *);
 
 #endif

@@ -4,7 +4,10 @@
  * the mlir-cpu kernels get), a candidate checked by iree-run-module on the
  * verification data and the harness's exact reference (--npy-check), then
  * timed by iree-benchmark-module the dispatch profiler's way: the dispatch
- * repeated in the module, --batch_size the same count, pinned workers.
+ * repeated in the module, --batch_size the same count, pinned workers. The
+ * IREE tools run through the job's executor (here, or as Slurm steps on
+ * the nodes, which read the modules and data by their shared paths); the
+ * data is made and the output compared here.
  */
 #include <sys/stat.h>
 
@@ -16,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backends/backend_int.h"
 #include "backends/iree/iree_int.h"
 #include "util/util.h"
 
@@ -52,35 +56,6 @@ op_args(const struct backend *be, struct op_args *a)
 	    (unsigned long long)be->params.seed);
 }
 
-/* The last line of s (the harness's JSON), parsed, or NULL. */
-static json_t *
-last_json(const char *s)
-{
-	const char *line = s;
-	json_error_t jerr;
-
-	while (strchr(line, '\n') != NULL && strchr(line, '\n')[1] != '\0')
-		line = strchr(line, '\n') + 1;
-	return json_loads(line, 0, &jerr);
-}
-
-static double
-num(json_t *j, const char *key)
-{
-	json_t *v = json_object_get(j, key);
-
-	return json_is_number(v) ? json_number_value(v) : 0;
-}
-
-static void
-str(json_t *j, const char *key, char *buf, size_t len)
-{
-	const char *v = json_string_value(json_object_get(j, key));
-
-	if (v != NULL)
-		snprintf(buf, len, "%s", v);
-}
-
 /* "1" or "0,1": the first threads CPUs the job may measure on. */
 static char *
 cpu_list(const struct backend *be, int threads)
@@ -105,8 +80,8 @@ cpu_list(const struct backend *be, int threads)
  * op can be checked) and time_*.npy, made once by the harness. 0, or -1
  * with *err (an environment failure: the data is ours, not the config's).
  */
-static int
-data_make(struct backend *be, char **err)
+int
+iree_data_make(struct backend *be, char **err)
 {
 	struct op_args a;
 	struct proc_opts o;
@@ -153,7 +128,7 @@ data_make(struct backend *be, char **err)
 			goto out;
 		}
 	}
-	if (!pr.exited || pr.status != 0 || (j = last_json(pr.out)) == NULL) {
+	if (!pr.exited || pr.status != 0 || (j = backend_last_json(pr.out)) == NULL) {
 		util_seterr(err, "iree: %s --npy-inputs failed: %s", be->harness,
 		    *pr.err ? pr.err : "no result line");
 		proc_result_free(&pr);
@@ -174,7 +149,7 @@ data_make(struct backend *be, char **err)
 		goto out;
 	}
 have:
-	be->data_check = (int)num(j, "check");
+	be->data_check = (int)backend_json_num(j, "check");
 	if ((nv = json_string_value(json_object_get(j, "not_verified"))) != NULL)
 		be->not_verified = xstrdup(nv);
 	be->data_dir = dir;
@@ -242,95 +217,107 @@ inputs(const struct backend *be, const char *set, const char *acc_set,
 }
 
 /*
- * A run of an IREE tool that failed: crashed, timed out or exited non-zero
- * (the candidate's outcome), or could not start (the environment's).
- * 0 when res says what happened, -1 with *err.
+ * A run of an IREE tool through the executor: 1 when it failed (res says
+ * how: a crash, a timeout, a non-zero exit: the candidate's outcome; or
+ * the environment's), 0 when it exited 0.
  */
 static int
-run_failed(const char *what, const struct proc_result *pr,
+run_failed(const char *what, const struct executor_result *x,
+    struct trial_result *res)
+{
+	char *e;
+
+	if (backend_run_failed(what, x, res))
+		return 1;
+	if (x->status == 0)
+		return 0;
+	e = backend_excerpt(x->err);
+	res->status = TRIAL_CRASHED;
+	res->env_failure = backend_env_text(x->err);
+	util_seterr(&res->error, "%s: exit %d: %s", what, x->status, e);
+	free(e);
+	if (res->host[0] == '\0')
+		snprintf(res->host, sizeof res->host, "%s", x->host);
+	return 1;
+}
+
+/*
+ * Run argv through the executor: threads workers, pinned here to cpus
+ * (ncpus of them), on the op's one node when pinned. 0 with *x filled, or
+ * -1 with *err (it could not be started: res->env_failure set).
+ */
+static int
+tool_run(struct backend *be, char *const argv[], int threads, const int *cpus,
+    int ncpus, int pinned, struct executor_result *x,
     struct trial_result *res, char **err)
 {
-	char *x;
+	struct executor_run run;
+	char *e = NULL;
 
-	if (pr->exec_failed) {
-		util_seterr(err, "iree: cannot run %s", what);
+	memset(&run, 0, sizeof run);
+	run.argv = argv;
+	run.threads = threads;
+	run.cpus = cpus;
+	run.ncpus = ncpus;
+	run.timeout = be->params.timeout;
+	run.node = pinned ? be->node : NULL;
+	run.label = be->op.name;
+	if (executor_run(be->exec, &run, x, &e) != 0) {
+		util_seterr(err, "iree: %s", e);
 		res->env_failure = 1;
+		free(e);
 		return -1;
 	}
-	x = iree_excerpt(pr->err);
-	if (pr->timed_out) {
-		res->status = TRIAL_TIMEOUT;
-		util_seterr(&res->error, "%s: killed after %.1f s (timeout)",
-		    what, pr->seconds);
-	} else if (!pr->exited) {
-		res->status = TRIAL_CRASHED;
-		util_seterr(&res->error, "%s: crashed (signal %d)%s%s", what,
-		    pr->signal, *x ? ": " : "", x);
-	} else {
-		res->status = TRIAL_CRASHED;
-		res->env_failure = iree_env_text(pr->err);
-		util_seterr(&res->error, "%s: exit %d: %s", what, pr->status, x);
-	}
-	free(x);
 	return 0;
 }
 
 /*
- * The check: iree-run-module on the verification data (pinned, the
- * one-dispatch module), its output compared by the harness. 0 with res
- * filled when the candidate is wrong or failed (res->status set) or right
- * (res->status left TRIAL_OK), -1 with *err when the environment failed.
+ * The check: iree-run-module on the verification data (the one-dispatch
+ * module, pinned here to the job's first CPU), its output compared by the
+ * harness here. 0 with res filled when the candidate is wrong or failed
+ * (res->status set) or right (res->status left TRIAL_OK), -1 with *err
+ * when the environment failed.
  */
 static int
 check(struct backend *be, const struct iree_art *art, enum iree_fault fault,
-    const char *cpus, const char *scratch, struct trial_result *res,
-    char **err)
+    const int *cpus, int pinned, const char *scratch,
+    struct trial_result *res, char **err)
 {
 	struct op_args a;
 	struct proc_opts o;
 	struct proc_result pr;
+	struct executor_result x;
 	char *in[3], *mod, *out, *out_arg, *e = NULL;
 	const char *status;
 	json_t *j = NULL;
-	int rc = -1, i, pin[1];
+	int rc = -1, i;
 
+	memset(&x, 0, sizeof x);
 	op_args(be, &a);
 	inputs(be, "check", fault == IREE_FAULT_WRONG ? "time" : "check", in);
 	mod = xasprintf("--module=%s", art->verify);
 	out = xasprintf("%s/out.%s", scratch, be->op.acc == ELEM_BF16 ? "bin" :
 	    "npy");
 	out_arg = xasprintf("--output=@%s", out);
-	memset(&o, 0, sizeof o);
-	o.timeout = be->params.timeout;
-	pin[0] = atoi(cpus);
-	o.cpus = pin;
-	o.ncpus = 1;
 	{
 		char *const argv[] = { be->tools.run, mod, "--function=dispatch",
 		    "--device=local-sync", in[0], in[1], in[2], out_arg, NULL };
 
-		if (proc_run(argv, &o, &pr, &e) != 0) {
-			util_seterr(err, "iree: %s", e);
-			res->env_failure = 1;
-			free(e);
+		if (tool_run(be, argv, 1, cpus, 1, pinned, &x, res, err) != 0)
 			goto out;
-		}
 	}
-	if (!pr.exited || pr.status != 0 || pr.timed_out) {
-		rc = run_failed("iree-run-module", &pr, res, err);
-		proc_result_free(&pr);
+	if (run_failed("iree-run-module", &x, res)) {
+		rc = 0;
 		goto out;
 	}
-	proc_result_free(&pr);
 	{
 		char *const argv[] = { be->harness, "--npy-check", out,
 		    "--shape", a.shape, "--types", a.types, "--trans", a.trans,
 		    "--batched", a.batched, "--seed", a.seed, "--verify", "1",
 		    NULL };
 
+		memset(&o, 0, sizeof o);
 		o.timeout = 600;
-		o.cpus = NULL;
-		o.ncpus = 0;
 		if (proc_run(argv, &o, &pr, &e) != 0) {
 			util_seterr(err, "iree: %s", e);
 			res->env_failure = 1;
@@ -338,10 +325,11 @@ check(struct backend *be, const struct iree_art *art, enum iree_fault fault,
 			goto out;
 		}
 	}
-	if (!pr.exited || pr.status != 0 || (j = last_json(pr.out)) == NULL) {
+	if (!pr.exited || pr.status != 0 || (j = backend_last_json(pr.out)) ==
+	    NULL) {
 		/* The output was no result of the op's type and shape. */
 		res->status = TRIAL_WRONG_RESULT;
-		res->env_failure = iree_env_text(pr.err);
+		res->env_failure = backend_env_text(pr.err);
 		util_seterr(&res->error, "the output of iree-run-module could "
 		    "not be checked: %s", *pr.err ? pr.err : "no result line");
 		proc_result_free(&pr);
@@ -350,8 +338,9 @@ check(struct backend *be, const struct iree_art *art, enum iree_fault fault,
 	}
 	proc_result_free(&pr);
 	status = json_string_value(json_object_get(j, "status"));
-	res->max_err = num(j, "max_err");
-	str(j, "checked_by", res->checked_by, sizeof res->checked_by);
+	res->max_err = backend_json_num(j, "max_err");
+	backend_json_str(j, "checked_by", res->checked_by,
+	    sizeof res->checked_by);
 	if (status != NULL && strcmp(status, "ok") == 0)
 		res->verified = 1;
 	else {
@@ -361,6 +350,9 @@ check(struct backend *be, const struct iree_art *art, enum iree_fault fault,
 	}
 	rc = 0;
 out:
+	if (res->host[0] == '\0')
+		snprintf(res->host, sizeof res->host, "%s", x.host);
+	executor_result_free(&x);
 	unlink(out);
 	json_decref(j);
 	for (i = 0; i < 3; i++)
@@ -408,8 +400,8 @@ bench_parse(const char *text, const struct op_desc *op,
 		scale = unit == NULL ? 0 : strcmp(unit, "ms") == 0 ? 1 :
 		    strcmp(unit, "us") == 0 ? 1e-3 : strcmp(unit, "ns") == 0 ?
 		    1e-6 : strcmp(unit, "s") == 0 ? 1e3 : 0;
-		if (scale > 0 && num(it, "real_time") > 0)
-			t[n++] = num(it, "real_time") * scale;
+		if (scale > 0 && backend_json_num(it, "real_time") > 0)
+			t[n++] = backend_json_num(it, "real_time") * scale;
 	}
 	json_decref(root);
 	if (n == 0)
@@ -433,21 +425,23 @@ bench_parse(const char *text, const struct op_desc *op,
 
 /*
  * The timing run: iree-benchmark-module on the timing module, threads
- * workers pinned to the job's first CPUs, the process pinned there too;
- * repetitions and their length from the job's min_reps and min_time.
+ * workers pinned to the job's first CPUs, the process pinned there too
+ * (an executor that places its children binds the step to its CPUs: the
+ * workers are then only counted); repetitions and their length from the
+ * job's min_reps and min_time.
  */
 static int
 timing(struct backend *be, const struct iree_art *art, int threads,
-    enum iree_fault fault, const char *cpus, struct trial_result *res,
-    char **err)
+    enum iree_fault fault, const char *cpus, int pinned,
+    struct trial_result *res, char **err)
 {
-	struct proc_opts o;
-	struct proc_result pr;
+	struct executor_result x;
 	char *in[3], *mod, *topo, *batch, *reps_arg, *min_arg, *warm_arg;
-	char *e = NULL;
+	char host[EXECUTOR_NODE_MAX];
 	int rc = -1, i, reps, *pin, npin = 0;
 	double per;
 
+	memset(&x, 0, sizeof x);
 	reps = be->params.min_reps > 3 ? be->params.min_reps : 3;
 	if (be->params.max_reps > 0 && reps > be->params.max_reps)
 		reps = be->params.max_reps;
@@ -458,7 +452,10 @@ timing(struct backend *be, const struct iree_art *art, int threads,
 		per = 0.001;
 	inputs(be, "time", "time", in);
 	mod = xasprintf("--module=%s", art->bench);
-	topo = xasprintf("--task_topology_cpu_ids=%s", cpus);
+	if (executor_places(be->exec))
+		topo = xasprintf("--task_topology_group_count=%d", threads);
+	else
+		topo = xasprintf("--task_topology_cpu_ids=%s", cpus);
 	batch = xasprintf("--batch_size=%d", iree_repeat(&be->op));
 	reps_arg = xasprintf("--benchmark_repetitions=%d", reps);
 	min_arg = xasprintf("--benchmark_min_time=%.4fs", per);
@@ -469,10 +466,6 @@ timing(struct backend *be, const struct iree_art *art, int threads,
 		if (i == 0 || cpus[i - 1] == ',')
 			pin[npin++] = atoi(cpus + i);
 	}
-	memset(&o, 0, sizeof o);
-	o.timeout = be->params.timeout;
-	o.cpus = pin;
-	o.ncpus = npin;
 	{
 		char *const hang[] = { be->harness, "--hang", NULL };
 		char *const argv[] = { be->tools.bench, mod,
@@ -480,21 +473,18 @@ timing(struct backend *be, const struct iree_art *art, int threads,
 		    in[0], in[1], in[2], reps_arg, min_arg, warm_arg,
 		    "--benchmark_format=json", NULL };
 
-		if (proc_run(fault == IREE_FAULT_HANG ? hang : argv, &o, &pr,
-		    &e) != 0) {
-			util_seterr(err, "iree: %s", e);
-			res->env_failure = 1;
-			free(e);
+		if (tool_run(be, fault == IREE_FAULT_HANG ? hang : argv,
+		    threads, pin, npin, pinned, &x, res, err) != 0)
 			goto out;
-		}
 	}
-	(void)threads;
-	if (!pr.exited || pr.status != 0 || pr.timed_out)
-		rc = run_failed("iree-benchmark-module", &pr, res, err);
-	else if (bench_parse(pr.out, &be->op, res) != 0) {
+	/* The machine that timed it is the trial's. */
+	snprintf(host, sizeof host, "%s", x.host);
+	if (run_failed("iree-benchmark-module", &x, res))
+		rc = 0;
+	else if (bench_parse(x.out, &be->op, res) != 0) {
 		res->status = TRIAL_ERROR;
 		util_seterr(&res->error, "iree-benchmark-module printed no "
-		    "timing: %s", *pr.err ? pr.err : pr.out);
+		    "timing: %s", *x.err ? x.err : x.out);
 		rc = 0;
 	} else {
 		if (be->params.cv_max > 0 && res->cv > be->params.cv_max) {
@@ -504,8 +494,10 @@ timing(struct backend *be, const struct iree_art *art, int threads,
 		}
 		rc = 0;
 	}
-	proc_result_free(&pr);
+	if (host[0] != '\0')
+		snprintf(res->host, sizeof res->host, "%s", host);
 out:
+	executor_result_free(&x);
 	for (i = 0; i < 3; i++)
 		free(in[i]);
 	free(mod);
@@ -520,30 +512,31 @@ out:
 
 int
 iree_measure(struct backend *be, const struct iree_art *art, int threads,
-    enum iree_fault fault, struct trial_result *res, char **err)
+    enum iree_fault fault, int pinned, struct trial_result *res, char **err)
 {
 	char *cpus = NULL, *scratch = NULL;
 	double t0 = util_now();
-	int rc = -1;
+	int rc = -1, first;
 
-	if (data_make(be, err) != 0) {
+	if (iree_data_make(be, err) != 0) {
 		res->env_failure = 1;
 		res->status = TRIAL_ERROR;
 		util_seterr(&res->error, "%s", *err);
 		return -1;
 	}
-	if (gethostname(res->host, sizeof res->host) != 0)
-		res->host[0] = '\0';
-	res->host[sizeof res->host - 1] = '\0';
 	cpus = cpu_list(be, threads > 0 ? threads : 1);
+	first = atoi(cpus);
 	res->status = TRIAL_OK;
 	if (be->params.verify && be->data_check) {
-		scratch = xasprintf("%s/run.%ld", be->work_dir, (long)getpid());
+		/* A folder of its own: measurements may run at once. */
+		scratch = xasprintf("%s/run.%ld.%lu", be->work_dir,
+		    (long)getpid(), __sync_add_and_fetch(&be->runs, 1));
 		if (util_mkdirs(scratch, err) != 0) {
 			res->env_failure = 1;
 			goto out;
 		}
-		if (check(be, art, fault, cpus, scratch, res, err) != 0)
+		if (check(be, art, fault, &first, pinned, scratch, res,
+		    err) != 0)
 			goto out;
 		if (res->status != TRIAL_OK) {
 			rc = 0;
@@ -553,7 +546,8 @@ iree_measure(struct backend *be, const struct iree_art *art, int threads,
 		snprintf(res->checked_by, sizeof res->checked_by, "none");
 		res->verified = 0;
 	}
-	rc = timing(be, art, threads > 0 ? threads : 1, fault, cpus, res, err);
+	rc = timing(be, art, threads > 0 ? threads : 1, fault, cpus, pinned,
+	    res, err);
 out:
 	res->measure_s = util_now() - t0;
 	if (scratch != NULL)
@@ -568,56 +562,51 @@ iree_reference(struct backend *be, int threads, struct trial_result *res,
     char **err)
 {
 	struct op_args a;
-	struct proc_opts o;
-	struct proc_result pr;
-	char *cpus = cpu_list(be, threads > 0 ? threads : 1), thr[16], *e = NULL;
+	struct executor_result x;
+	char *cpus = cpu_list(be, threads > 0 ? threads : 1), thr[16];
 	char min[32];
 	const char *status;
 	json_t *j = NULL;
-	int rc = -1;
+	int rc = -1, n = 0;
 
+	memset(&x, 0, sizeof x);
 	op_args(be, &a);
 	snprintf(thr, sizeof thr, "%d", threads > 0 ? threads : 1);
 	snprintf(min, sizeof min, "%g", be->params.min_time);
-	memset(&o, 0, sizeof o);
-	o.timeout = be->params.timeout;
 	{
-		char *const argv[] = { be->harness, "--ref", "auto", "--shape",
+		char *argv[24] = { be->harness, "--ref", "auto", "--shape",
 		    a.shape, "--types", a.types, "--trans", a.trans,
-		    "--threads", thr, "--cpus", cpus, "--min-time", min,
-		    "--seed", a.seed, NULL };
+		    "--threads", thr, "--min-time", min, "--seed", a.seed };
 
-		if (proc_run(argv, &o, &pr, &e) != 0) {
-			util_seterr(err, "iree: %s", e);
-			free(e);
-			goto out;
+		n = 15;
+		/* An executor that places its children binds them (Slurm). */
+		if (!executor_places(be->exec)) {
+			argv[n++] = "--cpus";
+			argv[n++] = cpus;
 		}
+		argv[n] = NULL;
+		if (tool_run(be, argv, threads > 0 ? threads : 1, NULL, 0, 1,
+		    &x, res, err) != 0)
+			goto out;
 	}
-	if (pr.timed_out || !pr.exited || pr.status != 0 ||
-	    (j = last_json(pr.out)) == NULL) {
-		res->status = pr.timed_out ? TRIAL_TIMEOUT : TRIAL_ERROR;
+	if (x.outcome != EXECUTOR_EXITED || x.status != 0 ||
+	    (j = backend_last_json(x.out)) == NULL) {
+		res->status = x.outcome == EXECUTOR_TIMEOUT ? TRIAL_TIMEOUT :
+		    TRIAL_ERROR;
+		res->env_failure = x.outcome == EXECUTOR_ENV_FAILED;
 		util_seterr(&res->error, "reference run failed: %s",
-		    *pr.err ? pr.err : "no result line");
+		    x.why != NULL ? x.why : *x.err ? x.err : "no result line");
 	} else {
 		status = json_string_value(json_object_get(j, "status"));
+		backend_harness_result(j, &be->op, res);
 		res->status = status != NULL && strcmp(status, "ok") == 0 ?
 		    TRIAL_OK : TRIAL_ERROR;
-		res->reps = (int)num(j, "reps");
-		res->median_ms = num(j, "median_ms");
-		res->min_ms = num(j, "min_ms");
-		res->max_ms = num(j, "max_ms");
-		res->cv = num(j, "cv");
-		str(j, "ref_routine", res->ref_routine, sizeof res->ref_routine);
-		str(j, "host", res->host, sizeof res->host);
-		res->ref_same_precision = (int)num(j, "ref_same_precision");
-		if (res->median_ms > 0)
-			res->gflops = 2.0 * (double)be->op.batch *
-			    (double)be->op.m * (double)be->op.n *
-			    (double)be->op.k / (res->median_ms * 1e6);
 	}
-	proc_result_free(&pr);
+	if (res->host[0] == '\0')
+		snprintf(res->host, sizeof res->host, "%s", x.host);
 	rc = 0;
 out:
+	executor_result_free(&x);
 	json_decref(j);
 	free(cpus);
 	return rc;

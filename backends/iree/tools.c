@@ -2,12 +2,12 @@
  * IREE's tools: where they are (the cfg's iree_bin, PATH, or the venv
  * scripts/deps.sh installs from PyPI) and which release they are.
  */
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "backends/backend_int.h"
 #include "backends/iree/iree_int.h"
 #include "build_config.h"
 #include "util/util.h"
@@ -65,43 +65,6 @@ path_lookup(void)
 	return found;
 }
 
-/*
- * "3.13.0rc20261016 @ 89ece87…" from `iree-compile --version`, asked once
- * per process and tool (every op's backend asks). Caller frees.
- */
-static char *
-compiler_version(const char *compile)
-{
-	char *const argv[] = { (char *)compile, "--version", NULL };
-	static const char tag[] = "IREE compiler version ";
-	static char done_path[PATH_MAX], done_version[256];
-	struct proc_opts o;
-	struct proc_result pr;
-	char *err = NULL, *v = NULL, *at, *end;
-
-	if (strcmp(compile, done_path) == 0)
-		return xstrdup(done_version);
-	memset(&o, 0, sizeof o);
-	o.timeout = 60;
-	if (proc_run(argv, &o, &pr, &err) != 0) {
-		free(err);
-		return xstrdup("unknown");
-	}
-	if (pr.exited && pr.status == 0 &&
-	    (at = strstr(pr.out, tag)) != NULL) {
-		at += sizeof tag - 1;
-		end = at + strcspn(at, "\n");
-		v = xstrndup(at, (size_t)(end - at));
-	}
-	proc_result_free(&pr);
-	if (v != NULL && strlen(compile) < sizeof done_path &&
-	    strlen(v) < sizeof done_version) {
-		strcpy(done_path, compile);
-		strcpy(done_version, v);
-	}
-	return v != NULL ? v : xstrdup("unknown");
-}
-
 int
 iree_tools_find(const char *params_bin, struct iree_tools *t, char **err)
 {
@@ -132,7 +95,8 @@ iree_tools_find(const char *params_bin, struct iree_tools *t, char **err)
 	t->compile = util_path_join(dir, tool_names[0]);
 	t->run = util_path_join(dir, tool_names[1]);
 	t->bench = util_path_join(dir, tool_names[2]);
-	t->version = compiler_version(t->compile);
+	/* "3.13.0rc20261016 @ 89ece87…" */
+	t->version = backend_tool_version(t->compile, "IREE compiler version ");
 	free(dir);
 	free(venv);
 	return 0;

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backends/backend_int.h"
 #include "backends/mlir-cpu/mlircpu_int.h"
 #include "build_config.h"
 #include "util/util.h"
@@ -83,21 +84,6 @@ tile_near(int64_t d, int64_t t, int64_t multiple_of)
 	return t;
 }
 
-static void
-cand_add(struct space_rules *r, enum knob k, int64_t v)
-{
-	size_t i;
-
-	if (v < (k == KNOB_PACK_B ? 0 : 1))
-		return;
-	for (i = 0; i < r->ncand[k]; i++) {
-		if (r->cand[k][i] == v)
-			return;
-	}
-	if (r->ncand[k] < SPACE_CANDS_MAX)
-		r->cand[k][r->ncand[k]++] = v;
-}
-
 /*
  * The default candidates of each knob, from the op's shape and this CPU
  * (README: "The default space"), the default config's values first: cache
@@ -128,46 +114,46 @@ mlircpu_candidates(const struct op_desc *op, struct space_rules *r)
 
 	for (k = 0; k < KNOB_COUNT; k++) {
 		if (r->knobs & KNOB_BIT(k))
-			cand_add(r, (enum knob)k, r->defaults.v[k]);
+			backend_cand_add(r, (enum knob)k, r->defaults.v[k]);
 	}
 	if (elem < 1)
 		elem = 4;
 	for (i = 0; skinny && i < sizeof tk_skinny / sizeof tk_skinny[0]; i++)
-		cand_add(r, KNOB_TILE_K, tile_near(op->k, tk_skinny[i], 1));
+		backend_cand_add(r, KNOB_TILE_K, tile_near(op->k, tk_skinny[i], 1));
 	for (i = 0; i < sizeof tk / sizeof tk[0]; i++) {
 		x = tile_near(op->k, tk[i], 1);
 		if (x * lanes * elem <= isa->l1d)
-			cand_add(r, KNOB_TILE_K, x);
+			backend_cand_add(r, KNOB_TILE_K, x);
 	}
 	for (i = 0; i < r->ncand[KNOB_TILE_K]; i++) {
 		if (kmin == 0 || r->cand[KNOB_TILE_K][i] < kmin)
 			kmin = r->cand[KNOB_TILE_K][i];
 	}
 	for (i = 0; i < sizeof tm / sizeof tm[0]; i++)
-		cand_add(r, KNOB_TILE_M, tile_near(op->m, tm[i], 1));
+		backend_cand_add(r, KNOB_TILE_M, tile_near(op->m, tm[i], 1));
 	if (skinny)
-		cand_add(r, KNOB_TILE_N, op->n);
+		backend_cand_add(r, KNOB_TILE_N, op->n);
 	for (i = 0; i < sizeof tn / sizeof tn[0]; i++) {
 		x = tile_near(op->n, tn[i], op->n % lanes == 0 ? lanes : 1);
 		if (x * kmin * elem <= isa->l2)
-			cand_add(r, KNOB_TILE_N, x);
+			backend_cand_add(r, KNOB_TILE_N, x);
 	}
 	for (i = 0; i < sizeof vm / sizeof vm[0]; i++)
-		cand_add(r, KNOB_VECTOR_M, vm[i] < op->m ? vm[i] : op->m);
+		backend_cand_add(r, KNOB_VECTOR_M, vm[i] < op->m ? vm[i] : op->m);
 	if (op->n <= 4 * lanes)
-		cand_add(r, KNOB_VECTOR_N, op->n);
+		backend_cand_add(r, KNOB_VECTOR_N, op->n);
 	for (x = 1; x <= 4; x++)
-		cand_add(r, KNOB_VECTOR_N, x * lanes);
-	cand_add(r, KNOB_VECTOR_K, 1);
-	cand_add(r, KNOB_THREADS, 1);
+		backend_cand_add(r, KNOB_VECTOR_N, x * lanes);
+	backend_cand_add(r, KNOB_VECTOR_K, 1);
+	backend_cand_add(r, KNOB_THREADS, 1);
 	/*
 	 * B packed, or read in place where its rows are contiguous along N
 	 * (not transposed): for few rows of A a panel is not reused enough to
 	 * pay for its copy (64x3072x768: +16% at 1 thread, same tiles).
 	 */
-	cand_add(r, KNOB_PACK_B, 1);
+	backend_cand_add(r, KNOB_PACK_B, 1);
 	if (mlircpu_nopack_ok(op))
-		cand_add(r, KNOB_PACK_B, 0);
+		backend_cand_add(r, KNOB_PACK_B, 0);
 }
 
 static void
@@ -243,49 +229,9 @@ fault_for(const char *name)
 {
 	static const char *const kinds[] = { "", "compile_fail", "compile_hang",
 	    "crash", "hang", "wrong", "sleep", "nothing" };
-	const char *f = getenv("AUTOSCHED_TEST_FAULT"), *colon;
-	size_t i;
 
-	if (f == NULL || (colon = strchr(f, ':')) == NULL)
-		return FAULT_NONE;
-	if (strstr(name, colon + 1) == NULL)
-		return FAULT_NONE;
-	for (i = 1; i < sizeof kinds / sizeof kinds[0]; i++) {
-		if (strlen(kinds[i]) == (size_t)(colon - f) &&
-		    strncmp(f, kinds[i], (size_t)(colon - f)) == 0)
-			return (enum mlircpu_fault)i;
-	}
-	return FAULT_NONE;
-}
-
-/*
- * Where a helper file of ours is: $env, beside the running binary, the
- * install's libexec, the build tree (backends/mlir-cpu).
- */
-static char *
-find_helper(const char *file, const char *env_name, int mode)
-{
-	char self[PATH_MAX], *dir, *p;
-	const char *env = getenv(env_name);
-	ssize_t n;
-
-	if (env != NULL && *env != '\0')
-		return xstrdup(env);
-	n = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (n > 0) {
-		self[n] = '\0';
-		dir = util_dirname(self);
-		p = util_path_join(dir, file);
-		free(dir);
-		if (access(p, mode) == 0)
-			return p;
-		free(p);
-	}
-	p = util_path_join(AUTOSCHED_LIBEXEC_DIR, file);
-	if (access(p, mode) == 0)
-		return p;
-	free(p);
-	return util_path_join(AUTOSCHED_BINARY_DIR "/backends/mlir-cpu", file);
+	return (enum mlircpu_fault)backend_test_fault(name, kinds,
+	    sizeof kinds / sizeof kinds[0]);
 }
 
 /*
@@ -321,38 +267,8 @@ plugin_hash(const char *path, char out[17], char **err)
 char *
 mlircpu_plugin_path(void)
 {
-	return find_helper("autosched-mlir-plugin.so", "AUTOSCHED_MLIR_PLUGIN",
+	return backend_find_helper("autosched-mlir-plugin.so", "AUTOSCHED_MLIR_PLUGIN",
 	    R_OK);
-}
-
-/* The first line of `tool --version`, or "unknown". Caller frees. */
-static char *
-tool_version(const char *tool)
-{
-	char *const argv[] = { (char *)tool, "--version", NULL };
-	struct proc_opts o;
-	struct proc_result pr;
-	char *err = NULL, *v = NULL, *s;
-
-	memset(&o, 0, sizeof o);
-	o.timeout = 30;
-	if (proc_run(argv, &o, &pr, &err) != 0) {
-		free(err);
-		return xstrdup("unknown");
-	}
-	if (pr.exited && pr.status == 0) {
-		/* mlir-opt prints a banner line first: take the first one with a digit. */
-		for (s = strtok(pr.out, "\n"); s != NULL; s = strtok(NULL, "\n")) {
-			while (isspace((unsigned char)*s))
-				s++;
-			if (strpbrk(s, "0123456789") != NULL) {
-				v = xstrdup(s);
-				break;
-			}
-		}
-	}
-	proc_result_free(&pr);
-	return v != NULL ? v : xstrdup("unknown");
 }
 
 /* CPU model and the flags that matter for code generation, from /proc/cpuinfo. */
@@ -363,25 +279,18 @@ cpu_describe(char **model, char **flags)
 	    "avx512f", "avx512vl", "avx512_bf16", "avx512_fp16",
 	    "avx512_vnni", "avx_vnni", "amx_bf16", "amx_int8", "amx_tile",
 	    "f16c", "fma", "sse4_2", NULL };
-	char *buf = NULL, *line, *save, *tok, *s2, *out;
+	char *buf = NULL, *line, *save, *tok, *s2, *out, *colon;
 	size_t len, i;
 	int seen[32] = { 0 };
 
-	*model = NULL;
+	*model = backend_cpu_model();
 	out = xcalloc(1, 512);
 	if (util_read_file("/proc/cpuinfo", 4 << 20, &buf, &len, NULL) == 0) {
 		for (line = strtok_r(buf, "\n", &save); line != NULL;
 		    line = strtok_r(NULL, "\n", &save)) {
-			char *colon = strchr(line, ':');
-
-			if (colon == NULL)
+			if (strncmp(line, "flags", 5) != 0 ||
+			    (colon = strchr(line, ':')) == NULL)
 				continue;
-			if (*model == NULL && strncmp(line, "model name", 10) == 0)
-				*model = xstrdup(colon + 2 <= line + strlen(line) ?
-				    colon + 2 : "");
-			if (strncmp(line, "flags", 5) != 0 || seen[31])
-				continue;
-			seen[31] = 1;
 			for (tok = strtok_r(colon + 1, " \t", &s2); tok != NULL;
 			    tok = strtok_r(NULL, " \t", &s2)) {
 				for (i = 0; wanted[i] != NULL; i++) {
@@ -389,6 +298,7 @@ cpu_describe(char **model, char **flags)
 						seen[i] = 1;
 				}
 			}
+			break;
 		}
 	}
 	/* wanted[] is sorted, so the list comes out sorted. */
@@ -400,8 +310,6 @@ cpu_describe(char **model, char **flags)
 		}
 	}
 	free(buf);
-	if (*model == NULL)
-		*model = xstrdup("unknown");
 	*flags = out;
 }
 
@@ -410,43 +318,30 @@ mlircpu_open(const struct backend_params *params, const struct op_desc *op,
     const char *dispatch_mlir, struct backend **out, char **err)
 {
 	struct backend *be;
-	const char *reason, *bin = getenv("AUTOSCHED_LLVM_BIN");
+	const char *bin = getenv("AUTOSCHED_LLVM_BIN");
 	char *opt, *clang, *v1, *v2, *flags;
 	size_t len = 0;
 	int i;
 
 	*out = NULL;
-	if (!mlircpu_supports(op, &reason)) {
-		util_seterr(err, "mlir-cpu: %s: %s", op->name ? op->name : "op",
-		    reason);
-		return -1;
-	}
-	if (params->work_dir == NULL) {
-		util_seterr(err, "mlir-cpu: no work folder");
-		return -1;
-	}
 	be = xcalloc(1, sizeof *be);
+	if (backend_open_base("mlir-cpu", mlircpu_supports, params, op,
+	    &be->work_dir, &be->harness, &be->exec, &be->exec_owned,
+	    err) != 0) {
+		free(be);
+		return -1;
+	}
 	be->params = *params;
 	be->op = *op;
 	be->dispatch = xstrdup(dispatch_mlir);
-	be->work_dir = util_path_join(params->work_dir, "mlir-cpu");
-	if (util_mkdirs(be->work_dir, err) != 0)
-		goto fail;
 	be->llvm_bin = xstrdup(bin != NULL && *bin ? bin : AUTOSCHED_LLVM_BIN);
-	be->harness = find_helper("autosched-measure", "AUTOSCHED_MEASURE",
-	    X_OK);
-	if (access(be->harness, X_OK) != 0) {
-		util_seterr(err, "mlir-cpu: measurement harness %s not found "
-		    "(set AUTOSCHED_MEASURE)", be->harness);
-		goto fail;
-	}
 	be->plugin = mlircpu_plugin_path();
 	if (plugin_hash(be->plugin, be->plugin_hash, err) != 0)
 		goto fail;
 	opt = util_path_join(be->llvm_bin, "mlir-opt");
 	clang = util_path_join(be->llvm_bin, "clang-" AUTOSCHED_LLVM_VERSION);
-	v1 = tool_version(opt);
-	v2 = tool_version(clang);
+	v1 = backend_tool_version(opt, NULL);
+	v2 = backend_tool_version(clang, NULL);
 	/* The schedule version keys results like the tools' versions do. */
 	be->toolchain = xasprintf("mlir-opt %s; %s; %s", v1, v2,
 	    MLIRCPU_SCHEDULE_TAG);
@@ -468,6 +363,8 @@ mlircpu_open(const struct backend_params *params, const struct op_desc *op,
 	*out = be;
 	return 0;
 fail:
+	if (be->exec_owned)
+		executor_close(be->exec);
 	free(be->dispatch);
 	free(be->work_dir);
 	free(be->llvm_bin);
@@ -591,6 +488,8 @@ mlircpu_close(struct backend *be)
 	free(be->cpu);
 	free(be->flags);
 	free(be->cpus);
+	if (be->exec_owned)
+		executor_close(be->exec);
 	free(be);
 }
 
@@ -664,12 +563,10 @@ const struct backend_ops mlircpu_backend = {
 	.open = mlircpu_open,
 	.target = mlircpu_target,
 	.evaluate = mlircpu_evaluate,
-	.parallel = mlircpu_parallel,
 	.prepare = mlircpu_prepare,
 	.measure = mlircpu_measure_art,
 	.release = mlircpu_release,
 	.begin = mlircpu_begin,
-	.executor_cpus = mlircpu_executor_cpus,
 	.reference = mlircpu_reference,
 	.clock = NULL,
 	.close = mlircpu_close,
