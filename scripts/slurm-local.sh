@@ -10,6 +10,8 @@
 #   scripts/slurm-local.sh down   stop every process it started
 #   scripts/slurm-local.sh env    print "export SLURM_CONF=…"
 #
+# Ports: $SLURM_LOCAL_PORT (slurmctld, 16817) and $SLURM_LOCAL_NODE_PORT
+# (n1; n2 the next one; 17001), so that two clusters can run on one machine.
 # State (config, key, spool, logs, pids) lives in $SLURM_LOCAL_DIR (default
 # /tmp/autosched-slurm). Needs root (slurmd runs steps as their user) and
 # the packages (scripts/deps.sh installs them). Exit 0 when both nodes are
@@ -19,6 +21,8 @@ set -u
 
 DIR=${SLURM_LOCAL_DIR:-/tmp/autosched-slurm}
 CTLD_PORT=${SLURM_LOCAL_PORT:-16817}
+# The nodes' slurmd ports: this and the next one.
+NODE_PORT=${SLURM_LOCAL_NODE_PORT:-17001}
 CONF="$DIR/slurm.conf"
 
 die() { echo "slurm-local: $*" >&2; exit 1; }
@@ -96,8 +100,8 @@ SlurmdTimeout=30
 InactiveLimit=0
 KillWait=5
 MpiDefault=none
-NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=17001 CPUs=$ncpu Sockets=$sockets CoresPerSocket=$cores ThreadsPerCore=$tpc RealMemory=$mem CpuSpecList=$spec1
-NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=17002 CPUs=$ncpu Sockets=$sockets CoresPerSocket=$cores ThreadsPerCore=$tpc RealMemory=$mem CpuSpecList=$spec2
+NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$NODE_PORT CPUs=$ncpu Sockets=$sockets CoresPerSocket=$cores ThreadsPerCore=$tpc RealMemory=$mem CpuSpecList=$spec1
+NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((NODE_PORT + 1)) CPUs=$ncpu Sockets=$sockets CoresPerSocket=$cores ThreadsPerCore=$tpc RealMemory=$mem CpuSpecList=$spec2
 PartitionName=autosched Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP
 PartitionName=one Nodes=n1 Default=NO MaxTime=INFINITE State=UP
 EOF
