@@ -321,6 +321,30 @@ backend_test_fault(const char *name, const char *const kinds[], size_t n)
 	return 0;
 }
 
+int
+backend_types_ok(const struct op_desc *op, int bf16_acc)
+{
+	static const struct {
+		enum elem_type l, r, a;
+	} types[] = {
+		{ ELEM_F32, ELEM_F32, ELEM_F32 },
+		{ ELEM_F64, ELEM_F64, ELEM_F64 },
+		{ ELEM_F16, ELEM_F16, ELEM_F32 },
+		{ ELEM_F16, ELEM_F16, ELEM_F16 },
+		{ ELEM_BF16, ELEM_BF16, ELEM_F32 },
+		{ ELEM_I8, ELEM_I8, ELEM_I32 },
+		{ ELEM_BF16, ELEM_BF16, ELEM_BF16 },	/* last: bf16_acc */
+	};
+	size_t i, n = sizeof types / sizeof types[0] - (bf16_acc ? 0 : 1);
+
+	for (i = 0; i < n; i++) {
+		if (op->lhs == types[i].l && op->rhs == types[i].r &&
+		    op->acc == types[i].a)
+			return 1;
+	}
+	return 0;
+}
+
 void
 backend_cand_add(struct space_rules *r, enum knob k, int64_t v)
 {

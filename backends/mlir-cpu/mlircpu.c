@@ -182,19 +182,6 @@ mlircpu_baseline(const struct op_desc *op, struct config *c)
 static int
 mlircpu_supports(const struct op_desc *op, const char **reason)
 {
-	static const struct {
-		enum elem_type l, r, a;
-	} types[] = {
-		{ ELEM_F32, ELEM_F32, ELEM_F32 },
-		{ ELEM_F64, ELEM_F64, ELEM_F64 },
-		{ ELEM_F16, ELEM_F16, ELEM_F32 },
-		{ ELEM_F16, ELEM_F16, ELEM_F16 },
-		{ ELEM_BF16, ELEM_BF16, ELEM_F32 },
-		{ ELEM_BF16, ELEM_BF16, ELEM_BF16 },
-		{ ELEM_I8, ELEM_I8, ELEM_I32 },
-	};
-	size_t i;
-
 	if (op->kind == NULL || (strcmp(op->kind, "matmul") != 0 &&
 	    strcmp(op->kind, "batch_matmul") != 0 &&
 	    !analysis_kind_quantized(op->kind))) {
@@ -211,12 +198,9 @@ mlircpu_supports(const struct op_desc *op, const char **reason)
 		*reason = "mlir-cpu needs static, non-empty shapes";
 		return 0;
 	}
-	for (i = 0; i < sizeof types / sizeof types[0]; i++) {
-		if (op->lhs == types[i].l && op->rhs == types[i].r &&
-		    op->acc == types[i].a) {
-			*reason = NULL;
-			return 1;
-		}
+	if (backend_types_ok(op, 1)) {
+		*reason = NULL;
+		return 1;
 	}
 	*reason = "mlir-cpu supports f32, f64, f16/bf16 (into f32 or themselves) "
 	    "and i8xi8->i32 (signed or unsigned) only";
