@@ -88,8 +88,9 @@ struct trial_result {
 	uint32_t	 counters_have;	/* bit i set: counters[i] was measured */
 	char		 artifact[17];	/* hash of the generated code, "" if none */
 	/*
-	 * The machine that measured: the Slurm node (SLURMD_NODENAME of the
-	 * step) under executor slurm, else this host's name; "" if unknown.
+	 * The machine that measured: the Slurm node under executor slurm (the
+	 * harness's SLURMD_NODENAME, or the node srun launched the step on),
+	 * else this host's name; "" if unknown.
 	 */
 	char		 host[64];
 	char		*error;		/* what went wrong, or NULL; owner frees */
