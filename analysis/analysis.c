@@ -380,9 +380,15 @@ file_append(MlirStringRef s, void *arg)
 	fwrite(s.data, 1, s.length, (FILE *)arg);
 }
 
+/*
+ * Parse text (named name), list its ops into *out, and with printed not
+ * NULL print the module again into *printed (caller frees): annotated as
+ * ann asks, or changed by edit first (edit NULL: neither).
+ */
 static int
 parse_walk(const char *name, const char *text, size_t len,
-    struct annotate *ann, char **printed, struct analysis **out, char **err)
+    struct annotate *ann, const struct analysis_edit *edit, char **printed,
+    struct analysis **out, char **err)
 {
 	MlirDialectRegistry	 registry;
 	MlirContext		 ctx;
@@ -448,7 +454,13 @@ parse_walk(const char *name, const char *text, size_t len,
 		a = NULL;
 		goto out;
 	}
-	if (ann != NULL) {
+	if (edit != NULL && edit->fn(ctx, module, edit->arg, err) != 0) {
+		mlirModuleDestroy(module);
+		analysis_free(a);
+		a = NULL;
+		goto out;
+	}
+	if (printed != NULL) {
 		size_t plen = 0;
 		FILE *f = open_memstream(printed, &plen);
 		MlirOpPrintingFlags flags = mlirOpPrintingFlagsCreate();
@@ -500,7 +512,7 @@ int
 analysis_parse(const char *name, const char *text, size_t len,
     struct analysis **out, char **err)
 {
-	return parse_walk(name, text, len, NULL, NULL, out, err);
+	return parse_walk(name, text, len, NULL, NULL, NULL, out, err);
 }
 
 int
@@ -521,12 +533,30 @@ analysis_annotate(const char *path, const char *attr_name,
 	ann.nvalues = nvalues;
 	if (util_read_file(path, ANALYSIS_INPUT_MAX, &buf, &len, err) != 0)
 		return -1;
-	rc = parse_walk(path, buf, len, &ann, text, &a, err);
+	rc = parse_walk(path, buf, len, &ann, NULL, text, &a, err);
 	free(buf);
 	free(ann.bad);
 	analysis_free(a);
 	if (done != NULL)
 		*done = ann.done;
+	return rc;
+}
+
+int
+analysis_edit(const char *path, const struct analysis_edit *edit, char **text,
+    char **err)
+{
+	struct analysis	*a = NULL;
+	char		*buf;
+	size_t		 len;
+	int		 rc;
+
+	*text = NULL;
+	if (util_read_file(path, ANALYSIS_INPUT_MAX, &buf, &len, err) != 0)
+		return -1;
+	rc = parse_walk(path, buf, len, NULL, edit, text, &a, err);
+	free(buf);
+	analysis_free(a);
 	return rc;
 }
 

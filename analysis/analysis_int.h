@@ -35,4 +35,21 @@ char	*analysis_type_string(MlirType);
 int	 analysis_describe(MlirOperation op, const char *file,
 	    struct op_desc *d);
 
+/*
+ * A change to a whole module (outline.c): fn edits module in place, 0 or
+ * -1 with *err set.
+ */
+struct analysis_edit {
+	int	(*fn)(MlirContext, MlirModule, void *arg, char **err);
+	void	*arg;
+};
+
+/*
+ * Parse the MLIR file at path, apply edit to it and print it again, as
+ * analysis_annotate prints (its locations, generic form if the input was).
+ * Caller frees *text. -1 with *err on a parse error or a failed edit.
+ */
+int	 analysis_edit(const char *path, const struct analysis_edit *edit,
+	    char **text, char **err) __attribute__((warn_unused_result));
+
 #endif
