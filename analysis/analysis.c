@@ -298,7 +298,8 @@ nesting_ok(const char *text, size_t len, int *line)
 struct locs {
 	MlirContext	 ctx;
 	int		 written;	/* a loc(...) other than unknown was seen */
-	int		 clear;		/* set the parser's own ones to unknown */
+	int		 clear;		/* replace the parser's own ones: */
+	const char	*file;		/* by this file's line:col, or unknown */
 };
 
 /* 1 if loc is the parser's, not written in the input. */
@@ -324,16 +325,28 @@ loc_visit(struct locs *l, MlirLocation loc)
 	return 0;
 }
 
+/* What an implicit location is replaced by (struct locs). */
+static MlirLocation
+loc_replacement(struct locs *l, MlirLocation loc)
+{
+	if (l->file == NULL)
+		return mlirLocationUnknownGet(l->ctx);
+	return mlirLocationFileLineColGet(l->ctx,
+	    mlirStringRefCreateFromCString(l->file),
+	    mlirLocationFileLineColRangeGetStartLine(loc),
+	    mlirLocationFileLineColRangeGetStartColumn(loc));
+}
+
 static MlirWalkResult
 locs_walk(MlirOperation op, void *arg)
 {
 	struct locs *l = arg;
-	MlirLocation unknown = mlirLocationUnknownGet(l->ctx);
 	intptr_t r, a, n;
 	MlirBlock b;
 
 	if (loc_visit(l, mlirOperationGetLocation(op)))
-		mlirOperationSetLocation(op, unknown);
+		mlirOperationSetLocation(op, loc_replacement(l,
+		    mlirOperationGetLocation(op)));
 	for (r = 0; r < mlirOperationGetNumRegions(op); r++) {
 		for (b = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, r));
 		    !mlirBlockIsNull(b); b = mlirBlockGetNextInRegion(b)) {
@@ -342,7 +355,9 @@ locs_walk(MlirOperation op, void *arg)
 				MlirValue v = mlirBlockGetArgument(b, a);
 
 				if (loc_visit(l, mlirValueGetLocation(v)))
-					mlirBlockArgumentSetLocation(v, unknown);
+					mlirBlockArgumentSetLocation(v,
+					    loc_replacement(l,
+					    mlirValueGetLocation(v)));
 			}
 		}
 	}
@@ -454,6 +469,14 @@ parse_walk(const char *name, const char *text, size_t len,
 		a = NULL;
 		goto out;
 	}
+	/* An edited program keeps where each op came from: the input's lines. */
+	locs.ctx = ctx;
+	locs.written = 0;
+	locs.clear = 1;
+	locs.file = name;
+	if (edit != NULL)
+		mlirOperationWalk(mlirModuleGetOperation(module), locs_walk,
+		    &locs, MlirWalkPreOrder);
 	if (edit != NULL && edit->fn(ctx, module, edit->arg, err) != 0) {
 		mlirModuleDestroy(module);
 		analysis_free(a);
@@ -475,13 +498,18 @@ parse_walk(const char *name, const char *text, size_t len,
 		}
 		/*
 		 * As the input was: its loc(...) kept (those the parser made
-		 * up print as unknown), generic form if it was generic.
+		 * up print as unknown; an edited program prints them all),
+		 * generic form if it was generic.
 		 */
 		locs.ctx = ctx;
 		locs.written = locs.clear = 0;
-		mlirOperationWalk(mlirModuleGetOperation(module), locs_walk,
-		    &locs, MlirWalkPreOrder);
-		if (locs.written) {
+		locs.file = NULL;
+		if (edit == NULL)
+			mlirOperationWalk(mlirModuleGetOperation(module),
+			    locs_walk, &locs, MlirWalkPreOrder);
+		if (edit != NULL)
+			mlirOpPrintingFlagsEnableDebugInfo(flags, true, false);
+		else if (locs.written) {
 			locs.clear = 1;
 			mlirOperationWalk(mlirModuleGetOperation(module),
 			    locs_walk, &locs, MlirWalkPreOrder);

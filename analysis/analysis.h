@@ -98,8 +98,9 @@ int	 analysis_annotate(const char *path, const char *attr_name,
 
 /*
  * The program at path cut into dispatches, as `autosched build` compiles
- * it: every linalg op, and every tensor op that is a loop once bufferized
- * (extract_slice, insert_slice, pad, concat, generate), of every function
+ * it: every linalg op, every tensor op that is a loop once bufferized
+ * (extract_slice, insert_slice, pad, concat, generate) and every arith or
+ * math op on whole tensors (but constants), of every function
  * of the module's body (functions of nested modules stay whole) moved into
  * a private function of its own, called where the op was. The op's
  * operands from outside it become the dispatch's arguments, as in the
@@ -111,8 +112,9 @@ int	 analysis_annotate(const char *path, const char *attr_name,
  * noinline (passthrough). With library, the program's own functions are
  * made the exports of a library: each gets llvm.emit_c_interface, and a
  * definition loses any private visibility. *n = dispatches made. Printed
- * as analysis_annotate prints; caller frees *text. -1 with *err on a parse
- * error.
+ * with the location of every op (path:line:col where the input wrote none),
+ * generic form if the input was; caller frees *text. -1 with *err on a
+ * parse error.
  */
 int	 analysis_outline(const char *path, int library, char **text,
 	    size_t *n, char **err) __attribute__((warn_unused_result));

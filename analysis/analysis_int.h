@@ -45,9 +45,11 @@ struct analysis_edit {
 };
 
 /*
- * Parse the MLIR file at path, apply edit to it and print it again, as
- * analysis_annotate prints (its locations, generic form if the input was).
- * Caller frees *text. -1 with *err on a parse error or a failed edit.
+ * Parse the MLIR file at path, apply edit to it and print it again, generic
+ * form if the input was, with every location: those the input wrote, the
+ * others path:line:col of the op in it (so that a tool reading the printed
+ * program names the input's lines). Caller frees *text. -1 with *err on a
+ * parse error or a failed edit.
  */
 int	 analysis_edit(const char *path, const struct analysis_edit *edit,
 	    char **text, char **err) __attribute__((warn_unused_result));

@@ -1,9 +1,10 @@
 /*
  * A program cut into dispatches for `autosched build`: every op that
- * becomes loops (linalg, tensor copies) moved into a function of its own,
- * called where the op was, so that each op is scheduled, lowered and
- * compiled on its own, as the tuner measured it, and a model's thousands of
- * ops make thousands of small functions rather than one huge one.
+ * becomes loops (linalg, tensor copies, arith and math on whole tensors)
+ * moved into a function of its own, called where the op was, so that each
+ * op is scheduled, lowered and compiled on its own, as the tuner measured
+ * it, and a model's thousands of ops make thousands of small functions
+ * rather than one huge one.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,7 +153,33 @@ use_inner(MlirOperation o, void *arg)
 	return MlirWalkResultAdvance;
 }
 
-/* Walk callback: the outermost linalg ops of a function body. */
+/* 1 if n starts with prefix. */
+static int
+prefixed(MlirStringRef n, const char *prefix)
+{
+	size_t len = strlen(prefix);
+
+	return n.length >= len && memcmp(n.data, prefix, len) == 0;
+}
+
+/*
+ * 1 if o is an arith or math op on whole tensors (not a constant): a loop
+ * once convert-elementwise-to-linalg has made it a linalg.generic.
+ */
+static int
+elementwise_on_tensors(MlirOperation o)
+{
+	MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(o));
+
+	if (!prefixed(n, "arith.") && !prefixed(n, "math."))
+		return 0;
+	if (named(o, "arith.constant") || mlirOperationGetNumResults(o) != 1)
+		return 0;
+	return mlirTypeIsARankedTensor(mlirValueGetType(
+	    mlirOperationGetResult(o, 0)));
+}
+
+/* Walk callback: the outermost ops of a function body to move out. */
 static MlirWalkResult
 collect_targets(MlirOperation o, void *arg)
 {
@@ -166,7 +193,8 @@ collect_targets(MlirOperation o, void *arg)
 
 	for (i = 0; moves[i] != NULL && !named(o, moves[i]); i++)
 		;
-	if (moves[i] == NULL && (n.length < 7 || memcmp(n.data, "linalg.", 7) != 0))
+	if (moves[i] == NULL && !prefixed(n, "linalg.") &&
+	    !elementwise_on_tensors(o))
 		return MlirWalkResultAdvance;
 	if (t->n == t->cap) {
 		t->cap = t->cap ? t->cap * 2 : 64;
