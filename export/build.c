@@ -27,7 +27,7 @@
 #include "util/util.h"
 
 #define BUILD_TIMEOUT	600	/* seconds per tool */
-#define BUILD_JOBS_MAX	64	/* tools run at once, at most */
+#define BUILD_JOBS_MAX	32	/* tools run at once, at most (util/proc.c tracks 64) */
 /*
  * The dispatches are compiled in pieces of at least BUILD_PIECE_MIN
  * functions, BUILD_PIECES_PER_JOB pieces per tool run at once (so that a
