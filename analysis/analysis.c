@@ -655,9 +655,39 @@ annotated_print(struct parsed *p, const char *name, const char *text,
 	return rc;
 }
 
+/*
+ * The module changed by edit and printed with every location, those the
+ * parser made up naming the input's lines (an edited program's ops are not
+ * where they were), generic form if the input was.
+ */
+static int
+edited_print(struct parsed *p, const char *name, const char *text,
+    size_t len, const struct analysis_edit *edit, char **printed, char **err)
+{
+	MlirOpPrintingFlags	flags;
+	int			rc;
+
+	locs_rename(p->ctx, mlirModuleGetOperation(p->module), name);
+	if (edit->fn(p->ctx, p->module, edit->arg, err) != 0)
+		return -1;
+	flags = mlirOpPrintingFlagsCreate();
+	mlirOpPrintingFlagsEnableDebugInfo(flags, true, false);
+	if (generic_form(text, len))
+		mlirOpPrintingFlagsPrintGenericOpForm(flags);
+	rc = module_print(p->module, flags, printed, err);
+	mlirOpPrintingFlagsDestroy(flags);
+	return rc;
+}
+
+/*
+ * Parse text (named name), list its ops into *out, and with printed not
+ * NULL print the module again into *printed (caller frees): annotated as
+ * ann asks, or changed by edit first (one of the two).
+ */
 static int
 parse_walk(const char *name, const char *text, size_t len,
-    struct annotate *ann, char **printed, struct analysis **out, char **err)
+    struct annotate *ann, const struct analysis_edit *edit, char **printed,
+    struct analysis **out, char **err)
 {
 	struct parsed	 p;
 	struct walk	 w;
@@ -685,6 +715,9 @@ parse_walk(const char *name, const char *text, size_t len,
 	if (ann != NULL &&
 	    annotated_print(&p, name, text, len, printed, err) != 0)
 		goto out;
+	if (edit != NULL &&
+	    edited_print(&p, name, text, len, edit, printed, err) != 0)
+		goto out;
 	*out = a;
 	a = NULL;
 	rc = 0;
@@ -698,7 +731,7 @@ int
 analysis_parse(const char *name, const char *text, size_t len,
     struct analysis **out, char **err)
 {
-	return parse_walk(name, text, len, NULL, NULL, out, err);
+	return parse_walk(name, text, len, NULL, NULL, NULL, out, err);
 }
 
 int
@@ -719,12 +752,30 @@ analysis_annotate(const char *path, const char *attr_name,
 	ann.nvalues = nvalues;
 	if (util_read_file(path, ANALYSIS_INPUT_MAX, &buf, &len, err) != 0)
 		return -1;
-	rc = parse_walk(path, buf, len, &ann, text, &a, err);
+	rc = parse_walk(path, buf, len, &ann, NULL, text, &a, err);
 	free(buf);
 	free(ann.bad);
 	analysis_free(a);
 	if (done != NULL)
 		*done = ann.done;
+	return rc;
+}
+
+int
+analysis_edit(const char *path, const struct analysis_edit *edit, char **text,
+    char **err)
+{
+	struct analysis	*a = NULL;
+	char		*buf;
+	size_t		 len;
+	int		 rc;
+
+	*text = NULL;
+	if (util_read_file(path, ANALYSIS_INPUT_MAX, &buf, &len, err) != 0)
+		return -1;
+	rc = parse_walk(path, buf, len, NULL, edit, text, &a, err);
+	free(buf);
+	analysis_free(a);
 	return rc;
 }
 

@@ -148,6 +148,29 @@ int	 analysis_annotate(const char *path, const char *attr_name,
 	    size_t *done, char **err) __attribute__((warn_unused_result));
 
 /*
+ * The program at path cut into dispatches, as `autosched build` compiles
+ * it: every linalg op, every tensor op that is a loop once bufferized
+ * (extract_slice, insert_slice, pad, concat, generate) and every arith or
+ * math op on whole tensors (but constants), of every function
+ * of the module's body (functions of nested modules stay whole) moved into
+ * a private function of its own, called where the op was. The op's
+ * operands from outside it become the dispatch's arguments, as in the
+ * dispatch the tuner measured, except scalar and splat constants and
+ * static tensor.empty, which are copied in; its results are returned.
+ * A dispatch is named
+ * __autosched_FUNCTION_N_KIND (N counts the function's ops from 0, KIND is
+ * the op's name after its dialect; renamed if the name is taken) and marked
+ * noinline (passthrough). With library, the program's own functions are
+ * made the exports of a library: each gets llvm.emit_c_interface, and a
+ * definition loses any private visibility. *n = dispatches made. Printed
+ * with the location of every op (path:line:col where the input wrote none),
+ * generic form if the input was; caller frees *text. -1 with *err on a
+ * parse error.
+ */
+int	 analysis_outline(const char *path, int library, char **text,
+	    size_t *n, char **err) __attribute__((warn_unused_result));
+
+/*
  * The func.func definitions (with a body) of the module, in order: the
  * symbol name of the i-th and, in *loc when loc is not NULL, where it is
  * ("file:line:col"). Borrowed until analysis_free; NULL past the end.

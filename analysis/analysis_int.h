@@ -50,4 +50,23 @@ int	 analysis_lower_module(MlirContext ctx, MlirModule module,
 	    const char *file, const struct analysis_lowering **how,
 	    size_t *remaining, char **err);
 
+/*
+ * A change to a whole module (outline.c): fn edits module in place, 0 or
+ * -1 with *err set.
+ */
+struct analysis_edit {
+	int	(*fn)(MlirContext, MlirModule, void *arg, char **err);
+	void	*arg;
+};
+
+/*
+ * Parse the MLIR file at path, apply edit to it and print it again, generic
+ * form if the input was, with every location: those the input wrote, the
+ * others path:line:col of the op in it (so that a tool reading the printed
+ * program names the input's lines). Caller frees *text. -1 with *err on a
+ * parse error or a failed edit.
+ */
+int	 analysis_edit(const char *path, const struct analysis_edit *edit,
+	    char **text, char **err) __attribute__((warn_unused_result));
+
 #endif

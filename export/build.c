@@ -3,15 +3,20 @@
  * with the store's best schedule for each tuned op (the backend's default
  * schedule for the others), everything else lowered by a default pipeline,
  * every function exported with MLIR's C interface (_mlir_ciface_NAME).
- * A program the analysis lowers first (TOSA) is built from that lowering.
+ * The program is cut into dispatches (one function per op), lowered once,
+ * split into pieces that clang compiles at the same time, and linked. A
+ * program the analysis lowers first (TOSA) is built from that lowering.
  */
 #include <sys/stat.h>
 
 #include <ctype.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,17 +28,31 @@
 #include "util/util.h"
 
 #define BUILD_TIMEOUT	600	/* seconds per tool */
+#define BUILD_JOBS_MAX	32	/* tools run at once, at most (util/proc.c tracks 64) */
+/*
+ * The dispatches are compiled in pieces of at least BUILD_PIECE_MIN
+ * functions, BUILD_PIECES_PER_JOB pieces per tool run at once (so that a
+ * slow piece does not leave the other CPUs idle at the end).
+ */
+#define BUILD_PIECE_MIN		32
+#define BUILD_PIECES_PER_JOB	4
 
 /* The signal that stops a build (SIGINT, SIGTERM, SIGHUP), or 0. */
 static volatile sig_atomic_t build_signal;
+/*
+ * Set by that signal or by a tool that failed while others ran: no tool
+ * starts any more, and those running are killed.
+ */
+static volatile sig_atomic_t build_stop;
 static const int build_signals[] = { SIGINT, SIGTERM, SIGHUP };
 #define BUILD_NSIGNALS	(sizeof build_signals / sizeof build_signals[0])
 
-/* The tool running dies now; export_build stops at its next step. */
+/* The tools running die now; export_build stops at its next step. */
 static void
 build_on_signal(int sig)
 {
 	build_signal = sig;
+	build_stop = 1;
 	proc_kill_current();
 }
 
@@ -41,27 +60,38 @@ build_on_signal(int sig)
  * The default pipeline: the transform library (schedules, bufferization),
  * then everything left (fills, elementwise linalg, copies) to loops, and
  * the whole module to the LLVM dialect. Results a function returns are
- * malloc'd buffers the caller owns. enable-x86vector: the bf16 dot kernel's
- * x86vector.avx512.dot, as in the measured kernels' pipeline.
+ * malloc'd buffers the caller owns. Function passes run on the dispatches
+ * in parallel. As in the measured kernels' pipeline: a dispatch's result
+ * that is its acc argument is dropped (drop-equivalent-buffer-results: no
+ * copy of it is returned), and enable-x86vector lowers the bf16 dot
+ * kernel's x86vector.avx512.dot. Arith and math ops on whole tensors
+ * become linalg.generic first; canonicalize before the schedules folds
+ * what the dispatches' splat constants make constant (a gather from one);
+ * symbol-dce then drops the constants no code reads. Math ops LLVM has no
+ * intrinsic for (erf, cbrt, ...) become calls to libm. With the plugin
+ * loaded, its quantized-matmul split runs first (%s; a program without
+ * such an op is left as it is): a quantized op is then the int8 matmul its
+ * schedule was measured on.
  */
 static const char build_pipeline[] =
     "builtin.module(%s"
     "transform-preload-library{transform-library-paths=%s},"
+    "func.func(convert-elementwise-to-linalg,canonicalize),"
     "transform-interpreter,"
-    "canonicalize,cse,"
+    "drop-equivalent-buffer-results,"
+    "func.func(canonicalize,cse),"
+    "symbol-dce,"
     "buffer-deallocation-pipeline,"
     "convert-bufferization-to-memref,"
-    "convert-linalg-to-loops,"
-    "scf-forall-to-parallel,"
+    "func.func(convert-linalg-to-loops,scf-forall-to-parallel),"
     "convert-scf-to-openmp,"
-    "convert-vector-to-scf{full-unroll=true},"
-    "lower-affine,"
-    "expand-strided-metadata,"
-    "lower-affine,"
+    "func.func(convert-vector-to-scf{full-unroll=true},"
+    "lower-affine,expand-strided-metadata,lower-affine),"
     "convert-vector-to-llvm{enable-x86vector=1},"
     "finalize-memref-to-llvm,"
-    "convert-scf-to-cf,"
+    "func.func(convert-scf-to-cf),"
     "convert-math-to-llvm,"
+    "convert-math-to-libm,"
     "convert-arith-to-llvm,"
     "convert-index-to-llvm,"
     "convert-func-to-llvm,"
@@ -80,21 +110,162 @@ tool(const char *what, char *const argv[], char **err)
 
 	memset(&o, 0, sizeof o);
 	o.timeout = BUILD_TIMEOUT;
-	o.stop = &build_signal;
+	o.stop = &build_stop;
 	if (proc_run(argv, &o, &pr, err) != 0) {
 		proc_result_free(&pr);
 		return -1;
 	}
-	if (pr.exited && pr.status == 0 && !build_signal)
+	if (pr.exited && pr.status == 0 && !build_stop)
 		rc = 0;
 	else if (build_signal)
 		util_seterr(err, "%s: killed: the build was interrupted", what);
+	else if (build_stop)
+		util_seterr(err, "%s: killed: another step failed", what);
 	else if (pr.timed_out)
 		util_seterr(err, "%s: killed after %d s", what, BUILD_TIMEOUT);
 	else
 		util_seterr(err, "%s failed: %.2000s", what, pr.err);
 	proc_result_free(&pr);
 	return rc;
+}
+
+/* A tool's command line, built word by word; the words are owned. */
+struct build_cmd {
+	const char	*what;		/* the tool, for messages */
+	char		**argv;		/* NULL-ended */
+	size_t		 n, cap;
+};
+
+static void
+cmd_add(struct build_cmd *c, const char *word)
+{
+	if (c->n + 2 > c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 32;
+		c->argv = xrealloc(c->argv, c->cap * sizeof *c->argv);
+	}
+	c->argv[c->n++] = xstrdup(word);
+	c->argv[c->n] = NULL;
+}
+
+static void PRINTFLIKE(2, 3)
+cmd_addf(struct build_cmd *c, const char *fmt, ...)
+{
+	va_list ap;
+	char *w;
+
+	va_start(ap, fmt);
+	if (vasprintf(&w, fmt, ap) < 0) {
+		fprintf(stderr, "autosched: out of memory\n");
+		abort();
+	}
+	va_end(ap);
+	cmd_add(c, w);
+	free(w);
+}
+
+/* The words of s, separated by blanks (the backend's flags). */
+static void
+cmd_words(struct build_cmd *c, const char *s)
+{
+	char *copy = xstrdup(s), *w, *save;
+
+	for (w = strtok_r(copy, " ", &save); w != NULL;
+	    w = strtok_r(NULL, " ", &save))
+		cmd_add(c, w);
+	free(copy);
+}
+
+static void
+cmd_free(struct build_cmd *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		free(c->argv[i]);
+	free(c->argv);
+	memset(c, 0, sizeof *c);
+}
+
+/* Commands run at once (build_run): the next to start, the first failure. */
+struct build_pool {
+	struct build_cmd	*cmds;
+	size_t			 n;
+	size_t			 next;
+	pthread_mutex_t		 lock;
+	char			*err;
+};
+
+/* Run the pool's commands one after the other until none is left. */
+static void *
+build_worker(void *arg)
+{
+	struct build_pool *p = arg;
+	char *e;
+	size_t i;
+
+	for (;;) {
+		pthread_mutex_lock(&p->lock);
+		i = p->next < p->n && !build_stop ? p->next++ : p->n;
+		pthread_mutex_unlock(&p->lock);
+		if (i == p->n)
+			return NULL;
+		e = NULL;
+		if (tool(p->cmds[i].what, p->cmds[i].argv, &e) != 0) {
+			pthread_mutex_lock(&p->lock);
+			if (p->err == NULL) {
+				p->err = e;
+				e = NULL;
+			}
+			pthread_mutex_unlock(&p->lock);
+			/* What the others make is of no use now. */
+			__atomic_store_n(&build_stop, 1, __ATOMIC_SEQ_CST);
+			proc_kill_current();
+		}
+		free(e);
+	}
+}
+
+/*
+ * Run the n commands, up to jobs at a time (this thread and jobs - 1
+ * others, each running one tool after another). 0, or -1 with *err from
+ * the first that failed (the others are killed) or saying the build was
+ * interrupted.
+ */
+static int
+build_run(struct build_cmd *cmds, size_t n, int jobs, char **err)
+{
+	pthread_t th[BUILD_JOBS_MAX];
+	struct build_pool p;
+	int i, started = 0;
+
+	memset(&p, 0, sizeof p);
+	p.cmds = cmds;
+	p.n = n;
+	pthread_mutex_init(&p.lock, NULL);
+	if ((size_t)jobs > n)
+		jobs = (int)n;
+	if (jobs > BUILD_JOBS_MAX)
+		jobs = BUILD_JOBS_MAX;
+	/* A thread that cannot be made leaves its share to the others. */
+	for (i = 1; i < jobs; i++) {
+		if (pthread_create(&th[started], NULL, build_worker, &p) != 0)
+			break;
+		started++;
+	}
+	build_worker(&p);
+	for (i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&p.lock);
+	if (p.err != NULL) {
+		util_seterr(err, "%s", p.err);
+		free(p.err);
+		return -1;
+	}
+	if (build_stop) {
+		util_seterr(err, "interrupted");
+		return -1;
+	}
+	return 0;
 }
 
 /*
@@ -196,21 +367,24 @@ name_unusable(const char *name)
 	return NULL;
 }
 
-/* Remove the scratch folder of a build. */
+/* Remove the scratch folder of a build and every file in it (all ours). */
 static void
 scratch_remove(const char *dir)
 {
-	static const char *const files[] = { "lib.mlir", "program.mlir",
-	    "program.ll.mlir",
-	    "program.ll", "program.so", "marker.c", NULL };
-	size_t i;
+	DIR *d = opendir(dir);
+	struct dirent *de;
 
-	for (i = 0; files[i] != NULL; i++) {
-		char *p = util_path_join(dir, files[i]);
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		char *p;
 
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		p = util_path_join(dir, de->d_name);
 		unlink(p);
 		free(p);
 	}
+	if (d != NULL)
+		closedir(d);
 	rmdir(dir);
 }
 
@@ -285,35 +459,103 @@ build_set(const struct export_set *s, const struct analysis *an,
 	return b;
 }
 
+/* The scratch files of a build, in its folder (owned). */
+struct build_files {
+	char	*outlined;	/* the program cut into dispatches */
+	char	*lib;		/* the transform library */
+	char	*llm;		/* the module in the LLVM dialect */
+	char	*ll;		/* LLVM IR */
+	char	*glue;		/* the program's own functions (bitcode) */
+	char	*rest;		/* everything else: dispatches, helpers */
+	char	*marker;	/* marker.c */
+	char	*exports;	/* the linker's version script */
+	char	*so;
+};
+
+static void
+files_free(struct build_files *f)
+{
+	free(f->outlined);
+	free(f->lib);
+	free(f->llm);
+	free(f->ll);
+	free(f->glue);
+	free(f->rest);
+	free(f->marker);
+	free(f->exports);
+	free(f->so);
+}
+
+/*
+ * The linker's version script: the library exports the program's
+ * functions (NAME and _mlir_ciface_NAME) and its marker, nothing else.
+ * Caller frees.
+ */
+static char *
+exports_text(const struct analysis *an)
+{
+	char *buf = NULL;
+	size_t len = 0, i;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (f == NULL) {
+		fprintf(stderr, "autosched: out of memory\n");
+		abort();
+	}
+	fprintf(f, "/* autosched build: what the library exports. */\n{\n"
+	    "  global:\n    autosched_built_library;\n");
+	for (i = 0; i < analysis_function_count(an); i++) {
+		const char *fn = analysis_function(an, i, NULL);
+
+		fprintf(f, "    %s;\n    _mlir_ciface_%s;\n", fn, fn);
+	}
+	fprintf(f, "  local: *;\n};\n");
+	fclose(f);
+	return buf;
+}
+
 int
 export_build(const struct export_set *s, const char *program, int untuned,
-    const char *out_so, const char *db, size_t *ntuned, char **err)
+    const char *out_so, const char *db, struct export_build_info *info,
+    char **err)
 {
 	const struct backend_ops *be = backend_find("mlir-cpu");
 	struct analysis *an = NULL;
 	struct export_set *b = NULL;
-	const struct analysis_lowering *how = NULL;
-	const char *input = program;
-	char *dir = NULL, *lib = NULL, *llm = NULL, *ll = NULL, *so = NULL;
-	char *lowered = NULL, *low = NULL;
-	char *text = NULL, *pipe = NULL, *opt = NULL, *tr = NULL, *cc = NULL;
-	char *plugin = NULL, *plugin_arg = NULL;
-	char *rpath = NULL, *tmpl = NULL, *cflags = NULL;
-	char *marker = build_marker(), *mc = NULL, *mtext = NULL, *buf = NULL;
+	const struct analysis_lowering *how;
+	struct build_files fl;
+	struct build_cmd opt, tr, ext[2], split, link, *cc = NULL;
+	char *dir = NULL, *tmpl = NULL, *otext = NULL, *text = NULL;
+	char *plugin = NULL, *cflags = NULL, *map = NULL, *buf = NULL;
+	char *marker = build_marker(), *mtext = NULL, *pipe = NULL;
+	char *optp = NULL, *trp = NULL, *ccp = NULL, *extp = NULL, *splitp = NULL;
 	struct util_out_guard g;
-	size_t len;
+	size_t len, nfuncs, npieces = 1, ncc = 0;
 	const char *bin = getenv("AUTOSCHED_LLVM_BIN");
 	const char *tmpdir = getenv("TMPDIR");
 	struct sigaction sa, old[BUILD_NSIGNALS];
-	int rc = -1, omp = 0;
-	size_t i;
+	int rc = -1, omp = 0, jobs = util_ncpus();
+	double t;
+	size_t i, j;
 
-	*ntuned = 0;
+	memset(info, 0, sizeof *info);
+	memset(&fl, 0, sizeof fl);
+	memset(&opt, 0, sizeof opt);
+	memset(&tr, 0, sizeof tr);
+	memset(ext, 0, sizeof ext);
+	memset(&split, 0, sizeof split);
+	memset(&link, 0, sizeof link);
+	if (jobs < 1)
+		jobs = 1;
+	if (jobs > BUILD_JOBS_MAX)
+		jobs = BUILD_JOBS_MAX;
+	info->jobs = jobs;
 	/*
-	 * A signal kills the tool running and stops the build at its next
+	 * A signal kills the tools running and stops the build at its next
 	 * step; the scratch folder is removed on the way out.
 	 */
 	build_signal = 0;
+	build_stop = 0;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = build_on_signal;
 	sigemptyset(&sa.sa_mask);
@@ -325,22 +567,15 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	}
 	build_guard(&g, db, program, marker);
 	if (util_out_check(out_so, &g, err) != 0 ||
-	    analysis_lower(program, &lowered, &how, err) != 0)
+	    analysis_load(program, &an, err) != 0)
 		goto out;
-	/*
-	 * The program as the analysis saw it: lowered, its ops' locations
-	 * still in the program (so are mlir-opt's messages about them).
-	 */
-	if (lowered != NULL) {
+	/* The outliner lowers it as the analysis did; locations stay the user's. */
+	if ((how = analysis_lowered(an, NULL)) != NULL)
 		fprintf(stderr, "autosched: %s: lowered %s to linalg before the "
 		    "build, as mlir-opt --pass-pipeline='%s' does\n", program,
 		    how->from, how->pipeline);
-		if (analysis_parse(program, lowered, strlen(lowered), &an,
-		    err) != 0)
-			goto out;
-	} else if (analysis_load(program, &an, err) != 0)
-		goto out;
-	for (i = 0; i < analysis_function_count(an); i++) {
+	nfuncs = analysis_function_count(an);
+	for (i = 0; i < nfuncs; i++) {
 		const char *loc, *fn = analysis_function(an, i, &loc);
 		const char *why = name_unusable(fn);
 
@@ -352,12 +587,12 @@ export_build(const struct export_set *s, const char *program, int untuned,
 			goto out;
 		}
 	}
-	b = build_set(s, an, be, untuned, ntuned);
+	b = build_set(s, an, be, untuned, &info->ntuned);
 	for (i = 0; i < b->n; i++) {
 		if (b->e[i].best.config.v[KNOB_THREADS] > 1)
 			omp = 1;
 	}
-	if (!untuned && *ntuned == 0) {
+	if (!untuned && info->ntuned == 0) {
 		util_seterr(err, "%s: the store has no best config for any op "
 		    "of it (build --untuned for default schedules)", program);
 		rc = 1;
@@ -374,83 +609,190 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	}
 	dir = tmpl;
 	tmpl = NULL;
-	lib = util_path_join(dir, "lib.mlir");
-	llm = util_path_join(dir, "program.ll.mlir");
-	ll = util_path_join(dir, "program.ll");
-	so = util_path_join(dir, "program.so");
-	mc = util_path_join(dir, "marker.c");
-	if (lowered != NULL) {
-		low = util_path_join(dir, "program.mlir");
-		if (util_write_file(low, lowered, strlen(lowered), err) != 0)
-			goto out;
-		input = low;
-	}
-	text = export_transform_text(b, be, 1, &plugin);
+	fl.outlined = util_path_join(dir, "program.mlir");
+	fl.lib = util_path_join(dir, "lib.mlir");
+	fl.llm = util_path_join(dir, "program.ll.mlir");
+	fl.ll = util_path_join(dir, "program.ll");
+	fl.glue = util_path_join(dir, "glue.bc");
+	fl.rest = util_path_join(dir, "rest.bc");
+	fl.marker = util_path_join(dir, "marker.c");
+	fl.exports = util_path_join(dir, "exports.map");
+	fl.so = util_path_join(dir, "program.so");
+
+	/* 1. The program cut into dispatches, the library, the exports. */
+	t = util_now();
+	if (analysis_outline(program, 1, &otext, &info->ndispatches,
+	    err) != 0)
+		goto out;
+	text = export_transform_text(b, be, &plugin);
 	mtext = xasprintf("/* Marks the library as autosched's (util_out). */\n"
 	    "__attribute__((used, visibility(\"default\")))\n"
 	    "const char autosched_built_library[] = \"%s\";\n", marker);
-	if (util_write_file(lib, text, strlen(text), err) != 0 ||
-	    util_write_file(mc, mtext, strlen(mtext), err) != 0)
+	map = exports_text(an);
+	if (util_write_file(fl.outlined, otext, strlen(otext), err) != 0 ||
+	    util_write_file(fl.lib, text, strlen(text), err) != 0 ||
+	    util_write_file(fl.marker, mtext, strlen(mtext), err) != 0 ||
+	    util_write_file(fl.exports, map, strlen(map), err) != 0)
 		goto out;
-	if (plugin != NULL)
-		plugin_arg = xasprintf("--load-pass-plugin=%s", plugin);
-	pipe = xasprintf("--pass-pipeline=%s", build_pipeline);
-	{
-		/*
-		 * With the plugin, its quantized-matmul split runs first (a
-		 * program without such an op is left as it is): a quantized
-		 * op is then the int8 matmul its schedule was measured on.
-		 */
-		char *p = xasprintf(pipe, plugin != NULL ?
-		    "autosched-quantized-matmul,cse," : "", lib);
+	info->outline_s = util_now() - t;
 
-		free(pipe);
-		pipe = p;
-	}
 	if (bin == NULL || *bin == '\0')
 		bin = AUTOSCHED_LLVM_BIN;
-	opt = util_path_join(bin, "mlir-opt");
-	tr = util_path_join(bin, "mlir-translate");
-	cc = util_path_join(bin, "clang-" AUTOSCHED_LLVM_VERSION);
-	rpath = xasprintf("-Wl,-rpath,%s", AUTOSCHED_LLVM_LIB);
+	optp = util_path_join(bin, "mlir-opt");
+	trp = util_path_join(bin, "mlir-translate");
+	extp = util_path_join(bin, "llvm-extract");
+	splitp = util_path_join(bin, "llvm-split");
+	ccp = util_path_join(bin, "clang-" AUTOSCHED_LLVM_VERSION);
 	/* The kernels' own flags, so the program runs what was measured. */
 	cflags = be->export_cflags != NULL ? be->export_cflags() :
 	    xstrdup("-O3");
-	{
-		/* The plugin when a schedule runs one of its passes. */
-		char *const a1p[] = { opt, plugin_arg, (char *)input, pipe,
-		    "-o", llm, NULL };
-		char *const a1n[] = { opt, (char *)input, pipe, "-o", llm,
-		    NULL };
-		char *const *a1 = plugin_arg != NULL ? a1p : a1n;
-		char *const a2[] = { tr, "--mlir-to-llvmir", llm, "-o", ll, NULL };
-		char *a3[32] = { cc, "-O3", "-march=native" };
-		size_t n3 = 3;
-		char *w, *save;
 
-		/* The backend's flags are words separated by blanks. */
-		for (w = strtok_r(cflags, " ", &save); w != NULL && n3 < 20;
-		    w = strtok_r(NULL, " ", &save))
-			a3[n3++] = w;
-		a3[n3++] = "-shared";
-		a3[n3++] = "-fPIC";
-		a3[n3++] = omp ? "-fopenmp" : "-fno-openmp";
-		a3[n3++] = rpath;
-		a3[n3++] = "-Wno-override-module";
-		a3[n3++] = ll;
-		a3[n3++] = mc;
-		a3[n3++] = "-o";
-		a3[n3++] = so;
-		a3[n3] = NULL;
-		if (tool("mlir-opt", a1, err) != 0 ||
-		    tool("mlir-translate", a2, err) != 0 ||
-		    tool("clang", a3, err) != 0)
+	/* 2. Scheduled and lowered to LLVM IR, the whole module at once. */
+	t = util_now();
+	opt.what = "mlir-opt";
+	cmd_add(&opt, optp);
+	/* The plugin when a schedule runs one of its passes. */
+	if (plugin != NULL)
+		cmd_addf(&opt, "--load-pass-plugin=%s", plugin);
+	pipe = xasprintf(build_pipeline, plugin != NULL ?
+	    "autosched-quantized-matmul,cse," : "", fl.lib);
+	cmd_add(&opt, fl.outlined);
+	cmd_addf(&opt, "--pass-pipeline=%s", pipe);
+	cmd_add(&opt, "-o");
+	cmd_add(&opt, fl.llm);
+	if (tool(opt.what, opt.argv, err) != 0)
+		goto out;
+	info->opt_s = util_now() - t;
+	t = util_now();
+	tr.what = "mlir-translate";
+	cmd_add(&tr, trp);
+	cmd_add(&tr, "--mlir-to-llvmir");
+	cmd_add(&tr, fl.llm);
+	cmd_add(&tr, "-o");
+	cmd_add(&tr, fl.ll);
+	if (tool(tr.what, tr.argv, err) != 0)
+		goto out;
+	info->translate_s = util_now() - t;
+
+	/*
+	 * 3. The program's own functions (after outlining, the calls between
+	 * dispatches) apart from the rest, and the rest in pieces.
+	 */
+	t = util_now();
+	if (nfuncs > 0) {
+		for (j = 0; j < 2; j++) {
+			ext[j].what = "llvm-extract";
+			cmd_add(&ext[j], extp);
+			if (j == 1)
+				cmd_add(&ext[j], "--delete");
+			for (i = 0; i < nfuncs; i++) {
+				const char *fn = analysis_function(an, i, NULL);
+
+				cmd_addf(&ext[j], "--func=%s", fn);
+				cmd_addf(&ext[j], "--func=_mlir_ciface_%s", fn);
+			}
+			cmd_add(&ext[j], fl.ll);
+			cmd_add(&ext[j], "-o");
+			cmd_add(&ext[j], j == 0 ? fl.glue : fl.rest);
+		}
+		if (build_run(ext, 2, jobs, err) != 0)
+			goto out;
+	} else {
+		free(fl.rest);
+		fl.rest = xstrdup(fl.ll);
+	}
+	npieces = info->ndispatches / BUILD_PIECE_MIN;
+	if (npieces > (size_t)jobs * BUILD_PIECES_PER_JOB)
+		npieces = (size_t)jobs * BUILD_PIECES_PER_JOB;
+	if (npieces < 1)
+		npieces = 1;
+	if (npieces > 1) {
+		char *prefix = util_path_join(dir, "piece.");
+
+		split.what = "llvm-split";
+		cmd_add(&split, splitp);
+		cmd_addf(&split, "-j%zu", npieces);
+		cmd_add(&split, "--round-robin");
+		cmd_add(&split, fl.rest);
+		cmd_add(&split, "-o");
+		cmd_add(&split, prefix);
+		free(prefix);
+		if (tool(split.what, split.argv, err) != 0)
 			goto out;
 	}
+	info->split_s = util_now() - t;
+
+	/*
+	 * 4. The pieces compiled at the same time, up to one per CPU: the
+	 * dispatches as the measured kernels were (-O3, the backend's
+	 * flags), the program's functions at -O0 (what is left in them is
+	 * calls, buffer views and frees; -O1's register allocation alone
+	 * takes 15 s on MobileBERT's 3,000 calls, for code of the same size).
+	 */
+	t = util_now();
+	cc = xcalloc(npieces + 1, sizeof *cc);
+	for (i = 0; i < npieces + (nfuncs > 0); i++) {
+		struct build_cmd *c = &cc[ncc++];
+		int is_glue = i == npieces;
+		char *in = is_glue ? xstrdup(fl.glue) : npieces == 1 ?
+		    xstrdup(fl.rest) : xasprintf("%s/piece.%zu", dir, i);
+
+		c->what = "clang";
+		cmd_add(c, ccp);
+		cmd_add(c, is_glue ? "-O0" : "-O3");
+		cmd_add(c, "-march=native");
+		cmd_words(c, cflags);
+		cmd_add(c, "-fPIC");
+		cmd_add(c, omp ? "-fopenmp" : "-fno-openmp");
+		cmd_add(c, "-Wno-override-module");
+		cmd_add(c, "-Wno-unused-command-line-argument");
+		cmd_add(c, "-c");
+		cmd_add(c, "-x");
+		cmd_add(c, "ir");
+		cmd_add(c, in);
+		cmd_add(c, "-o");
+		cmd_addf(c, "%s/piece.%zu.o", dir, i);
+		free(in);
+	}
+	info->npieces = ncc;
+	if (build_run(cc, ncc, jobs, err) != 0)
+		goto out;
+	info->compile_s = util_now() - t;
+
+	/*
+	 * 5. Linked with what the lowered code calls: libm (math ops),
+	 * MLIR's C runner utilities (memrefCopy, for copies of strided
+	 * memrefs), each only if used; OpenMP (-fopenmp) for threads > 1;
+	 * compiler-rt's builtins through the backend's flags.
+	 */
+	t = util_now();
+	link.what = "clang (link)";
+	cmd_add(&link, ccp);
+	cmd_add(&link, "-march=native");
+	cmd_words(&link, cflags);
+	cmd_add(&link, "-shared");
+	cmd_add(&link, "-fPIC");
+	cmd_add(&link, omp ? "-fopenmp" : "-fno-openmp");
+	cmd_addf(&link, "-Wl,-rpath,%s", AUTOSCHED_LLVM_LIB);
+	cmd_addf(&link, "-Wl,--version-script=%s", fl.exports);
+	for (i = 0; i < ncc; i++)
+		cmd_addf(&link, "%s/piece.%zu.o", dir, i);
+	cmd_add(&link, fl.marker);
+	cmd_addf(&link, "-L%s", AUTOSCHED_LLVM_LIB);
+	cmd_add(&link, "-Wl,--as-needed");
+	cmd_add(&link, "-lmlir_c_runner_utils");
+	cmd_add(&link, "-lm");
+	cmd_add(&link, "-Wl,--no-as-needed");
+	cmd_add(&link, "-o");
+	cmd_add(&link, fl.so);
+	if (tool(link.what, link.argv, err) != 0)
+		goto out;
+	info->link_s = util_now() - t;
+
 	if (build_signal)
 		goto out;
 	/* Copied beside out_so through util_out: never over what it refuses. */
-	if (util_read_file(so, 1u << 30, &buf, &len, err) != 0 ||
+	if (util_read_file(fl.so, 1u << 30, &buf, &len, err) != 0 ||
 	    util_out_write(out_so, buf, len, &g, err) != 0)
 		goto out;
 	rc = 0;
@@ -464,28 +806,33 @@ out:
 		    program, (int)build_signal);
 		rc = 128 + build_signal;
 	}
+	for (i = 0; i < ncc; i++)
+		cmd_free(&cc[i]);
+	free(cc);
+	cmd_free(&opt);
+	cmd_free(&tr);
+	cmd_free(&ext[0]);
+	cmd_free(&ext[1]);
+	cmd_free(&split);
+	cmd_free(&link);
+	files_free(&fl);
 	export_free(b);
 	analysis_free(an);
 	free(dir);
 	free(tmpl);
-	free(lib);
-	free(lowered);
-	free(low);
-	free(llm);
-	free(ll);
-	free(so);
+	free(otext);
 	free(text);
 	free(plugin);
-	free(plugin_arg);
-	free(pipe);
-	free(opt);
-	free(tr);
-	free(cc);
-	free(rpath);
 	free(cflags);
-	free(marker);
-	free(mc);
-	free(mtext);
+	free(map);
 	free(buf);
+	free(marker);
+	free(mtext);
+	free(pipe);
+	free(optp);
+	free(trp);
+	free(ccp);
+	free(extp);
+	free(splitp);
 	return rc;
 }

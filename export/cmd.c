@@ -305,7 +305,7 @@ export_cmd_build(int argc, char **argv)
 	struct export_set *s = NULL;
 	char *err = NULL, *out = NULL, *base, *dot;
 	const char *prog;
-	size_t ntuned = 0;
+	struct export_build_info info;
 	int rc = 2, r;
 
 	switch (parse_opts(argc, argv, &o, build_usage)) {
@@ -340,14 +340,20 @@ export_cmd_build(int argc, char **argv)
 		fprintf(stderr, "autosched: %s\n", err);
 		goto out;
 	}
-	r = export_build(s, prog, o.untuned, out, o.db, &ntuned, &err);
+	r = export_build(s, prog, o.untuned, out, o.db, &info, &err);
 	if (r != 0) {
 		fprintf(stderr, "autosched: %s\n", err);
 		rc = r == 1 || r > 128 ? r : 2;
 		goto out;
 	}
-	fprintf(stderr, "autosched: %s: %zu tuned op%s\n", out, ntuned,
-	    ntuned == 1 ? "" : "s");
+	fprintf(stderr, "autosched: %s: %zu dispatch%s in %zu piece%s, %d at "
+	    "a time; seconds: outline %.1f, mlir-opt %.1f, mlir-translate %.1f, "
+	    "split %.1f, clang %.1f, link %.1f\n", out, info.ndispatches,
+	    info.ndispatches == 1 ? "" : "es", info.npieces,
+	    info.npieces == 1 ? "" : "s", info.jobs, info.outline_s, info.opt_s,
+	    info.translate_s, info.split_s, info.compile_s, info.link_s);
+	fprintf(stderr, "autosched: %s: %zu tuned op%s\n", out, info.ntuned,
+	    info.ntuned == 1 ? "" : "s");
 	rc = 0;
 out:
 	export_free(s);

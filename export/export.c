@@ -415,12 +415,12 @@ emit_entry_comment(FILE *f, const struct export_entry *e)
 char *
 export_transform(const struct export_set *s)
 {
-	return export_transform_text(s, NULL, 0, NULL);
+	return export_transform_text(s, NULL, NULL);
 }
 
 char *
 export_transform_text(const struct export_set *s,
-    const struct backend_ops *be, int c_interface, char **plugin_out)
+    const struct backend_ops *be, char **plugin_out)
 {
 	char *buf = NULL, **keys, *mod = NULL, *plugin = NULL;
 	size_t len = 0, i, j, ngroups = 0;
@@ -555,12 +555,6 @@ export_transform_text(const struct export_set *s,
 	}
 	fprintf(f, "  transform.named_sequence @__transform_main(%%root: "
 	    "!transform.any_op {transform.consumed}) {\n");
-	if (c_interface)
-		fprintf(f, "    // Every function gets MLIR's C interface "
-		    "(_mlir_ciface_NAME).\n    %%funcs = transform.structured."
-		    "match ops{[\"func.func\"]} in %%root : (!transform.any_op) "
-		    "-> !transform.any_op\n    transform.annotate %%funcs "
-		    "\"llvm.emit_c_interface\" : !transform.any_op\n");
 	/* No op to schedule (build --untuned of a program without one): no matcher. */
 	if (ngroups > 0) {
 		fprintf(f, "    %%r = transform.foreach_match in %%root");

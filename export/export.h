@@ -96,21 +96,33 @@ int	 export_build_check(const char *out_so, const char *db,
 	    const char *program, char **err)
 	    __attribute__((warn_unused_result));
 
+/* What export_build made, and the wall time of each of its steps. */
+struct export_build_info {
+	size_t	 ntuned;	/* ops built with a tuned config */
+	size_t	 ndispatches;	/* ops moved to functions of their own */
+	size_t	 npieces;	/* objects compiled (dispatches in pieces, the program's functions) */
+	int	 jobs;		/* tools run at once (one per CPU) */
+	double	 outline_s, opt_s, translate_s, split_s, compile_s, link_s;
+};
+
 /*
  * Compile the program at path into the shared object out_so: the configs of
  * s (none if untuned) for the ops they know, the backend's default schedule
  * for the other tunable ops (a warning names each), the rest lowered by the
- * default pipeline; every function exported with MLIR's C interface.
- * out_so is written as export_build_check says (db: the store).
- * *ntuned = ops built with a tuned config. Scratch files go to a folder
- * under $TMPDIR (default /tmp), removed on return. SIGINT, SIGTERM and
- * SIGHUP are caught while it runs: the tool running is killed. 0; 1 with
- * *err when not untuned and no op of the program is in s; 128 + the signal
- * with *err when one stopped it (nothing written); -1 with *err on failure.
+ * default pipeline; every function exported with MLIR's C interface, and
+ * nothing else exported. Each op is moved to a function of its own
+ * (analysis_outline), the module lowered once, and its functions compiled
+ * in pieces, one clang per CPU at a time. out_so is written as
+ * export_build_check says (db: the store). *info says what was made and
+ * how long each step took. Scratch files go to a folder under $TMPDIR
+ * (default /tmp), removed on return. SIGINT, SIGTERM and SIGHUP are caught
+ * while it runs: every tool running is killed. 0; 1 with *err when not
+ * untuned and no op of the program is in s; 128 + the signal with *err
+ * when one stopped it (nothing written); -1 with *err on failure.
  */
 int	 export_build(const struct export_set *s, const char *path,
-	    int untuned, const char *out_so, const char *db, size_t *ntuned,
-	    char **err)
+	    int untuned, const char *out_so, const char *db,
+	    struct export_build_info *info, char **err)
 	    __attribute__((warn_unused_result));
 
 /* The commands: `autosched export --format transform|iree-spec`, `annotate`, `build`. */

@@ -30,12 +30,11 @@ void	 export_entry_clear(struct export_entry *);
 char	*export_mlir_comment(const char *s);
 /*
  * The transform library of s; be gives the module-level part when s is
- * empty; c_interface adds llvm.emit_c_interface to every function. Caller
- * frees. *plugin_out (when not NULL): the MLIR pass plugin mlir-opt must
- * load to apply it, or NULL; caller frees.
+ * empty. Caller frees. *plugin_out (when not NULL): the MLIR pass plugin
+ * mlir-opt must load to apply it, or NULL; caller frees.
  */
 char	*export_transform_text(const struct export_set *s,
-	    const struct backend_ops *be, int c_interface, char **plugin_out);
+	    const struct backend_ops *be, char **plugin_out);
 
 struct util_out_guard;
 /* The guard of export's outputs at -o (store db, input may be NULL). */

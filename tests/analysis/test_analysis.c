@@ -679,6 +679,228 @@ out:
 	analysis_free(l);
 }
 
+/* mlir-opt --verify-each accepts text (unregistered dialects allowed). */
+static int
+verifies(const char *what, const char *text)
+{
+	struct proc_result	 res;
+	struct proc_opts	 opts;
+	char			*err = NULL, *tmp;
+	char			*argv[] = { MLIR_OPT, "--verify-each",
+				    "--allow-unregistered-dialect", NULL, NULL };
+	int			 ok;
+
+	tmp = xasprintf("%s/test_analysis_%ld_outlined.mlir",
+	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
+	if (util_write_file(tmp, text, strlen(text), &err) != 0) {
+		fprintf(stderr, "%s\n", err);
+		free(err);
+		free(tmp);
+		return 0;
+	}
+	argv[3] = tmp;
+	memset(&opts, 0, sizeof opts);
+	opts.timeout = 60;
+	memset(&res, 0, sizeof res);
+	ok = proc_run(argv, &opts, &res, &err) == 0 && res.exited &&
+	    res.status == 0;
+	if (!ok)
+		fprintf(stderr, "%s: mlir-opt rejects the outlined program:\n"
+		    "%s\n%s\n", what, text, res.err ? res.err : err);
+	proc_result_free(&res);
+	unlink(tmp);
+	free(tmp);
+	free(err);
+	return ok;
+}
+
+/* Lines of text holding needle. */
+static size_t
+count(const char *text, const char *needle)
+{
+	size_t n = 0;
+
+	for (; text != NULL && (text = strstr(text, needle)) != NULL; text++)
+		n++;
+	return n;
+}
+
+/* The line of text holding needle, or "" (a failed check). Caller frees. */
+static char *
+line_of(const char *text, const char *needle)
+{
+	const char *p = text != NULL ? strstr(text, needle) : NULL, *b, *e;
+
+	CHECK(p != NULL);
+	if (p == NULL)
+		return xstrdup("");
+	for (b = p; b > text && b[-1] != '\n'; b--)
+		;
+	e = strchr(p, '\n');
+	return e != NULL ? xstrndup(b, (size_t)(e - b)) : xstrdup(b);
+}
+
+/*
+ * analysis_outline: every fixture cut into dispatches stays valid MLIR and
+ * keeps its tunable ops; and a program made for it shows what is copied
+ * into a dispatch, what is passed, what a library exports.
+ */
+static void
+test_outline(void)
+{
+	static const char *const fixtures[] = { "seed.mlir",
+	    "generic_form.mlir", "nested.mlir", "memref.mlir",
+	    "batch_f16.mlir", "transposed.mlir", "mixed.mlir",
+	    "iree_dispatch.mlir", "multi.mlir", "not_tunable.mlir",
+	    "edge.mlir" };
+	static const char src[] =
+	    "#id = affine_map<(i) -> (i)>\n"
+	    "func.func private @ext(tensor<8xf32>) -> tensor<8xf32>\n"
+	    "func.func private @__autosched_f_0_fill() -> tensor<8xf32> {\n"
+	    "  %e = tensor.empty() : tensor<8xf32>\n"
+	    "  return %e : tensor<8xf32>\n"
+	    "}\n"
+	    "func.func @f(%a: tensor<8xf32>, %n: index) -> tensor<8xf32> {\n"
+	    "  %z = arith.constant 0.0 : f32\n"
+	    "  %two = arith.constant 2.0 : f32\n"
+	    "  %s = arith.constant dense<3.0> : tensor<8xf32>\n"
+	    "  %w = arith.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]> : tensor<8xf32>\n"
+	    "  %e = tensor.empty() : tensor<8xf32>\n"
+	    "  %0 = linalg.fill ins(%z : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>\n"
+	    "  %1 = linalg.generic {indexing_maps = [#id, #id, #id, #id],\n"
+	    "      iterator_types = [\"parallel\"]}\n"
+	    "      ins(%a, %s, %w : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)\n"
+	    "      outs(%0 : tensor<8xf32>) {\n"
+	    "  ^bb0(%x: f32, %y: f32, %v: f32, %o: f32):\n"
+	    "    %m = arith.mulf %x, %two : f32\n"
+	    "    %t = arith.addf %m, %y : f32\n"
+	    "    %u = arith.addf %t, %v : f32\n"
+	    "    linalg.yield %u : f32\n"
+	    "  } -> tensor<8xf32>\n"
+	    "  %c0 = arith.constant 0 : index\n"
+	    "  %c1 = arith.constant 1 : index\n"
+	    "  %2 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %1) -> (tensor<8xf32>) {\n"
+	    "    %p = tensor.extract_slice %acc[0] [4] [1] : tensor<8xf32> to tensor<4xf32>\n"
+	    "    %q = tensor.insert_slice %p into %acc[4] [4] [1] : tensor<4xf32> into tensor<8xf32>\n"
+	    "    scf.yield %q : tensor<8xf32>\n"
+	    "  }\n"
+	    "  %3 = call @g(%2) : (tensor<8xf32>) -> tensor<8xf32>\n"
+	    "  %4 = math.exp %3 : tensor<8xf32>\n"
+	    "  return %4 : tensor<8xf32>\n"
+	    "}\n"
+	    "func.func private @g(%a: tensor<8xf32>) -> tensor<8xf32> {\n"
+	    "  return %a : tensor<8xf32>\n"
+	    "}\n"
+	    "func.func @m(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4x4xf32>) {\n"
+	    "  linalg.matmul ins(%a, %b : memref<4x4xf32>, memref<4x4xf32>) outs(%c : memref<4x4xf32>)\n"
+	    "  return\n"
+	    "}\n";
+	struct analysis	*a = NULL, *o = NULL;
+	char		*path, *text = NULL, *err = NULL, *line;
+	size_t		 i, n = 0;
+
+	for (i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++) {
+		path = xasprintf("%s/%s", FIXTURES, fixtures[i]);
+		CHECK(analysis_outline(path, 1, &text, &n, &err) == 0);
+		if (text == NULL) {
+			fprintf(stderr, "%s: %s\n", fixtures[i], err);
+			free(err);
+			err = NULL;
+			free(path);
+			continue;
+		}
+		CHECK(verifies(fixtures[i], text));
+		/* The tunable ops are still there, each in a dispatch. */
+		CHECK(analysis_load(path, &a, &err) == 0);
+		CHECK(analysis_parse(fixtures[i], text, strlen(text), &o,
+		    &err) == 0);
+		if (a != NULL && o != NULL) {
+			size_t j;
+
+			CHECK(analysis_count(o) == analysis_count(a));
+			for (j = 0; j < analysis_count(a) &&
+			    j < analysis_count(o); j++) {
+				CHECK_STR(analysis_op(o, j)->name,
+				    analysis_op(a, j)->name);
+				/* Functions in nested modules stay whole. */
+				CHECK(!analysis_op(a, j)->tunable ||
+				    strncmp(analysis_op(o, j)->function,
+				    "__autosched_", 12) == 0 ||
+				    strcmp(fixtures[i], "iree_dispatch.mlir")
+				    == 0 || strcmp(fixtures[i], "nested.mlir")
+				    == 0);
+			}
+		}
+		analysis_free(a);
+		analysis_free(o);
+		a = o = NULL;
+		free(text);
+		text = NULL;
+		free(path);
+	}
+
+	path = xasprintf("%s/test_analysis_%ld_outline.mlir",
+	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
+	CHECK(util_write_file(path, src, strlen(src), &err) == 0);
+	CHECK(analysis_outline(path, 1, &text, &n, &err) == 0);
+	unlink(path);
+	free(path);
+	if (text == NULL) {
+		fprintf(stderr, "outline: %s\n", err);
+		free(err);
+		return;
+	}
+	CHECK(verifies("outline", text));
+	/* fill, generic, extract_slice, insert_slice, exp in @f; matmul in @m. */
+	CHECK(n == 6);
+	CHECK(count(text, "func.func private @__autosched_") == 6);
+	CHECK(strstr(text, "call @__autosched_f_4_exp(") != NULL);
+	/* The name taken by the program's own function: the fill renamed. */
+	CHECK(strstr(text, "func.func @__autosched_f_0_fill() -> "
+	    "tensor<8xf32> attributes {llvm.emit_c_interface} {") != NULL);
+	CHECK(strstr(text, "@__autosched_f_0_fill_") != NULL);
+	/* Scalar and splat constants and the empty tensor copied in, the
+	 * other constant and the program's values passed. */
+	line = line_of(text, "func.func private @__autosched_f_1_generic(");
+	CHECK(strstr(line, "%arg2: tensor<8xf32>") != NULL);
+	CHECK(strstr(line, "%arg3") == NULL);
+	CHECK(strstr(line, ") -> tensor<8xf32> attributes") != NULL);
+	free(line);
+	CHECK(count(text, "arith.constant dense<3.000000e+00>") == 2);
+	CHECK(count(text, "arith.constant dense<[1.000000e+00") == 1);
+	/* In the loop, its slices: dispatches called there. */
+	CHECK(strstr(text, "call @__autosched_f_2_extract_slice(%arg") != NULL);
+	CHECK(strstr(text, "call @__autosched_f_3_insert_slice(") != NULL);
+	/* An op on buffers: its operands passed, no result. */
+	line = line_of(text, "func.func private @__autosched_m_0_matmul(");
+	CHECK(strstr(line, "%arg2: memref<4x4xf32>") != NULL);
+	CHECK(strstr(line, ") attributes {passthrough = [\"noinline\"]}")
+	    != NULL);
+	free(line);
+	/* Where each op came from: the input's lines. */
+	CHECK(strstr(text, "test_analysis_") != NULL &&
+	    strstr(text, "_outline.mlir\":39:3)") != NULL);
+	/* The library's exports: C interface, public; not the dispatches. */
+	CHECK(count(text, "llvm.emit_c_interface") == 5);
+	CHECK(strstr(text, "func.func @g(") != NULL);
+	CHECK(strstr(text, "func.func private @ext(") != NULL);
+	CHECK(count(text, "passthrough = [\"noinline\"]") == 6);
+	free(text);
+	text = NULL;
+	/* Without library: nothing of the program's functions changes. */
+	path = xasprintf("%s/test_analysis_%ld_outline.mlir",
+	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
+	CHECK(util_write_file(path, src, strlen(src), &err) == 0);
+	CHECK(analysis_outline(path, 0, &text, &n, &err) == 0);
+	unlink(path);
+	free(path);
+	CHECK(count(text, "llvm.emit_c_interface") == 0);
+	CHECK(strstr(text, "func.func private @g(") != NULL);
+	CHECK(text != NULL && verifies("outline, not a library", text));
+	free(text);
+	free(err);
+}
+
 int
 main(void)
 {
@@ -706,6 +928,7 @@ main(void)
 	test_tosa_unlowered();
 	test_lower_text();
 	test_tosa_model();
+	test_outline();
 	for (i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++)
 		check_dispatches(fixtures[i]);
 	return check_done();

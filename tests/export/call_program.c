@@ -1,11 +1,14 @@
 /*
  * Calls every function of a program built by `autosched build` through its
- * C interface and checks the results against OpenBLAS.
- *   call_program example|layers|tosa LIB.so
- * Inputs are small integers, so the f32 results are exact.
- *   call_program load LIB.so FUNCTION
- * only loads the library (every symbol bound now) and finds FUNCTION's
- * C interface: the real TOSA block's timing hooks are defined here.
+ * C interface and checks the results against OpenBLAS (and libm).
+ *   call_program example|layers|math|tosa LIB.so
+ *   call_program chain LIB.so N      (@chain(x) = x + N)
+ *   call_program load LIB.so...
+ *   call_program find LIB.so FUNCTION
+ * Inputs are small integers, so the f32 results of matmuls are exact. load
+ * only opens each library with RTLD_NOW: every symbol it uses must resolve.
+ * find opens one so and finds FUNCTION's C interface: the real TOSA
+ * block's timing hooks are defined here.
  */
 #include <cblas.h>
 #include <dlfcn.h>
@@ -20,6 +23,7 @@ struct m2 { float *alloc, *data; int64_t off, size[2], stride[2]; };
 struct m3 { float *alloc, *data; int64_t off, size[3], stride[3]; };
 
 static int failures;
+static double tolerance = 1e-3;	/* largest difference accepted */
 
 static float *
 randv(size_t n)
@@ -56,7 +60,7 @@ compare(const char *what, const float *got, const float *want, size_t n)
 		if (fabs((double)got[i] - want[i]) > e)
 			e = fabs((double)got[i] - want[i]);
 	printf("%s: max error %g over %zu values\n", what, e, n);
-	if (e > 1e-3) {
+	if (e > tolerance) {
 		printf("FAIL: %s differs from OpenBLAS\n", what);
 		failures++;
 	}
@@ -199,14 +203,101 @@ _mlir_ciface_record_timing(void *name, double seconds)
 	(void)seconds;
 }
 
+/* Small values, where exp, tanh and erf are all far from 0 and overflow. */
+static float *
+smallv(size_t n)
+{
+	float *p = malloc(n * sizeof *p);
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (float)(rand() % 41 - 20) / 8;
+	return p;
+}
+
+static void
+math(void *h)
+{
+	struct acts { struct m2 exp, tanh, gelu; } r;
+	void (*act)(struct acts *, struct m2 *) =
+	    (void (*)(struct acts *, struct m2 *))sym(h, "_mlir_ciface_act");
+	void (*scores)(struct m2 *, struct m2 *, struct m2 *) =
+	    (void (*)(struct m2 *, struct m2 *, struct m2 *))sym(h, "_mlir_ciface_scores");
+	float *x = smallv(16 * 32), *w[3], *q = smallv(32 * 16), *k = smallv(16 * 24);
+	float *want = calloc(32 * 24, sizeof *want);
+	struct m2 mx = d2(x, 16, 32), mq = d2(q, 32, 16), mk = d2(k, 16, 24), r2;
+	int i;
+
+	tolerance = 1e-5;
+	for (i = 0; i < 3; i++)
+		w[i] = malloc(16 * 32 * sizeof *w[i]);
+	for (i = 0; i < 16 * 32; i++) {
+		w[0][i] = expf(x[i]);
+		w[1][i] = tanhf(x[i]);
+		w[2][i] = 0.5f * x[i] * (1 + erff(x[i] * 0.707106781f));
+	}
+	act(&r, &mx);
+	compare("exp (math.exp on a tensor)", r.exp.data + r.exp.off, w[0], 16 * 32);
+	compare("tanh (linalg.generic)", r.tanh.data + r.tanh.off, w[1], 16 * 32);
+	compare("gelu (erf)", r.gelu.data + r.gelu.off, w[2], 16 * 32);
+	scores(&r2, &mq, &mk);
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 32, 24, 16,
+	    1, q, 16, k, 24, 0, want, 24);
+	for (i = 0; i < 32 * 24; i++)
+		want[i] = expf(want[i]);
+	/* Relative: exp of a sum of products runs into the thousands. */
+	for (i = 0; i < 32 * 24; i++)
+		r2.data[r2.off + i] /= want[i], want[i] = 1;
+	compare("scores (matmul, then exp)", r2.data + r2.off, want, 32 * 24);
+	free(r.exp.alloc);
+	free(r.tanh.alloc);
+	free(r.gelu.alloc);
+	free(r2.alloc);
+	for (i = 0; i < 3; i++)
+		free(w[i]);
+	free(x); free(q); free(k); free(want);
+}
+
+static void
+chain(void *h, long n)
+{
+	void (*f)(struct m1 *, struct m1 *) =
+	    (void (*)(struct m1 *, struct m1 *))sym(h, "_mlir_ciface_chain");
+	float *x = randv(64), *want = malloc(64 * sizeof *want);
+	struct m1 mx = { x, x, 0, { 64 }, { 1 } }, r;
+	int i;
+
+	for (i = 0; i < 64; i++)
+		want[i] = x[i] + (float)n;
+	f(&r, &mx);
+	compare("chain", r.data + r.off, want, 64);
+	free(r.alloc);
+	free(x);
+	free(want);
+}
+
 int
 main(int argc, char **argv)
 {
 	void *h;
+	int i;
 
-	if (argc < 3 || (strcmp(argv[1], "load") == 0) != (argc == 4)) {
-		fprintf(stderr, "usage: call_program example|layers|tosa LIB.so\n"
-		    "       call_program load LIB.so FUNCTION\n");
+	if (argc >= 3 && strcmp(argv[1], "load") == 0) {
+		for (i = 2; i < argc; i++) {
+			if ((h = dlopen(argv[i], RTLD_NOW | RTLD_LOCAL)) == NULL) {
+				printf("FAIL: %s\n", dlerror());
+				failures++;
+			} else
+				dlclose(h);
+		}
+		return failures ? 1 : 0;
+	}
+	if (argc != 3 && !(argc == 4 && (strcmp(argv[1], "chain") == 0 ||
+	    strcmp(argv[1], "find") == 0))) {
+		fprintf(stderr, "usage: call_program example|layers|math|tosa LIB.so\n"
+		    "       call_program chain LIB.so N\n"
+		    "       call_program load LIB.so...\n"
+		    "       call_program find LIB.so FUNCTION\n");
 		return 2;
 	}
 	srand(42);
@@ -214,7 +305,7 @@ main(int argc, char **argv)
 		printf("FAIL: %s\n", dlerror());
 		return 1;
 	}
-	if (strcmp(argv[1], "load") == 0) {
+	if (strcmp(argv[1], "find") == 0) {
 		char *name = malloc(strlen(argv[3]) + 14);
 
 		sprintf(name, "_mlir_ciface_%s", argv[3]);
@@ -225,6 +316,10 @@ main(int argc, char **argv)
 		example(h);
 	else if (strcmp(argv[1], "tosa") == 0)
 		tosa(h);
+	else if (strcmp(argv[1], "math") == 0)
+		math(h);
+	else if (strcmp(argv[1], "chain") == 0)
+		chain(h, atol(argv[3]));
 	else
 		layers(h);
 	return failures ? 1 : 0;

@@ -3,9 +3,10 @@
 # C cannot call by name or that would clash with the C library (exit 2, the
 # function and what was expected named); and builds a program without any
 # tunable op (--untuned) into a library that works.
-#   test_build_names.sh AUTOSCHED
+#   test_build_names.sh AUTOSCHED CALL_PROGRAM
 set -u
 AS=$1
+CALL=$2
 T=$(mktemp -d /tmp/autosched-bnames-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 . "$(dirname "$0")/../checks.sh"
@@ -70,6 +71,7 @@ lib._mlir_ciface_add(ctypes.byref(r), ctypes.byref(ma), ctypes.byref(mb))
 got = [r.aligned[r.offset + i * r.strides[0]] for i in range(r.sizes[0])]
 sys.exit(0 if got == [10.0 + i for i in range(8)] else 1)
 P
+check "every library built opens with RTLD_NOW" "$CALL" load "$T"/*.so
 check "scratch folders removed" eq "$(ls -A "$T/tmp")" ""
 
 echo "build_names: $pass passed, $fail failed"

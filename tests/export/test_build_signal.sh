@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # `autosched build` stopped by a signal leaves nothing behind: SIGTERM,
-# SIGINT and SIGHUP kill its tool (and what the tool started) and remove its
-# scratch folder, exit 128+N; SIGKILL still takes its direct child along.
-# The tools are wrappers around the real ones that start a busy grandchild
-# first, so there is always something running to catch.
-#   test_build_signal.sh AUTOSCHED SOURCE_DIR LLVM_BIN
+# SIGINT and SIGHUP kill its tools (and what they started), one or several
+# running at once, and remove its scratch folder, exit 128+N; SIGKILL still
+# takes its direct children along. A tool that fails while others run
+# stops them. The tools are wrappers around the real ones that start a busy
+# grandchild first, so there is always something running to catch.
+#   test_build_signal.sh AUTOSCHED SOURCE_DIR LLVM_BIN CALL_PROGRAM
 set -u
 AS=$1
 SRC=$2
 LLVM_BIN=$3
+CALL=$4
 T=$(mktemp -d /tmp/autosched-bsig-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 . "$(dirname "$0")/../checks.sh"
@@ -110,11 +112,91 @@ kill -KILL "$pid"
 wait "$pid" 2> /dev/null
 check "KILL: its tool died with it" all_gone $kids
 
+# Several tools at once: clang on the pieces of a program of many ops, one
+# per CPU (wrappers that never finish), the other tools the real ones.
+n=200
+{
+	echo "func.func @chain(%x: tensor<64xf32>) -> tensor<64xf32> {"
+	echo "  %one = arith.constant dense<1.0> : tensor<64xf32>"
+	echo "  %v0 = arith.addf %x, %one : tensor<64xf32>"
+	for i in $(seq 1 $((n - 1))); do
+		echo "  %v$i = arith.addf %v$((i - 1)), %one : tensor<64xf32>"
+	done
+	echo "  return %v$((n - 1)) : tensor<64xf32>"
+	echo "}"
+} > "$T/chain.mlir"
+mkdir "$T/par"
+for t in mlir-opt mlir-translate llvm-extract llvm-split; do
+	ln -s "$LLVM_BIN/$t" "$T/par/$t"
+done
+clang=$(basename "$(ls "$LLVM_BIN"/clang-[0-9]* | head -1)")
+# The clang wrappers running under pid $1 (their shells), one per line.
+clangs() {
+	local p
+	for p in $(descendants "$1"); do
+		ps -o args= -p "$p" 2>/dev/null | grep -q "/par/$clang " && echo "$p"
+	done
+}
+ncpu=$(nproc)
+want=$((ncpu < 2 ? ncpu : 2))
+cat > "$T/par/$clang" <<'EOF'
+#!/bin/sh
+sh -c 'while :; do :; done' &
+wait
+EOF
+chmod +x "$T/par/$clang"
+rm -rf "$T/tmp"/*
+AUTOSCHED_LLVM_BIN=$T/par TMPDIR=$T/tmp env --default-signal "$AS" build \
+    "$T/chain.mlir" --untuned -o "$T/chain.so" 2> "$T/err_par" &
+pid=$!
+running=0
+for i in $(seq 600); do
+	running=$(clangs "$pid" | wc -l)
+	[ "$running" -ge "$want" ] && break
+	sleep 0.1
+done
+check "parallel: $want clang at once (of $ncpu CPUs)" ge "$running" "$want"
+sleep 0.2
+kids=$(descendants "$pid")
+kill -TERM "$pid"
+wait "$pid"
+check "parallel: SIGTERM: exit 143" eq "$?" 143
+check "parallel: every clang and what it started gone" all_gone $kids
+check "parallel: scratch folder removed" eq "$(ls -A "$T/tmp")" ""
+check "parallel: nothing written" [ ! -e "$T/chain.so" ]
+check "parallel: says it was interrupted" grep -q 'interrupted' "$T/err_par"
+
+# One clang fails while the others run: they are killed, its error is said.
+cat > "$T/par/$clang" <<'EOF'
+#!/bin/sh
+case "$*" in
+*piece.0\ *) sleep 1; echo "clang: error: this piece fails" >&2; exit 1 ;;
+esac
+sh -c 'while :; do :; done' &
+wait
+EOF
+AUTOSCHED_LLVM_BIN=$T/par TMPDIR=$T/tmp timeout 120 "$AS" build \
+    "$T/chain.mlir" --untuned -o "$T/chain.so" 2> "$T/err_fail" &
+pid=$!
+kids=""
+for i in $(seq 400); do
+	kids="$kids $(descendants "$pid")"
+	kill -0 "$pid" 2>/dev/null || break
+	sleep 0.05
+done
+wait "$pid"
+check "a piece fails: exit 2, not the timeout" eq "$?" 2
+check "a piece fails: its error said" grep -q 'clang failed: clang: error: this piece fails' "$T/err_fail"
+check "a piece fails: the others killed" all_gone $kids
+check "a piece fails: scratch folder removed" eq "$(ls -A "$T/tmp")" ""
+check "a piece fails: nothing written" [ ! -e "$T/chain.so" ]
+
 # The tools as they are: the build still works.
 rm -rf "$T/tmp"/*
 TMPDIR=$T/tmp "$AS" build "$T/example.mlir" --untuned -o "$T/ex.so" 2> "$T/err_ok"
 check "unsignalled build exits 0" eq "$?" 0
 check "unsignalled build: scratch folder removed" eq "$(ls -A "$T/tmp")" ""
+check "unsignalled build: opens with RTLD_NOW" "$CALL" load "$T/ex.so"
 
 echo "build_signal: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -311,5 +311,6 @@ apply_lib "$T/slib.mlir" "$T/signs.mlir" "$T/slib_out.mlir"
 check "signs: mlir-opt applies the library" eq "$?" 0
 check "signs: both ops scheduled" eq "$(grep -c 'linalg.matmul\|linalg.generic' "$T/slib_out.mlir")" 0
 
+check "every library built opens with RTLD_NOW" "$CALL" load $(ls "$T"/*.so | grep -v foreign.so)
 echo "export: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

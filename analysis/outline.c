@@ -1,0 +1,402 @@
+/*
+ * A program cut into dispatches for `autosched build`: every op that
+ * becomes loops (linalg, tensor copies, arith and math on whole tensors)
+ * moved into a function of its own, called where the op was, so that each
+ * op is scheduled, lowered and compiled on its own, as the tuner measured
+ * it, and a model's thousands of ops make thousands of small functions
+ * rather than one huge one.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/BuiltinTypes.h>
+
+#include "analysis/analysis_int.h"
+#include "util/util.h"
+
+/* What the edit is asked for and what it made. */
+struct outline {
+	int	 library;	/* the program's functions are a library's exports */
+	size_t	 n;		/* dispatches made */
+};
+
+/* The ops to move out of one function, in order. */
+struct targets {
+	MlirOperation	*ops;
+	size_t		 n, cap;
+};
+
+/* A value an op uses from outside itself. */
+struct capture {
+	MlirValue	 v;
+	int		 copy;	/* copied into the dispatch, not an argument */
+	MlirValue	 inner;	/* what the op uses instead */
+};
+
+struct captures {
+	struct capture	*c;
+	size_t		 n, cap;
+	MlirOperation	 op;	/* the op being moved */
+};
+
+static MlirStringRef
+ref(const char *s)
+{
+	return mlirStringRefCreateFromCString(s);
+}
+
+/* 1 if op's name is exactly name. */
+static int
+named(MlirOperation op, const char *name)
+{
+	MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+
+	return n.length == strlen(name) && memcmp(n.data, name, n.length) == 0;
+}
+
+/* 1 if x is op or nested in it. */
+static int
+within(MlirOperation x, MlirOperation op)
+{
+	for (; !mlirOperationIsNull(x); x = mlirOperationGetParentOperation(x)) {
+		if (mlirOperationEqual(x, op))
+			return 1;
+	}
+	return 0;
+}
+
+/* 1 if v is defined in op (a result of an op in it, an argument of its blocks). */
+static int
+defined_within(MlirValue v, MlirOperation op)
+{
+	if (mlirValueIsAOpResult(v))
+		return within(mlirOpResultGetOwner(v), op);
+	return within(mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(v)),
+	    op);
+}
+
+/*
+ * 1 if v is copied into the dispatch rather than passed: a scalar constant,
+ * a constant of one value repeated (splat: folded into the op's code, as
+ * MLIR folds it where op and constant share a function, instead of written
+ * out as data), or an empty tensor of static shape (the dispatch makes its
+ * own result buffer).
+ */
+static int
+copyable(MlirValue v)
+{
+	MlirOperation def;
+	MlirAttribute val;
+
+	if (!mlirValueIsAOpResult(v))
+		return 0;
+	def = mlirOpResultGetOwner(v);
+	if (named(def, "arith.constant")) {
+		if (!mlirTypeIsAShaped(mlirValueGetType(v)))
+			return 1;
+		val = mlirOperationGetAttributeByName(def, ref("value"));
+		return !mlirAttributeIsNull(val) &&
+		    mlirAttributeIsADenseElements(val) &&
+		    mlirDenseElementsAttrIsSplat(val);
+	}
+	return named(def, "tensor.empty") && mlirOperationGetNumOperands(def) == 0;
+}
+
+/* Walk callback: note every value an op in the moved op uses from outside. */
+static MlirWalkResult
+collect_captures(MlirOperation o, void *arg)
+{
+	struct captures *cs = arg;
+	intptr_t i, n = mlirOperationGetNumOperands(o);
+	size_t j;
+
+	for (i = 0; i < n; i++) {
+		MlirValue v = mlirOperationGetOperand(o, i);
+
+		if (defined_within(v, cs->op))
+			continue;
+		for (j = 0; j < cs->n && !mlirValueEqual(cs->c[j].v, v); j++)
+			;
+		if (j < cs->n)
+			continue;
+		if (cs->n == cs->cap) {
+			cs->cap = cs->cap ? cs->cap * 2 : 8;
+			cs->c = xrealloc(cs->c, cs->cap * sizeof *cs->c);
+		}
+		cs->c[cs->n].v = v;
+		cs->c[cs->n].copy = copyable(v);
+		cs->n++;
+	}
+	return MlirWalkResultAdvance;
+}
+
+/* Walk callback: make the moved op use the dispatch's values. */
+static MlirWalkResult
+use_inner(MlirOperation o, void *arg)
+{
+	struct captures *cs = arg;
+	intptr_t i, n = mlirOperationGetNumOperands(o);
+	size_t j;
+
+	for (i = 0; i < n; i++) {
+		MlirValue v = mlirOperationGetOperand(o, i);
+
+		for (j = 0; j < cs->n; j++) {
+			if (mlirValueEqual(cs->c[j].v, v)) {
+				mlirOperationSetOperand(o, i, cs->c[j].inner);
+				break;
+			}
+		}
+	}
+	return MlirWalkResultAdvance;
+}
+
+/* 1 if n starts with prefix. */
+static int
+prefixed(MlirStringRef n, const char *prefix)
+{
+	size_t len = strlen(prefix);
+
+	return n.length >= len && memcmp(n.data, prefix, len) == 0;
+}
+
+/*
+ * 1 if o is an arith or math op on whole tensors (not a constant): a loop
+ * once convert-elementwise-to-linalg has made it a linalg.generic.
+ */
+static int
+elementwise_on_tensors(MlirOperation o)
+{
+	MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(o));
+
+	if (!prefixed(n, "arith.") && !prefixed(n, "math."))
+		return 0;
+	if (named(o, "arith.constant") || mlirOperationGetNumResults(o) != 1)
+		return 0;
+	return mlirTypeIsARankedTensor(mlirValueGetType(
+	    mlirOperationGetResult(o, 0)));
+}
+
+/* Walk callback: the outermost ops of a function body to move out. */
+static MlirWalkResult
+collect_targets(MlirOperation o, void *arg)
+{
+	/* The tensor ops that are loops once bufferized (copies, mostly). */
+	static const char *const moves[] = { "tensor.extract_slice",
+	    "tensor.insert_slice", "tensor.pad", "tensor.concat",
+	    "tensor.generate", NULL };
+	struct targets *t = arg;
+	MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(o));
+	size_t i;
+
+	for (i = 0; moves[i] != NULL && !named(o, moves[i]); i++)
+		;
+	if (moves[i] == NULL && !prefixed(n, "linalg.") &&
+	    !elementwise_on_tensors(o))
+		return MlirWalkResultAdvance;
+	if (t->n == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 64;
+		t->ops = xrealloc(t->ops, t->cap * sizeof *t->ops);
+	}
+	t->ops[t->n++] = o;
+	return MlirWalkResultSkip;
+}
+
+/*
+ * Move op (in function fname) into a new private function named after
+ * fname, its number k and its kind, inserted into the module's symbol table
+ * (which renames it if the name is taken), and call that in its place.
+ */
+static void
+outline_op(MlirContext ctx, MlirSymbolTable syms, const char *fname,
+    size_t k, MlirOperation op)
+{
+	MlirLocation loc = mlirOperationGetLocation(op);
+	MlirStringRef opname = mlirIdentifierStr(mlirOperationGetName(op));
+	intptr_t nres = mlirOperationGetNumResults(op), r;
+	struct captures cs = { .c = NULL, .n = 0, .cap = 0, .op = op };
+	MlirType *args, *res, fty;
+	MlirLocation *locs;
+	MlirValue *callargs, *rets;
+	MlirBlock body;
+	MlirRegion region;
+	MlirOperation func, call, ret;
+	MlirOperationState st;
+	MlirAttribute callee, noinline;
+	MlirNamedAttribute attrs[4];
+	char *name, *kind;
+	size_t i, nargs = 0;
+
+	mlirOperationWalk(op, collect_captures, &cs, MlirWalkPreOrder);
+	args = xcalloc(cs.n + 1, sizeof *args);
+	locs = xcalloc(cs.n + 1, sizeof *locs);
+	callargs = xcalloc(cs.n + 1, sizeof *callargs);
+	res = xcalloc((size_t)nres + 1, sizeof *res);
+	rets = xcalloc((size_t)nres + 1, sizeof *rets);
+	for (i = 0; i < cs.n; i++) {
+		if (cs.c[i].copy)
+			continue;
+		callargs[nargs] = cs.c[i].v;
+		locs[nargs] = loc;
+		args[nargs++] = mlirValueGetType(cs.c[i].v);
+	}
+	for (r = 0; r < nres; r++)
+		res[r] = mlirValueGetType(mlirOperationGetResult(op, r));
+
+	/* The body: copies of the cheap values, the op, its results returned. */
+	body = mlirBlockCreate((intptr_t)nargs, args, locs);
+	for (i = 0, nargs = 0; i < cs.n; i++) {
+		if (cs.c[i].copy) {
+			MlirOperation c = mlirOperationClone(
+			    mlirOpResultGetOwner(cs.c[i].v));
+
+			mlirBlockAppendOwnedOperation(body, c);
+			cs.c[i].inner = mlirOperationGetResult(c,
+			    mlirOpResultGetResultNumber(cs.c[i].v));
+		} else
+			cs.c[i].inner = mlirBlockGetArgument(body,
+			    (intptr_t)nargs++);
+	}
+	mlirOperationWalk(op, use_inner, &cs, MlirWalkPreOrder);
+
+	kind = xstrndup(opname.data, opname.length);
+	memmove(kind, strchr(kind, '.') + 1, strlen(strchr(kind, '.')));
+	for (i = 0; kind[i] != '\0'; i++) {
+		if (kind[i] == '.')
+			kind[i] = '_';
+	}
+	name = xasprintf("__autosched_%s_%zu_%s", fname, k, kind);
+	fty = mlirFunctionTypeGet(ctx, (intptr_t)nargs, args, nres, res);
+	region = mlirRegionCreate();
+	mlirRegionAppendOwnedBlock(region, body);
+	noinline = mlirStringAttrGet(ctx, ref("noinline"));
+	attrs[0] = mlirNamedAttributeGet(mlirIdentifierGet(ctx, ref("sym_name")),
+	    mlirStringAttrGet(ctx, ref(name)));
+	attrs[1] = mlirNamedAttributeGet(mlirIdentifierGet(ctx,
+	    ref("function_type")), mlirTypeAttrGet(fty));
+	attrs[2] = mlirNamedAttributeGet(mlirIdentifierGet(ctx,
+	    ref("sym_visibility")), mlirStringAttrGet(ctx, ref("private")));
+	/* Compiled as measured: never inlined into its caller. */
+	attrs[3] = mlirNamedAttributeGet(mlirIdentifierGet(ctx,
+	    ref("passthrough")), mlirArrayAttrGet(ctx, 1, &noinline));
+	st = mlirOperationStateGet(ref("func.func"), loc);
+	mlirOperationStateAddAttributes(&st, 4, attrs);
+	mlirOperationStateAddOwnedRegions(&st, 1, &region);
+	func = mlirOperationCreate(&st);
+	mlirSymbolTableInsert(syms, func);
+
+	callee = mlirFlatSymbolRefAttrGet(ctx, mlirStringAttrGetValue(
+	    mlirOperationGetAttributeByName(func, ref("sym_name"))));
+	st = mlirOperationStateGet(ref("func.call"), loc);
+	mlirOperationStateAddOperands(&st, (intptr_t)nargs, callargs);
+	mlirOperationStateAddResults(&st, nres, res);
+	attrs[0] = mlirNamedAttributeGet(mlirIdentifierGet(ctx, ref("callee")),
+	    callee);
+	mlirOperationStateAddAttributes(&st, 1, attrs);
+	call = mlirOperationCreate(&st);
+	mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(op), op, call);
+	for (r = 0; r < nres; r++) {
+		mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, r),
+		    mlirOperationGetResult(call, r));
+	}
+	mlirOperationRemoveFromParent(op);
+	mlirBlockAppendOwnedOperation(body, op);
+	for (r = 0; r < nres; r++)
+		rets[r] = mlirOperationGetResult(op, r);
+	st = mlirOperationStateGet(ref("func.return"), loc);
+	mlirOperationStateAddOperands(&st, nres, rets);
+	ret = mlirOperationCreate(&st);
+	mlirBlockAppendOwnedOperation(body, ret);
+
+	free(name);
+	free(kind);
+	free(cs.c);
+	free(args);
+	free(locs);
+	free(callargs);
+	free(res);
+	free(rets);
+}
+
+/* The edit: every function of the module's body, one after the other. */
+static int
+outline_module(MlirContext ctx, MlirModule module, void *arg, char **err)
+{
+	struct outline *ol = arg;
+	MlirOperation mop = mlirModuleGetOperation(module), f;
+	MlirSymbolTable syms = mlirSymbolTableCreate(mop);
+	MlirOperation *funcs = NULL;
+	size_t nf = 0, i, j;
+
+	if (mlirSymbolTableIsNull(syms)) {
+		util_seterr(err, "the module is not a symbol table");
+		return -1;
+	}
+	/* The program's own functions, before any dispatch joins them. */
+	for (f = mlirBlockGetFirstOperation(mlirModuleGetBody(module));
+	    !mlirOperationIsNull(f); f = mlirOperationGetNextInBlock(f)) {
+		if (!named(f, "func.func"))
+			continue;
+		if (ol->library) {
+			mlirOperationSetDiscardableAttributeByName(f,
+			    ref("llvm.emit_c_interface"), mlirUnitAttrGet(ctx));
+			/*
+			 * A definition is exported, private or not: no pass
+			 * may drop it or change its results.
+			 */
+			if (mlirOperationGetNumRegions(f) > 0 &&
+			    !mlirBlockIsNull(mlirRegionGetFirstBlock(
+			    mlirOperationGetRegion(f, 0))))
+				mlirOperationRemoveAttributeByName(f,
+				    ref("sym_visibility"));
+		}
+		funcs = xrealloc(funcs, (nf + 1) * sizeof *funcs);
+		funcs[nf++] = f;
+	}
+	for (i = 0; i < nf; i++) {
+		struct targets t = { .ops = NULL, .n = 0, .cap = 0 };
+		MlirStringRef sym = mlirStringAttrGetValue(
+		    mlirOperationGetAttributeByName(funcs[i], ref("sym_name")));
+		char *fname = xstrndup(sym.data, sym.length);
+
+		if (mlirOperationGetNumRegions(funcs[i]) > 0) {
+			MlirRegion body = mlirOperationGetRegion(funcs[i], 0);
+			MlirBlock b;
+
+			for (b = mlirRegionGetFirstBlock(body); !mlirBlockIsNull(b);
+			    b = mlirBlockGetNextInRegion(b)) {
+				MlirOperation o;
+
+				for (o = mlirBlockGetFirstOperation(b);
+				    !mlirOperationIsNull(o);
+				    o = mlirOperationGetNextInBlock(o))
+					mlirOperationWalk(o, collect_targets,
+					    &t, MlirWalkPreOrder);
+			}
+		}
+		for (j = 0; j < t.n; j++)
+			outline_op(ctx, syms, fname, j, t.ops[j]);
+		ol->n += t.n;
+		free(t.ops);
+		free(fname);
+	}
+	free(funcs);
+	mlirSymbolTableDestroy(syms);
+	return 0;
+}
+
+int
+analysis_outline(const char *path, int library, char **text, size_t *n,
+    char **err)
+{
+	struct outline ol = { .library = library, .n = 0 };
+	struct analysis_edit e = { .fn = outline_module, .arg = &ol };
+	int rc;
+
+	rc = analysis_edit(path, &e, text, err);
+	if (n != NULL)
+		*n = ol.n;
+	return rc;
+}
