@@ -150,12 +150,7 @@ check "time_budget: every op chose (confirm and final rounds kept in reserve)" e
 # big enough that they lose by far on any CPU. What the default is depends
 # on the CPU (its register file): the store's baseline rows say.
 mkdir -p "$T/keep"
-cat > "$T/keep/mid.mlir" <<'M'
-func.func @mid(%a: tensor<192x128xf32>, %b: tensor<128x192xf32>, %c: tensor<192x192xf32>) -> tensor<192x192xf32> {
-  %0 = linalg.matmul ins(%a, %b : tensor<192x128xf32>, tensor<128x192xf32>) outs(%c : tensor<192x192xf32>) -> tensor<192x192xf32>
-  return %0 : tensor<192x192xf32>
-}
-M
+cp "$SRC/tests/job/fixtures/mid_f32.mlir" "$T/keep/mid.mlir"
 cat > "$T/keep/a.cfg" <<'C'
 [Env]
 input_file = mid.mlir
