@@ -129,9 +129,13 @@ for s in sets:
             if not op.get("best"):
                 continue
             shape, types, trans, flops = op_shape(op["name"])
+            # The chosen config's kernel: its final rows, or the baseline's
+            # when the default was kept or is the best.
             row = db.execute("select t.artifact from trials t join ops o on "
                              "o.id = t.op_id where t.job_id = ? and o.name = ? and "
-                             "t.phase = 'final' and t.config_name = ? limit 1",
+                             "t.config_name = ? and t.artifact <> '' and "
+                             "t.phase in ('final', 'baseline', 'confirm', 'tune') "
+                             "order by t.phase = 'final' desc limit 1",
                              (doc["job_id"], op["name"], op["best"])).fetchone()
             so = os.path.join(work, "cache", "mlir-cpu", row[0] if row else "-", "kernel.so")
             runs = {k: [] for k in ["best"] + peers}
