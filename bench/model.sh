@@ -30,7 +30,7 @@ if [ ! -x "$build/daemon/autosched" ]; then
 fi
 AS=$build/daemon/autosched
 work=$(mktemp -d "${TMPDIR:-/tmp}/model.XXXXXX")
-trap 'rm -rf "$work"' EXIT INT TERM
+[ -n "${KEEP:-}" ] || trap 'rm -rf "$work"' EXIT INT TERM
 db=${DB:-$work/model.db}
 # A function named main would clash with the timer's own main: renamed in a copy.
 sed -e 's/func\.func @main(/func.func @model_main(/' -e 's/call @main(/call @model_main(/' \
@@ -63,7 +63,33 @@ python3 - "$work" "$cpus" "${MIN_TIME:-3}" "${ROUNDS:-3}" "${FUNC:-}" "$db" <<'P
 import json, re, sqlite3, subprocess, sys
 work, cpus, min_time, rounds, want_fn, dbpath = sys.argv[1:]
 rounds = int(rounds)
-text = open(work + "/printed.mlir").read()
+def strip_dicts(line):
+    # A signature without its attribute dictionaries ({iree.identifier = "…"}),
+    # which hold ':' ',' ')' of their own; strings skipped.
+    out, depth, i = [], 0, 0
+    while i < len(line):
+        ch = line[i]
+        if ch == '"':
+            j = i + 1
+            while j < len(line) and line[j] != '"':
+                j += 2 if line[j] == "\\" else 1
+            if depth == 0:
+                out.append(line[i:j + 1])
+            i = j + 1
+            continue
+        if ch == "{":
+            depth += 1
+        elif ch == "}" and depth > 0:
+            depth -= 1
+        elif depth == 0:
+            out.append(ch)
+        i += 1
+    return "".join(out)
+
+# The printer writes each signature on one line; its body's '{' ends it.
+text = "\n".join(strip_dicts(l.rstrip()[:-1]).replace(" attributes ", " ") + "{"
+                 if "func.func" in l and l.rstrip().endswith("{") else l
+                 for l in open(work + "/printed.mlir").read().split("\n"))
 sig = re.compile(r"func\.func @([\w$.]+)\(([^)]*)\)\s*->\s*\(?([^{]*?)\)?\s*(?:attributes\s*\{[^}]*\}\s*)?\{")
 ty = re.compile(r"tensor<((?:\d+x)*)([a-z]+[0-9]*)>|\b(i\d+|f\d+|bf16|index)\b")
 fns = [(m.group(1), m.group(2), m.group(3)) for m in sig.finditer(text)

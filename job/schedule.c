@@ -27,7 +27,7 @@
 #define SCHED_ALPHA	0.2	/* the observed improvement's share of the estimate */
 #define SCHED_BETA	2.0	/* hope: within this factor of the best of its kind */
 #define SCHED_WINDOW	3	/* rounds the observed improvement spans */
-#define SCHED_STALL	3	/* rounds ... */
+#define SCHED_STALL	3	/* rounds ... (early_stopping replaces it) */
 #define SCHED_STALL_GAIN 0.01	/* ... without this much gain: the op closes */
 
 /* Floating-point operations of op (2·M·N·K·batch). */
@@ -268,7 +268,7 @@ sched_after(struct job *c, size_t op, int64_t done)
 		jo->closed = 1;
 		jo->closed_why = "early_stopping: no improvement";
 	} else if ((c->trial_budget > 0 || c->time_budget > 0) &&
-	    t > SCHED_STALL && jo->hist_ms[t - 1] >
+	    c->cfg->early_stop == 0 && t > SCHED_STALL && jo->hist_ms[t - 1] >
 	    jo->hist_ms[t - 1 - SCHED_STALL] * (1 - SCHED_STALL_GAIN)) {
 		jo->closed = 1;
 		jo->closed_why = "stopped improving (under 1% in 3 rounds)";
