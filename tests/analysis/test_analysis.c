@@ -448,6 +448,10 @@ test_bad(void)
 	check_bad("bad_verify.mlir", "bad_verify.mlir:2:8",
 	    "'linalg.matmul' op inferred input/output operand #2 has shape's "
 	    "dimension #1 to be 8, but found 4");
+	check_bad("bad_reduce_dims.mlir", "bad_reduce_dims.mlir:4",
+	    "linalg op: `dimensions =` must be followed by a list such as "
+	    "[0, 1]: refused before MLIR's parser, which crashes on anything "
+	    "else there");
 	CHECK(analysis_load(FIXTURES "/no_such_file.mlir", &a, &err) == -1);
 	CHECK(err != NULL && strstr(err, "no_such_file.mlir") != NULL);
 	free(err);
