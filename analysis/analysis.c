@@ -326,26 +326,30 @@ nesting_ok(const char *text, size_t len, int *line)
  * parser and is left to it.
  */
 static int
-linalg_lists_ok(const char *text, size_t len, int *line, const char **key)
+linalg_lists_ok(const char *text, size_t len, int *line, int *col,
+    const char **key)
 {
 	static const char *const ops[] = { "linalg.reduce", "linalg.broadcast",
 	    "linalg.transpose" };
 	static const char *const keys[] = { "dimensions", "permutation" };
-	size_t i, j, k, n;
+	size_t i, j, k, n, bol = 0;
 	int in_op = 0;
 
 	*line = 1;
 	for (i = 0; i < len; i++) {
 		char c = text[i];
 
-		if (c == '\n')
+		if (c == '\n') {
 			(*line)++;
-		else if (c == '"') {
+			bol = i + 1;
+		} else if (c == '"') {
 			for (i++; i < len && text[i] != '"'; i++) {
 				if (text[i] == '\\' && i + 1 < len)
 					i++;
-				else if (text[i] == '\n')
+				else if (text[i] == '\n') {
 					(*line)++;
+					bol = i + 1;
+				}
 			}
 		} else if (c == '/' && i + 1 < len && text[i + 1] == '/') {
 			while (i + 1 < len && text[i + 1] != '\n')
@@ -376,6 +380,7 @@ linalg_lists_ok(const char *text, size_t len, int *line, const char **key)
 				in_op = 0;
 				if (j >= len || text[j] != '[') {
 					*key = keys[k];
+					*col = (int)(i - bol) + 1;
 					return 0;
 				}
 			}
@@ -616,7 +621,7 @@ parsed_open(struct parsed *p, const char *name, const char *text, size_t len,
 {
 	const char	*key = NULL;
 	char		*why = NULL;
-	int		 line;
+	int		 line, col = 0;
 
 	memset(p, 0, sizeof *p);
 	p->diag.file = name;
@@ -625,10 +630,10 @@ parsed_open(struct parsed *p, const char *name, const char *text, size_t len,
 		    name, len, ANALYSIS_INPUT_MAX);
 		return -1;
 	}
-	if (!linalg_lists_ok(text, len, &line, &key)) {
-		util_seterr(err, "%s:%d: linalg op: `%s =` must be followed by a "
-		    "list such as [0, 1]: refused before MLIR's parser, which "
-		    "crashes on anything else there", name, line, key);
+	if (!linalg_lists_ok(text, len, &line, &col, &key)) {
+		util_seterr(err, "%s:%d:%d: linalg op: `%s =` must be followed "
+		    "by a list such as [0, 1]: refused before MLIR's parser, "
+		    "which crashes on anything else there", name, line, col, key);
 		return -1;
 	}
 	if (!nesting_ok(text, len, &line)) {

@@ -448,7 +448,7 @@ test_bad(void)
 	check_bad("bad_verify.mlir", "bad_verify.mlir:2:8",
 	    "'linalg.matmul' op inferred input/output operand #2 has shape's "
 	    "dimension #1 to be 8, but found 4");
-	check_bad("bad_reduce_dims.mlir", "bad_reduce_dims.mlir:4",
+	check_bad("bad_reduce_dims.mlir", "bad_reduce_dims.mlir:4:73",
 	    "linalg op: `dimensions =` must be followed by a list such as "
 	    "[0, 1]: refused before MLIR's parser, which crashes on anything "
 	    "else there");
