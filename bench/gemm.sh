@@ -9,17 +9,34 @@
 #
 # Sets: gemm (f32 squares and projections), mixed (int8, bf16, f16),
 # models (the real models' shapes: DeepSeek decode M = 1 and a 40-token
-# prefill, MobileBERT; against the roofline limit too: peak or bandwidth).
+# prefill, MobileBERT; against the roofline limit too: peak or bandwidth),
+# iree (gemm's f32 ops compiled by IREE, tuned through backend = iree: IREE's
+# default codegen and IREE tuned, side by side with autosched's own kernels
+# of the gemm set, oneDNN and OpenBLAS; skipped, said, without IREE's tools).
 # Environment: BUILD (build tree, default build; built if missing),
 # CPUS (CPU list to measure on, default 0,1; one CPU: 1 thread only),
-# TRIALS (trials per op, default 64), SETS (default "gemm mixed models"),
-# DB (store, default a fresh one in a temporary folder; reusing one resumes).
+# TRIALS (trials per op, default 64), SETS (default "gemm mixed models
+# iree"), IREE_BUDGET (the iree set's time_budget per thread count, default
+# 10m), DB (store, default a fresh one in a temporary folder; reusing one
+# resumes).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$top/build}
 if [ -z "${CPUS:-}" ] && [ "$(nproc)" -ge 2 ]; then cpus=0,1; else cpus=${CPUS:-0}; fi
 trials=${TRIALS:-64}
-sets=${SETS:-gemm mixed models}
+sets=${SETS:-gemm mixed models iree}
+# backend = iree finds its tools on PATH, else in the venv scripts/deps.sh
+# makes; the iree rows run the job's modules again with the same runtime.
+. "$top/toolchain.env"
+venv=${AUTOSCHED_IREE_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/autosched/iree-$IREE_VERSION}
+IREE_BENCHMARK=$(command -v iree-benchmark-module || echo "$venv/bin/iree-benchmark-module")
+export IREE_BENCHMARK
+case " $sets " in *" iree "*)
+	if [ ! -x "$IREE_BENCHMARK" ]; then
+		echo "gemm.sh: IREE's tools missing (bash scripts/iree-deps.sh installs them): the iree set is skipped" >&2
+		sets=$(echo " $sets " | sed 's/ iree / /')
+	fi ;;
+esac
 case $trials in ''|*[!0-9]*) echo "gemm.sh: TRIALS must be a number" >&2; exit 2 ;; esac
 if [ ! -x "$build/daemon/autosched" ]; then
 	cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -39,6 +56,7 @@ for t in $counts; do
 	for s in $sets; do
 		sed -e "s/^threads = .*/threads = [$t]/" \
 		    -e "s/^n_trial = .*/n_trial = $trials/" \
+		    -e "s/^time_budget = .*/time_budget = ${IREE_BUDGET:-10m}/" \
 		    "$top/bench/gemm/$s.cfg" >"$work/$s-$t.cfg"
 		env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \
 		    AUTOSCHED_WORK="$work/cache" \

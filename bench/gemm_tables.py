@@ -35,6 +35,18 @@ def op_shape(name):
     return "%dx%dx%dx%d" % (b, M, N, K), types, trans, 2.0 * b * M * N * K
 
 
+def artifact(doc, name, config):
+    """The cache folder of config's kernel in doc's job: its final rows, or
+    the baseline's when the default was kept or is the best."""
+    row = db.execute("select t.artifact from trials t join ops o on "
+                     "o.id = t.op_id where t.job_id = ? and o.name = ? and "
+                     "t.config_name = ? and t.artifact <> '' and "
+                     "t.phase in ('final', 'baseline', 'confirm', 'tune') "
+                     "order by t.phase = 'final' desc limit 1",
+                     (doc["job_id"], name, config)).fetchone()
+    return row[0] if row else "-"
+
+
 f = lambda x: "%.1f" % x if x else "-"
 r = lambda x, y: "%.2f" % (x / y) if x and y else "-"
 ci = lambda c: "%.2f [%.2f, %.2f]" % (c["est"], c["lo"], c["hi"]) if c else "-"
@@ -49,7 +61,9 @@ for s in sets:
 
 # 1. The tuning runs: best against the default, in the job's own final rounds.
 for s in sets:
-    print("== %s: tuned from the default space, %s ==" % (s, {"gemm": "f32", "models": "the real models' shapes, f32"}.get(s, "mixed precision")))
+    print("== %s: tuned from the default space, %s ==" % (s, {
+        "gemm": "f32", "models": "the real models' shapes, f32",
+        "iree": "f32 compiled by IREE (default: IREE's own config)"}.get(s, "mixed precision")))
     fmt = "%-44s %3s %6s %8s %8s %-20s %9s %-40s %6s  %s"
     print(fmt % ("op", "thr", "trials", "best", "default", "best/default [95% CI]",
                  "best/ref", "reference (same rounds)", "noise", "best config"))
@@ -97,6 +111,106 @@ def llc_bytes():
     return best
 
 
+def npy_shape(path):
+    """(shape, dtype) from a .npy file's header, or None."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(256).decode("latin1")
+        m = re.search(r"'descr': *'([^']*)'.*'shape': *\(([^)]*)\)", head)
+        return tuple(int(x) for x in m.group(2).split(",") if x.strip()), m.group(1)
+    except Exception:
+        return None
+
+
+def iree_data(shape):
+    """The folder of the iree job's timing inputs for BxMxNxK f32 (the
+    harness made them once per op; found by the arrays' shapes)."""
+    b, m, n, k = (int(x) for x in shape.split("x"))
+    want = ((m, k), (k, n)) if b == 1 else ((b, m, k), (b, k, n))
+    base = os.path.join(work, "cache", "iree")
+    for d in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+        p = os.path.join(base, d)
+        if d.startswith("data-") and \
+                (npy_shape(os.path.join(p, "time_lhs.npy")) or ((),))[0] in (want[0], (1,) + want[0]) and \
+                (npy_shape(os.path.join(p, "time_rhs.npy")) or ((),))[0] in (want[1], (1,) + want[1]):
+            return p
+    return None
+
+
+def iree_run(module, data, flops, t):
+    """A compiled dispatch timed by iree-benchmark-module the way the iree
+    backend times it (dispatch repeated in the module, --batch_size the same
+    count, workers pinned to the first t CPUs): GFLOP/s, 0 on failure."""
+    import subprocess
+    cpu = ",".join(cpus.split(",")[:t])
+    rep = max(1, min(64, int(1e8 / flops))) if flops else 1
+    argv = ["taskset", "-c", cpu, os.environ.get("IREE_BENCHMARK", "iree-benchmark-module"),
+            "--module=" + module, "--function=dispatch", "--device=local-task",
+            "--task_topology_cpu_ids=" + cpu, "--batch_size=%d" % rep,
+            "--input=@%s/time_lhs.npy" % data, "--input=@%s/time_rhs.npy" % data,
+            "--input=@%s/time_acc.npy" % data, "--benchmark_repetitions=5",
+            "--benchmark_min_time=0.06s", "--benchmark_format=json"]
+    p = subprocess.run(argv, capture_output=True, text=True)
+    try:
+        its = [b for b in json.loads(p.stdout)["benchmarks"] if b.get("run_type") == "iteration"]
+        scale = {"ms": 1, "us": 1e-3, "ns": 1e-6, "s": 1e3}
+        ms = med([b["real_time"] * scale[b["time_unit"]] for b in its])
+        return flops / (ms * 1e6) if ms else 0
+    except Exception:
+        return 0
+
+
+def iree_peers():
+    """IREE's default codegen and IREE tuned by autosched (the iree job's
+    modules run again), beside autosched's own kernel (the gemm set's best,
+    when that set ran), oneDNN and OpenBLAS: side by side, interleaved."""
+    kinds = ["iree tuned", "iree default", "autosched", "onednn", "openblas"]
+    print("== iree: IREE default and tuned, measured with the peers, %d rounds interleaved ==" % ROUNDS)
+    fmt = "%-34s %3s " + " ".join(["%12s"] * 5) + " " + " ".join(["%15s"] * 4)
+    print(fmt % ("op", "thr", *kinds, "tuned/default", "tuned/autosched",
+                 "tuned/onednn", "tuned/openblas"))
+    for t in counts:
+        doc, mine = docs.get(("iree", t)), docs.get(("gemm", t))
+        if not doc:
+            continue
+        for op in doc["ops"]:
+            if not op.get("best"):
+                continue
+            shape, types, trans, flops = op_shape(op["name"])
+            data = iree_data(shape)
+            mod = lambda cfg: os.path.join(work, "cache", "iree", artifact(doc, op["name"], cfg), "bench.vmfb")
+            default = "tile_0x0x0_vec_0x0x0_thr_%d" % t
+            so = None
+            for o in (mine or {}).get("ops", []):
+                if o["name"] == op["name"] and o.get("best"):
+                    so = os.path.join(work, "cache", "mlir-cpu", artifact(mine, o["name"], o["best"]), "kernel.so")
+            runs = {k: [] for k in kinds}
+            for rnd in range(ROUNDS):
+                order = kinds[rnd % len(kinds):] + kinds[:rnd % len(kinds)]
+                for k in order:
+                    if k.startswith("iree"):
+                        m = mod(op["best"] if k == "iree tuned" else default)
+                        g = iree_run(m, data, flops, t) if data and os.path.exists(m) else 0
+                    else:
+                        if k == "autosched" and not (so and os.path.exists(so)):
+                            continue
+                        a = (("--kernel", so, "--verify", "1") if k == "autosched" else
+                             ("--ref", k, "--verify", "0"))
+                        d = run(*a, "--shape", shape, "--trans", trans, "--types", types, threads=t)
+                        g = flops / (d["median_ms"] * 1e6) if d and d.get("status") == "ok" and d.get("median_ms") else 0
+                    if g:
+                        runs[k].append(g)
+            g = {k: med(v) for k, v in runs.items()}
+            print(fmt % (op["name"][:34], t, *[f(g[k]) for k in kinds],
+                         *[r(g["iree tuned"], g[k]) for k in kinds[1:]]))
+    print()
+    print("iree tuned / default: the iree job's chosen config's module and IREE's own config's module (the")
+    print("job's baseline), run again by iree-benchmark-module as the backend times them; autosched: the gemm")
+    print("set's best mlir-cpu kernel at the same threads ('-' when that set did not run); GFLOP/s, medians")
+    print("of %d rounds, the order rotated per round, pinned to the first thr CPUs." % ROUNDS)
+    print()
+
+
 LLC = llc_bytes()
 
 
@@ -113,6 +227,9 @@ def limit(shape, types, flops, t):
         return 0, "-", False
     return flops / max(tc, tm) / 1e9, "mem" if tm > tc else "fma", nbytes <= LLC
 for s in sets:
+    if s == "iree":
+        iree_peers()
+        continue
     f32 = s in ("gemm", "models")
     peers = ["openblas", "onednn", "blis"] if f32 else ["auto", "openblas"]
     names = {"openblas": "openblas", "onednn": "onednn", "blis": "blis",
@@ -129,15 +246,7 @@ for s in sets:
             if not op.get("best"):
                 continue
             shape, types, trans, flops = op_shape(op["name"])
-            # The chosen config's kernel: its final rows, or the baseline's
-            # when the default was kept or is the best.
-            row = db.execute("select t.artifact from trials t join ops o on "
-                             "o.id = t.op_id where t.job_id = ? and o.name = ? and "
-                             "t.config_name = ? and t.artifact <> '' and "
-                             "t.phase in ('final', 'baseline', 'confirm', 'tune') "
-                             "order by t.phase = 'final' desc limit 1",
-                             (doc["job_id"], op["name"], op["best"])).fetchone()
-            so = os.path.join(work, "cache", "mlir-cpu", row[0] if row else "-", "kernel.so")
+            so = os.path.join(work, "cache", "mlir-cpu", artifact(doc, op["name"], op["best"]), "kernel.so")
             runs = {k: [] for k in ["best"] + peers}
             routine = ""
             for rnd in range(ROUNDS):
