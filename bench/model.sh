@@ -8,12 +8,22 @@
 # op its count, its share of the model's matmul time before and after, and
 # its speedup.
 #
-#   bench/model.sh MODEL.mlir [CFG]
+#   bench/model.sh [--iree] MODEL.mlir [CFG [CFG2]]
+# --iree: the model as IREE users run it: its distinct matmuls tuned with
+# backend = iree (at as many threads as CPUS names), one tuning spec
+# exported for the model (autosched export --format iree-spec), the model
+# compiled by iree-compile without and with the spec, and both timed by
+# iree-benchmark-module; "untuned" is then IREE's own codegen and the
+# default of each op IREE's own config.
 # CFG: a cfg whose input_file is the model (default: one written here,
-# trial_budget = TRIALS over all distinct ops, min_time 0.05 s).
+# trial_budget = TRIALS over all distinct ops, min_time 0.05 s; with --iree
+# it must say backend = iree). CFG2: a second cfg (another allocation of
+# the same trials, say), tuned into a store of its own, built and timed in
+# the same interleaved rounds as the untuned and CFG's builds.
 # Environment: BUILD (build tree, default build; built if missing), CPUS
-# (CPUs to tune and time on, default 0,1), DB (store; default a fresh one
-# in a temporary folder; an existing one resumes), TRIALS (default 200),
+# (CPUs to tune and time on, default 0,1), DB, DB2 (CFG's and CFG2's
+# stores; default fresh ones in a temporary folder; an existing one
+# resumes), TRIALS (default 200),
 # MIN_TIME (seconds of calls per timing, default 3), ROUNDS (timings of each
 # build, interleaved, default 3), FUNC (the entry function, default the
 # first public function with results).
@@ -22,6 +32,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/toolchain.env"
 build=${BUILD:-$top/build}
 if [ -z "${CPUS:-}" ] && [ "$(nproc)" -ge 2 ]; then cpus=0,1; else cpus=${CPUS:-0}; fi
+iree=0
+if [ "${1:-}" = --iree ]; then iree=1; shift; fi
+[ $# -ge 1 ] || { echo "usage: bench/model.sh [--iree] MODEL.mlir [CFG [CFG2]]" >&2; exit 2; }
 model=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 trials=${TRIALS:-200}
 if [ ! -x "$build/daemon/autosched" ]; then
@@ -35,33 +48,94 @@ db=${DB:-$work/model.db}
 # A function named main would clash with the timer's own main: renamed in a copy.
 sed -e 's/func\.func @main(/func.func @model_main(/' -e 's/call @main(/call @model_main(/' \
     "$model" > "$work/model.mlir"
+nthr=$(echo "$cpus" | tr ',' '\n' | grep -c .)
+# The cfgs: tuned (CFG, or one written here) and, with CFG2, tuned2 — each
+# tuned into a store of its own (DB, DB2), built and timed beside the other.
+cfgfor() {	# cfgfor CFG OUT
+	sed -e "s|^input_file *=.*|input_file = $work/model.mlir|" "$1" > "$2"
+	if [ $iree = 1 ] && ! grep -q '^backend *= *iree' "$2"; then
+		echo "model.sh: $1: --iree needs a cfg with backend = iree" >&2
+		exit 2
+	fi
+}
+variants=tuned
 if [ $# -ge 2 ]; then
-	sed -e "s|^input_file *=.*|input_file = $work/model.mlir|" "$2" > "$work/a.cfg"
+	cfgfor "$2" "$work/tuned.cfg"
+elif [ $iree = 1 ]; then
+	# The ops at the threads the model runs with: their default is what
+	# IREE compiles without the spec.
+	printf '[Env]\ninput_file = %s\nbackend = iree\n[SearchSpace]\nthreads = [%s]\n[SearchStrategy]\ntuner = xgboost\ntrial_budget = %s\n[Measure]\nmin_time = 0.05\n' \
+	    "$work/model.mlir" "$nthr" "$trials" > "$work/tuned.cfg"
 else
 	printf '[Env]\ninput_file = %s\n[SearchStrategy]\ntrial_budget = %s\n[Measure]\nmin_time = 0.05\n' \
-	    "$work/model.mlir" "$trials" > "$work/a.cfg"
+	    "$work/model.mlir" "$trials" > "$work/tuned.cfg"
 fi
+if [ $# -ge 3 ]; then
+	cfgfor "$3" "$work/tuned2.cfg"
+	variants="tuned tuned2"
+fi
+dbof() { if [ "$1" = tuned ]; then echo "$db"; else echo "${DB2:-$work/model2.db}"; fi; }
 
-echo "== tuning $(basename "$model") ($(lscpu | sed -n 's/^Model name: *//p' | head -1))"
-t0=$(date +%s)
-env -u OPENBLAS_CORETYPE "$AS" run "$work/a.cfg" --db "$db" --cpus "$cpus" --quiet --json >"$work/run.json" || {
-	echo "model.sh: autosched run failed (exit $?)" >&2
-	exit 1
-}
-t1=$(date +%s)
-echo "   $((t1 - t0)) s"
-echo "== building untuned and tuned"
-t0=$(date +%s)
-"$AS" build "$work/model.mlir" --untuned -o "$work/untuned.so" >/dev/null
-t1=$(date +%s)
-"$AS" build "$work/model.mlir" --db "$db" -o "$work/tuned.so" >/dev/null
-t2=$(date +%s)
-echo "   untuned $((t1 - t0)) s, tuned $((t2 - t1)) s"
+for v in $variants; do
+	echo "== tuning $(basename "$model"), $v ($(lscpu | sed -n 's/^Model name: *//p' | head -1))"
+	t0=$(date +%s)
+	env -u OPENBLAS_CORETYPE "$AS" run "$work/$v.cfg" --db "$(dbof $v)" --cpus "$cpus" --quiet --json >"$work/$v.json" || {
+		echo "model.sh: autosched run ($v) failed (exit $?)" >&2
+		exit 1
+	}
+	t1=$(date +%s)
+	echo "   $((t1 - t0)) s"
+done
+if [ $iree = 1 ]; then
+	# IREE's tools as backend = iree finds them without iree_bin: PATH, else
+	# the venv scripts/deps.sh makes.
+	venv=${AUTOSCHED_IREE_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/autosched/iree-$IREE_VERSION}
+	ic=$(command -v iree-compile || echo "$venv/bin/iree-compile")
+	IREE_BENCHMARK=$(command -v iree-benchmark-module || echo "$venv/bin/iree-benchmark-module")
+	export IREE_BENCHMARK
+	echo "== compiling with iree-compile, without and with the spec"
+	t0=$(date +%s)
+	for k in untuned $variants; do
+		# No spec when IREE's own config was kept for every op: then the
+		# tuned model is the untuned one, compiled again.
+		with=
+		if [ $k != untuned ] && "$AS" export --db "$(dbof $k)" --format iree-spec \
+		    -o "$work/$k-spec.mlir" 2>"$work/export.txt"; then
+			with=--iree-codegen-tuning-spec-path=$work/$k-spec.mlir
+		elif [ $k != untuned ]; then
+			grep -q "no op to put in the spec" "$work/export.txt" || {
+				cat "$work/export.txt" >&2
+				exit 1
+			}
+			echo "   $k: no spec (IREE's own config was kept for every op)"
+		fi
+		mkdir -p "$work/conf-$k"
+		"$ic" "$work/model.mlir" --iree-hal-target-device=local \
+		    --iree-hal-local-target-device-backends=llvm-cpu \
+		    --iree-llvmcpu-target-cpu=host $with \
+		    --iree-hal-dump-executable-configurations-to="$work/conf-$k" \
+		    -o "$work/$k.vmfb" || { echo "model.sh: iree-compile ($k) failed" >&2; exit 1; }
+	done
+	t1=$(date +%s)
+	echo "   $((t1 - t0)) s"
+else
+	echo "== building untuned and $variants"
+	t0=$(date +%s)
+	"$AS" build "$work/model.mlir" --untuned -o "$work/untuned.so" >/dev/null
+	for v in $variants; do
+		"$AS" build "$work/model.mlir" --db "$(dbof $v)" -o "$work/$v.so" >/dev/null
+	done
+	t1=$(date +%s)
+	echo "   $((t1 - t0)) s"
+fi
 "/usr/lib/llvm-$LLVM_VERSION/bin/mlir-opt" "$work/model.mlir" >"$work/printed.mlir"
 
-python3 - "$work" "$cpus" "${MIN_TIME:-3}" "${ROUNDS:-3}" "${FUNC:-}" "$db" <<'PY'
-import json, re, sqlite3, subprocess, sys
-work, cpus, min_time, rounds, want_fn, dbpath = sys.argv[1:]
+python3 - "$work" "$cpus" "${MIN_TIME:-3}" "${ROUNDS:-3}" "${FUNC:-}" "$iree" "$variants" "$db" "$(dbof tuned2)" <<'PY'
+import json, os, re, sqlite3, subprocess, sys
+work, cpus, min_time, rounds, want_fn, iree, variants, db1, db2 = sys.argv[1:]
+variants = variants.split()
+dbs = {"tuned": db1, "tuned2": db2}
+iree = iree == "1"
 rounds = int(rounds)
 def strip_dicts(line):
     # A signature without its attribute dictionaries ({iree.identifier = "…"}),
@@ -167,51 +241,103 @@ def timed(lib):
                        check=True, capture_output=True, text=True)
     return float(p.stdout)
 
-times = {"untuned": [], "tuned": []}
-for r in range(rounds):
-    for k in (["untuned", "tuned"] if r % 2 == 0 else ["tuned", "untuned"]):
-        times[k].append(timed(work + "/" + k + ".so"))
-med = lambda v: sorted(v)[len(v) // 2] if v else 0
-u, t = med(times["untuned"]), med(times["tuned"])
+def iree_input(k, dims, e):
+    """An --input of zeros for one argument (a splat of 0)."""
+    return "--input=%s%s=0" % ("".join("%dx" % d for d in dims), e)
 
-run = json.load(open(work + "/run.json"))
-db = sqlite3.connect("file:%s?mode=ro" % dbpath, uri=True)
-rows = []
-for op in run["ops"]:
-    if not op.get("tuned") or not op.get("best"):
-        continue
-    name, count = op["name"], op.get("occurrences", 1)
-    oid = db.execute("select id from ops where name = ?", (op["name"],)).fetchone()[0]
-    # The default at 1 thread (what the untuned build runs): the job's own baseline rounds.
-    g = sorted(r[0] for r in db.execute(
-        "select gflops from trials where job_id = ? and op_id = ? and phase = 'baseline' and threads = 1 "
-        "and status in ('ok','unstable')", (run["job_id"], oid)))
-    g1 = g[len(g) // 2] if g else 0
-    best_ms = op.get("runtime_ms") or 0
-    flops = op["gflops"] * best_ms * 1e6 if best_ms else 0
-    def_ms = flops / (g1 * 1e6) if g1 else 0
-    rows.append((name, count, def_ms, best_ms, op.get("trials", 0)))
-before = sum(c * d for _, c, d, b, _ in rows)
-after = sum(c * b for _, c, d, b, _ in rows)
-predicted = u - (before - after)
+def iree_timed(vmfb):
+    """The model compiled by iree-compile, timed by iree-benchmark-module
+    on the same zeros, its task workers pinned to CPUS: ms per call."""
+    argv = ["taskset", "-c", cpus, os.environ["IREE_BENCHMARK"], "--module=" + vmfb,
+            "--function=" + fn, "--device=local-task", "--task_topology_cpu_ids=" + cpus,
+            *[iree_input(*a) for a in ain], "--benchmark_min_time=%ss" % min_time,
+            "--benchmark_format=json"]
+    p = subprocess.run(argv, check=True, capture_output=True, text=True)
+    b = [x for x in json.loads(p.stdout)["benchmarks"] if x.get("run_type") == "iteration"][0]
+    return b["real_time"] * {"ms": 1, "us": 1e-3, "ns": 1e-6, "s": 1e3}[b["time_unit"]]
+
+ext = ".vmfb" if iree else ".so"
+if iree:
+    timed = iree_timed
+builds = ["untuned"] + variants
+times = {k: [] for k in builds}
+for r in range(rounds):
+    # The order rotated each round.
+    for k in builds[r % len(builds):] + builds[:r % len(builds)]:
+        times[k].append(timed(work + "/" + k + ext))
+med = lambda v: sorted(v)[len(v) // 2] if v else 0
+u = med(times["untuned"])
+
+def op_rows(v):
+    """Per distinct op of variant v's job: (name, count, default ms, best ms, trials)."""
+    run = json.load(open(work + "/" + v + ".json"))
+    db = sqlite3.connect("file:%s?mode=ro" % dbs[v], uri=True)
+    rows = []
+    for op in run["ops"]:
+        if not op.get("tuned") or not op.get("best"):
+            continue
+        oid = db.execute("select id from ops where name = ?", (op["name"],)).fetchone()[0]
+        # The default as the untuned model runs it (build: 1 thread; IREE: its
+        # own config at the model's threads): the job's own baseline rounds.
+        g = sorted(r[0] for r in db.execute(
+            "select gflops from trials where job_id = ? and op_id = ? and phase = 'baseline' and threads = ? "
+            "and status in ('ok','unstable')", (run["job_id"], oid, len(cpus.split(",")) if iree else 1)))
+        g1 = g[len(g) // 2] if g else 0
+        best_ms = op.get("runtime_ms") or 0
+        flops = op["gflops"] * best_ms * 1e6 if best_ms else 0
+        def_ms = flops / (g1 * 1e6) if g1 else 0
+        rows.append((op["name"], op.get("occurrences", 1), def_ms, best_ms, op.get("trials", 0)))
+    return rows
+
 print()
 print("== %s, function @%s, %d rounds interleaved, CPUs %s" % (work.split("/")[-1], fn, rounds, cpus))
-fmt = "%-12s %-12s %-8s %-14s %-12s %-14s %-14s"
-print(fmt % ("untuned ms", "tuned ms", "speedup", "predicted ms", "tuned/pred", "matmul share", "matmul gain"))
-print(fmt % ("%.2f" % u, "%.2f" % t, "%.2fx" % (u / t if t else 0), "%.2f" % predicted,
-             "%.3f" % (t / predicted if predicted else 0), "%.1f%%" % (100 * before / u if u else 0),
-             "%.2fx" % (before / after if after else 0)))
+fmt = "%-8s %-12s %-12s %-8s %-14s %-12s %-14s %-14s %-8s"
+print(fmt % ("cfg", "untuned ms", "tuned ms", "speedup", "predicted ms", "tuned/pred", "matmul share",
+             "matmul gain", "trials"))
+tables = []
+for v in variants:
+    rows = op_rows(v)
+    t = med(times[v])
+    before = sum(c * d for _, c, d, b, _ in rows)
+    after = sum(c * b for _, c, d, b, _ in rows)
+    predicted = u - (before - after)
+    print(fmt % ({"tuned": "CFG", "tuned2": "CFG2"}[v], "%.2f" % u, "%.2f" % t, "%.2fx" % (u / t if t else 0),
+                 "%.2f" % predicted, "%.3f" % (t / predicted if predicted else 0),
+                 "%.1f%%" % (100 * before / u if u else 0), "%.2fx" % (before / after if after else 0),
+                 sum(r[4] for r in rows)))
+    tables.append((v, rows, before, after))
+for v, rows, before, after in tables:
+    print()
+    print("-- %s:" % {"tuned": "CFG", "tuned2": "CFG2"}[v])
+    fmt = "%-42s %6s %6s %10s %10s %8s %8s %8s"
+    print(fmt % ("distinct op", "count", "trials", "ms before", "ms after", "share<", "share>", "speedup"))
+    for name, count, d, b, tr in sorted(rows, key=lambda r: -r[1] * r[2]):
+        print(fmt % (name, count, tr, "%.3f" % (count * d), "%.3f" % (count * b),
+                     "%.1f%%" % (100 * count * d / before if before else 0),
+                     "%.1f%%" % (100 * count * b / after if after else 0), "%.2fx" % (d / b if b else 0)))
+    print(fmt % ("all matmuls", sum(r[1] for r in rows), sum(r[4] for r in rows), "%.3f" % before,
+                 "%.3f" % after, "100%", "100%", "%.2fx" % (before / after if after else 0)))
 print()
-fmt = "%-42s %6s %6s %10s %10s %8s %8s %8s"
-print(fmt % ("distinct op", "count", "trials", "ms before", "ms after", "share<", "share>", "speedup"))
-for name, count, d, b, tr in sorted(rows, key=lambda r: -r[1] * r[2]):
-    print(fmt % (name, count, tr, "%.3f" % (count * d), "%.3f" % (count * b),
-                 "%.1f%%" % (100 * count * d / before if before else 0),
-                 "%.1f%%" % (100 * count * b / after if after else 0), "%.2fx" % (d / b if b else 0)))
-print(fmt % ("all matmuls", sum(r[1] for r in rows), sum(r[4] for r in rows), "%.3f" % before,
-             "%.3f" % after, "100%", "100%", "%.2fx" % (before / after if after else 0)))
-print()
-print("untuned, tuned: medians of %d timings each of the built model (%s s of calls each), interleaved;" % (rounds, min_time))
-print("ms before/after: occurrences x the op's untuned default (1 thread) / chosen config, from the store")
+if iree:
+    # Dispatches whose configuration the spec changed (IREE's own dump of
+    # each executable's configuration, without and with the spec).
+    conf = lambda d: {f: re.findall(r"lowering_config = #iree_cpu\.lowering_config<[^>]*>",
+                                    open(os.path.join(d, f)).read())
+                      for f in sorted(os.listdir(d))}
+    a = conf(work + "/conf-untuned")
+    mm = [f for f in a if re.search(r"linalg\.(batch_)?matmul",
+                                    open(os.path.join(work, "conf-untuned", f)).read())]
+    for v in variants:
+        b = conf(work + "/conf-" + v)
+        print("%s: IREE executables: %d, of which %d matmul; the spec changed the config of %d"
+              % ({"tuned": "CFG", "tuned2": "CFG2"}[v], len(a), len(mm),
+                 sum(1 for f in a if a[f] != b.get(f))))
+    print("untuned, tuned: medians of %d timings each of the model compiled by iree-compile without and" % rounds)
+    print("with the spec, timed by iree-benchmark-module (%s s each, workers pinned to CPUs %s), interleaved;" % (min_time, cpus))
+    print("ms before/after: occurrences x the op's IREE default / chosen config at %d threads, from the store"
+          % len(cpus.split(",")))
+else:
+    print("untuned, tuned: medians of %d timings each of the built model (%s s of calls each), interleaved;" % (rounds, min_time))
+    print("ms before/after: occurrences x the op's untuned default (1 thread) / chosen config, from the store")
 print("(the job's own rounds); predicted: untuned - (before - after); matmul share: before / untuned.")
 PY
