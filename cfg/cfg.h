@@ -61,7 +61,7 @@ struct cfg_exec {
 	double		 slurm_step_timeout;	/* seconds per step, 0 = timeout + 60 */
 	/*
 	 * executor slurm: candidates compiled at once on the coordinator while
-	 * steps measure, 0 = one per CPU this process may use.
+	 * steps measure, 0 = one per CPU this process may run on.
 	 */
 	int		 compile_jobs;
 };
