@@ -87,7 +87,8 @@ struct cfg_reader {
 
 	struct cfg_seen	*seen;
 	size_t		 nseen;
-	int		 env_line[sizeof env_keys / sizeof env_keys[0]];	/* line of each env_keys[i], 0 if absent */
+	/* The line of each env_keys[i], 0 if absent. */
+	int		 env_line[sizeof env_keys / sizeof env_keys[0]];
 	int		 knob_line[KNOB_COUNT];
 	int		 max_reps_line;
 	int		 problem_kind_line;	/* [Problem] kind = given */
