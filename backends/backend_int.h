@@ -55,13 +55,21 @@ int	 backend_cache_check(const char *name, const char *root, char **err);
  * Whether the cache under root holds entry dir for this user: 1 if dir and
  * its files (NULL-ended paths) are this user's alone (util_trusted), 0 if
  * there is none, or there was an untrusted one, now set aside as
- * dir.untrusted.PID (never run nor deleted: someone may want to look at
+ * dir.untrusted.PID.N (never run nor deleted: someone may want to look at
  * it; the console line names label). -1 with res filled (an environment
  * failure) if root is not ours or the entry cannot be set aside.
  */
 int	 backend_cache_lookup(const char *name, const char *root,
 	    const char *dir, const char *const files[], const char *label,
 	    struct trial_result *res);
+
+/*
+ * A name beside dir for one use of this process: dir.KIND.PID.N, N counted
+ * per process, so that compiles running at once on several threads (the
+ * engine's compile pool) never share a scratch folder, even for one cache
+ * entry. The cache entry's own name (its key) is dir's. Caller frees.
+ */
+char	*backend_side_name(const char *dir, const char *kind);
 
 /*
  * Make tmp, the scratch folder of a cache entry (what remove_fn leaves of

@@ -99,6 +99,15 @@ backend_compile_step(const struct backend_params *params, const char *what,
 	return rc;
 }
 
+char *
+backend_side_name(const char *dir, const char *kind)
+{
+	static unsigned long uses;
+
+	return xasprintf("%s.%s.%ld.%lu", dir, kind, (long)getpid(),
+	    __sync_add_and_fetch(&uses, 1));
+}
+
 int
 backend_cache_check(const char *name, const char *root, char **err)
 {
@@ -134,11 +143,13 @@ backend_cache_lookup(const char *name, const char *root, const char *dir,
 		trusted = util_trusted(files[i], 0, why, sizeof why) == 0;
 	if (trusted)
 		return 1;
-	aside = xasprintf("%s.untrusted.%ld", dir, (long)getpid());
+	aside = backend_side_name(dir, "untrusted");
 	rc = rename(dir, aside);
 	if (rc == 0)
 		fprintf(stderr, "autosched: %s: not used (%s): moved to %s; "
 		    "compiled again\n", label, why, aside);
+	else if (errno == ENOENT)
+		rc = 0;		/* another thread of ours set it aside meanwhile */
 	else {
 		res->status = TRIAL_ERROR;
 		res->env_failure = 1;

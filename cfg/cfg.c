@@ -39,7 +39,8 @@ static const char *const cfg_sections[SEC_COUNT + 1] = {
 static const char *const env_keys[] = {
 	"input_file", "output_file", "backend", "database", "iree_bin",
 	"replay_db", "report_file", "executor", "slurm_partition",
-	"slurm_max_steps", "slurm_srun_args", "slurm_step_timeout", NULL
+	"slurm_max_steps", "slurm_srun_args", "slurm_step_timeout",
+	"compile_jobs", NULL
 };
 static const char *const strategy_keys[] = {
 	"tuner", "n_trial", "time_limit", "early_stopping", "seed",
@@ -86,7 +87,8 @@ struct cfg_reader {
 
 	struct cfg_seen	*seen;
 	size_t		 nseen;
-	int		 env_line[12];	/* line of each env_keys[i], 0 if absent */
+	/* The line of each env_keys[i], 0 if absent. */
+	int		 env_line[sizeof env_keys / sizeof env_keys[0]];
 	int		 knob_line[KNOB_COUNT];
 	int		 max_reps_line;
 	int		 problem_kind_line;	/* [Problem] kind = given */
@@ -525,6 +527,12 @@ cfg_exec_key(struct cfg_exec *e, const char *key, const char *value,
 	if (strcmp(key, "slurm_step_timeout") == 0)
 		return cfg_value_seconds(value, 0.001, 86400,
 		    &e->slurm_step_timeout, why, len) != 0 ? -1 : 0;
+	if (strcmp(key, "compile_jobs") == 0) {
+		if (cfg_value_int(value, 1, 1024, &v, why, len) != 0)
+			return -1;
+		e->compile_jobs = (int)v;
+		return 0;
+	}
 	return 1;
 }
 
@@ -545,6 +553,8 @@ cfg_exec_merge(struct cfg_exec *e, const struct cfg_exec *d)
 		e->slurm_max_steps = d->slurm_max_steps;
 	if (e->slurm_step_timeout == 0)
 		e->slurm_step_timeout = d->slurm_step_timeout;
+	if (e->compile_jobs == 0)
+		e->compile_jobs = d->compile_jobs;
 }
 
 void

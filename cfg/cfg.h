@@ -59,11 +59,16 @@ struct cfg_exec {
 	int		 slurm_max_steps;	/* steps at once, 0 = one per node */
 	char		*slurm_srun_args;	/* extra srun words, split on blanks */
 	double		 slurm_step_timeout;	/* seconds per step, 0 = timeout + 60 */
+	/*
+	 * executor slurm: candidates compiled at once on the coordinator while
+	 * steps measure, 0 = one per CPU this process may run on.
+	 */
+	int		 compile_jobs;
 };
 
 /*
  * The one check of the executor keys (executor, slurm_partition,
- * slurm_max_steps, slurm_srun_args, slurm_step_timeout), for the cfg and
+ * slurm_max_steps, slurm_srun_args, slurm_step_timeout, compile_jobs), for the cfg and
  * autoschedd.conf: 1 when key is none of them, 0 when value was stored in
  * e, -1 with what was expected in why (the caller names file, line, key).
  */

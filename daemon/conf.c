@@ -21,7 +21,7 @@
 static const char *const conf_keys[] = {
 	"database", "spool", "log_level", "cpus", "compile_nice", "poll_interval",
 	"output_dir", "executor", "slurm_partition", "slurm_max_steps",
-	"slurm_srun_args", "slurm_step_timeout",
+	"slurm_srun_args", "slurm_step_timeout", "compile_jobs",
 };
 
 static const struct {
@@ -197,8 +197,9 @@ conf_handler(void *user, const char *section, const char *name,
 			util_seterr(&cp->err, "%s:%d: %s: unknown key (expected"
 			    " database, spool, output_dir, log_level, cpus,"
 			    " compile_nice, poll_interval, executor,"
-			    " slurm_partition, slurm_max_steps, slurm_srun_args"
-			    " or slurm_step_timeout)", cp->path, cp->line, name);
+			    " slurm_partition, slurm_max_steps, slurm_srun_args,"
+			    " slurm_step_timeout or compile_jobs)", cp->path,
+			    cp->line, name);
 		return 0;
 	}
 	if (cp->seen[i] != 0) {

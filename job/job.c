@@ -410,6 +410,20 @@ job_open_op(struct job *c, struct job_op *jo, int *bad_input, char **err)
 			c->parallel = 1;
 		job_log(c, "info", "up to %d measurements at once (executor "
 		    "%s)", c->parallel, executor_kind(c->exec)->name);
+		/*
+		 * The coordinator's compiles: compile_jobs, else one per CPU
+		 * this process may run on (compiles are not pinned: --cpus
+		 * names the measurements' CPUs, which are the nodes' here).
+		 */
+		c->compile_jobs = c->cfg->exec.compile_jobs > 0 ?
+		    c->cfg->exec.compile_jobs : util_ncpus();
+		if (c->compile_jobs > JOB_BATCH_MAX)
+			c->compile_jobs = JOB_BATCH_MAX;
+		if (c->compile_jobs < 1)
+			c->compile_jobs = 1;
+		job_log(c, "info", "up to %d compiles at once here (%s)",
+		    c->compile_jobs, c->cfg->exec.compile_jobs > 0 ?
+		    "compile_jobs" : "the CPUs this process may run on");
 	}
 	rc = 0;
 out:

@@ -94,6 +94,8 @@ struct job_op {
 	double			*hist_ms;	/* best ms after each round */
 	double			 now_ms;	/* best time so far (baseline before any) */
 	double			 trial_s;	/* wall seconds a tune trial took, mean */
+	int64_t			 compiled;	/* compiles the pool started (slurm) */
+	int			 compile_most;	/* of which the most at once */
 	double			 meas_s;	/* wall seconds of one measurement */
 	int			 closed;	/* gets no more rounds */
 	const char		*closed_why;
@@ -177,6 +179,7 @@ struct job {
 	struct util_out		*csv_out;	/* the CSV report while written */
 	struct util_out_guard	 csv_guard;
 	int			 parallel;	/* tune measurements at once (executor slurm) */
+	int			 compile_jobs;	/* compiles at once meanwhile, here */
 	int			 begun;		/* the backend's begin ran */
 	struct executor		*exec;		/* where measurements run (params.exec) */
 	char			 step_name[40];	/* the Slurm steps' job name */

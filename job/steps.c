@@ -370,212 +370,364 @@ job_tune_halt(struct job *c)
 	    job_elapsed(c) >= c->cfg->time_limit);
 }
 
-/* One measurement of a batch measured at once, on a thread of its own. */
+/*
+ * A batch measured at once (executor slurm): each candidate on a thread of
+ * its own, compiled here (backend prepare) up to c->compile_jobs at once,
+ * then measured when the engine says go (backend measure: a step on some
+ * node) up to c->parallel at once. Everything a thread touches that the
+ * engine reads (state, go, art, rc, err, the result) is under the batch's
+ * mutex until the slot is done; the store and the tuner stay the engine's.
+ */
+enum {
+	JOB_SLOT_IDLE,		/* found in the store, or not started */
+	JOB_SLOT_COMPILING,
+	JOB_SLOT_COMPILED,	/* waiting for go */
+	JOB_SLOT_MEASURING,
+	JOB_SLOT_DONE		/* res final (or dropped: go < 0) */
+};
+
+struct job_batch;
+
 struct job_slot {
-	const struct backend_ops *be;
-	struct backend		*b;
-	void			*art;		/* prepared, or NULL: res is final */
+	struct job_batch	*bt;
+	const struct config	*cf;
 	struct trial_result	*res;
+	void			*art;		/* prepared, or NULL: res is final */
 	char			*err;
 	int			 rc;
 	int			 state;		/* JOB_SLOT_* */
+	int			 go;		/* 1 measure, -1 dropped, 0 not yet */
+	int			 started;	/* a thread runs it: joined at the end */
 	pthread_t		 th;
-	pthread_mutex_t		*mu;
-	pthread_cond_t		*cv;
 };
-enum { JOB_SLOT_IDLE, JOB_SLOT_RUNNING, JOB_SLOT_DONE, JOB_SLOT_JOINED };
 
+struct job_batch {
+	struct job		*c;
+	struct job_op		*jo;
+	struct space		*sp;
+	struct backend		*b;
+	const uint64_t		*idx;
+	struct trial_result	*res;
+	size_t			 n;		/* candidates */
+	size_t			 next;		/* looked up and started so far */
+	size_t			 rec;		/* recorded so far (a prefix) */
+	size_t			 limit;		/* recorded at most: n, or a halt's cut */
+	int			 halted;	/* a stop or the time limit: nothing new */
+	struct config		 cf[JOB_BATCH_MAX];
+	int			 found[JOB_BATCH_MAX];
+	struct job_slot		 slot[JOB_BATCH_MAX];
+	pthread_mutex_t		 mu;
+	pthread_cond_t		 cv;
+	unsigned long		 gen;		/* bumped at every change of a slot */
+	int			 compiling, most;	/* compiles in flight, most at once */
+	int			 compiles;	/* compiles started */
+};
+
+/* A slot's new state, told to the engine. Under bt->mu. */
+static void
+job_slot_set(struct job_slot *s, int state)
+{
+	s->state = state;
+	s->bt->gen++;
+	pthread_cond_broadcast(&s->bt->cv);
+}
+
+/* A slot's thread: compile, wait for go, measure. */
 static void *
 job_slot_run(void *arg)
 {
 	struct job_slot *s = arg;
+	struct job_batch *bt = s->bt;
+	const struct backend_ops *be = bt->c->be;
+	void *art = NULL;
 	char *err = NULL;
 	int rc;
 
-	rc = s->be->measure(s->b, s->art, s->res, &err);
-	pthread_mutex_lock(s->mu);
+	pthread_mutex_lock(&bt->mu);
+	if (++bt->compiling > bt->most)
+		bt->most = bt->compiling;
+	pthread_mutex_unlock(&bt->mu);
+	rc = be->prepare(bt->b, s->cf, s->res, &art, &err);
+	pthread_mutex_lock(&bt->mu);
+	bt->compiling--;
+	s->art = art;
 	s->rc = rc;
 	s->err = err;
-	s->state = JOB_SLOT_DONE;
-	pthread_cond_broadcast(s->cv);
-	pthread_mutex_unlock(s->mu);
+	if (rc != 0 || art == NULL) {
+		job_slot_set(s, JOB_SLOT_DONE);
+		pthread_mutex_unlock(&bt->mu);
+		return NULL;
+	}
+	job_slot_set(s, JOB_SLOT_COMPILED);
+	while (s->go == 0)
+		pthread_cond_wait(&bt->cv, &bt->mu);
+	if (s->go < 0) {
+		job_slot_set(s, JOB_SLOT_DONE);
+		pthread_mutex_unlock(&bt->mu);
+		return NULL;
+	}
+	job_slot_set(s, JOB_SLOT_MEASURING);
+	pthread_mutex_unlock(&bt->mu);
+	err = NULL;
+	rc = be->measure(bt->b, art, s->res, &err);
+	pthread_mutex_lock(&bt->mu);
+	s->rc = rc;
+	s->err = err;
+	job_slot_set(s, JOB_SLOT_DONE);
+	pthread_mutex_unlock(&bt->mu);
 	return NULL;
 }
 
-/* Start slot's measurement on a thread of its own. */
-static void
-job_slot_start(struct job_slot *s)
+/* Start slot's thread (signals stay with the engine's). 0, or -1 with *err. */
+static int
+job_slot_start(struct job_slot *s, char **err)
 {
 	sigset_t all, old;
+	int e;
 
-	/* Signals stay with the engine's thread: its handler stops us. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	pthread_mutex_lock(s->mu);
-	s->state = JOB_SLOT_RUNNING;
-	pthread_mutex_unlock(s->mu);
-	if (pthread_create(&s->th, NULL, job_slot_run, s) != 0) {
-		s->rc = s->be->measure(s->b, s->art, s->res, &s->err);
-		s->state = JOB_SLOT_IDLE;
-	}
+	pthread_mutex_lock(&s->bt->mu);
+	s->state = JOB_SLOT_COMPILING;
+	pthread_mutex_unlock(&s->bt->mu);
+	e = pthread_create(&s->th, NULL, job_slot_run, s);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (e != 0) {
+		s->state = JOB_SLOT_IDLE;
+		util_seterr(err, "cannot start a compile thread: %s; nothing "
+		    "recorded for the rest of the batch, the job stops (run it "
+		    "again: it resumes)", strerror(e));
+		return -1;
+	}
+	s->bt->compiles++;
+	s->started = 1;
+	return 0;
 }
 
 /*
- * A batch measured up to c->parallel at a time (executor slurm): the engine
- * compiles each candidate here (backend prepare), hands its measurement to
- * a thread (backend measure: a step on some node), and compiles the next
- * while steps run, one ahead when every step is busy, so that it starts as
- * soon as one frees. Results are recorded here, on the engine's thread
- * only, in the batch's order, as soon as every earlier one is; configs the
- * store has are not measured. *done is how many of idx[] were recorded (a
- * prefix: the tuner learns from those). 0, or -1 on error; a stop ends it
- * early, and what it had not recorded is measured again on resume.
+ * Record, in the batch's order, what is final. 0 (go on), 1 when a stop
+ * interrupted a measurement (nothing more recorded), -1 on error.
+ */
+static int
+job_batch_record(struct job_batch *bt, char **err)
+{
+	struct job_slot *s;
+	size_t i;
+	int st, r;
+
+	while ((i = bt->rec) < bt->next && i < bt->limit) {
+		s = &bt->slot[i];
+		if (!bt->found[i]) {
+			pthread_mutex_lock(&bt->mu);
+			st = s->state;
+			pthread_mutex_unlock(&bt->mu);
+			if (st != JOB_SLOT_DONE)
+				return 0;
+			pthread_join(s->th, NULL);
+			s->started = 0;
+			bt->c->be->release(s->art);
+			s->art = NULL;
+			if (s->rc != 0) {
+				*err = s->err;
+				s->err = NULL;
+				return -1;
+			}
+			if ((r = job_record(bt->c, bt->jo, &bt->cf[i], "tune",
+			    &bt->res[i], err)) != 0)
+				return r;
+		}
+		job_tune_done(bt->c, bt->jo, &bt->cf[i], &bt->res[i],
+		    bt->found[i]);
+		bt->rec++;
+	}
+	return 0;
+}
+
+/* Send compiled candidates to measure, in order, while steps are free. */
+static void
+job_batch_go(struct job_batch *bt)
+{
+	struct job_slot *s;
+	size_t i;
+	int busy = 0;
+
+	pthread_mutex_lock(&bt->mu);
+	for (i = bt->rec; i < bt->next; i++)
+		busy += bt->slot[i].go > 0 &&
+		    bt->slot[i].state != JOB_SLOT_DONE;
+	for (i = bt->rec; i < bt->next && i < bt->limit &&
+	    busy < bt->c->parallel; i++) {
+		s = &bt->slot[i];
+		if (s->go == 0 && s->state == JOB_SLOT_COMPILED) {
+			s->go = 1;
+			busy++;
+			pthread_cond_broadcast(&bt->cv);
+		}
+	}
+	pthread_mutex_unlock(&bt->mu);
+}
+
+/* Compiling, or compiled and waiting for a step: what the pool holds. */
+static int
+job_batch_ahead(struct job_batch *bt)
+{
+	size_t i;
+	int k = 0;
+
+	pthread_mutex_lock(&bt->mu);
+	for (i = bt->rec; i < bt->next; i++)
+		k += bt->slot[i].state == JOB_SLOT_COMPILING ||
+		    (bt->slot[i].state == JOB_SLOT_COMPILED &&
+		    bt->slot[i].go == 0);
+	pthread_mutex_unlock(&bt->mu);
+	return k;
+}
+
+/*
+ * Look up the next candidates and start compiling those the store lacks,
+ * while the pool holds fewer than c->compile_jobs (with 1: the old one
+ * ahead). 1 when it took one, 0 when none, -1 on error.
+ */
+static int
+job_batch_compile(struct job_batch *bt, char **err)
+{
+	size_t i;
+	int any = 0, f;
+
+	while (!bt->halted && bt->next < bt->n &&
+	    job_batch_ahead(bt) < bt->c->compile_jobs) {
+		i = bt->next;
+		space_get(bt->sp, bt->idx[i], &bt->cf[i]);
+		if ((f = job_tune_found(bt->c, bt->jo, &bt->cf[i], &bt->res[i],
+		    err)) < 0)
+			return -1;
+		bt->found[i] = f;
+		bt->next++;
+		any = 1;
+		if (f)
+			continue;
+		memset(&bt->res[i], 0, sizeof bt->res[i]);
+		if (job_slot_start(&bt->slot[i], err) != 0)
+			return -1;
+	}
+	return any;
+}
+
+/*
+ * A halt (a stop, the time limit): nothing more starts; the first candidate
+ * not sent to measure and everything after it are dropped (not recorded:
+ * measured again on resume), what measures goes on.
+ */
+static void
+job_batch_cut(struct job_batch *bt)
+{
+	struct job_slot *s;
+	size_t i;
+
+	bt->halted = 1;
+	pthread_mutex_lock(&bt->mu);
+	for (i = bt->rec; i < bt->next; i++) {
+		s = &bt->slot[i];
+		if (!bt->found[i] && s->go == 0 && s->state != JOB_SLOT_DONE)
+			break;
+	}
+	bt->limit = i;
+	for (; i < bt->next; i++) {
+		if (bt->slot[i].go == 0)
+			bt->slot[i].go = -1;
+	}
+	pthread_cond_broadcast(&bt->cv);
+	pthread_mutex_unlock(&bt->mu);
+}
+
+/* Every thread ended (a compile waiting is dropped), what was kept freed. */
+static void
+job_batch_end(struct job_batch *bt)
+{
+	size_t i;
+
+	pthread_mutex_lock(&bt->mu);
+	for (i = 0; i < bt->next; i++) {
+		if (bt->slot[i].go == 0)
+			bt->slot[i].go = -1;
+	}
+	pthread_cond_broadcast(&bt->cv);
+	pthread_mutex_unlock(&bt->mu);
+	for (i = 0; i < bt->next; i++) {
+		if (bt->slot[i].started)
+			pthread_join(bt->slot[i].th, NULL);
+		bt->c->be->release(bt->slot[i].art);
+		free(bt->slot[i].err);
+		if (i >= bt->rec)
+			backend_result_clear(&bt->res[i]);
+	}
+	bt->jo->compiled += bt->compiles;
+	if (bt->most > bt->jo->compile_most)
+		bt->jo->compile_most = bt->most;
+	pthread_mutex_destroy(&bt->mu);
+	pthread_cond_destroy(&bt->cv);
+}
+
+/*
+ * A batch measured up to c->parallel at a time (executor slurm), compiled
+ * up to c->compile_jobs at a time here (job_batch above): results are
+ * recorded here, on the engine's thread only, in the batch's order, as
+ * soon as every earlier one is; configs the store has are not measured.
+ * *done is how many of idx[] were recorded (a prefix: the tuner learns
+ * from those). 0, or -1 on error; a stop ends it early, and what it had
+ * not recorded is measured again on resume.
  */
 static int
 job_batch_parallel(struct job *c, struct job_op *jo, struct space *sp,
     struct backend *b, const uint64_t *idx, size_t n,
     struct trial_result *res, size_t *done, char **err)
 {
-	struct job_slot slot[JOB_BATCH_MAX];
-	struct config cf[JOB_BATCH_MAX];
-	int found[JOB_BATCH_MAX];
-	pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-	pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-	size_t next = 0, rec = 0, i;
-	long ready = -1;	/* the compiled slot waiting for a step */
-	int halt = 0, stop = 0, rc = -1, running = 0, r, st;
+	struct job_batch *bt = xcalloc(1, sizeof *bt);
+	unsigned long seen;
+	size_t i;
+	int rc = -1, r;
 
-	memset(slot, 0, sizeof slot);
-	memset(found, 0, sizeof found);
+	bt->c = c;
+	bt->jo = jo;
+	bt->sp = sp;
+	bt->b = b;
+	bt->idx = idx;
+	bt->res = res;
+	bt->n = bt->limit = n;
+	pthread_mutex_init(&bt->mu, NULL);
+	pthread_cond_init(&bt->cv, NULL);
 	for (i = 0; i < n; i++) {
-		slot[i].be = c->be;
-		slot[i].b = b;
-		slot[i].res = &res[i];
-		slot[i].mu = &mu;
-		slot[i].cv = &cv;
+		bt->slot[i].bt = bt;
+		bt->slot[i].cf = &bt->cf[i];
+		bt->slot[i].res = &res[i];
 	}
 	for (;;) {
-		/* Record, in the batch's order, what is final. */
-		while (rec < next && !stop) {
-			struct job_slot *s = &slot[rec];
-
-			if (found[rec]) {
-				job_tune_done(c, jo, &cf[rec], &res[rec], 1);
-				rec++;
-				continue;
-			}
-			pthread_mutex_lock(&mu);
-			st = s->state;
-			pthread_mutex_unlock(&mu);
-			if (st == JOB_SLOT_RUNNING || (long)rec == ready)
-				break;
-			if (st == JOB_SLOT_DONE) {
-				pthread_join(s->th, NULL);
-				s->state = JOB_SLOT_JOINED;
-			}
-			c->be->release(s->art);
-			s->art = NULL;
-			if (s->rc != 0) {
-				*err = s->err;
-				s->err = NULL;
-				goto out;
-			}
-			if ((r = job_record(c, jo, &cf[rec], "tune", &res[rec],
-			    err)) < 0)
-				goto out;
-			if (r > 0) {
-				stop = 1;
-				break;
-			}
-			job_tune_done(c, jo, &cf[rec], &res[rec], 0);
-			rec++;
-		}
-		if (stop || rec == n)
+		pthread_mutex_lock(&bt->mu);
+		seen = bt->gen;
+		pthread_mutex_unlock(&bt->mu);
+		if ((r = job_batch_record(bt, err)) < 0)
+			goto out;
+		if (r > 0 || bt->rec == bt->limit)
 			break;
-		pthread_mutex_lock(&mu);
-		for (i = rec, running = 0; i < next; i++)
-			running += slot[i].state == JOB_SLOT_RUNNING;
-		pthread_mutex_unlock(&mu);
-		/* The one compiled ahead: started when a step frees, or dropped. */
-		if (ready >= 0 && (halt || running < c->parallel)) {
-			if (halt) {
-				c->be->release(slot[ready].art);
-				slot[ready].art = NULL;
-				backend_result_clear(&res[ready]);
-				next = (size_t)ready;
-			} else {
-				job_slot_start(&slot[ready]);
-				running++;
-			}
-			ready = -1;
+		if (!bt->halted && job_tune_halt(c)) {
+			job_batch_cut(bt);
+			continue;
 		}
-		/* Compile and start more; one ahead when every step is busy. */
-		while (!halt && next < n && ready < 0) {
-			if (job_tune_halt(c)) {
-				halt = 1;
-				break;
-			}
-			space_get(sp, idx[next], &cf[next]);
-			if ((found[next] = job_tune_found(c, jo, &cf[next],
-			    &res[next], err)) < 0)
-				goto out;
-			if (found[next]) {
-				next++;
-				continue;
-			}
-			memset(&res[next], 0, sizeof res[next]);
-			if (c->be->prepare(b, &cf[next], &res[next],
-			    &slot[next].art, err) != 0)
-				goto out;
-			if (slot[next].art != NULL) {
-				if (running < c->parallel) {
-					job_slot_start(&slot[next]);
-					running++;
-				} else
-					ready = (long)next;
-			}
-			next++;
-		}
-		/*
-		 * Wait until the next one in order is final, or a step is free
-		 * for the one compiled ahead.
-		 */
-		pthread_mutex_lock(&mu);
-		for (;;) {
-			for (i = rec, running = 0; i < next; i++)
-				running += slot[i].state == JOB_SLOT_RUNNING;
-			if (rec < next && (long)rec != ready && (found[rec] ||
-			    slot[rec].state != JOB_SLOT_RUNNING))
-				break;
-			if ((ready >= 0 && running < c->parallel) ||
-			    (!halt && next < n && ready < 0) || running == 0)
-				break;
-			pthread_cond_wait(&cv, &mu);
-		}
-		pthread_mutex_unlock(&mu);
-		if (rec == next && running == 0 && halt)
-			break;		/* halted with nothing in flight */
+		job_batch_go(bt);
+		if ((r = job_batch_compile(bt, err)) < 0)
+			goto out;
+		if (r > 0)
+			continue;
+		pthread_mutex_lock(&bt->mu);
+		while (bt->gen == seen)
+			pthread_cond_wait(&bt->cv, &bt->mu);
+		pthread_mutex_unlock(&bt->mu);
 	}
 	rc = 0;
 out:
-	/* What is still measuring ends (a stop killed it) and is not recorded. */
-	for (i = 0; i < next; i++) {
-		pthread_mutex_lock(&mu);
-		st = slot[i].state;
-		pthread_mutex_unlock(&mu);
-		if (st == JOB_SLOT_RUNNING || st == JOB_SLOT_DONE) {
-			pthread_join(slot[i].th, NULL);
-			slot[i].state = JOB_SLOT_JOINED;
-		}
-		c->be->release(slot[i].art);
-		free(slot[i].err);
-		if (i >= rec)
-			backend_result_clear(&res[i]);
-	}
-	pthread_mutex_destroy(&mu);
-	pthread_cond_destroy(&cv);
-	*done = rec;
+	job_batch_end(bt);
+	*done = bt->rec;
+	free(bt);
 	return rc;
 }
 
@@ -945,6 +1097,10 @@ steps_finish(struct job *c, struct job_op *jo, char **err)
 	if ((r = job_step_final(c, jo, jo->b, err)) != 0)
 		goto out;
 	job_step_noise(c, jo);
+	if (jo->compiled > 0)
+		job_log(c, "info", "%s: %lld tune candidates compiled here, up "
+		    "to %d at once (of %d)", jo->op->name,
+		    (long long)jo->compiled, jo->compile_most, c->compile_jobs);
 	if (jo->have_best) {
 		/* (A default that failed to run is no choice.) */
 		if (!jo->default_best && jo->base_thr_gflops > 0 &&

@@ -288,7 +288,7 @@ iree_compile(struct backend *be, const char *attr, struct iree_art *art,
 		goto out;
 	}
 
-	tmp = xasprintf("%s.tmp.%ld", dir, (long)getpid());
+	tmp = backend_side_name(dir, "tmp");
 	if (backend_cache_scratch(tmp, scratch_remove, &err) != 0)
 		goto fail_err;
 	art_paths(&t, tmp);

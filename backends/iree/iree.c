@@ -183,6 +183,7 @@ iree_open(const struct backend_params *params, const struct op_desc *op,
 		free(be);
 		return -1;
 	}
+	pthread_mutex_init(&be->mu, NULL);
 	be->params = *params;
 	be->op = *op;
 	be->dispatch = xstrdup(dispatch_mlir);
@@ -203,6 +204,7 @@ fail:
 	free(be->work_dir);
 	free(be->harness);
 	iree_tools_free(&be->tools);
+	pthread_mutex_destroy(&be->mu);
 	free(be);
 	return -1;
 }
@@ -259,12 +261,14 @@ iree_prepare(struct backend *be, const struct config *cfg,
 		return 0;	/* res says why: a recorded outcome */
 	}
 	/* IREE's own choice, said once: what the tuned configs compete with. */
+	pthread_mutex_lock(&be->mu);
 	if (cfg->v[KNOB_TILE_M] == 0 && !be->told_default) {
 		be->told_default = 1;
 		fprintf(stderr, "autosched: iree: %s: IREE's own config: %s\n",
 		    be->op.name, c->art.chosen ? c->art.chosen :
 		    "(not dumped)");
 	}
+	pthread_mutex_unlock(&be->mu);
 	*art = c;
 	return 0;
 }
@@ -333,6 +337,7 @@ iree_close(struct backend *be)
 	free(be->not_verified);
 	if (be->exec_owned)
 		executor_close(be->exec);
+	pthread_mutex_destroy(&be->mu);
 	free(be);
 }
 

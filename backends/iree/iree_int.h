@@ -7,6 +7,8 @@
 #ifndef AUTOSCHED_IREE_INT_H
 #define AUTOSCHED_IREE_INT_H
 
+#include <pthread.h>
+
 #include "analysis/analysis.h"
 #include "backends/backend.h"
 #include "executors/executor.h"
@@ -52,6 +54,12 @@ struct backend {
 	int			 data_check;	/* 1: check_*.npy exist */
 	char			*not_verified;	/* why the op cannot be checked */
 	int			 told_default;	/* IREE's own config printed */
+	/*
+	 * Guards data_dir, data_check, not_verified and told_default: prepare
+	 * and measure run on several threads at once (the engine's compile
+	 * pool, the steps measured at once).
+	 */
+	pthread_mutex_t		 mu;
 	struct executor		*exec;		/* params.exec, or our own local one */
 	int			 exec_owned;
 	/*

@@ -80,8 +80,8 @@ cpu_list(const struct backend *be, int threads)
  * op can be checked) and time_*.npy, made once by the harness. 0, or -1
  * with *err (an environment failure: the data is ours, not the config's).
  */
-int
-iree_data_make(struct backend *be, char **err)
+static int
+data_make(struct backend *be, char **err)
 {
 	struct op_args a;
 	struct proc_opts o;
@@ -107,7 +107,7 @@ iree_data_make(struct backend *be, char **err)
 		if (j != NULL)
 			goto have;
 	}
-	tmp = xasprintf("%s.tmp.%ld", dir, (long)getpid());
+	tmp = backend_side_name(dir, "tmp");
 	if (util_mkdirs(tmp, err) != 0)
 		goto out;
 	if (chmod(tmp, 0755) != 0) {
@@ -175,6 +175,18 @@ out:
 	free(tmp);
 	free(dir);
 	free(probe);
+	return rc;
+}
+
+/* Once per instance, whichever thread asks first (the others wait). */
+int
+iree_data_make(struct backend *be, char **err)
+{
+	int rc;
+
+	pthread_mutex_lock(&be->mu);
+	rc = data_make(be, err);
+	pthread_mutex_unlock(&be->mu);
 	return rc;
 }
 

@@ -77,7 +77,7 @@ mlircpu_compile(struct backend *be, const char *sched, int threads,
 		goto out;
 	}
 
-	tmp = xasprintf("%s.tmp.%ld", dir, (long)getpid());
+	tmp = backend_side_name(dir, "tmp");
 	if (backend_cache_scratch(tmp, scratch_remove, &err) != 0)
 		goto fail_err;
 	in = util_path_join(tmp, "dispatch.mlir");

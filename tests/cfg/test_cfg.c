@@ -215,9 +215,11 @@ test_executor(void)
 	static const char text[] = "[Env]\ninput_file = matmul.mlir\n"
 	    "executor = slurm\nslurm_partition = gpu2\nslurm_max_steps = 4\n"
 	    "slurm_srun_args = --account=perf --qos=low\n"
-	    "slurm_step_timeout = 90\n";
+	    "slurm_step_timeout = 90\ncompile_jobs = 6\n";
 	static const char *const bad[] = {
 	    "[Env]\nexecutor = pbs\n", "expected local or slurm",
+	    "[Env]\ncompile_jobs = 0\n", "compile_jobs",
+	    "[Env]\ncompile_jobs = 2000\n", "compile_jobs",
 	    "[Env]\nslurm_max_steps = 0\n", "slurm_max_steps",
 	    "[Env]\nslurm_partition = a b\n", "not a partition name",
 	    "[Env]\nslurm_step_timeout = -1\n", "slurm_step_timeout",
@@ -247,12 +249,12 @@ test_executor(void)
 	if ((cfg = LOAD_OK("[Env]\ninput_file = matmul.mlir\n")) != NULL) {
 		CHECK(cfg->exec.executor == CFG_EXEC_LOCAL && cfg->exec.slurm_max_steps == 0 &&
 		    cfg->exec.slurm_partition == NULL && cfg->exec.slurm_srun_args == NULL &&
-		    cfg->exec.slurm_step_timeout == 0);
+		    cfg->exec.slurm_step_timeout == 0 && cfg->exec.compile_jobs == 0);
 		cfg_free(cfg);
 	}
 	if ((cfg = LOAD_OK(text)) != NULL) {
 		CHECK(cfg->exec.executor == CFG_EXEC_SLURM && cfg->exec.slurm_max_steps == 4 &&
-		    cfg->exec.slurm_step_timeout == 90);
+		    cfg->exec.slurm_step_timeout == 90 && cfg->exec.compile_jobs == 6);
 		CHECK_STR(cfg->exec.slurm_partition, "gpu2");
 		CHECK_STR(cfg->exec.slurm_srun_args, "--account=perf --qos=low");
 		cfg_free(cfg);
@@ -284,6 +286,7 @@ test_submitted(void)
 	    "slurm_partition = p\n", "slurm_partition",
 	    "slurm_max_steps = 2\n", "slurm_max_steps",
 	    "slurm_step_timeout = 9\n", "slurm_step_timeout",
+	    "compile_jobs = 4\n", "compile_jobs",
 	};
 	struct cfg *cfg;
 	char text[256], want[256], *err;

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# The coordinator's compile pool under executor = slurm, on a real local
+# Slurm cluster (scripts/slurm-local.sh: nodes n1 and n2, one CPU each),
+# with short measurements (min_time 0.05): candidates are compiled two at
+# once here while the steps measure, both nodes measure within one batch,
+# and what is recorded is what the serial path (compile_jobs = 1) records:
+# the same configs in the same order, verified. Then a node taken down
+# (scontrol state=down) while a two-op job runs: the job ends on n1, exit
+# 0, no recorded trial lost, no config twice. Behaviour only, never timings.
+# Skips (exit 77, with the reason) when the cluster cannot start here.
+#   test_slurm_pool.sh AUTOSCHED SOURCE_DIR   (KEEP=1 keeps its folder)
+set -u
+AS=$1
+SRC=$2
+FIX=$SRC/tests/job/fixtures
+T=$(mktemp -d /tmp/autosched-slurm-pool-XXXXXX)
+export SLURM_LOCAL_DIR=$T/cluster
+export PATH="$PATH:/usr/sbin"
+cleanup() {
+	[ -n "${bg:-}" ] && kill "$bg" 2>/dev/null
+	bash "$SRC/scripts/slurm-local.sh" down; [ -n "${KEEP:-}" ] && return
+	rm -rf "$T"
+}
+trap cleanup EXIT
+. "$(dirname "$0")/../checks.sh"
+
+q() { sqlite3 "$1" "$2"; }
+
+if ! up=$(bash "$SRC/scripts/slurm-local.sh" up 2>&1); then
+	echo "SKIP: no local Slurm cluster here (scripts/slurm-local.sh up):" >&2
+	echo "$up" | tail -5 >&2
+	exit 77
+fi
+export SLURM_CONF=$SLURM_LOCAL_DIR/slurm.conf
+
+mkcfg() {	# mkcfg DIR INPUT COMPILE_JOBS: a cfg, its other sections from stdin
+	mkdir -p "$1"
+	cp "$FIX/$2" "$1/"
+	{
+		printf '[Env]\ninput_file = %s\nexecutor = slurm\n' "$2"
+		printf 'slurm_partition = autosched\nslurm_step_timeout = 60\n'
+		printf 'compile_jobs = %s\n' "$3"
+		cat
+		printf '[Measure]\nmin_time = 0.05\nmin_reps = 3\nconfirm_top = 1\ntimeout = 20\n'
+	} > "$1/a.cfg"
+}
+
+# 1. The pool: 16 candidates in two batches of 8, compiled two at once
+# (compile_jobs = 2, each run with a compile cache of its own: every
+# candidate is compiled), measured on both nodes.
+space='[SearchSpace]
+tile_m = [8,16,32,64]
+tile_n = [16,48]
+tile_k = [8,32]
+threads = [1]
+[SearchStrategy]
+tuner = grid
+n_trial = 16'
+mkcfg "$T/pool" small_f32.mlir 2 <<< "$space"
+mkcfg "$T/serial" small_f32.mlir 1 <<< "$space"
+"$AS" run "$T/pool/a.cfg" --db "$T/pool/s.db" > "$T/pool/out.txt" 2>&1
+rc=$?
+check "pool: run exits 0" eq "$rc" 0
+[ "$rc" -eq 0 ] || tail -20 "$T/pool/out.txt" >&2
+check "pool: the log says two compiles at once" eq \
+    "$(q "$T/pool/s.db" "select count(*) from job_log where message like 'up to 2 compiles at once here (compile_jobs)'")" 1
+check "pool: 16 candidates compiled, two at once at some point" eq \
+    "$(q "$T/pool/s.db" "select count(*) from job_log where message like '%: 16 tune candidates compiled here, up to 2 at once (of 2)'")" 1
+check "pool: every tune trial compiled (not cached)" eq \
+    "$(q "$T/pool/s.db" "select count(*) from trials where phase='tune' and compile_s > 0")" 16
+# A batch is 8 tune trials in id order: one of them measured on both nodes.
+check "pool: both nodes measured within one batch" ge \
+    "$(q "$T/pool/s.db" "select count(*) from (select b, count(distinct host) h from (select (row_number() over (order by id) - 1) / 8 b, host from trials where phase='tune') group by b) where h = 2")" 1
+
+# 1b. The serial path (compile_jobs = 1: one compile at a time, one ahead)
+# records the same: the configs in the same order, verified alike.
+"$AS" run "$T/serial/a.cfg" --db "$T/serial/s.db" > "$T/serial/out.txt" 2>&1
+check "serial: run exits 0" eq "$?" 0
+check "serial: the log says one compile at a time" eq \
+    "$(q "$T/serial/s.db" "select count(*) from job_log where message like '%: 16 tune candidates compiled here, up to 1 at once (of 1)'")" 1
+same="select group_concat(config_name || ':' || verified || ':' || (status in ('ok','unstable')), ' ') from (select * from trials where phase='tune' order by id)"
+check "pool and serial record the same trials" eq \
+    "$(q "$T/pool/s.db" "$same")" "$(q "$T/serial/s.db" "$same")"
+check "all 16 verified" eq "$(q "$T/pool/s.db" "select count(*) from trials where phase='tune' and verified=1 and status in ('ok','unstable')")" 16
+check "no config twice" eq "$(q "$T/pool/s.db" "select count(distinct config_name) from trials where phase='tune'")" 16
+
+# 2. A node taken down mid-job: a two-op job (the dynamic op is skipped;
+# the scheduler interleaves the two ops' rounds), measurements long enough
+# (min_time 0.3) that two steps overlap and one lands on n2. While a tune
+# step of ours runs there, n2 is lost (its slurmd killed, the node set
+# down). The job ends on n1 with every trial it had recorded, each config
+# once, exit 0; nothing later comes from n2.
+mkcfg "$T/down" two_ops.mlir 2 <<'C'
+[SearchSpace]
+tile_m = [8,16]
+tile_n = [8,16]
+tile_k = [8,16,32]
+threads = [1]
+[SearchStrategy]
+tuner = grid
+n_trial = 12
+C
+sed -i 's/^min_time = 0.05/min_time = 0.3/' "$T/down/a.cfg"
+"$AS" run "$T/down/a.cfg" --db "$T/down/s.db" > "$T/down/out.txt" 2>&1 &
+bg=$!
+before=
+for _ in $(seq 3000); do
+	n=$(q "$T/down/s.db" "select count(*) from trials where phase='tune'" 2>/dev/null)
+	if [ "${n:-0}" -ge 2 ] && squeue -h -t R -o '%j %N' 2>/dev/null |
+	    grep -q '^autosched-.* n2$'; then
+		before=$(q "$T/down/s.db" "select group_concat(id) from trials")
+		# Its slurmd killed first: else Slurm returns it to service
+		# as soon as it answers.
+		kill -KILL "$(cat "$SLURM_LOCAL_DIR/slurmd-n2.pid")"
+		scontrol update nodename=n2 state=down reason=autosched-test
+		last=$(q "$T/down/s.db" "select max(id) from trials")
+		break
+	fi
+	kill -0 "$bg" 2>/dev/null || break
+	sleep 0.1
+done
+wait "$bg"
+rc=$?
+bg=
+check "node down: n2 went down under a step of ours" test -n "$before"
+check "node down: run exits 0" eq "$rc" 0
+[ "$rc" -eq 0 ] || tail -20 "$T/down/out.txt" >&2
+check "node down: no trial recorded before it lost" eq \
+    "$(q "$T/down/s.db" "select count(*) from trials where id in (${before:-0})")" \
+    "$(echo "${before:-0}" | tr ',' '\n' | grep -c .)"
+check "node down: both ops tuned to the end" eq \
+    "$(q "$T/down/s.db" "select count(*) from trials where phase='tune'")" 24
+check "node down: no config twice" eq \
+    "$(q "$T/down/s.db" "select count(*) from (select op_id, config_name from trials where phase='tune' group by op_id, config_name)")" 24
+# The two steps in flight when it went down may have ended there; after
+# them, n1 alone.
+after="from trials where id > ${last:-0} + 2"
+check "node down: everything measured after it on n1" eq \
+    "$(q "$T/down/s.db" "select count(*) || ' ' || total(host = 'n1') $after")" \
+    "$(q "$T/down/s.db" "select count(*) || ' ' || count(*) || '.0' $after")"
+check "node down: job done" eq "$(q "$T/down/s.db" "select state from jobs")" done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
