@@ -108,11 +108,14 @@ int	 backend_test_fault(const char *name, const char *const kinds[],
 	    size_t n);
 
 /*
- * 1 if op's element types (lhs, rhs, acc) are ones the compiling backends
- * take: f32, f64, f16 into f32 or f16, bf16 into f32 (and into bf16 when
- * bf16_acc), i8 x i8 into i32.
+ * What a compiling backend's supports checks after the op's kind: a static,
+ * non-empty shape, then element types the compiling backends take: f32,
+ * f64, f16 into f32 or f16, bf16 into f32 (and into bf16 when bf16_acc),
+ * i8 x i8 into i32. 1 with *reason NULL, or 0 with *reason the caller's
+ * shape_why or types_why (static strings, borrowed).
  */
-int	 backend_types_ok(const struct op_desc *, int bf16_acc);
+int	 backend_shape_ok(const struct op_desc *, int bf16_acc,
+	    const char *shape_why, const char *types_why, const char **reason);
 
 /* Add v to knob k's candidates once (values below 1 are not, but pack_b 0). */
 void	 backend_cand_add(struct space_rules *, enum knob, int64_t v);
