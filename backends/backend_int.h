@@ -117,6 +117,16 @@ int	 backend_test_fault(const char *name, const char *const kinds[],
 int	 backend_shape_ok(const struct op_desc *, int bf16_acc,
 	    const char *shape_why, const char *types_why, const char **reason);
 
+/*
+ * End a failed compile: with env_err (our own scratch files could not be
+ * written: the disk, not the config) res is an environment failure
+ * (TRIAL_ERROR) saying env_err; either way res->compile_s is the time since
+ * t0 and the scratch folder tmp, if any, is removed with remove_fn. env_err
+ * and tmp are borrowed.
+ */
+void	 backend_compile_failed(struct trial_result *, const char *env_err,
+	    double t0, const char *tmp, void (*remove_fn)(const char *));
+
 /* Add v to knob k's candidates once (values below 1 are not, but pack_b 0). */
 void	 backend_cand_add(struct space_rules *, enum knob, int64_t v);
 

@@ -99,6 +99,20 @@ backend_compile_step(const struct backend_params *params, const char *what,
 	return rc;
 }
 
+void
+backend_compile_failed(struct trial_result *res, const char *env_err,
+    double t0, const char *tmp, void (*remove_fn)(const char *))
+{
+	if (env_err != NULL) {
+		res->status = TRIAL_ERROR;
+		res->env_failure = 1;
+		util_seterr(&res->error, "%s", env_err);
+	}
+	res->compile_s = util_now() - t0;
+	if (tmp != NULL)
+		remove_fn(tmp);
+}
+
 int
 backend_cache_check(const char *name, const char *root, char **err)
 {
