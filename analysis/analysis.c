@@ -281,59 +281,17 @@ walk_op(MlirOperation op, void *arg)
 }
 
 /*
- * The deepest nesting of brackets in text, outside strings and comments,
- * up to the first line where it exceeds ANALYSIS_NESTING_MAX (*line then
- * names it). A '>' of "->" closes nothing.
+ * Call visit for each character of text outside strings and comments
+ * (newlines aside, which it counts), in order, until visit returns 0: then
+ * 0, with *line and *col (1-based) naming that character. 1 if visit never
+ * stopped. Both pre-parse checks below read the text through it.
  */
 static int
-nesting_ok(const char *text, size_t len, int *line)
+text_walk(const char *text, size_t len,
+    int (*visit)(const char *, size_t, size_t, void *), void *arg,
+    int *line, int *col)
 {
-	size_t i;
-	int depth = 0;
-
-	*line = 1;
-	for (i = 0; i < len; i++) {
-		char c = text[i];
-
-		if (c == '\n')
-			(*line)++;
-		else if (c == '"') {
-			for (i++; i < len && text[i] != '"'; i++) {
-				if (text[i] == '\\' && i + 1 < len)
-					i++;
-				else if (text[i] == '\n')
-					(*line)++;
-			}
-		} else if (c == '/' && i + 1 < len && text[i + 1] == '/') {
-			while (i + 1 < len && text[i + 1] != '\n')
-				i++;
-		} else if (c == '(' || c == '[' || c == '{' || c == '<') {
-			if (++depth > ANALYSIS_NESTING_MAX)
-				return 0;
-		} else if ((c == ')' || c == ']' || c == '}' ||
-		    (c == '>' && (i == 0 || text[i - 1] != '-'))) && depth > 0)
-			depth--;
-	}
-	return 1;
-}
-
-/*
- * 0 (with *line, *key) if a linalg.reduce, linalg.broadcast or
- * linalg.transpose in custom form gives its `dimensions =` / `permutation =`
- * anything but a list ([...]): MLIR 22's parser of those ops dereferences
- * the null attribute it gets back (found by fuzz_analysis). Strings and
- * comments are skipped; the generic form ("linalg.reduce"(...)) has another
- * parser and is left to it.
- */
-static int
-linalg_lists_ok(const char *text, size_t len, int *line, int *col,
-    const char **key)
-{
-	static const char *const ops[] = { "linalg.reduce", "linalg.broadcast",
-	    "linalg.transpose" };
-	static const char *const keys[] = { "dimensions", "permutation" };
-	size_t i, j, k, n, bol = 0;
-	int in_op = 0;
+	size_t i, bol = 0;
 
 	*line = 1;
 	for (i = 0; i < len; i++) {
@@ -354,39 +312,123 @@ linalg_lists_ok(const char *text, size_t len, int *line, int *col,
 		} else if (c == '/' && i + 1 < len && text[i + 1] == '/') {
 			while (i + 1 < len && text[i + 1] != '\n')
 				i++;
-		} else if (c == 'l' && (i == 0 || text[i - 1] != '"')) {
-			for (k = 0; k < sizeof ops / sizeof ops[0]; k++) {
-				n = strlen(ops[k]);
-				if (len - i >= n && memcmp(text + i, ops[k], n) == 0)
-					in_op = 1;
-			}
-		} else if (in_op && (c == 'd' || c == 'p') &&
-		    (i == 0 || !(isalnum((unsigned char)text[i - 1]) ||
-		    text[i - 1] == '_' || text[i - 1] == '.'))) {
-			for (k = 0; k < sizeof keys / sizeof keys[0]; k++) {
-				n = strlen(keys[k]);
-				if (len - i < n || memcmp(text + i, keys[k], n) != 0)
-					continue;
-				for (j = i + n; j < len && (text[j] == ' ' ||
-				    text[j] == '\t' || text[j] == '\n' ||
-				    text[j] == '\r'); j++)
-					;
-				if (j >= len || text[j] != '=')
-					continue;
-				for (j++; j < len && (text[j] == ' ' ||
-				    text[j] == '\t' || text[j] == '\n' ||
-				    text[j] == '\r'); j++)
-					;
-				in_op = 0;
-				if (j >= len || text[j] != '[') {
-					*key = keys[k];
-					*col = (int)(i - bol) + 1;
-					return 0;
-				}
-			}
+		} else if (!visit(text, len, i, arg)) {
+			*col = (int)(i - bol) + 1;
+			return 0;
 		}
 	}
 	return 1;
+}
+
+/*
+ * text_walk's visitor for nesting_ok: arg is the bracket depth so far; 0
+ * once it exceeds ANALYSIS_NESTING_MAX. A '>' of "->" closes nothing.
+ */
+static int
+nesting_visit(const char *text, size_t len, size_t i, void *arg)
+{
+	int	*depth = arg;
+	char	 c = text[i];
+
+	if (c == '(' || c == '[' || c == '{' || c == '<')
+		return ++*depth <= ANALYSIS_NESTING_MAX;
+	if ((c == ')' || c == ']' || c == '}' ||
+	    (c == '>' && (i == 0 || text[i - 1] != '-'))) && *depth > 0)
+		(*depth)--;
+	return 1;
+}
+
+/*
+ * The deepest nesting of brackets in text, outside strings and comments,
+ * up to the first line where it exceeds ANALYSIS_NESTING_MAX (*line then
+ * names it).
+ */
+static int
+nesting_ok(const char *text, size_t len, int *line)
+{
+	int depth = 0, col;
+
+	return text_walk(text, len, nesting_visit, &depth, line, &col);
+}
+
+/* What linalg_lists_ok's visitor carries from one character to the next. */
+struct lists_scan {
+	int		 in_op;	/* inside a linalg op whose list is unseen */
+	const char	*key;	/* the key refused */
+};
+
+/* The index of the first character from j on that is not white space. */
+static size_t
+skip_space(const char *text, size_t len, size_t j)
+{
+	while (j < len && (text[j] == ' ' || text[j] == '\t' ||
+	    text[j] == '\n' || text[j] == '\r'))
+		j++;
+	return j;
+}
+
+/*
+ * text_walk's visitor for linalg_lists_ok: notes a linalg op named at i,
+ * or, inside one, checks the `dimensions =` / `permutation =` starting at
+ * i; 0 (with s->key) if its value is not a list.
+ */
+static int
+lists_visit(const char *text, size_t len, size_t i, void *arg)
+{
+	static const char *const ops[] = { "linalg.reduce", "linalg.broadcast",
+	    "linalg.transpose" };
+	static const char *const keys[] = { "dimensions", "permutation" };
+	struct lists_scan	*s = arg;
+	char			 c = text[i];
+	size_t			 j, k, n;
+
+	if (c == 'l' && (i == 0 || text[i - 1] != '"')) {
+		for (k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+			n = strlen(ops[k]);
+			if (len - i >= n && memcmp(text + i, ops[k], n) == 0)
+				s->in_op = 1;
+		}
+		return 1;
+	}
+	if (!s->in_op || (c != 'd' && c != 'p') ||
+	    (i > 0 && (isalnum((unsigned char)text[i - 1]) ||
+	    text[i - 1] == '_' || text[i - 1] == '.')))
+		return 1;
+	for (k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+		n = strlen(keys[k]);
+		if (len - i < n || memcmp(text + i, keys[k], n) != 0)
+			continue;
+		j = skip_space(text, len, i + n);
+		if (j >= len || text[j] != '=')
+			continue;
+		j = skip_space(text, len, j + 1);
+		s->in_op = 0;
+		if (j >= len || text[j] != '[') {
+			s->key = keys[k];
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/*
+ * 0 (with *line, *col, *key) if a linalg.reduce, linalg.broadcast or
+ * linalg.transpose in custom form gives its `dimensions =` / `permutation =`
+ * anything but a list ([...]): MLIR 22's parser of those ops dereferences
+ * the null attribute it gets back (found by fuzz_analysis). Strings and
+ * comments are skipped; the generic form ("linalg.reduce"(...)) has another
+ * parser and is left to it.
+ */
+static int
+linalg_lists_ok(const char *text, size_t len, int *line, int *col,
+    const char **key)
+{
+	struct lists_scan s = { 0, NULL };
+
+	if (text_walk(text, len, lists_visit, &s, line, col))
+		return 1;
+	*key = s.key;
+	return 0;
 }
 
 /*

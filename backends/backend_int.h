@@ -116,11 +116,24 @@ int	 backend_test_fault(const char *name, const char *const kinds[],
 	    size_t n);
 
 /*
- * 1 if op's element types (lhs, rhs, acc) are ones the compiling backends
- * take: f32, f64, f16 into f32 or f16, bf16 into f32 (and into bf16 when
- * bf16_acc), i8 x i8 into i32.
+ * What a compiling backend's supports checks after the op's kind: a static,
+ * non-empty shape, then element types the compiling backends take: f32,
+ * f64, f16 into f32 or f16, bf16 into f32 (and into bf16 when bf16_acc),
+ * i8 x i8 into i32. 1 with *reason NULL, or 0 with *reason the caller's
+ * shape_why or types_why (static strings, borrowed).
  */
-int	 backend_types_ok(const struct op_desc *, int bf16_acc);
+int	 backend_shape_ok(const struct op_desc *, int bf16_acc,
+	    const char *shape_why, const char *types_why, const char **reason);
+
+/*
+ * End a failed compile: with env_err (our own scratch files could not be
+ * written: the disk, not the config) res is an environment failure
+ * (TRIAL_ERROR) saying env_err; either way res->compile_s is the time since
+ * t0 and the scratch folder tmp, if any, is removed with remove_fn. env_err
+ * and tmp are borrowed.
+ */
+void	 backend_compile_failed(struct trial_result *, const char *env_err,
+	    double t0, const char *tmp, void (*remove_fn)(const char *));
 
 /* Add v to knob k's candidates once (values below 1 are not, but pack_b 0). */
 void	 backend_cand_add(struct space_rules *, enum knob, int64_t v);

@@ -108,6 +108,20 @@ backend_side_name(const char *dir, const char *kind)
 	    __sync_add_and_fetch(&uses, 1));
 }
 
+void
+backend_compile_failed(struct trial_result *res, const char *env_err,
+    double t0, const char *tmp, void (*remove_fn)(const char *))
+{
+	if (env_err != NULL) {
+		res->status = TRIAL_ERROR;
+		res->env_failure = 1;
+		util_seterr(&res->error, "%s", env_err);
+	}
+	res->compile_s = util_now() - t0;
+	if (tmp != NULL)
+		remove_fn(tmp);
+}
+
 int
 backend_cache_check(const char *name, const char *root, char **err)
 {
@@ -332,8 +346,9 @@ backend_test_fault(const char *name, const char *const kinds[], size_t n)
 	return 0;
 }
 
-int
-backend_types_ok(const struct op_desc *op, int bf16_acc)
+/* 1 if op's element types (lhs, rhs, acc) are ones backend_shape_ok takes. */
+static int
+types_ok(const struct op_desc *op, int bf16_acc)
 {
 	static const struct {
 		enum elem_type l, r, a;
@@ -354,6 +369,22 @@ backend_types_ok(const struct op_desc *op, int bf16_acc)
 			return 1;
 	}
 	return 0;
+}
+
+int
+backend_shape_ok(const struct op_desc *op, int bf16_acc, const char *shape_why,
+    const char *types_why, const char **reason)
+{
+	if (op->m < 1 || op->n < 1 || op->k < 1 || op->batch < 1) {
+		*reason = shape_why;
+		return 0;
+	}
+	if (!types_ok(op, bf16_acc)) {
+		*reason = types_why;
+		return 0;
+	}
+	*reason = NULL;
+	return 1;
 }
 
 void

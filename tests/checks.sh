@@ -16,6 +16,18 @@ check() {	# check DESCRIPTION COMMAND...: the command must succeed
 eq() { [ "$1" = "$2" ] || { echo "  got '$1', want '$2'" >&2; return 1; }; }
 ge() { [ "$1" -ge "$2" ] || { echo "  got $1, want >= $2" >&2; return 1; }; }
 
+# scratch NAME: T, a new folder /tmp/autosched-NAME-XXXXXX removed when the
+# test exits; with KEEP=DIR in the environment, T is DIR and is kept, to look
+# at after a failure.
+scratch() {
+	if [ -n "${KEEP:-}" ]; then
+		T=$KEEP
+	else
+		T=$(mktemp -d "/tmp/autosched-$1-XXXXXX")
+		trap 'rm -rf "$T"' EXIT
+	fi
+}
+
 # dev_like NAME DIR: a character device like /dev/NAME (null or full) to aim
 # a writer at. A private node in DIR when we may make one (root), so that a
 # writer that wrongly replaces its target destroys only that copy, not the

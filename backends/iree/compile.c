@@ -256,8 +256,8 @@ iree_compile(struct backend *be, const char *attr, struct iree_art *art,
 {
 	char *text = iree_dispatch_with(be->dispatch, attr), *key, *dir = NULL;
 	char *tmp = NULL, *in = NULL, *dump = NULL, *dump_arg = NULL;
-	char *rep_arg = NULL, *cfgf = NULL, *err = NULL, *dumped = NULL;
-	char *chosen = NULL, *p;
+	char *rep_arg = NULL, *cfgf = NULL, *dumped = NULL, *chosen = NULL, *p;
+	char *err = NULL;	/* set only when our own files fail: the disk */
 	struct iree_art t;
 	double t0 = util_now(), deadline;
 	size_t len;
@@ -290,13 +290,13 @@ iree_compile(struct backend *be, const char *attr, struct iree_art *art,
 
 	tmp = backend_side_name(dir, "tmp");
 	if (backend_cache_scratch(tmp, scratch_remove, &err) != 0)
-		goto fail_err;
+		goto fail;
 	art_paths(&t, tmp);
 	in = util_path_join(tmp, "dispatch.mlir");
 	dump = util_path_join(tmp, "configs");
 	cfgf = util_path_join(tmp, "config.txt");
 	if (util_write_file(in, text, strlen(text), &err) != 0)
-		goto fail_err;
+		goto fail;
 	dump_arg = xasprintf("--iree-hal-dump-executable-configurations-to=%s",
 	    dump);
 	rep_arg = xasprintf("--iree-hal-benchmark-dispatch-repeat-count=%d", r);
@@ -326,14 +326,14 @@ iree_compile(struct backend *be, const char *attr, struct iree_art *art,
 		}
 		if (chmod(p, 0644) != 0) {
 			err = xasprintf("%s: %s", p, strerror(errno));
-			goto fail_err;
+			goto fail;
 		}
 	}
 	/* What IREE compiled: the config it chose, or ours as it read it. */
 	if ((dumped = dump_read(dump)) != NULL &&
 	    (chosen = iree_config_read(dumped)) != NULL) {
 		if (util_write_file(cfgf, chosen, strlen(chosen), &err) != 0)
-			goto fail_err;
+			goto fail;
 		art->chosen = chosen;
 		chosen = NULL;
 	}
@@ -351,15 +351,8 @@ iree_compile(struct backend *be, const char *attr, struct iree_art *art,
 	rc = 0;
 	goto out;
 
-fail_err:
-	/* Our own scratch files could not be written: the disk, not the config. */
-	res->status = TRIAL_ERROR;
-	res->env_failure = 1;
-	util_seterr(&res->error, "%s", err);
 fail:
-	res->compile_s = util_now() - t0;
-	if (tmp != NULL)
-		scratch_remove(tmp);
+	backend_compile_failed(res, err, t0, tmp, scratch_remove);
 	iree_art_free(art);
 out:
 	iree_art_free(&t);

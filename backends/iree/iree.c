@@ -120,17 +120,9 @@ iree_supports(const struct op_desc *op, const char **reason)
 		*reason = "iree tunes matmul and batch_matmul only";
 		return 0;
 	}
-	if (op->m < 1 || op->n < 1 || op->k < 1 || op->batch < 1) {
-		*reason = "iree needs static, non-empty shapes";
-		return 0;
-	}
-	if (backend_types_ok(op, 0)) {
-		*reason = NULL;
-		return 1;
-	}
-	*reason = "iree supports f32, f64, f16 (into f32 or f16), bf16 into "
-	    "f32 and i8xi8->i32 only";
-	return 0;
+	return backend_shape_ok(op, 0, "iree needs static, non-empty shapes",
+	    "iree supports f32, f64, f16 (into f32 or f16), bf16 into f32 and "
+	    "i8xi8->i32 only", reason);
 }
 
 static int

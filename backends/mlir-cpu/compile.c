@@ -44,7 +44,8 @@ mlircpu_compile(struct backend *be, const char *sched, int threads,
 	char *in = NULL, *sp = NULL, *llm = NULL, *ll = NULL, *tso = NULL;
 	char *pipeline = NULL, *pipe_arg = NULL, *opt = NULL, *translate = NULL;
 	char *plugin_arg = NULL;
-	char *clang = NULL, *rpath = NULL, *err = NULL, *llvm_lib = NULL;
+	char *clang = NULL, *rpath = NULL, *llvm_lib = NULL;
+	char *err = NULL;	/* set only when our own files fail: the disk */
 	const char *omp = threads > 1 ? "-fopenmp" : "-fno-openmp";
 	const char *files[2] = { NULL, NULL };
 	char width[40];
@@ -79,7 +80,7 @@ mlircpu_compile(struct backend *be, const char *sched, int threads,
 
 	tmp = backend_side_name(dir, "tmp");
 	if (backend_cache_scratch(tmp, scratch_remove, &err) != 0)
-		goto fail_err;
+		goto fail;
 	in = util_path_join(tmp, "dispatch.mlir");
 	sp = util_path_join(tmp, "schedule.mlir");
 	llm = util_path_join(tmp, "kernel.ll.mlir");
@@ -87,7 +88,7 @@ mlircpu_compile(struct backend *be, const char *sched, int threads,
 	tso = util_path_join(tmp, "kernel.so");
 	if (util_write_file(in, be->dispatch, strlen(be->dispatch), &err) != 0 ||
 	    util_write_file(sp, sched, strlen(sched), &err) != 0)
-		goto fail_err;
+		goto fail;
 
 	pipeline = mlircpu_pipeline(sp, analysis_kind_quantized(be->op.kind));
 	pipe_arg = xasprintf("--pass-pipeline=%s", pipeline);
@@ -124,7 +125,7 @@ mlircpu_compile(struct backend *be, const char *sched, int threads,
 	}
 	if (chmod(tso, 0755) != 0) {
 		err = xasprintf("%s: %s", tso, strerror(errno));
-		goto fail_err;
+		goto fail;
 	}
 	if (cached)
 		scratch_remove(tmp);
@@ -134,15 +135,8 @@ mlircpu_compile(struct backend *be, const char *sched, int threads,
 	res->compile_s = util_now() - t0;
 	goto out;
 
-fail_err:
-	/* Our own scratch files could not be written: the disk, not the config. */
-	res->status = TRIAL_ERROR;
-	res->env_failure = 1;
-	util_seterr(&res->error, "%s", err);
 fail:
-	res->compile_s = util_now() - t0;
-	if (tmp != NULL)
-		scratch_remove(tmp);
+	backend_compile_failed(res, err, t0, tmp, scratch_remove);
 	free(so);
 	so = NULL;
 out:

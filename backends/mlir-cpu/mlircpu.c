@@ -194,17 +194,9 @@ mlircpu_supports(const struct op_desc *op, const char **reason)
 		*reason = "mlir-cpu tunes quantized matmuls of i8 x i8 -> i32";
 		return 0;
 	}
-	if (op->m < 1 || op->n < 1 || op->k < 1 || op->batch < 1) {
-		*reason = "mlir-cpu needs static, non-empty shapes";
-		return 0;
-	}
-	if (backend_types_ok(op, 1)) {
-		*reason = NULL;
-		return 1;
-	}
-	*reason = "mlir-cpu supports f32, f64, f16/bf16 (into f32 or themselves) "
-	    "and i8xi8->i32 (signed or unsigned) only";
-	return 0;
+	return backend_shape_ok(op, 1, "mlir-cpu needs static, non-empty "
+	    "shapes", "mlir-cpu supports f32, f64, f16/bf16 (into f32 or "
+	    "themselves) and i8xi8->i32 (signed or unsigned) only", reason);
 }
 
 /* The AUTOSCHED_TEST_FAULT kind aimed at the config called name, if any. */

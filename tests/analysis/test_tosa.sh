@@ -8,9 +8,8 @@
 set -u
 AS=$1
 FIX=$2
-T=$(mktemp -d /tmp/autosched-tosa-XXXXXX)
-trap 'rm -rf "$T"' EXIT
 . "$(dirname "$0")/../checks.sh"
+scratch tosa
 B=$FIX/deepseek_r1_qwen1p5b_block_prefill40_f32_tosa
 PIPE='builtin.module(func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,tosa-to-tensor),remove-dead-values)'
 

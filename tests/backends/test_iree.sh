@@ -13,9 +13,8 @@ set -u
 AS=$1
 SRC=$2
 FIX=$SRC/tests/backends/fixtures
-T=$(mktemp -d /tmp/autosched-iree-XXXXXX)
-trap 'rm -rf "$T"' EXIT
 . "$(dirname "$0")/../checks.sh"
+scratch iree
 
 # IREE's tools: PATH, else the venv scripts/iree-deps.sh installs (it does
 # so now when they are missing).

@@ -6,8 +6,7 @@
 set -u
 M=$1
 . "$(dirname "$0")/../checks.sh"
-T=$(mktemp -d /tmp/autosched-margs-XXXXXX)
-trap 'rm -rf "$T"' EXIT
+scratch margs
 ref=(--ref openblas --shape 1x8x8x8 --types f32,f32,f32)
 
 # refused OPTION VALUE EXPECTED-MESSAGE

@@ -10,9 +10,8 @@ set -u
 AS=$1
 SRC=$2
 FIX=$SRC/tests/backends/fixtures
-T=$(mktemp -d /tmp/autosched-verify-XXXXXX)
-trap 'rm -rf "$T"' EXIT
 . "$(dirname "$0")/../checks.sh"
+scratch verify
 
 q() { sqlite3 "$1" "$2"; }
 

@@ -10,9 +10,8 @@ AS=$1
 SRC=$2
 CALL=$3
 FIX=$SRC/tests/export/fixtures
-T=$(mktemp -d /tmp/autosched-blink-XXXXXX)
-trap 'rm -rf "$T"' EXIT
 . "$(dirname "$0")/../checks.sh"
+scratch blink
 mkdir "$T/tmp"
 
 # Dynamic symbols a library defines, sorted, one line.

@@ -7,9 +7,8 @@
 set -u
 AS=$1
 CALL=$2
-T=$(mktemp -d /tmp/autosched-bnames-XXXXXX)
-trap 'rm -rf "$T"' EXIT
 . "$(dirname "$0")/../checks.sh"
+scratch bnames
 mkdir "$T/tmp"
 
 # refused NAME WHY: a program whose second function is @NAME.

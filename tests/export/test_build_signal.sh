@@ -11,9 +11,8 @@ AS=$1
 SRC=$2
 LLVM_BIN=$3
 CALL=$4
-T=$(mktemp -d /tmp/autosched-bsig-XXXXXX)
-trap 'rm -rf "$T"' EXIT
 . "$(dirname "$0")/../checks.sh"
+scratch bsig
 
 mkdir -p "$T/bin" "$T/tmp"
 # A tool that spins at 100% CPU in a grandchild and never finishes on its own.

@@ -11,9 +11,8 @@ SRC=$2
 OPT=$3
 CALL=$4
 FIX=$SRC/tests/export/fixtures
-T=$(mktemp -d /tmp/autosched-export-XXXXXX)
-trap 'rm -rf "$T"' EXIT
 . "$(dirname "$0")/../checks.sh"
+scratch export
 
 # Lines of func @$2 in file $1 matching regex $3.
 count_in() { awk -v fn="@$2(" -v re="$3" '/func.func/{on = index($0, fn) > 0} on && $0 ~ re {n++} END {print n + 0}' "$1"; }

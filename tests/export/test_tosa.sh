@@ -13,9 +13,8 @@ AS=$1
 SRC=$2
 OPT=$3
 CALL=$4
-T=$(mktemp -d /tmp/autosched-export-tosa-XXXXXX)
-trap 'rm -rf "$T"' EXIT
 . "$(dirname "$0")/../checks.sh"
+scratch export-tosa
 PIPE='builtin.module(func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,tosa-to-tensor),remove-dead-values)'
 P=$T/tosa.mlir
 cp "$SRC/tests/export/fixtures/tosa.mlir" "$P"

@@ -6,11 +6,10 @@
 set -u
 AS=$1
 SRC=$2
-T=$(mktemp -d /tmp/autosched-generate-XXXXXX)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/../checks.sh"
+scratch generate
 export AUTOSCHED_WORK=$T/work
 unset AUTOSCHED_DB
-. "$(dirname "$0")/../checks.sh"
 
 # Every program under DIR read back: its name is its folder's, its shape and
 # types are those asked. analyze_all DIR KIND BATCHES MS NS KS DTYPES TA TB

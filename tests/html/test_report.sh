@@ -8,11 +8,10 @@
 set -u
 AS=$1
 SRC=$2
-T=$(mktemp -d /tmp/autosched-report-XXXXXX)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/../checks.sh"
+scratch report
 export AUTOSCHED_WORK=$T/work
 unset AUTOSCHED_DB
-. "$(dirname "$0")/../checks.sh"
 q() { sqlite3 "$T/s.db" "$1"; }
 
 cp "$SRC/tests/job/fixtures/small_f32.mlir" "$T/"

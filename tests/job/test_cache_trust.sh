@@ -10,9 +10,8 @@ MEASURE=$2
 CC=$3
 SRC=$4
 FIX=$SRC/tests/job/fixtures
-T=$(mktemp -d /tmp/autosched-cache-trust-XXXXXX)
-trap 'rm -rf "$T"' EXIT
 . "$(dirname "$0")/../checks.sh"
+scratch cache-trust
 umask 022
 export AUTOSCHED_WORK=$T/work
 unset AUTOSCHED_DB

@@ -10,9 +10,8 @@ set -u
 AS=$1
 SRC=$2
 OPT=$3
-T=${KEEP:-$(mktemp -d /tmp/autosched-model-XXXXXX)}
-[ -n "${KEEP:-}" ] || trap 'rm -rf "$T"' EXIT
 . "$(dirname "$0")/../checks.sh"
+scratch model
 q() { sqlite3 "$1" "$2"; }
 
 # --- 1. One op used 100 times, one op once.

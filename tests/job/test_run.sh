@@ -8,9 +8,8 @@ set -u
 AS=$1
 SRC=$2
 FIX=$SRC/tests/job/fixtures
-T=$(mktemp -d /tmp/autosched-job-XXXXXX)
-trap 'rm -rf "$T"' EXIT
 . "$(dirname "$0")/../checks.sh"
+scratch job
 
 q() { sqlite3 "$1" "$2"; }
 

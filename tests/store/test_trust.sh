@@ -9,11 +9,10 @@ AS=$1
 ASD=$2
 SRC=$3
 OPT=$4
-T=$(mktemp -d /tmp/autosched-trust-XXXXXX)
-trap 'rm -rf "$T"' EXIT
+. "$SRC/tests/checks.sh"
+scratch trust
 unset AUTOSCHED_DB
 export AUTOSCHED_WORK=$T/work
-. "$SRC/tests/checks.sh"
 
 # --- 1. A FIFO (or a folder) as the store: exit 2 at once, with the message.
 mkfifo "$T/fifo.db"
