@@ -28,6 +28,8 @@ for n in 1 2; do
 	check "vector, $n threads: = loops" "$CMP" "$T/loops.so" "$T/vec$n.so"
 done
 check "vector, 2 threads: OpenMP linked" bash -c "readelf -d '$T/vec2.so' | grep -q 'NEEDED.*omp'"
+check "vector, 2 threads: an op split across threads" bash -c "nm -u '$T/vec2.so' | grep -q __kmpc_fork_call"
+check "vector, 1 thread: no op split across threads" bash -c "! nm -u '$T/vec1.so' | grep -q __kmpc_fork_call"
 # The default is vector.
 TMPDIR=$T/tmp "$AS" build "$FIX/rest.mlir" --untuned --rest-threads 2 -o "$T/dflt.so" 2> "$T/err_dflt"
 check "default: vectorized" grep -q 'dflt.so: the rest vectorized, 2 threads' "$T/err_dflt"

@@ -5,10 +5,11 @@
 //
 // For each linalg op at the top of a function (not inside a loop: the
 // schedules' own code is left alone) with static loop ranges:
-// - threads: when there are N > 1 of them and the op does enough work, its
-//   outermost parallel dim with at least N iterations (not the innermost)
-//   is cut into N chunks, an scf.forall (then scf.parallel, then OpenMP, as
-//   the matmul schedules are);
+// - threads: when there are N > 1 of them and the op does enough work
+//   (kMinWorkPerThread a thread, else fewer threads), its outermost
+//   parallel dim with at least that many iterations (not the innermost) is
+//   cut into as many chunks, an scf.forall (then scf.parallel, then OpenMP,
+//   as the matmul schedules are);
 // - vectors: every dim but the innermost is tiled by 1 (scf.for), the
 //   innermost by at most kMaxVectors registers of B bits (a tile that does
 //   not divide it is vectorized with masks), and the tile is vectorized
@@ -41,9 +42,11 @@ namespace {
 
 // The innermost tile holds at most this many registers of each operand.
 constexpr int64_t kMaxVectors = 16;
-// An op with fewer iterations than this runs on one thread (a parallel
-// region costs a few microseconds).
-constexpr int64_t kMinThreadedWork = 1 << 14;
+// Each thread gets at least this many iterations, else the op is split
+// across fewer threads (down to one): a parallel region costs some
+// microseconds, more when the CPUs are shared, and a vectorized elementwise
+// op does a few thousand iterations a microsecond.
+constexpr int64_t kMinWorkPerThread = 1 << 15;
 
 // The widest element of op's operands, in bits (f32: 32).
 static unsigned widestElement(linalg::LinalgOp op) {
@@ -69,18 +72,21 @@ static bool candidate(linalg::LinalgOp op, SmallVector<int64_t> &ranges) {
   return succeeded(linalg::vectorizeOpPrecondition(op));
 }
 
-// The dim to split across threads, or -1: the outermost parallel dim (not
-// the innermost dim) with at least threads iterations.
+// The dim to split across threads, or -1, and *n the chunks: as many as
+// threads, fewer if each would have less than kMinWorkPerThread
+// iterations; the outermost parallel dim (not the innermost dim) with at
+// least *n iterations.
 static int64_t threadDim(linalg::LinalgOp op, ArrayRef<int64_t> ranges,
-                         int64_t threads) {
+                         int64_t threads, int64_t *n) {
   int64_t work = 1;
   for (int64_t r : ranges)
     work *= r;
-  if (threads < 2 || work < kMinThreadedWork)
+  *n = std::min(threads, work / kMinWorkPerThread);
+  if (*n < 2)
     return -1;
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   for (int64_t d = 0; d + 1 < (int64_t)ranges.size(); d++)
-    if (iters[d] == utils::IteratorType::parallel && ranges[d] >= threads)
+    if (iters[d] == utils::IteratorType::parallel && ranges[d] >= *n)
       return d;
   return -1;
 }
@@ -110,12 +116,12 @@ struct VectorizeRestPass
                     vector::VectorDialect>();
   }
 
-  // Split op's dim d into `threads` chunks; the op inside, or op itself
+  // Split op's dim d into `chunks` chunks; the op inside, or op itself
   // when tiling fails.
   linalg::LinalgOp splitThreads(IRRewriter &rw, linalg::LinalgOp op,
-                                int64_t d) {
+                                int64_t d, int64_t chunks) {
     SmallVector<OpFoldResult> n(op.getNumLoops(), rw.getIndexAttr(0));
-    n[d] = rw.getIndexAttr(threads);
+    n[d] = rw.getIndexAttr(chunks);
     scf::SCFTilingOptions o;
     o.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
     o.setNumThreads(n);
@@ -230,8 +236,9 @@ struct VectorizeRestPass
       SmallVector<int64_t> ranges;
       if (!candidate(op, ranges))
         continue;
-      int64_t d = threadDim(op, ranges, threads);
-      linalg::LinalgOp inner = d >= 0 ? splitThreads(rw, op, d) : op;
+      int64_t chunks;
+      int64_t d = threadDim(op, ranges, threads, &chunks);
+      linalg::LinalgOp inner = d >= 0 ? splitThreads(rw, op, d, chunks) : op;
       SmallVector<int64_t> innerRanges = inner.getStaticLoopRanges();
       // A chunk of dynamic size keeps the op's ranges for the vector sizes.
       for (size_t i = 0; i < innerRanges.size(); i++)
