@@ -68,7 +68,9 @@ build_on_signal(int sig)
  * become linalg.generic first; canonicalize before the schedules folds
  * what the dispatches' splat constants make constant (a gather from one);
  * symbol-dce then drops the constants no code reads. Math ops LLVM has no
- * intrinsic for (erf, cbrt, ...) become calls to libm. With the plugin
+ * intrinsic for (erf, cbrt, ...) become calls to libm; on vectors (the rest
+ * vectorized), one call per lane, whose extracts and inserts the second
+ * convert-vector-to-llvm takes. With the plugin
  * loaded, its quantized-matmul split runs first (%s; a program without
  * such an op is left as it is): a quantized op is then the int8 matmul its
  * schedule was measured on. With --rest vector, the backend's pass (%s,
@@ -95,6 +97,7 @@ static const char build_pipeline[] =
     "func.func(convert-scf-to-cf),"
     "convert-math-to-llvm,"
     "convert-math-to-libm,"
+    "convert-vector-to-llvm,"
     "convert-arith-to-llvm,"
     "convert-index-to-llvm,"
     "convert-func-to-llvm,"
