@@ -25,12 +25,15 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Pass/Pass.h"
@@ -69,7 +72,13 @@ static bool candidate(linalg::LinalgOp op, SmallVector<int64_t> &ranges) {
   for (int64_t r : ranges)
     if (ShapedType::isDynamic(r) || r < 1)
       return false;
-  return succeeded(linalg::vectorizeOpPrecondition(op));
+  // llvm.intr.powi takes a scalar exponent: on vectors, fpowi is expanded
+  // into multiplications (lowerVectors), which needs a constant one.
+  bool powi = false;
+  op->walk([&](math::FPowIOp p) {
+    powi |= !matchPattern(p.getRhs(), m_Constant());
+  });
+  return !powi && succeeded(linalg::vectorizeOpPrecondition(op));
 }
 
 // The dim to split across threads, or -1, and *n the chunks: as many as
@@ -200,6 +209,7 @@ struct VectorizeRestPass
     vector::populateDropUnitDimWithShapeCastPatterns(units);
     vector::ShapeCastOp::getCanonicalizationPatterns(units, &getContext());
     vector::BroadcastOp::getCanonicalizationPatterns(units, &getContext());
+    math::populateExpansionPatterns(units, {"fpowi"});
     if (failed(applyPatternsGreedily(f, std::move(units))))
       return failure();
     RewritePatternSet p(&getContext());
