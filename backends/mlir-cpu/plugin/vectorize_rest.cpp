@@ -81,6 +81,23 @@ static bool candidate(linalg::LinalgOp op, SmallVector<int64_t> &ranges) {
   return !powi && succeeded(linalg::vectorizeOpPrecondition(op));
 }
 
+// The loop dim an input of op is contiguous along when that is not the
+// innermost loop dim, which the input also reads along (a transpose, not
+// a broadcast), or -1.
+static int64_t transposedDim(linalg::LinalgOp op) {
+  int64_t inner = op.getNumLoops() - 1;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    AffineMap m = op.getMatchingIndexingMap(in);
+    if (m.getNumResults() < 2 || !m.isProjectedPermutation())
+      continue;
+    auto last = dyn_cast<AffineDimExpr>(m.getResults().back());
+    if (last && last.getPosition() != inner &&
+        m.isFunctionOfDim(inner))
+      return last.getPosition();
+  }
+  return -1;
+}
+
 // The dim to split across threads, or -1, and *n the chunks: as many as
 // threads, fewer if each would have less than kMinWorkPerThread
 // iterations; the outermost parallel dim (not the innermost dim) with at
@@ -159,6 +176,14 @@ struct VectorizeRestPass
         sizes[d] = rw.getIndexAttr(0);
     sizes[rank - 1] = rw.getIndexAttr(inner <= cap ? 0 : cap);
     vsizes[rank - 1] = std::min(inner, cap);
+    // A transposed read: lanes x lanes tiles (rows read whole, transposed
+    // in registers) instead of a column of scalars, when both dims divide.
+    int64_t t = transposedDim(op);
+    SmallVector<int64_t> raw = op.getStaticLoopRanges();
+    if (t >= 0 && raw[t] % lanes == 0 && raw[rank - 1] % lanes == 0) {
+      sizes[t] = sizes[rank - 1] = rw.getIndexAttr(lanes);
+      vsizes[rank - 1] = lanes;
+    }
 
     linalg::LinalgOp tile = op;
     bool tiled = false;
@@ -223,7 +248,7 @@ struct VectorizeRestPass
     vector::populateVectorMaskLoweringPatternsForSideEffectingOps(p);
     vector::populateVectorShapeCastLoweringPatterns(p);
     vector::populateVectorTransposeLoweringPatterns(
-        p, vector::VectorTransposeLowering::EltWise);
+        p, vector::VectorTransposeLowering::Shuffle1D);
     vector::populateVectorMaskMaterializationPatterns(p, true);
     vector::TransferReadOp::getCanonicalizationPatterns(p, &getContext());
     vector::TransferWriteOp::getCanonicalizationPatterns(p, &getContext());
