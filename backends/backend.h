@@ -234,6 +234,14 @@ struct backend_ops {
 	 */
 	char		*(*export_cflags)(void);
 	/*
+	 * The mlir-opt function pass (its text, for a func.func(...) list)
+	 * that vectorizes the linalg ops on memrefs no schedule covered and
+	 * splits them across threads, the vector width this CPU's; *plugin
+	 * the pass plugin it is in. NULL (and *plugin NULL) when the backend
+	 * has none: those ops are left to loops. Caller frees both.
+	 */
+	char		*(*export_rest_pass)(int threads, char **plugin);
+	/*
 	 * The IREE compilation_info attribute exactly as the backend compiled
 	 * cfg of op (the attribute syntax of the IREE release it measured
 	 * with), for `export --format iree-spec` and `annotate`; NULL when cfg

@@ -68,10 +68,15 @@ build_on_signal(int sig)
  * become linalg.generic first; canonicalize before the schedules folds
  * what the dispatches' splat constants make constant (a gather from one);
  * symbol-dce then drops the constants no code reads. Math ops LLVM has no
- * intrinsic for (erf, cbrt, ...) become calls to libm. With the plugin
+ * intrinsic for (erf, cbrt, ...) become calls to libm; on vectors (the rest
+ * vectorized), one call per lane, whose extracts and inserts the second
+ * convert-vector-to-llvm takes. With the plugin
  * loaded, its quantized-matmul split runs first (%s; a program without
  * such an op is left as it is): a quantized op is then the int8 matmul its
- * schedule was measured on.
+ * schedule was measured on. With --rest vector, the backend's pass (%s,
+ * before convert-linalg-to-loops, on memrefs: the tuned matmuls are vector
+ * code by then) vectorizes what is left and splits it across threads; what
+ * it cannot vectorize still goes to loops.
  */
 static const char build_pipeline[] =
     "builtin.module(%s"
@@ -83,7 +88,7 @@ static const char build_pipeline[] =
     "symbol-dce,"
     "buffer-deallocation-pipeline,"
     "convert-bufferization-to-memref,"
-    "func.func(convert-linalg-to-loops,scf-forall-to-parallel),"
+    "func.func(%sconvert-linalg-to-loops,scf-forall-to-parallel),"
     "convert-scf-to-openmp,"
     "func.func(convert-vector-to-scf{full-unroll=true},"
     "lower-affine,expand-strided-metadata,lower-affine),"
@@ -92,6 +97,7 @@ static const char build_pipeline[] =
     "func.func(convert-scf-to-cf),"
     "convert-math-to-llvm,"
     "convert-math-to-libm,"
+    "convert-vector-to-llvm,"
     "convert-arith-to-llvm,"
     "convert-index-to-llvm,"
     "convert-func-to-llvm,"
@@ -516,8 +522,8 @@ exports_text(const struct analysis *an)
 
 int
 export_build(const struct export_set *s, const char *program, int untuned,
-    const char *out_so, const char *db, struct export_build_info *info,
-    char **err)
+    const struct export_rest *rest, const char *out_so, const char *db,
+    struct export_build_info *info, char **err)
 {
 	const struct backend_ops *be = backend_find("mlir-cpu");
 	struct analysis *an = NULL;
@@ -529,6 +535,7 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	char *plugin = NULL, *cflags = NULL, *map = NULL, *buf = NULL;
 	char *marker = build_marker(), *mtext = NULL, *pipe = NULL;
 	char *optp = NULL, *trp = NULL, *ccp = NULL, *extp = NULL, *splitp = NULL;
+	char *rest_pass = NULL, *rest_plugin = NULL, *rest_text = NULL;
 	struct util_out_guard g;
 	size_t len, nfuncs, npieces = 1, ncc = 0;
 	const char *bin = getenv("AUTOSCHED_LLVM_BIN");
@@ -592,6 +599,13 @@ export_build(const struct export_set *s, const char *program, int untuned,
 		if (b->e[i].best.config.v[KNOB_THREADS] > 1)
 			omp = 1;
 	}
+	info->rest = *rest;
+	if (rest->mode == EXPORT_REST_VECTOR && be->export_rest_pass != NULL)
+		rest_pass = be->export_rest_pass(rest->threads, &rest_plugin);
+	if (rest_pass == NULL)
+		info->rest.mode = EXPORT_REST_LOOPS;
+	else if (rest->threads > 1)
+		omp = 1;
 	if (!untuned && info->ntuned == 0) {
 		util_seterr(err, "%s: the store has no best config for any op "
 		    "of it (build --untuned for default schedules)", program);
@@ -651,11 +665,17 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	t = util_now();
 	opt.what = "mlir-opt";
 	cmd_add(&opt, optp);
-	/* The plugin when a schedule runs one of its passes. */
+	/* The plugin when a schedule or the rest runs one of its passes. */
 	if (plugin != NULL)
 		cmd_addf(&opt, "--load-pass-plugin=%s", plugin);
+	if (rest_plugin != NULL && (plugin == NULL ||
+	    strcmp(plugin, rest_plugin) != 0))
+		cmd_addf(&opt, "--load-pass-plugin=%s", rest_plugin);
+	if (rest_pass != NULL)
+		rest_text = xasprintf("%s,", rest_pass);
 	pipe = xasprintf(build_pipeline, plugin != NULL ?
-	    "autosched-quantized-matmul,cse," : "", fl.lib);
+	    "autosched-quantized-matmul,cse," : "", fl.lib,
+	    rest_text != NULL ? rest_text : "");
 	cmd_add(&opt, fl.outlined);
 	cmd_addf(&opt, "--pass-pipeline=%s", pipe);
 	cmd_add(&opt, "-o");
@@ -834,5 +854,8 @@ out:
 	free(ccp);
 	free(extp);
 	free(splitp);
+	free(rest_pass);
+	free(rest_plugin);
+	free(rest_text);
 	return rc;
 }

@@ -18,6 +18,8 @@ struct cmd_opts {
 	const char	*db, *op, *out, *format, *syntax, *matcher;
 	int64_t		 job;
 	int		 untuned;
+	struct export_rest rest;	/* build: --rest, --rest-threads */
+	int		 rest_given;	/* either was given */
 };
 
 /* Parse the options both commands take. 0, 1 (--help shown) or -1. */
@@ -34,6 +36,8 @@ parse_opts(int argc, char **argv, struct cmd_opts *o, void (*usage)(FILE *))
 		{ "iree-matcher", required_argument, NULL, 'M' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "untuned", no_argument, NULL, 'U' },
+		{ "rest", required_argument, NULL, 'R' },
+		{ "rest-threads", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -42,6 +46,8 @@ parse_opts(int argc, char **argv, struct cmd_opts *o, void (*usage)(FILE *))
 
 	memset(o, 0, sizeof *o);
 	o->db = store_default_path();
+	o->rest.mode = EXPORT_REST_VECTOR;
+	o->rest.threads = util_ncpus() > 0 ? util_ncpus() : 1;
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -82,6 +88,29 @@ parse_opts(int argc, char **argv, struct cmd_opts *o, void (*usage)(FILE *))
 			break;
 		case 'U':
 			o->untuned = 1;
+			break;
+		case 'R':
+			if (strcmp(optarg, "vector") == 0)
+				o->rest.mode = EXPORT_REST_VECTOR;
+			else if (strcmp(optarg, "loops") == 0)
+				o->rest.mode = EXPORT_REST_LOOPS;
+			else {
+				fprintf(stderr, "autosched: --rest %s: expected "
+				    "vector or loops\n", optarg);
+				return -1;
+			}
+			o->rest_given = 1;
+			break;
+		case 'T':
+			o->rest.threads = (int)strtol(optarg, &end, 10);
+			if (*end != '\0' || *optarg == '\0' ||
+			    o->rest.threads < 1 || o->rest.threads > 1024) {
+				fprintf(stderr, "autosched: --rest-threads %s: "
+				    "expected a number of threads, 1 to 1024\n",
+				    optarg);
+				return -1;
+			}
+			o->rest_given = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -172,7 +201,7 @@ export_cmd_export(int argc, char **argv)
 	case -1:
 		return 2;
 	}
-	if (argc != optind) {
+	if (argc != optind || o.rest_given) {
 		export_usage(stderr);
 		return 2;
 	}
@@ -249,7 +278,8 @@ export_cmd_annotate(int argc, char **argv)
 	case -1:
 		return 2;
 	}
-	if (argc - optind != 1 || o.format != NULL || o.matcher != NULL) {
+	if (argc - optind != 1 || o.format != NULL || o.matcher != NULL ||
+	    o.rest_given) {
 		annotate_usage(stderr);
 		return 2;
 	}
@@ -287,11 +317,17 @@ build_usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: autosched build PROGRAM.mlir [--db PATH] [-o LIB.so] [--untuned]\n"
+	    "                       [--rest vector|loops] [--rest-threads N]\n"
 	    "Compile the whole program to a shared object with the store's best\n"
 	    "schedule for each op tuned on this machine (the default schedule,\n"
 	    "with a warning, for the others). Every function is exported with\n"
 	    "MLIR's C interface: void _mlir_ciface_NAME(...) taking memref\n"
 	    "descriptors (see README). --untuned: default schedules only.\n"
+	    "--rest: the ops no schedule covers (elementwise, reductions,\n"
+	    "transposes, fills) vectorized for this CPU and split across\n"
+	    "--rest-threads threads (vector, the default; N defaults to the\n"
+	    "CPUs this process may use), or scalar loops on one thread (loops).\n"
+	    "Tuned and untuned builds lower them alike.\n"
 	    "Default -o: PROGRAM.so in the current folder. Scratch files go to\n"
 	    "$TMPDIR (default /tmp). Exit 128+N when signal N (SIGINT, SIGTERM,\n"
 	    "SIGHUP) stopped it: its tools killed, nothing written. A TOSA\n"
@@ -340,7 +376,7 @@ export_cmd_build(int argc, char **argv)
 		fprintf(stderr, "autosched: %s\n", err);
 		goto out;
 	}
-	r = export_build(s, prog, o.untuned, out, o.db, &info, &err);
+	r = export_build(s, prog, o.untuned, &o.rest, out, o.db, &info, &err);
 	if (r != 0) {
 		fprintf(stderr, "autosched: %s\n", err);
 		rc = r == 1 || r > 128 ? r : 2;
@@ -354,6 +390,13 @@ export_cmd_build(int argc, char **argv)
 	    info.translate_s, info.split_s, info.compile_s, info.link_s);
 	fprintf(stderr, "autosched: %s: %zu tuned op%s\n", out, info.ntuned,
 	    info.ntuned == 1 ? "" : "s");
+	if (info.rest.mode == EXPORT_REST_VECTOR)
+		fprintf(stderr, "autosched: %s: the rest vectorized, %d "
+		    "thread%s\n", out, info.rest.threads,
+		    info.rest.threads == 1 ? "" : "s");
+	else
+		fprintf(stderr, "autosched: %s: the rest as scalar loops\n",
+		    out);
 	rc = 0;
 out:
 	export_free(s);

@@ -96,12 +96,29 @@ int	 export_build_check(const char *out_so, const char *db,
 	    const char *program, char **err)
 	    __attribute__((warn_unused_result));
 
+/*
+ * How export_build lowers the linalg ops no schedule covers (elementwise,
+ * reductions, transposes, fills): the backend's pass vectorizes them and
+ * splits each across threads (vector), or scalar loops on one thread
+ * (loops, as before there was a choice).
+ */
+enum export_rest_mode {
+	EXPORT_REST_VECTOR,
+	EXPORT_REST_LOOPS
+};
+
+struct export_rest {
+	enum export_rest_mode	 mode;
+	int			 threads;	/* vector: threads an op is split across */
+};
+
 /* What export_build made, and the wall time of each of its steps. */
 struct export_build_info {
 	size_t	 ntuned;	/* ops built with a tuned config */
 	size_t	 ndispatches;	/* ops moved to functions of their own */
 	size_t	 npieces;	/* objects compiled (dispatches in pieces, the program's functions) */
 	int	 jobs;		/* tools run at once (one per CPU) */
+	struct export_rest rest; /* how the rest was lowered (vector: loops if the backend has no pass) */
 	double	 outline_s, opt_s, translate_s, split_s, compile_s, link_s;
 };
 
@@ -109,8 +126,9 @@ struct export_build_info {
  * Compile the program at path into the shared object out_so: the configs of
  * s (none if untuned) for the ops they know, the backend's default schedule
  * for the other tunable ops (a warning names each), the rest lowered by the
- * default pipeline; every function exported with MLIR's C interface, and
- * nothing else exported. Each op is moved to a function of its own
+ * default pipeline as rest says (the same for tuned and untuned builds);
+ * every function exported with MLIR's C interface, and nothing else
+ * exported. Each op is moved to a function of its own
  * (analysis_outline), the module lowered once, and its functions compiled
  * in pieces, one clang per CPU at a time. out_so is written as
  * export_build_check says (db: the store). *info says what was made and
@@ -121,8 +139,8 @@ struct export_build_info {
  * when one stopped it (nothing written); -1 with *err on failure.
  */
 int	 export_build(const struct export_set *s, const char *path,
-	    int untuned, const char *out_so, const char *db,
-	    struct export_build_info *info, char **err)
+	    int untuned, const struct export_rest *rest, const char *out_so,
+	    const char *db, struct export_build_info *info, char **err)
 	    __attribute__((warn_unused_result));
 
 /* The commands: `autosched export --format transform|iree-spec`, `annotate`, `build`. */

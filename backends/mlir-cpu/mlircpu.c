@@ -529,6 +529,15 @@ mlircpu_export_cflags(void)
 	    mlircpu_isa()->vec_bytes * 8, MLIRCPU_RTLIB);
 }
 
+/* The plugin's autosched-vectorize-rest at this CPU's vector width. */
+static char *
+mlircpu_export_rest_pass(int threads, char **plugin)
+{
+	*plugin = mlircpu_plugin_path();
+	return xasprintf("autosched-vectorize-rest{threads=%d vector-bits=%d}",
+	    threads, mlircpu_isa()->vec_bytes * 8);
+}
+
 const struct backend_ops mlircpu_backend = {
 	.name = "mlir-cpu",
 	.description = "MLIR transform-dialect schedules compiled for this CPU "
@@ -550,6 +559,7 @@ const struct backend_ops mlircpu_backend = {
 	.export_module = mlircpu_export_module,
 	.export_plugin = mlircpu_export_plugin,
 	.export_cflags = mlircpu_export_cflags,
+	.export_rest_pass = mlircpu_export_rest_pass,
 	.schedule_tag = MLIRCPU_SCHEDULE_TAG,
 	.schedule_serial_since = MLIRCPU_SCHEDULE_SERIAL_SINCE,
 };

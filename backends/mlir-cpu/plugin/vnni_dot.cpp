@@ -1,5 +1,6 @@
 // autosched's MLIR pass plugin (loaded by mlir-opt with --load-pass-plugin):
-// autosched-vnni-dot (here) and autosched-quantized-matmul (quantized.cpp).
+// autosched-vnni-dot (here), autosched-quantized-matmul (quantized.cpp) and
+// autosched-vectorize-rest (vectorize_rest.cpp).
 //
 // autosched-vnni-dot: the i8 x i8 -> i32 contractions of the VNNI dot
 // kernel, one row of A against a [16][4] panel of B (16 i32 lanes, each the
@@ -646,10 +647,13 @@ struct VnniDotPass : PassWrapper<VnniDotPass, OperationPass<ModuleOp>> {
 
 // plugin/quantized.cpp: autosched-quantized-matmul.
 void autoschedRegisterQuantizedPass();
+// plugin/vectorize_rest.cpp: autosched-vectorize-rest.
+void autoschedRegisterVectorizeRestPass();
 
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo mlirGetPassPluginInfo() {
   return {MLIR_PLUGIN_API_VERSION, "autosched", LLVM_VERSION_STRING, []() {
             PassRegistration<VnniDotPass>();
             autoschedRegisterQuantizedPass();
+            autoschedRegisterVectorizeRestPass();
           }};
 }

@@ -1,0 +1,295 @@
+// autosched-vectorize-rest{threads=N vector-bits=B}: the linalg ops a build
+// has no schedule for (elementwise generics, reductions, transposes,
+// broadcasts, fills), run after bufferization on memrefs, become vector code
+// split across N threads, instead of convert-linalg-to-loops' scalar loops.
+//
+// For each linalg op at the top of a function (not inside a loop: the
+// schedules' own code is left alone) with static loop ranges:
+// - threads: when there are N > 1 of them and the op does enough work
+//   (kMinWorkPerThread a thread, else fewer threads), its outermost
+//   parallel dim with at least that many iterations (not the innermost) is
+//   cut into as many chunks, an scf.forall (then scf.parallel, then OpenMP,
+//   as the matmul schedules are);
+// - vectors: every dim but the innermost is tiled by 1 (scf.for), the
+//   innermost by at most kMaxVectors registers of B bits (a tile that does
+//   not divide it is vectorized with masks), and the tile is vectorized
+//   (linalg::vectorize), then lowered by upstream vector patterns to 1-D
+//   vectors the pipeline's later passes take to LLVM.
+// An op it cannot vectorize (dynamic shapes, a gather in its body, an op
+// the vectorizer refuses) is left as it is, for convert-linalg-to-loops:
+// never an error. Reductions keep their order (no reassociation), so a
+// result is the same as the loops' up to the math functions.
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/TilingInterface.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+using namespace mlir;
+
+namespace {
+
+// The innermost tile holds at most this many registers of each operand.
+constexpr int64_t kMaxVectors = 16;
+// Each thread gets at least this many iterations, else the op is split
+// across fewer threads (down to one): a parallel region costs some
+// microseconds, more when the CPUs are shared, and a vectorized elementwise
+// op does a few thousand iterations a microsecond.
+constexpr int64_t kMinWorkPerThread = 1 << 15;
+
+// The widest element of op's operands, in bits (f32: 32).
+static unsigned widestElement(linalg::LinalgOp op) {
+  unsigned w = 8;
+  for (OpOperand &o : op->getOpOperands()) {
+    Type t = getElementTypeOrSelf(o.get().getType());
+    if (t.isIntOrIndexOrFloat() && !t.isIndex())
+      w = std::max(w, t.getIntOrFloatBitWidth());
+  }
+  return w;
+}
+
+// Whether op is one this pass takes: on memrefs, static loop ranges, at the
+// top of its function, and accepted by the vectorizer.
+static bool candidate(linalg::LinalgOp op, SmallVector<int64_t> &ranges) {
+  if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0 ||
+      !isa<func::FuncOp>(op->getParentOp()))
+    return false;
+  ranges = op.getStaticLoopRanges();
+  for (int64_t r : ranges)
+    if (ShapedType::isDynamic(r) || r < 1)
+      return false;
+  // llvm.intr.powi takes a scalar exponent: on vectors, fpowi is expanded
+  // into multiplications (lowerVectors), which needs a constant one.
+  bool powi = false;
+  op->walk([&](math::FPowIOp p) {
+    powi |= !matchPattern(p.getRhs(), m_Constant());
+  });
+  return !powi && succeeded(linalg::vectorizeOpPrecondition(op));
+}
+
+// The loop dim an input of op is contiguous along when that is not the
+// innermost loop dim, which the input also reads along (a transpose, not
+// a broadcast), or -1.
+static int64_t transposedDim(linalg::LinalgOp op) {
+  int64_t inner = op.getNumLoops() - 1;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    AffineMap m = op.getMatchingIndexingMap(in);
+    if (m.getNumResults() < 2 || !m.isProjectedPermutation())
+      continue;
+    auto last = dyn_cast<AffineDimExpr>(m.getResults().back());
+    if (last && last.getPosition() != inner &&
+        m.isFunctionOfDim(inner))
+      return last.getPosition();
+  }
+  return -1;
+}
+
+// The dim to split across threads, or -1, and *n the chunks: as many as
+// threads, fewer if each would have less than kMinWorkPerThread
+// iterations; the outermost parallel dim (not the innermost dim) with at
+// least *n iterations.
+static int64_t threadDim(linalg::LinalgOp op, ArrayRef<int64_t> ranges,
+                         int64_t threads, int64_t *n) {
+  int64_t work = 1;
+  for (int64_t r : ranges)
+    work *= r;
+  *n = std::min(threads, work / kMinWorkPerThread);
+  if (*n < 2)
+    return -1;
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  for (int64_t d = 0; d + 1 < (int64_t)ranges.size(); d++)
+    if (iters[d] == utils::IteratorType::parallel && ranges[d] >= *n)
+      return d;
+  return -1;
+}
+
+struct VectorizeRestPass
+    : PassWrapper<VectorizeRestPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(VectorizeRestPass)
+
+  VectorizeRestPass() = default;
+  VectorizeRestPass(const VectorizeRestPass &other) : PassWrapper(other) {}
+
+  Option<int64_t> threads{*this, "threads",
+                          llvm::cl::desc("threads to split an op across"),
+                          llvm::cl::init(1)};
+  Option<int64_t> vectorBits{*this, "vector-bits",
+                             llvm::cl::desc("bits of a vector register"),
+                             llvm::cl::init(256)};
+
+  StringRef getArgument() const final { return "autosched-vectorize-rest"; }
+  StringRef getDescription() const final {
+    return "linalg ops on memrefs left by the schedules: threads (scf.forall) "
+           "and vectors (linalg::vectorize); what fails is left as it is";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<affine::AffineDialect, arith::ArithDialect,
+                    memref::MemRefDialect, scf::SCFDialect,
+                    vector::VectorDialect>();
+  }
+
+  // Split op's dim d into `chunks` chunks; the op inside, or op itself
+  // when tiling fails.
+  linalg::LinalgOp splitThreads(IRRewriter &rw, linalg::LinalgOp op,
+                                int64_t d, int64_t chunks) {
+    SmallVector<OpFoldResult> n(op.getNumLoops(), rw.getIndexAttr(0));
+    n[d] = rw.getIndexAttr(chunks);
+    scf::SCFTilingOptions o;
+    o.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+    o.setNumThreads(n);
+    rw.setInsertionPoint(op);
+    FailureOr<scf::SCFTilingResult> r =
+        scf::tileUsingSCF(rw, cast<TilingInterface>(op.getOperation()), o);
+    if (failed(r) || r->tiledOps.size() != 1)
+      return op;
+    rw.eraseOp(op);
+    return cast<linalg::LinalgOp>(r->tiledOps.front());
+  }
+
+  // Tile op to one vector tile per scf.for iteration and vectorize the
+  // tile; op is left as it is when either fails.
+  void vectorizeTiles(IRRewriter &rw, linalg::LinalgOp op,
+                      ArrayRef<int64_t> ranges) {
+    int64_t rank = op.getNumLoops();
+    int64_t lanes = std::max<int64_t>(1, vectorBits / widestElement(op));
+    int64_t cap = lanes * kMaxVectors;
+    int64_t inner = ranges[rank - 1];
+    SmallVector<OpFoldResult> sizes(rank, rw.getIndexAttr(1));
+    SmallVector<int64_t> vsizes(rank, 1);
+    // Dims of one iteration need no loop.
+    for (int64_t d = 0; d + 1 < rank; d++)
+      if (ranges[d] == 1)
+        sizes[d] = rw.getIndexAttr(0);
+    sizes[rank - 1] = rw.getIndexAttr(inner <= cap ? 0 : cap);
+    vsizes[rank - 1] = std::min(inner, cap);
+    // A transposed read: lanes x lanes tiles (rows read whole, transposed
+    // in registers) instead of a column of scalars, when both dims divide.
+    int64_t t = transposedDim(op);
+    SmallVector<int64_t> raw = op.getStaticLoopRanges();
+    if (t >= 0 && raw[t] % lanes == 0 && raw[rank - 1] % lanes == 0) {
+      sizes[t] = sizes[rank - 1] = rw.getIndexAttr(lanes);
+      vsizes[rank - 1] = lanes;
+    }
+
+    linalg::LinalgOp tile = op;
+    bool tiled = false;
+    for (OpFoldResult s : sizes)
+      tiled |= getConstantIntValue(s) != 0;
+    if (tiled) {
+      scf::SCFTilingOptions o;
+      o.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+      o.setTileSizes(sizes);
+      rw.setInsertionPoint(op);
+      FailureOr<scf::SCFTilingResult> r =
+          scf::tileUsingSCF(rw, cast<TilingInterface>(op.getOperation()), o);
+      if (failed(r) || r->tiledOps.size() != 1)
+        return;
+      rw.eraseOp(op);
+      tile = cast<linalg::LinalgOp>(r->tiledOps.front());
+    }
+    // A tile of static shape needs no vector sizes (no masks).
+    SmallVector<int64_t> tileRanges = tile.getStaticLoopRanges();
+    bool isStatic = llvm::none_of(tileRanges, ShapedType::isDynamic);
+    // Vector sizes need their scalable flags (all false) beside them.
+    SmallVector<bool> fixed(isStatic ? 0 : rank, false);
+    ArrayRef<int64_t> vs = isStatic ? ArrayRef<int64_t>() : vsizes;
+    if (failed(linalg::vectorizeOpPrecondition(tile, vs, fixed)))
+      return;
+    rw.setInsertionPoint(tile);
+    FailureOr<linalg::VectorizationResult> v =
+        linalg::vectorize(rw, tile, vs, fixed);
+    if (failed(v))
+      return;
+    if (tile->getNumResults() == 0)
+      rw.eraseOp(tile);
+    else
+      rw.replaceOp(tile, v->replacements);
+  }
+
+  // The vector ops made above, lowered to the 1-D forms the pipeline's
+  // vector-to-scf and vector-to-llvm take.
+  // First the unit dims go (a reduction over a dim of 1, the outer dims
+  // of a tile: an elementwise op on 1-D vectors), then what is left is
+  // lowered.
+  LogicalResult lowerVectors(func::FuncOp f) {
+    RewritePatternSet units(&getContext());
+    vector::MultiDimReductionOp::getCanonicalizationPatterns(units,
+                                                             &getContext());
+    vector::populateCastAwayVectorLeadingOneDimPatterns(units);
+    vector::populateVectorTransferDropUnitDimsPatterns(units);
+    vector::populateDropUnitDimWithShapeCastPatterns(units);
+    vector::ShapeCastOp::getCanonicalizationPatterns(units, &getContext());
+    vector::BroadcastOp::getCanonicalizationPatterns(units, &getContext());
+    math::populateExpansionPatterns(units, {"fpowi"});
+    if (failed(applyPatternsGreedily(f, std::move(units))))
+      return failure();
+    RewritePatternSet p(&getContext());
+    vector::populateVectorTransferPermutationMapLoweringPatterns(p);
+    vector::populateVectorMultiReductionLoweringPatterns(
+        p, vector::VectorMultiReductionLowering::InnerReduction);
+    vector::populateCastAwayVectorLeadingOneDimPatterns(p);
+    vector::populateVectorTransferDropUnitDimsPatterns(p);
+    vector::populateVectorBroadcastLoweringPatterns(p);
+    vector::populateVectorMaskOpLoweringPatterns(p);
+    vector::populateVectorMaskLoweringPatternsForSideEffectingOps(p);
+    vector::populateVectorShapeCastLoweringPatterns(p);
+    vector::populateVectorTransposeLoweringPatterns(
+        p, vector::VectorTransposeLowering::Shuffle1D);
+    vector::populateVectorMaskMaterializationPatterns(p, true);
+    vector::TransferReadOp::getCanonicalizationPatterns(p, &getContext());
+    vector::TransferWriteOp::getCanonicalizationPatterns(p, &getContext());
+    vector::ShapeCastOp::getCanonicalizationPatterns(p, &getContext());
+    vector::BroadcastOp::getCanonicalizationPatterns(p, &getContext());
+    vector::ExtractOp::getCanonicalizationPatterns(p, &getContext());
+    memref::SubViewOp::getCanonicalizationPatterns(p, &getContext());
+    affine::AffineMinOp::getCanonicalizationPatterns(p, &getContext());
+    affine::AffineApplyOp::getCanonicalizationPatterns(p, &getContext());
+    return applyPatternsGreedily(f, std::move(p));
+  }
+
+  void runOnOperation() override {
+    func::FuncOp f = getOperation();
+    SmallVector<linalg::LinalgOp> ops;
+    f.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+    IRRewriter rw(&getContext());
+    bool changed = false;
+    for (linalg::LinalgOp op : ops) {
+      SmallVector<int64_t> ranges;
+      if (!candidate(op, ranges))
+        continue;
+      int64_t chunks;
+      int64_t d = threadDim(op, ranges, threads, &chunks);
+      linalg::LinalgOp inner = d >= 0 ? splitThreads(rw, op, d, chunks) : op;
+      SmallVector<int64_t> innerRanges = inner.getStaticLoopRanges();
+      // A chunk of dynamic size keeps the op's ranges for the vector sizes.
+      for (size_t i = 0; i < innerRanges.size(); i++)
+        if (ShapedType::isDynamic(innerRanges[i]))
+          innerRanges[i] = ranges[i];
+      vectorizeTiles(rw, inner, innerRanges);
+      changed = true;
+    }
+    // Failing to simplify leaves correct (slower) vector code.
+    if (changed)
+      (void)lowerVectors(f);
+  }
+};
+
+} // namespace
+
+void autoschedRegisterVectorizeRestPass() {
+  PassRegistration<VectorizeRestPass>();
+}
