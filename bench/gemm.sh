@@ -17,8 +17,8 @@
 # CPUS (CPU list to measure on, default 0,1; one CPU: 1 thread only),
 # TRIALS (trials per op, default 64), SETS (default "gemm mixed models
 # iree"), IREE_BUDGET (the iree set's time_budget per thread count, default
-# 10m), DB (store, default a fresh one in a temporary folder; reusing one
-# resumes).
+# 40m: an IREE candidate compiles in seconds), DB (store, default a fresh
+# one in a temporary folder; reusing one resumes).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$top/build}
@@ -56,7 +56,7 @@ for t in $counts; do
 	for s in $sets; do
 		sed -e "s/^threads = .*/threads = [$t]/" \
 		    -e "s/^n_trial = .*/n_trial = $trials/" \
-		    -e "s/^time_budget = .*/time_budget = ${IREE_BUDGET:-10m}/" \
+		    -e "s/^time_budget = .*/time_budget = ${IREE_BUDGET:-40m}/" \
 		    "$top/bench/gemm/$s.cfg" >"$work/$s-$t.cfg"
 		env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \
 		    AUTOSCHED_WORK="$work/cache" \
