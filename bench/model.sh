@@ -26,7 +26,9 @@
 # resumes), TRIALS (default 200),
 # MIN_TIME (seconds of calls per timing, default 3), ROUNDS (timings of each
 # build, interleaved, default 3), FUNC (the entry function, default the
-# first public function with results).
+# first public function with results), MALLOC (default: the timer keeps
+# freed memory mapped, mallopt, as a serving process would; "default":
+# glibc's own thresholds, under which page faults dominate and swing).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/toolchain.env"
@@ -192,7 +194,7 @@ size = {"f32": 4, "f64": 8, "f16": 2, "bf16": 2, "i8": 1, "i16": 2, "i32": 4, "i
 ctype = {"f32": "float", "f64": "double", "i8": "int8_t", "i16": "int16_t", "i32": "int32_t",
          "i64": "int64_t", "i1": "_Bool", "index": "int64_t"}
 # The timer: the model's C interface with its exact prototype, compiled here.
-c = ["#include <dlfcn.h>", "#include <stdint.h>", "#include <stdio.h>", "#include <stdlib.h>",
+c = ["#include <dlfcn.h>", "#include <malloc.h>", "#include <stdint.h>", "#include <stdio.h>", "#include <stdlib.h>",
      "#include <string.h>", "#include <time.h>",
      "static double now(void){struct timespec t;clock_gettime(CLOCK_MONOTONIC,&t);return t.tv_sec+t.tv_nsec*1e-9;}",
      "static int cmp(const void*a,const void*b){double x=*(const double*)a,y=*(const double*)b;return x<y?-1:x>y;}"]
@@ -210,7 +212,15 @@ c.append("static void *desc(int64_t n, int rank, const int64_t *dims, size_t esz
 c.append(" int64_t *d=calloc(3+2*(size_t)rank,8); void *b=aligned_alloc(64,((size_t)n*esz+63)/64*64+64);")
 c.append(" memset(b,0,(size_t)n*esz); d[0]=d[1]=(int64_t)(intptr_t)b; int64_t s=1;")
 c.append(" for(int i=rank-1;i>=0;i--){d[3+i]=dims[i];d[3+rank+i]=s;s*=dims[i];} return d;}")
-c.append("int main(int argc,char**argv){ void*h=dlopen(argv[1],RTLD_NOW); if(!h){fprintf(stderr,\"%s\\n\",dlerror());return 1;}")
+# Freed buffers kept by malloc, as a process serving the model would have
+# it: with glibc's defaults a call's large buffers are unmapped when freed
+# and faulted in again by the next call, in one of two modes a process
+# keeps for its life (MobileBERT: ~100k or ~250k page faults a call, 450 or
+# 750 ms, the same library), which swamps what the schedules change.
+# MALLOC=default keeps glibc's own behaviour.
+c.append("int main(int argc,char**argv){ if(!getenv(\"AUTOSCHED_MALLOC_DEFAULT\")){"
+         " mallopt(M_MMAP_THRESHOLD,1<<30); mallopt(M_TRIM_THRESHOLD,0x7fffffff);}")
+c.append(" void*h=dlopen(argv[1],RTLD_NOW); if(!h){fprintf(stderr,\"%s\\n\",dlerror());return 1;}")
 c.append(" fn_t f=(fn_t)dlsym(h,\"_mlir_ciface_%s\"); if(!f){fprintf(stderr,\"no _mlir_ciface_%s\\n\");return 1;}" % (fn, fn))
 c.append(" double mt=atof(argv[2]); static double times[100000]; int nt=0;")
 call_args = []
@@ -237,8 +247,11 @@ open(work + "/timer.c", "w").write("\n".join(c) + "\n")
 subprocess.run(["cc", "-O2", "-rdynamic", "-o", work + "/timer", work + "/timer.c", "-ldl"], check=True)
 
 def timed(lib):
+    env = dict(os.environ)
+    if os.environ.get("MALLOC") == "default":
+        env["AUTOSCHED_MALLOC_DEFAULT"] = "1"
     p = subprocess.run(["taskset", "-c", cpus, work + "/timer", lib, min_time],
-                       check=True, capture_output=True, text=True)
+                       check=True, capture_output=True, text=True, env=env)
     return float(p.stdout)
 
 def iree_input(k, dims, e):
