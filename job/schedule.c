@@ -229,6 +229,17 @@ sched_next(struct job *c, size_t *op, int64_t *n, double *gain,
 
 		left = c->time_budget - c->spent_before - job_elapsed(c) -
 		    reserve;
+		/*
+		 * A first round takes at most its share of the time left, so
+		 * that every op gets one (nine IREE ops, whose candidates
+		 * compile in seconds: 12 minutes went to the first three).
+		 */
+		if (first > 0 && per > 0 &&
+		    left / (double)first < per * (double)*n) {
+			*n = (int64_t)(left / (double)first / per);
+			if (*n < 1)
+				*n = 1;
+		}
 		if (left < per * (double)*n) {
 			job_log(c, "info", "time_budget: %.0f s left, %.0f s "
 			    "kept for the ops' confirm and final rounds: the "

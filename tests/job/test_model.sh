@@ -143,6 +143,13 @@ check "time_budget: run exits 0" eq "$?" 0
 check "time_budget: the search stopped for it" grep -q 'time_budget' <(q "$d/s.db" "select message from job_log")
 check "time_budget: every op chose (confirm and final rounds kept in reserve)" eq \
     "$(q "$d/s.db" "select count(*) from choices")" 3
+# A tight one: each first round takes its share of the time left, so every
+# op gets one (before, the first op's 8 trials took it all: 1 op of 3).
+d=$T/tb7
+printf 'time_budget = 7s\n' | sched_job "$d" 512
+check "tight time_budget: run exits 0" eq "$?" 0
+check "tight time_budget: every op had a first round (its share of the time)" eq \
+    "$(q "$d/s.db" "select count(distinct op_id) from trials where phase = 'tune'")" 3
 
 # --- 3. The default kept: a space of configs far slower than the default
 # (1-row register tiles, 1-deep cache tiles) on the real backend, on an op
