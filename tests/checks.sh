@@ -13,6 +13,10 @@ check() {	# check DESCRIPTION COMMAND...: the command must succeed
 		echo "FAIL: $what" >&2
 	fi
 }
+# nolsan COMMAND...: a program that calls into a built library, run with
+# LeakSanitizer off (ASan builds): the library's OpenMP workers outlive the
+# program's main, and LSan's tracer cannot stop them (it crashes at exit).
+nolsan() { ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 "$@"; }
 eq() { [ "$1" = "$2" ] || { echo "  got '$1', want '$2'" >&2; return 1; }; }
 ge() { [ "$1" -ge "$2" ] || { echo "  got $1, want >= $2" >&2; return 1; }; }
 

@@ -26,7 +26,7 @@ check "math: opens with RTLD_NOW" "$CALL" load "$T/math.so"
 check "math: libm linked" bash -c "readelf -d '$T/math.so' | grep -q 'NEEDED.*libm\.so'"
 check "math: expf, tanhf and erff called" bash -c \
     "nm -u '$T/math.so' | grep -q expf && nm -u '$T/math.so' | grep -q tanhf && nm -u '$T/math.so' | grep -q erff"
-check "math: every function = libm (and OpenBLAS)" "$CALL" math "$T/math.so"
+check "math: every function = libm (and OpenBLAS)" nolsan "$CALL" math "$T/math.so"
 check "math: exports the functions and the marker only" eq "$(exports "$T/math.so")" \
     "_mlir_ciface_act _mlir_ciface_scores act autosched_built_library scores "
 # No math op: libm is not needed.
@@ -54,7 +54,7 @@ pieces=$(sed -n 's/.*chain.so: [0-9]* dispatches in \([0-9]*\) pieces.*/\1/p' "$
 check "chain: $n dispatches" grep -q "chain.so: $n dispatches" "$T/err_chain"
 check "chain: compiled in more pieces than CPUs (${pieces:-?})" ge "${pieces:-0}" 3
 check "chain: the time of each step said" grep -q 'seconds: outline [0-9.]*, mlir-opt [0-9.]*, mlir-translate [0-9.]*, split [0-9.]*, clang [0-9.]*, link [0-9.]*' "$T/err_chain"
-check "chain: x + $n" "$CALL" chain "$T/chain.so" "$n"
+check "chain: x + $n" nolsan "$CALL" chain "$T/chain.so" "$n"
 check "chain: no dispatch exported" eq "$(exports "$T/chain.so")" "_mlir_ciface_chain autosched_built_library chain "
 
 # 3. mlir-opt's error names the user's file and line, not the scratch copy
