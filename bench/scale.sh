@@ -2,12 +2,17 @@
 # Scale-out: how many trials a minute autosched measures with executor =
 # local and = slurm (1 and 2 nodes of the local cluster of
 # scripts/slurm-local.sh), with the coordinator's compiles one at a time
-# (compile_jobs = 1) and pooled, and what the recorded sweeps of bench/data/
-# say it would do on 1…64 nodes with P compile threads on the coordinator.
-# Prints two tables; takes 2-4 minutes.
+# (compile_jobs = 1) and pooled; a whole model's distinct ops (MobileBERT,
+# a small trial budget) on this machine, 1 node, 2 nodes one op at a time
+# and 2 nodes with two ops at once; and what the recorded sweeps of
+# bench/data/ say it would do on 1…64 nodes with P compile threads on the
+# coordinator. Prints three tables; takes 8-12 minutes.
 #   bench/scale.sh               BUILD=build (autosched built there)
 #                                P=n: compile threads the model assumes
 #                                (default: this machine's CPUs)
+#                                MODEL=file.mlir (default: MobileBERT of
+#                                ../shared/models), MODEL_TRIALS=56,
+#                                OPS=n: distinct ops the model assumes (7)
 # Without root or the Slurm packages the live Slurm rows are skipped and the
 # model uses an assumed step overhead (said in its header).
 set -u
@@ -61,6 +66,74 @@ run() {
 	    from trials where phase = 'tune'"
 }
 
+# A whole model: its distinct ops, MODEL_TRIALS tune trials spread by the
+# scheduler (xgboost, seed 42), short measurements; every op baselined,
+# searched and finished (confirm, final rounds, reference): one thread per
+# measurement here; on Slurm one op at a time or two at once.
+model=${MODEL:-$top/../shared/models/mobilebert_squad_f32_linalg.mlir}
+mkmodel() {	# mkmodel NAME [ENV LINES]
+	mkdir -p "$T/$1"
+	cp "$model" "$T/$1/model.mlir"
+	{
+		printf '[Env]\ninput_file = model.mlir\n%s' "${2:-}"
+		printf '[SearchSpace]\nthreads = [1]\n'
+		printf '[SearchStrategy]\ntuner = xgboost\nseed = 42\n'
+		printf 'trial_budget = %s\n' "${MODEL_TRIALS:-56}"
+		printf '[Measure]\nmin_time = 0.05\ntimeout = 60\n'
+	} > "$T/$1/a.cfg"
+}
+# mrun NAME: prints "wall tune measurements measurements_per_min ops"
+mrun() {
+	local t0 t1 db=$T/$1/s.db
+	t0=$(date +%s.%N)
+	if ! AUTOSCHED_WORK=$T/$1/work "$AS" run "$T/$1/a.cfg" --db "$db" \
+	    --quiet > "$T/$1/out.txt" 2>&1; then
+		echo "scale.sh: $1 failed:" >&2
+		tail -5 "$T/$1/out.txt" >&2
+		return 1
+	fi
+	t1=$(date +%s.%N)
+	sqlite3 "$db" "select printf('%.1f %d %d %.0f %d', $t1 - $t0,
+	    (select count(*) from trials where phase = 'tune'), count(*),
+	    count(*) * 60.0 / ($t1 - $t0), (select count(*) from choices))
+	    from trials"
+}
+model_rows() {
+	local row local_wall label
+	[ -r "$model" ] || { echo "model rows skipped: $model not found"; return; }
+	echo
+	echo "== live: a whole model, $(basename "$model"): its distinct ops, ${MODEL_TRIALS:-56} tune trials (xgboost), min_time 0.05"
+	printf '%-30s %8s %6s %13s %10s %6s %9s\n' executor "wall s" tune \
+	    measurements "meas/min" ops "vs local"
+	mkmodel m-local
+	row=$(mrun m-local) || return
+	set -- $row
+	local_wall=$1
+	printf '%-30s %8s %6s %13s %10s %6s %9s\n' "local (one at a time)" "$1" \
+	    "$2" "$3" "$4" "$5" 1.00x
+	for v in one lane1 lanes; do
+		env="executor = slurm
+slurm_step_timeout = 300
+"
+		case $v in
+		one) env="${env}slurm_partition = one
+"; label="slurm, 1 node" ;;
+		lane1) env="${env}slurm_partition = autosched
+ops_at_once = 1
+"; label="slurm, 2 nodes, 1 op at once" ;;
+		lanes) env="${env}slurm_partition = autosched
+"; label="slurm, 2 nodes, 2 ops at once" ;;
+		esac
+		mkmodel "m-$v" "$env"
+		row=$(mrun "m-$v") || continue
+		set -- $row
+		printf '%-30s %8s %6s %13s %10s %6s %8.2fx\n' "$label" "$1" "$2" \
+		    "$3" "$4" "$5" "$(awk -v a="$local_wall" -v b="$1" 'BEGIN { print a / b }')"
+	done
+	echo "(measurements: every trial row, tune, baseline, noise, confirm, final and"
+	echo "reference; the local run measures on one CPU, each node has one)"
+}
+
 echo "== live: the same job (mm512, 16 tune trials of 0.25 s) on this machine ($(nproc) CPUs)"
 printf '%-26s %8s %14s %12s\n' executor "wall s" "tune trials/min" "measure_s"
 mkjob local
@@ -99,6 +172,7 @@ slurm_step_timeout = 120
 		[ "$cj" = pool ] && label="2 nodes, 0.05 s, pool $(nproc)"
 		printf '%-26s %8s %14s %12s\n' "$label" "$1" "$2" "$3"
 	done
+	model_rows
 	bash "$top/scripts/slurm-local.sh" down >/dev/null 2>&1
 else
 	echo "slurm rows skipped: no local cluster here ($(echo "$up" | tail -1))"
@@ -111,6 +185,7 @@ if [ -z "$overhead" ]; then
 	assumed=" (assumed: no live Slurm run)"
 fi
 P=${P:-$(nproc)}
+O=${OPS:-7}
 echo
 echo "== model: trials/min on N nodes from the recorded sweeps (bench/data)"
 echo "per trial: compile (on the coordinator), tuner + store (the engine's"
@@ -118,7 +193,10 @@ echo "thread: the gap between two trials not spent compiling or measuring,"
 echo "median) and a step = measure + step overhead ${overhead} s${assumed}."
 echo "serial (compile_jobs = 1, main before the pool): 60 / max(compile + tuner,"
 echo "step / N). pool (P = $P compile threads): 60 / max(compile / P, tuner,"
-echo "step / min(N, 8)): a round is 8 candidates, so at most 8 steps at once."
+echo "step / min(N, 8)): a round is 8 candidates, so at most 8 steps at once, one"
+echo "op at a time. ops (pool, and min(N, O = $O) distinct ops worked on at once):"
+echo "60 / max(compile / P, tuner, step / min(N, 8 O)); the tuner and store stay"
+echo "one thread (the lanes share the engine's lock)."
 for db in "$top"/bench/data/*.db; do
 	name=$(basename "$db" .db)
 	stats=$(sqlite3 "$db" "with g as (select created - lag(created) over
@@ -131,11 +209,12 @@ for db in "$top"/bench/data/*.db; do
 	    phase = 'tune'))")
 	echo "$name $stats"
 done > "$T/model.txt"
-awk -v o="$overhead" -v P="$P" '
+awk -v o="$overhead" -v P="$P" -v O="$O" '
 	# One cell: trials/min and what limits it. serial: compile and tuner
-	# in one thread; else a pool of P compile threads and the tuner apart.
-	function cell(comp, rest, meas, N, serial,    t, b, x, k) {
-		k = N < 8 ? N : 8
+	# in one thread; else a pool of P compile threads and the tuner apart,
+	# and lanes ops worked on at once (8 steps each at most).
+	function cell(comp, rest, meas, N, serial, lanes,    t, b, x, k) {
+		k = N < 8 * lanes ? N : 8 * lanes
 		if (serial) {
 			t = comp + rest; b = "(coord)"
 			x = (meas + o) / N
@@ -144,7 +223,7 @@ awk -v o="$overhead" -v P="$P" '
 			t = comp / P; b = "(compile)"
 			if (rest > t) { t = rest; b = "(engine)" }
 			x = (meas + o) / k
-			if (x > t) { t = x; b = N > 8 ? "(round)" : "(nodes)" }
+			if (x > t) { t = x; b = N > k ? (lanes > 1 ? "(ops)" : "(round)") : "(nodes)" }
 		}
 		return sprintf(" %7.0f %-9s", 60 / t, b)
 	}
@@ -163,22 +242,25 @@ awk -v o="$overhead" -v P="$P" '
 		printf "\n%5s", "nodes"
 		for (i = 1; i <= NR; i++)
 			printf " %17s %17s", name[i] " serial", name[i] " pool " P
-		printf " %17s %17s\n", "0.2 s serial", "0.2 s pool " P
+		printf " %17s %17s %17s\n", "0.2 s serial", "0.2 s pool " P, "0.2 s ops " O
 		split("1 2 4 8 16 32 64", ns, " ")
 		for (k = 1; k <= 7; k++) {
 			N = ns[k]
 			printf "%5d", N
 			for (i = 1; i <= NR; i++)
-				printf "%s%s", cell(comp[i], rest[i], meas[i], N, 1),
-				    cell(comp[i], rest[i], meas[i], N, 0)
+				printf "%s%s", cell(comp[i], rest[i], meas[i], N, 1, 1),
+				    cell(comp[i], rest[i], meas[i], N, 0, 1)
 			x = mm - 0.05 + 0.2
-			printf "%s%s\n", cell(mc, mr, x, N, 1), cell(mc, mr, x, N, 0)
+			printf "%s%s%s\n", cell(mc, mr, x, N, 1, 1),
+			    cell(mc, mr, x, N, 0, 1),
+			    cell(mc, mr, x, N, 0, N < O ? N : O)
 		}
 	}' "$T/model.txt"
-echo "The last two columns: the sweeps' mean with min_time raised from the recorded"
-echo "0.05 s to 0.2 s (the cfg's default)."
+echo "The last three columns: the sweeps' mean with min_time raised from the"
+echo "recorded 0.05 s to 0.2 s (the cfg's default)."
 echo "(coord): the serial compile + tuner + store is the limit; (compile): the"
 echo "pool's P threads; (engine): the tuner and store on the engine's one thread;"
-echo "(nodes): the measurements; (round): 8 steps at once, whatever the nodes."
+echo "(nodes): the measurements; (round): 8 steps at once, whatever the nodes;"
+echo "(ops): 8 steps for each of the O ops at once."
 echo "Not modelled: a round's end waits for its last step before the tuner"
 echo "proposes the next (the pipeline drains 8 trials at a time)."

@@ -40,7 +40,7 @@ static const char *const env_keys[] = {
 	"input_file", "output_file", "backend", "database", "iree_bin",
 	"replay_db", "report_file", "executor", "slurm_partition",
 	"slurm_max_steps", "slurm_srun_args", "slurm_step_timeout",
-	"compile_jobs", NULL
+	"compile_jobs", "ops_at_once", NULL
 };
 static const char *const strategy_keys[] = {
 	"tuner", "n_trial", "time_limit", "early_stopping", "seed",
@@ -533,6 +533,12 @@ cfg_exec_key(struct cfg_exec *e, const char *key, const char *value,
 		e->compile_jobs = (int)v;
 		return 0;
 	}
+	if (strcmp(key, "ops_at_once") == 0) {
+		if (cfg_value_int(value, 1, 64, &v, why, len) != 0)
+			return -1;
+		e->ops_at_once = (int)v;
+		return 0;
+	}
 	return 1;
 }
 
@@ -555,6 +561,8 @@ cfg_exec_merge(struct cfg_exec *e, const struct cfg_exec *d)
 		e->slurm_step_timeout = d->slurm_step_timeout;
 	if (e->compile_jobs == 0)
 		e->compile_jobs = d->compile_jobs;
+	if (e->ops_at_once == 0)
+		e->ops_at_once = d->ops_at_once;
 }
 
 void

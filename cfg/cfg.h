@@ -64,11 +64,18 @@ struct cfg_exec {
 	 * steps measure, 0 = one per CPU this process may run on.
 	 */
 	int		 compile_jobs;
+	/*
+	 * executor slurm: distinct ops worked on at once, each with its
+	 * side-by-side rounds on a node of its own; 0 = one per measurement
+	 * slot (node).
+	 */
+	int		 ops_at_once;
 };
 
 /*
  * The one check of the executor keys (executor, slurm_partition,
- * slurm_max_steps, slurm_srun_args, slurm_step_timeout, compile_jobs), for the cfg and
+ * slurm_max_steps, slurm_srun_args, slurm_step_timeout, compile_jobs,
+ * ops_at_once), for the cfg and
  * autoschedd.conf: 1 when key is none of them, 0 when value was stored in
  * e, -1 with what was expected in why (the caller names file, line, key).
  */

@@ -21,7 +21,7 @@
 static const char *const conf_keys[] = {
 	"database", "spool", "log_level", "cpus", "compile_nice", "poll_interval",
 	"output_dir", "executor", "slurm_partition", "slurm_max_steps",
-	"slurm_srun_args", "slurm_step_timeout", "compile_jobs",
+	"slurm_srun_args", "slurm_step_timeout", "compile_jobs", "ops_at_once",
 };
 
 static const struct {
@@ -198,7 +198,8 @@ conf_handler(void *user, const char *section, const char *name,
 			    " database, spool, output_dir, log_level, cpus,"
 			    " compile_nice, poll_interval, executor,"
 			    " slurm_partition, slurm_max_steps, slurm_srun_args,"
-			    " slurm_step_timeout or compile_jobs)", cp->path,
+			    " slurm_step_timeout, compile_jobs or ops_at_once)",
+			    cp->path,
 			    cp->line, name);
 		return 0;
 	}

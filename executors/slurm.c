@@ -37,6 +37,8 @@ struct slurm {
 		char	node[EXECUTOR_NODE_MAX];
 		int	fails;
 		int	refused;	/* its target differs, or it could not be asked */
+		int	series;		/* series of runs given to it (slurm_series) */
+		int	pinned;		/* runs of a series on it now */
 	}		 nodes[SLURM_NODES_MAX];
 	int		 nnodes;
 	unsigned long	 seq;	/* steps started: the suffix of their job names */
@@ -113,6 +115,53 @@ slurm_node_usable(struct slurm *s, const char *node)
 	}
 	pthread_mutex_unlock(&s->mu);
 	return ok;
+}
+
+/*
+ * A node for a new series of runs that must stay on one machine (an op's
+ * rounds compared side by side): of the usable nodes, one where no run of a
+ * series is measuring now, given the fewest series so far, the first of the
+ * partition on a tie, so that the series of ops
+ * worked on at once go to different nodes (left to Slurm, two ops' series
+ * both took whichever node was free first, and queued there while the
+ * other node waited). Fills node; "" when no node is known (Slurm picks).
+ */
+static void
+slurm_series(struct slurm *s, char *node)
+{
+	int i, pick = -1;
+
+	node[0] = '\0';
+	pthread_mutex_lock(&s->mu);
+	for (i = 0; i < s->nnodes; i++) {
+		if (s->nodes[i].refused || s->nodes[i].fails >= SLURM_NODE_FAILS)
+			continue;
+		if (pick < 0 || s->nodes[i].pinned < s->nodes[pick].pinned ||
+		    (s->nodes[i].pinned == s->nodes[pick].pinned &&
+		    s->nodes[i].series < s->nodes[pick].series))
+			pick = i;
+	}
+	if (pick >= 0) {
+		s->nodes[pick].series++;
+		snprintf(node, EXECUTOR_NODE_MAX, "%s", s->nodes[pick].node);
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* A run of a series starts (+1) or ends (-1) on node (NULL: not a series). */
+static void
+slurm_pinned(struct slurm *s, const char *node, int d)
+{
+	int i;
+
+	if (node == NULL)
+		return;
+	pthread_mutex_lock(&s->mu);
+	for (i = 0; i < s->nnodes; i++) {
+		if (strcmp(s->nodes[i].node, node) == 0)
+			s->nodes[i].pinned += d;
+	}
+	pthread_mutex_unlock(&s->mu);
 }
 
 /*
@@ -529,11 +578,16 @@ again:
 		    "node\n", label, run->node);
 		run->node[0] = '\0';
 	}
+	if (run->node != NULL && run->node[0] == '\0')
+		slurm_series(s, run->node);
 	if (run->node != NULL && run->node[0] != '\0') {
 		snprintf(nodelist, sizeof nodelist, "--nodelist=%s", run->node);
 		argv[2] = nodelist;
 	}
-	if (proc_run(argv, &o, &pr, &perr) != 0) {
+	slurm_pinned(s, argv[2] == nodelist ? run->node : NULL, 1);
+	i = proc_run(argv, &o, &pr, &perr);
+	slurm_pinned(s, argv[2] == nodelist ? run->node : NULL, -1);
+	if (i != 0) {
 		util_seterr(err, "cannot run srun: %s", perr);
 		free(perr);
 		return -1;

@@ -450,10 +450,43 @@ job_close_op(struct job *c, struct job_op *jo)
 }
 
 /*
+ * Ops worked on at once: under executor slurm one per measurement slot
+ * (node), at most ops_at_once, never more than the ops; with a backend that
+ * simulates its clock (replay), one.
+ */
+static int
+job_lanes(struct job *c)
+{
+	c->lanes = 1;
+	if (c->parallel > 1 && c->be->clock == NULL)
+		c->lanes = c->parallel < (int)c->ntunable ? c->parallel :
+		    (int)c->ntunable;
+	if (c->cfg->exec.ops_at_once > 0 && c->lanes > c->cfg->exec.ops_at_once)
+		c->lanes = c->cfg->exec.ops_at_once;
+	if (c->lanes < 1)
+		c->lanes = 1;
+	return c->lanes;
+}
+
+void
+job_unlock(struct job *c)
+{
+	if (c->lanes > 1)
+		pthread_mutex_unlock(&c->mu);
+}
+
+void
+job_lock(struct job *c)
+{
+	if (c->lanes > 1)
+		pthread_mutex_lock(&c->mu);
+}
+
+/*
  * The job's work: each distinct op opened and its baseline measured (its
  * weight in the model), the scheduler's rounds until the plan is done or
- * the job stops, each op finished. 0, or -1 with *err (*bad_input when the
- * input is to blame).
+ * the job stops, each op finished; several ops at once on several nodes
+ * (lanes.c). 0, or -1 with *err (*bad_input when the input is to blame).
  */
 static int
 job_work(struct job *c, int *bad_input, char **err)
@@ -462,7 +495,6 @@ job_work(struct job *c, int *bad_input, char **err)
 	const char *why;
 	int64_t n, done;
 	size_t i;
-	int r;
 
 	for (i = 0; i < c->nops && !job_should_stop(c); i++) {
 		struct job_op *jo = &c->ops[i];
@@ -471,14 +503,16 @@ job_work(struct job *c, int *bad_input, char **err)
 			continue;
 		if (job_open_op(c, jo, bad_input, err) != 0)
 			return -1;
-		if ((r = steps_baseline(c, jo, err)) < 0)
-			return -1;
-		if (jo->baseline_gflops > 0)
-			jo->now_ms = 2.0 * (double)jo->op->m * (double)jo->op->n *
-			    (double)jo->op->k * (double)jo->op->batch /
-			    (jo->baseline_gflops * 1e6);
 	}
-	while (!job_should_stop(c) && sched_next(c, &i, &n, &gain, &why)) {
+	if (job_lanes(c) > 1)
+		return lanes_work(c, bad_input, err);
+	for (i = 0; i < c->nops && !job_should_stop(c); i++) {
+		struct job_op *jo = &c->ops[i];
+
+		if (jo->b != NULL && steps_baseline(c, jo, err) < 0)
+			return -1;
+	}
+	while (!job_should_stop(c) && sched_next(c, &i, &n, &gain, &why) > 0) {
 		if (c->cfg->time_limit > 0 &&
 		    job_elapsed(c) >= c->cfg->time_limit) {
 			job_log(c, "info", "time limit reached: the search ends");

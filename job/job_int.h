@@ -10,6 +10,7 @@
 #ifndef AUTOSCHED_JOB_INT_H
 #define AUTOSCHED_JOB_INT_H
 
+#include <pthread.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -87,7 +88,9 @@ struct job_op {
 	double			 best_seen;	/* best tune GFLOP/s so far */
 	int64_t			 since_best, since_noise;
 	int			 reached;	/* a search round ran for it */
+	int			 based;		/* its baseline ran */
 	int			 finished;	/* its confirm and final ran */
+	int			 busy;		/* a lane works on it (lanes.c) */
 
 	/* What the scheduler keeps (schedule.c). */
 	int			 rounds;	/* search rounds given */
@@ -184,6 +187,25 @@ struct job {
 	struct executor		*exec;		/* where measurements run (params.exec) */
 	char			 step_name[40];	/* the Slurm steps' job name */
 
+	/*
+	 * Ops worked on at once (lanes.c): under executor slurm one per
+	 * measurement slot, else 1. With more than one, mu is the engine's
+	 * lock: the lane that holds it reads and writes everything here
+	 * (the store, the report, the scheduler, its op), and lets go of it
+	 * only while a measurement or a compile runs (job_unlock).
+	 */
+	int			 lanes;
+	pthread_mutex_t		 mu;
+	pthread_cond_t		 lane_cv;	/* a unit of work ended */
+	int			 units;		/* units in flight */
+	int			 measuring;	/* measurements in flight, all lanes */
+	int			 rounds_out;	/* of which search rounds */
+	int64_t			 inflight_trials;	/* tune trials those rounds may add */
+	int			 plan_over;	/* the scheduler gives no more rounds */
+	int			 lane_failed;	/* a unit failed: lane_err, all stop */
+	int			 lane_bad_input;
+	char			*lane_err;
+
 	/* The scheduler's plan (schedule.c). */
 	int64_t			 trial_budget;	/* tune trials over all ops, 0 = n_trial each */
 	double			 time_budget;	/* seconds for the whole job, 0 = none */
@@ -213,6 +235,21 @@ int	 job_open_op(struct job *, struct job_op *, int *bad_input, char **err);
 int	 job_executor(const struct cfg_exec *ex, const char *job_name,
 	    double timeout, struct executor **, char **err);
 void	 job_close_op(struct job *, struct job_op *);
+/*
+ * The engine's lock let go while a measurement or compile runs, and taken
+ * again after it; nothing when one op is worked on at a time.
+ */
+void	 job_unlock(struct job *);
+void	 job_lock(struct job *);
+
+/* lanes.c */
+/*
+ * The job's work with c->lanes ops at once: baselines, the scheduler's
+ * rounds (an op in one lane at a time) and finishes, each a unit a lane
+ * takes; an op whose search is over is finished while others are still
+ * searched. 0, or -1 with *err (*bad_input when the input is to blame).
+ */
+int	 lanes_work(struct job *, int *bad_input, char **err);
 
 /* prepare.c */
 /* The out guard of output_file (csv) or the HTML report. */
@@ -244,10 +281,14 @@ void	 steps_tuner_params(const struct cfg *, struct tuner_params *,
 int	 sched_init(struct job *, char **err);
 /*
  * The next round: the op (index into c->ops) and how many tune trials. 0
- * when the plan is done (every op closed, or the budget spent).
+ * when the plan is done (every op closed, or the budget spent) as far as
+ * the ops no lane works on say; -1 when the next decision of an earlier
+ * run's plan is for an op a lane works on (wait for it).
  */
 int	 sched_next(struct job *, size_t *op, int64_t *n, double *gain,
 	    const char **why);
+/* 1 if op (index) may have another round, a lane working on it or not. */
+int	 sched_wants(const struct job *, size_t op);
 /* After a round of op that added done trials: its history, whether it closes. */
 void	 sched_after(struct job *, size_t op, int64_t done);
 /* Record a decision in the store (and the job log). 0 or -1. */

@@ -137,9 +137,9 @@ sched_gradient(const struct job *c, size_t i)
 	    (1 - SCHED_ALPHA) * fwd);
 }
 
-/* 1 if op i may have another round. */
-static int
-sched_open(const struct job *c, size_t i)
+/* 1 if op i may have another round (a lane working on it or not). */
+int
+sched_wants(const struct job *c, size_t i)
 {
 	const struct job_op *jo = &c->ops[i];
 
@@ -147,7 +147,17 @@ sched_open(const struct job *c, size_t i)
 	    !jo->finished && jo->trials < sched_cap(c, jo);
 }
 
-/* The replayed decision's op, by its store id; 0 when it is not in this job. */
+/* 1 if op i may have another round now: no lane works on it. */
+static int
+sched_open(const struct job *c, size_t i)
+{
+	return !c->ops[i].busy && sched_wants(c, i);
+}
+
+/*
+ * The replayed decision's op, by its store id; 0 when none is left in this
+ * job, -1 when the next one's op is busy in a lane (taken when it is not).
+ */
 static int
 sched_replay(struct job *c, size_t *op, int64_t *n)
 {
@@ -156,6 +166,11 @@ sched_replay(struct job *c, size_t *op, int64_t *n)
 	while (c->replayed < c->nreplay) {
 		int64_t id = c->replay_op[c->replayed];
 
+		for (i = 0; i < c->nops; i++) {
+			if (c->ops[i].op_id == id && c->ops[i].busy &&
+			    sched_wants(c, i))
+				return -1;
+		}
 		*n = c->replay_n[c->replayed++];
 		for (i = 0; i < c->nops; i++) {
 			if (c->ops[i].op_id == id && sched_open(c, i)) {
@@ -173,17 +188,20 @@ sched_next(struct job *c, size_t *op, int64_t *n, double *gain,
 {
 	double best = 0, gr, reserve = 0, left;
 	size_t i, pick = (size_t)-1, first = 0;
-	int64_t cap;
+	/* Tune trials done, and those the rounds in flight may add. */
+	int64_t cap, total = c->trials_total + c->inflight_trials;
+	int r;
 
 	*gain = 0;
-	if (sched_replay(c, op, n)) {
+	if ((r = sched_replay(c, op, n)) != 0) {
 		*why = "the plan of an earlier run of this job";
-		return 1;
+		return r;
 	}
-	if (c->trial_budget > 0 && c->trials_total >= c->trial_budget)
+	if (c->trial_budget > 0 && total >= c->trial_budget)
 		return 0;
+	/* Lanes finish ops side by side: the reserve shrinks as many times. */
 	for (i = 0; i < c->nops; i++)
-		reserve += sched_reserve(c, &c->ops[i]);
+		reserve += sched_reserve(c, &c->ops[i]) / (double)c->lanes;
 	/*
 	 * A first round for every op, in program order, each at most its
 	 * share of what is left of a trial budget.
@@ -215,7 +233,7 @@ sched_next(struct job *c, size_t *op, int64_t *n, double *gain,
 	cap = sched_cap(c, &c->ops[pick]) - c->ops[pick].trials;
 	*n = cap < JOB_ROUND_TRIALS ? cap : JOB_ROUND_TRIALS;
 	if (c->trial_budget > 0) {
-		int64_t rest = c->trial_budget - c->trials_total;
+		int64_t rest = c->trial_budget - total;
 		int64_t share = first > 0 ? rest / (int64_t)first : rest;
 
 		if (share < *n)
@@ -234,9 +252,10 @@ sched_next(struct job *c, size_t *op, int64_t *n, double *gain,
 		 * that every op gets one (nine IREE ops, whose candidates
 		 * compile in seconds: 12 minutes went to the first three).
 		 */
-		if (first > 0 && per > 0 &&
-		    left / (double)first < per * (double)*n) {
-			*n = (int64_t)(left / (double)first / per);
+		if (first > 0 && per > 0 && left * (double)c->lanes /
+		    (double)first < per * (double)*n) {
+			*n = (int64_t)(left * (double)c->lanes /
+			    (double)first / per);
 			if (*n < 1)
 				*n = 1;
 		}

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "analysis/analysis.h"
 #include "backends/backend.h"
@@ -35,8 +36,15 @@ job_trial(struct job *c, struct backend *b, struct job_op *jo,
     const struct config *cf, const char *phase, struct trial_result *res,
     char **err)
 {
+	int r;
+
 	memset(res, 0, sizeof *res);
-	if (c->be->evaluate(b, cf, res, err) != 0)
+	c->measuring++;
+	job_unlock(c);
+	r = c->be->evaluate(b, cf, res, err);
+	job_lock(c);
+	c->measuring--;
+	if (r != 0)
 		return -1;
 	return job_record(c, jo, cf, phase, res, err);
 }
@@ -253,7 +261,7 @@ job_measure(struct job *c, struct backend *b, struct job_op *jo,
 
 /*
  * The baseline: the backend's untuned default at 1 thread, measured first.
- * Its time starts the op's weight in the scheduler.
+ * Its time starts the op's weight in the scheduler (now_ms).
  */
 int
 steps_baseline(struct job *c, struct job_op *jo, char **err)
@@ -275,6 +283,11 @@ steps_baseline(struct job *c, struct job_op *jo, char **err)
 	 * not say.
 	 */
 	jo->meas_s = m > 0 ? m : job_elapsed(c) - t0;
+	jo->based = 1;
+	if (jo->baseline_gflops > 0)
+		jo->now_ms = 2.0 * (double)jo->op->m * (double)jo->op->n *
+		    (double)jo->op->k * (double)jo->op->batch /
+		    (jo->baseline_gflops * 1e6);
 	return r;
 }
 
@@ -411,6 +424,7 @@ struct job_slot {
 	int			 rc;
 	int			 state;		/* JOB_SLOT_* */
 	int			 go;		/* 1 measure, -1 dropped, 0 not yet */
+	int			 counted;	/* in c->measuring */
 	int			 started;	/* a thread runs it: joined at the end */
 	pthread_t		 th;
 };
@@ -557,24 +571,48 @@ job_batch_record(struct job_batch *bt, char **err)
 	return 0;
 }
 
-/* Send compiled candidates to measure, in order, while steps are free. */
+/*
+ * The measurements of the batch that ended (or all of them, at its end)
+ * leave the job's count of measurements in flight (c->measuring, shared by
+ * the lanes).
+ */
+static void
+job_batch_settle(struct job_batch *bt, int all)
+{
+	size_t i;
+
+	pthread_mutex_lock(&bt->mu);
+	for (i = 0; i < bt->next; i++) {
+		if (bt->slot[i].counted && (all ||
+		    bt->slot[i].state == JOB_SLOT_DONE)) {
+			bt->slot[i].counted = 0;
+			bt->c->measuring--;
+		}
+	}
+	pthread_mutex_unlock(&bt->mu);
+}
+
+/*
+ * Send compiled candidates to measure, in order, while the job has fewer
+ * than c->parallel measurements in flight (every lane's, side-by-side
+ * rounds included).
+ */
 static void
 job_batch_go(struct job_batch *bt)
 {
+	struct job *c = bt->c;
 	struct job_slot *s;
 	size_t i;
-	int busy = 0;
 
+	job_batch_settle(bt, 0);
 	pthread_mutex_lock(&bt->mu);
-	for (i = bt->rec; i < bt->next; i++)
-		busy += bt->slot[i].go > 0 &&
-		    bt->slot[i].state != JOB_SLOT_DONE;
 	for (i = bt->rec; i < bt->next && i < bt->limit &&
-	    busy < bt->c->parallel; i++) {
+	    c->measuring < c->parallel; i++) {
 		s = &bt->slot[i];
 		if (s->go == 0 && s->state == JOB_SLOT_COMPILED) {
 			s->go = 1;
-			busy++;
+			s->counted = 1;
+			c->measuring++;
 			pthread_cond_broadcast(&bt->cv);
 		}
 	}
@@ -600,16 +638,20 @@ job_batch_ahead(struct job_batch *bt)
 /*
  * Look up the next candidates and start compiling those the store lacks,
  * while the pool holds fewer than c->compile_jobs (with 1: the old one
- * ahead). 1 when it took one, 0 when none, -1 on error.
+ * ahead; divided among the lanes). 1 when it took one, 0 when none, -1 on
+ * error.
  */
 static int
 job_batch_compile(struct job_batch *bt, char **err)
 {
 	size_t i;
-	int any = 0, f;
+	/* Ops worked on at once share the pool. */
+	int any = 0, f, jobs = bt->c->compile_jobs / bt->c->lanes;
 
+	if (jobs < 1)
+		jobs = 1;
 	while (!bt->halted && bt->next < bt->n &&
-	    job_batch_ahead(bt) < bt->c->compile_jobs) {
+	    job_batch_ahead(bt) < jobs) {
 		i = bt->next;
 		space_get(bt->sp, bt->idx[i], &bt->cf[i]);
 		if ((f = job_tune_found(bt->c, bt->jo, &bt->cf[i], &bt->res[i],
@@ -667,9 +709,17 @@ job_batch_end(struct job_batch *bt)
 	}
 	pthread_cond_broadcast(&bt->cv);
 	pthread_mutex_unlock(&bt->mu);
+	/* A compile may still run: the other lanes go on meanwhile. */
+	job_unlock(bt->c);
 	for (i = 0; i < bt->next; i++) {
-		if (bt->slot[i].started)
+		if (bt->slot[i].started) {
 			pthread_join(bt->slot[i].th, NULL);
+			bt->slot[i].started = 0;
+		}
+	}
+	job_lock(bt->c);
+	job_batch_settle(bt, 1);
+	for (i = 0; i < bt->next; i++) {
 		bt->c->be->release(bt->slot[i].art);
 		free(bt->slot[i].err);
 		if (i >= bt->rec)
@@ -732,10 +782,27 @@ job_batch_parallel(struct job *c, struct job_op *jo, struct space *sp,
 			goto out;
 		if (r > 0)
 			continue;
+		job_unlock(c);
 		pthread_mutex_lock(&bt->mu);
-		while (bt->gen == seen)
-			pthread_cond_wait(&bt->cv, &bt->mu);
+		while (bt->gen == seen) {
+			struct timespec ts;
+
+			if (c->lanes == 1) {
+				pthread_cond_wait(&bt->cv, &bt->mu);
+				continue;
+			}
+			/* Another lane's measurement may end meanwhile. */
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 20 * 1000 * 1000;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			if (pthread_cond_timedwait(&bt->cv, &bt->mu, &ts) != 0)
+				break;
+		}
 		pthread_mutex_unlock(&bt->mu);
+		job_lock(c);
 	}
 	rc = 0;
 out:
@@ -922,11 +989,16 @@ job_reference_once(struct job *c, struct job_op *jo, struct backend *b,
 	struct trial_result res;
 	struct store_trial st;
 	char name[64];
-	int rc = -1;
+	int rc = -1, r;
 
 	*g = 0;
 	memset(&res, 0, sizeof res);
-	if (c->be->reference(b, jo->base_threads, &res, err) != 0)
+	c->measuring++;
+	job_unlock(c);
+	r = c->be->reference(b, jo->base_threads, &res, err);
+	job_lock(c);
+	c->measuring--;
+	if (r != 0)
 		goto out;
 	if (job_should_stop(c)) {
 		rc = 1;

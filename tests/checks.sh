@@ -19,6 +19,7 @@ check() {	# check DESCRIPTION COMMAND...: the command must succeed
 nolsan() { ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 "$@"; }
 eq() { [ "$1" = "$2" ] || { echo "  got '$1', want '$2'" >&2; return 1; }; }
 ge() { [ "$1" -ge "$2" ] || { echo "  got $1, want >= $2" >&2; return 1; }; }
+lt() { [ "$1" -lt "$2" ] || { echo "  got $1, want < $2" >&2; return 1; }; }
 
 # scratch NAME: T, a new folder /tmp/autosched-NAME-XXXXXX removed when the
 # test exits; with KEEP=DIR in the environment, T is DIR and is kept, to look

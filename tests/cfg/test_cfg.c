@@ -215,11 +215,13 @@ test_executor(void)
 	static const char text[] = "[Env]\ninput_file = matmul.mlir\n"
 	    "executor = slurm\nslurm_partition = gpu2\nslurm_max_steps = 4\n"
 	    "slurm_srun_args = --account=perf --qos=low\n"
-	    "slurm_step_timeout = 90\ncompile_jobs = 6\n";
+	    "slurm_step_timeout = 90\ncompile_jobs = 6\nops_at_once = 3\n";
 	static const char *const bad[] = {
 	    "[Env]\nexecutor = pbs\n", "expected local or slurm",
 	    "[Env]\ncompile_jobs = 0\n", "compile_jobs",
 	    "[Env]\ncompile_jobs = 2000\n", "compile_jobs",
+	    "[Env]\nops_at_once = 0\n", "ops_at_once",
+	    "[Env]\nops_at_once = 65\n", "ops_at_once",
 	    "[Env]\nslurm_max_steps = 0\n", "slurm_max_steps",
 	    "[Env]\nslurm_partition = a b\n", "not a partition name",
 	    "[Env]\nslurm_step_timeout = -1\n", "slurm_step_timeout",
@@ -254,7 +256,8 @@ test_executor(void)
 	}
 	if ((cfg = LOAD_OK(text)) != NULL) {
 		CHECK(cfg->exec.executor == CFG_EXEC_SLURM && cfg->exec.slurm_max_steps == 4 &&
-		    cfg->exec.slurm_step_timeout == 90 && cfg->exec.compile_jobs == 6);
+		    cfg->exec.slurm_step_timeout == 90 && cfg->exec.compile_jobs == 6 &&
+		    cfg->exec.ops_at_once == 3);
 		CHECK_STR(cfg->exec.slurm_partition, "gpu2");
 		CHECK_STR(cfg->exec.slurm_srun_args, "--account=perf --qos=low");
 		cfg_free(cfg);
@@ -287,6 +290,7 @@ test_submitted(void)
 	    "slurm_max_steps = 2\n", "slurm_max_steps",
 	    "slurm_step_timeout = 9\n", "slurm_step_timeout",
 	    "compile_jobs = 4\n", "compile_jobs",
+	    "ops_at_once = 2\n", "ops_at_once",
 	};
 	struct cfg *cfg;
 	char text[256], want[256], *err;

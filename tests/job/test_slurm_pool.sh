@@ -4,9 +4,11 @@
 # with short measurements (min_time 0.05): candidates are compiled two at
 # once here while the steps measure, both nodes measure within one batch,
 # and what is recorded is what the serial path (compile_jobs = 1) records:
-# the same configs in the same order, verified. Then a node taken down
-# (scontrol state=down) while a two-op job runs: the job ends on n1, exit
-# 0, no recorded trial lost, no config twice. Behaviour only, never timings.
+# the same configs in the same order, verified. A two-op job works on its
+# two ops at once (each op's series on a node of its own), and is stopped
+# and resumed so. Last, a node taken down (scontrol state=down) while a
+# two-op job runs: the job ends on n1, exit 0, no recorded trial lost, no
+# config twice. Behaviour only, never timings.
 # Skips (exit 77, with the reason) when the cluster cannot start here.
 #   test_slurm_pool.sh AUTOSCHED SOURCE_DIR   (KEEP=1 keeps its folder)
 set -u
@@ -84,9 +86,81 @@ check "pool and serial record the same trials" eq \
 check "all 16 verified" eq "$(q "$T/pool/s.db" "select count(*) from trials where phase='tune' and verified=1 and status in ('ok','unstable')")" 16
 check "no config twice" eq "$(q "$T/pool/s.db" "select count(distinct config_name) from trials where phase='tune'")" 16
 
-# 2. A node taken down mid-job: a two-op job (the dynamic op is skipped;
-# the scheduler interleaves the two ops' rounds), measurements long enough
-# (min_time 0.3) that two steps overlap and one lands on n2. While a tune
+# 2. Ops at once: a two-op job (the dynamic op is skipped) with short
+# measurements (min_time 0.05) and no threads listed. Each op's side-by-side rounds (baseline,
+# noise, confirm, final, reference) stay on one node, the two ops' on
+# different nodes, and the finishes of the two ops run at the same time:
+# one op at a time finishes the first before the second (their rows switch
+# op once), two at once interleave them.
+mkcfg "$T/lanes" two_ops.mlir 2 <<'C'
+[SearchSpace]
+tile_m = [8,16]
+tile_n = [8,16]
+tile_k = [8,16,32]
+[SearchStrategy]
+tuner = grid
+n_trial = 12
+C
+sed -i 's/^confirm_top = 1/confirm_top = 2/' "$T/lanes/a.cfg"
+"$AS" run "$T/lanes/a.cfg" --db "$T/lanes/s.db" > "$T/lanes/out.txt" 2>&1
+rc=$?
+check "lanes: run exits 0" eq "$rc" 0
+[ "$rc" -eq 0 ] || tail -20 "$T/lanes/out.txt" >&2
+check "lanes: the log says two ops at once" eq \
+    "$(q "$T/lanes/s.db" "select count(*) from job_log where message like '2 ops worked on at once%'")" 1
+check "lanes: each op's side-by-side rounds on one node" eq \
+    "$(q "$T/lanes/s.db" "select group_concat(h) from (select count(distinct host) h from trials where phase != 'tune' group by op_id)")" "1,1"
+check "lanes: the two ops' on different nodes" eq \
+    "$(q "$T/lanes/s.db" "select count(distinct host) from trials where phase != 'tune'")" 2
+check "lanes: the finishes interleave (rows switch op more than once)" ge \
+    "$(q "$T/lanes/s.db" "select count(*) from (select op_id, lag(op_id) over (order by id) p from trials where phase in ('confirm','final','reference')) where p is not null and p != op_id")" 3
+check "lanes: both ops tuned to n_trial, each config once" eq \
+    "$(q "$T/lanes/s.db" "select count(*) || ' ' || count(distinct op_id || config_name) from trials where phase='tune'")" "24 24"
+check "lanes: both ops chose" eq "$(q "$T/lanes/s.db" "select count(*) from choices")" 2
+check "lanes: job done" eq "$(q "$T/lanes/s.db" "select state from jobs")" done
+
+# 3. A stop with two ops at once: SIGTERM once both ops have tune trials
+# recorded; each lane ends its unit, the job stops, no step is left. Run
+# again, it resumes: every tune trial recorded once, both ops chose.
+rm -f "$T/lanes/s.db"*
+"$AS" run "$T/lanes/a.cfg" --db "$T/lanes/s.db" > "$T/lanes/term.txt" 2>&1 &
+bg=$!
+termed=0
+for _ in $(seq 3000); do
+	if [ "$(q "$T/lanes/s.db" "select count(distinct op_id) from trials where phase='tune'" 2>/dev/null)" = 2 ]; then
+		kill -TERM "$bg"
+		termed=1
+		break
+	fi
+	kill -0 "$bg" 2>/dev/null || break
+	sleep 0.05
+done
+wait "$bg"
+rc=$?
+bg=
+check "stop: SIGTERM came while both ops were searched" eq "$termed" 1
+check "stop: the job stopped" eq \
+    "$(q "$T/lanes/s.db" "select count(*) from job_log where message like 'job stopped%'")" 1
+left=1
+for _ in $(seq 50); do
+	left=$(squeue -h 2>/dev/null | wc -l)
+	[ "$left" -eq 0 ] && break
+	sleep 0.1
+done
+check "stop: no step left in the queue" eq "$left" 0
+before=$(q "$T/lanes/s.db" "select count(*) from trials where phase='tune'")
+"$AS" run "$T/lanes/a.cfg" --db "$T/lanes/s.db" > "$T/lanes/resume.txt" 2>&1
+rc=$?
+check "resume: exits 0" eq "$rc" 0
+[ "$rc" -eq 0 ] || tail -20 "$T/lanes/resume.txt" >&2
+check "resume: it had stopped short of the end" lt "$before" 24
+check "resume: every tune trial once" eq \
+    "$(q "$T/lanes/s.db" "select count(*) || ' ' || count(distinct op_id || config_name) from trials where phase='tune'")" "24 24"
+check "resume: both ops chose" ge "$(q "$T/lanes/s.db" "select count(distinct op_id) from choices")" 2
+
+# 4. A node taken down mid-job (last: n2 stays down): the two-op job,
+# measurements long enough (min_time 0.3) that two steps overlap and one
+# lands on n2. While a tune
 # step of ours runs there, n2 is lost (its slurmd killed, the node set
 # down). The job ends on n1 with every trial it had recorded, each config
 # once, exit 0; nothing later comes from n2.

@@ -1,0 +1,245 @@
+/*
+ * Several distinct ops worked on at once (executor slurm: one lane per
+ * node that measures). The work of a job is cut into units -- an op's
+ * baseline, one of its search rounds, its finish -- and each lane takes
+ * the next unit from the same plan: every baseline first, then the
+ * scheduler's rounds (an op is in one lane at a time, so its tuner and its
+ * side-by-side rounds stay its own), and an op's finish as soon as it gets
+ * no more rounds, while the others are still searched. The lanes share
+ * one lock (c->mu): the lane holding it reads and writes the job, the
+ * store and the report; it lets go only while a measurement or a compile
+ * runs (steps.c, job_unlock), which is when the other lanes get on.
+ * Results are recorded as they end, each in its own transaction, as with
+ * one lane; a stop or an error ends every lane after its unit.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfg/cfg.h"
+#include "job/job.h"
+#include "job/job_int.h"
+#include "util/util.h"
+
+enum lane_kind {
+	LANE_NONE,		/* nothing left: the lane ends */
+	LANE_WAIT,		/* nothing now: wait for a unit to end */
+	LANE_BASELINE,
+	LANE_ROUND,
+	LANE_FINISH
+};
+
+struct lane_unit {
+	enum lane_kind	 kind;
+	size_t		 op;
+	int64_t		 n;	/* LANE_ROUND: tune trials */
+};
+
+/* The next baseline no lane runs; LANE_WAIT while one runs. */
+static enum lane_kind
+lanes_baseline(struct job *c, struct lane_unit *u)
+{
+	int waiting = 0;
+	size_t i;
+
+	for (i = 0; i < c->nops; i++) {
+		struct job_op *jo = &c->ops[i];
+
+		if (jo->b == NULL || jo->based)
+			continue;
+		if (!jo->busy) {
+			u->op = i;
+			return LANE_BASELINE;
+		}
+		waiting = 1;
+	}
+	return waiting ? LANE_WAIT : LANE_NONE;
+}
+
+/*
+ * The next round from the scheduler (recorded as a decision), or the end
+ * of the plan once no round is in flight. LANE_NONE: no round now.
+ */
+static enum lane_kind
+lanes_round(struct job *c, struct lane_unit *u, char **err)
+{
+	double gain;
+	const char *why;
+	int r;
+
+	if (c->plan_over)
+		return LANE_NONE;
+	if (c->cfg->time_limit > 0 && job_elapsed(c) >= c->cfg->time_limit) {
+		job_log(c, "info", "time limit reached: the search ends");
+		c->plan_over = 1;
+		return LANE_NONE;
+	}
+	r = sched_next(c, &u->op, &u->n, &gain, &why);
+	if (r > 0) {
+		if (sched_record(c, u->op, u->n, gain, why, err) != 0)
+			return LANE_NONE;
+		return LANE_ROUND;
+	}
+	if (r < 0)
+		return LANE_WAIT;	/* the plan's next op is in a lane */
+	if (c->rounds_out == 0)
+		c->plan_over = 1;
+	return LANE_NONE;
+}
+
+/* The finish of an op that gets no more rounds and no lane works on. */
+static enum lane_kind
+lanes_finish(struct job *c, struct lane_unit *u)
+{
+	size_t i;
+
+	for (i = 0; i < c->nops; i++) {
+		const struct job_op *jo = &c->ops[i];
+
+		if (jo->b == NULL || jo->busy || jo->finished)
+			continue;
+		if (c->plan_over || !sched_wants(c, i)) {
+			u->op = i;
+			return LANE_FINISH;
+		}
+	}
+	return LANE_NONE;
+}
+
+/* What a lane does next. Under c->mu. */
+static enum lane_kind
+lanes_pick(struct job *c, struct lane_unit *u)
+{
+	char *err = NULL;
+	enum lane_kind k;
+
+	if (c->lane_failed || job_should_stop(c))
+		return c->units > 0 ? LANE_WAIT : LANE_NONE;
+	if ((k = lanes_baseline(c, u)) != LANE_NONE)
+		return k;
+	k = lanes_round(c, u, &err);
+	if (err != NULL) {
+		c->lane_failed = 1;
+		c->lane_err = err;
+		return c->units > 0 ? LANE_WAIT : LANE_NONE;
+	}
+	if (k == LANE_ROUND)
+		return k;
+	if (lanes_finish(c, u) == LANE_FINISH)
+		return LANE_FINISH;
+	if (k == LANE_WAIT || c->units > 0)
+		return LANE_WAIT;
+	return LANE_NONE;
+}
+
+/* Run one unit (c->mu held; the steps let go of it while they measure). */
+static int
+lanes_run(struct job *c, const struct lane_unit *u, char **err)
+{
+	struct job_op *jo = &c->ops[u->op];
+	int64_t done = 0;
+	int r = 0;
+
+	switch (u->kind) {
+	case LANE_BASELINE:
+		r = steps_baseline(c, jo, err);
+		break;
+	case LANE_ROUND:
+		r = steps_search_round(c, jo, u->n, &done, err);
+		sched_after(c, u->op, done);
+		break;
+	case LANE_FINISH:
+		r = steps_finish(c, jo, err);
+		if (r >= 0)
+			job_close_op(c, jo);
+		break;
+	default:
+		break;
+	}
+	return r < 0 ? -1 : 0;
+}
+
+/* A lane: units until none is left. Takes and leaves c->mu itself. */
+static void *
+lanes_lane(void *arg)
+{
+	struct job *c = arg;
+	struct lane_unit u;
+	char *err = NULL;
+
+	pthread_mutex_lock(&c->mu);
+	for (;;) {
+		memset(&u, 0, sizeof u);
+		u.kind = lanes_pick(c, &u);
+		if (u.kind == LANE_NONE)
+			break;
+		if (u.kind == LANE_WAIT) {
+			pthread_cond_wait(&c->lane_cv, &c->mu);
+			continue;
+		}
+		c->ops[u.op].busy = 1;
+		c->units++;
+		if (u.kind == LANE_ROUND) {
+			c->rounds_out++;
+			c->inflight_trials += u.n;
+		}
+		if (lanes_run(c, &u, &err) != 0 && !c->lane_failed) {
+			c->lane_failed = 1;
+			c->lane_err = err;
+			err = NULL;
+		}
+		free(err);
+		err = NULL;
+		if (u.kind == LANE_ROUND) {
+			c->rounds_out--;
+			c->inflight_trials -= u.n;
+		}
+		c->units--;
+		c->ops[u.op].busy = 0;
+		pthread_cond_broadcast(&c->lane_cv);
+	}
+	pthread_cond_broadcast(&c->lane_cv);
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+int
+lanes_work(struct job *c, int *bad_input, char **err)
+{
+	pthread_t th[JOB_BATCH_MAX];
+	sigset_t all, old;
+	int i, n = 0, e = 0;
+
+	(void)bad_input;	/* every op is open: the input was good */
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->lane_cv, NULL);
+	job_log(c, "info", "%d ops worked on at once (one per measurement "
+	    "slot of executor slurm)", c->lanes);
+	/* The other lanes leave the signals to this thread. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	for (i = 1; i < c->lanes && i < JOB_BATCH_MAX; i++) {
+		if ((e = pthread_create(&th[n], NULL, lanes_lane, c)) != 0)
+			break;
+		n++;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (e != 0 && n == 0)
+		job_log(c, "warning", "cannot start a lane: %s; one op at a "
+		    "time", strerror(e));
+	(void)lanes_lane(c);
+	for (i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	/* From here on, one thread: the lock is not taken again. */
+	c->lanes = 1;
+	pthread_cond_destroy(&c->lane_cv);
+	pthread_mutex_destroy(&c->mu);
+	if (c->lane_failed) {
+		*err = c->lane_err;
+		c->lane_err = NULL;
+		return -1;
+	}
+	return 0;
+}
