@@ -13,6 +13,8 @@
 #                                MODEL=file.mlir (default: MobileBERT of
 #                                ../shared/models), MODEL_TRIALS=56,
 #                                OPS=n: distinct ops the model assumes (7)
+#                                LIVE=0: the model alone, OVERHEAD=s its
+#                                step overhead (default: measured, else 0.15)
 # Without root or the Slurm packages the live Slurm rows are skipped and the
 # model uses an assumed step overhead (said in its header).
 set -u
@@ -134,6 +136,10 @@ ops_at_once = 1
 	echo "reference; the local run measures on one CPU, each node has one)"
 }
 
+overhead=${OVERHEAD:-}
+if [ "${LIVE:-1}" = 0 ]; then
+	echo "== live runs skipped (LIVE=0)"
+else
 echo "== live: the same job (mm512, 16 tune trials of 0.25 s) on this machine ($(nproc) CPUs)"
 printf '%-26s %8s %14s %12s\n' executor "wall s" "tune trials/min" "measure_s"
 mkjob local
@@ -141,7 +147,6 @@ local_row=$(run local) || exit 1
 set -- $local_row
 printf '%-26s %8s %14s %12s\n' "local (one at a time)" "$1" "$2" "$3"
 local_ms=$3
-overhead=
 if up=$(bash "$top/scripts/slurm-local.sh" up 2>&1); then
 	export SLURM_CONF=$SLURM_LOCAL_DIR/slurm.conf
 	for p in one autosched; do
@@ -178,11 +183,14 @@ else
 	echo "slurm rows skipped: no local cluster here ($(echo "$up" | tail -1))"
 fi
 echo "(the two simulated nodes share this machine's CPUs with the coordinator's compiles)"
+fi
 
 assumed=
 if [ -z "$overhead" ]; then
 	overhead=0.15
 	assumed=" (assumed: no live Slurm run)"
+elif [ -n "${OVERHEAD:-}" ]; then
+	assumed=" (OVERHEAD)"
 fi
 P=${P:-$(nproc)}
 O=${OPS:-7}
