@@ -51,19 +51,24 @@ mkjob() {	# mkjob NAME [ENV LINES]   (MIN_TIME=0.25)
 	} > "$T/$1/a.cfg"
 }
 
-# run NAME: the job from a fresh store; prints "wall tune_per_min measure_s"
-run() {
-	local t0 t1 db=$T/$1/s.db
+# job NAME: the job from a fresh store, with a cache of its own (every run
+# compiles its kernels); its wall seconds in W. 1 when it failed.
+job() {
+	local t0
 	t0=$(date +%s.%N)
-	# A cache of its own: every run compiles its kernels.
-	if ! AUTOSCHED_WORK=$T/$1/work "$AS" run "$T/$1/a.cfg" --db "$db" \
-	    --quiet > "$T/$1/out.txt" 2>&1; then
+	if ! AUTOSCHED_WORK=$T/$1/work "$AS" run "$T/$1/a.cfg" \
+	    --db "$T/$1/s.db" --quiet > "$T/$1/out.txt" 2>&1; then
 		echo "scale.sh: $1 failed:" >&2
 		tail -5 "$T/$1/out.txt" >&2
 		return 1
 	fi
-	t1=$(date +%s.%N)
-	sqlite3 "$db" "select printf('%.1f %.1f %.3f', $t1 - $t0,
+	W=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
+}
+
+# run NAME: the job; prints "wall tune_per_min measure_s"
+run() {
+	job "$1" || return 1
+	sqlite3 "$T/$1/s.db" "select printf('%.1f %.1f %.3f', $W,
 	    (count(*) - 1) * 60.0 / (max(created) - min(created)), avg(measure_s))
 	    from trials where phase = 'tune'"
 }
@@ -84,21 +89,12 @@ mkmodel() {	# mkmodel NAME [ENV LINES]
 		printf '[Measure]\nmin_time = 0.05\ntimeout = 60\n'
 	} > "$T/$1/a.cfg"
 }
-# mrun NAME: prints "wall tune measurements measurements_per_min ops"
+# mrun NAME: the job; prints "wall tune measurements measurements_per_min ops"
 mrun() {
-	local t0 t1 db=$T/$1/s.db
-	t0=$(date +%s.%N)
-	if ! AUTOSCHED_WORK=$T/$1/work "$AS" run "$T/$1/a.cfg" --db "$db" \
-	    --quiet > "$T/$1/out.txt" 2>&1; then
-		echo "scale.sh: $1 failed:" >&2
-		tail -5 "$T/$1/out.txt" >&2
-		return 1
-	fi
-	t1=$(date +%s.%N)
-	sqlite3 "$db" "select printf('%.1f %d %d %.0f %d', $t1 - $t0,
+	job "$1" || return 1
+	sqlite3 "$T/$1/s.db" "select printf('%.1f %d %d %.0f %d', $W,
 	    (select count(*) from trials where phase = 'tune'), count(*),
-	    count(*) * 60.0 / ($t1 - $t0), (select count(*) from choices))
-	    from trials"
+	    count(*) * 60.0 / $W, (select count(*) from choices)) from trials"
 }
 model_rows() {
 	local row local_wall label

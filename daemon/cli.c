@@ -29,7 +29,7 @@ static void
 cli_on_signal(int sig)
 {
 	(void)sig;
-	cli_stop = 1;
+	__atomic_store_n(&cli_stop, 1, __ATOMIC_SEQ_CST);
 	proc_kill_current();	/* the candidate in flight dies; the job stops at the boundary */
 }
 

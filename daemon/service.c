@@ -76,7 +76,7 @@ service_sighandler(int sig)
 	if (sig == SIGHUP)
 		service_hup = 1;
 	else {
-		service_stop = 1;
+		__atomic_store_n(&service_stop, 1, __ATOMIC_SEQ_CST);
 		/* A measurement may take long: do not wait for it. */
 		proc_kill_current();
 	}

@@ -61,13 +61,24 @@ job_elapsed(struct job *c)
 	return s;
 }
 
+/*
+ * 1 once the caller's stop flag is set (by its signal handler, on whichever
+ * thread: read atomically, as the lanes read it too).
+ */
+int
+job_stop_asked(const struct job *c)
+{
+	return c->o->stop != NULL && __atomic_load_n(c->o->stop,
+	    __ATOMIC_SEQ_CST) != 0;
+}
+
 /* 1 if the job must stop at this trial boundary. */
 int
 job_should_stop(struct job *c)
 {
 	if (c->stopped)
 		return 1;
-	if (c->o->stop != NULL && *c->o->stop) {
+	if (job_stop_asked(c)) {
 		c->stopped = 1;
 		return 1;
 	}

@@ -221,6 +221,8 @@ struct job {
 void	 job_log(struct job *, const char *level, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
 int	 job_should_stop(struct job *);
+/* 1 once the caller's stop flag (job_opts.stop) is set. */
+int	 job_stop_asked(const struct job *);
 /* Seconds the job has spent (simulated where the backend has a clock). */
 double	 job_elapsed(struct job *);
 /* 1 (with *err) if the store file was deleted or replaced under the job. */

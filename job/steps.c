@@ -63,7 +63,7 @@ job_record(struct job *c, struct job_op *jo, const struct config *cf,
 	char name[160];
 
 	space_config_name(cf, c->rep.knobs, name, sizeof name);
-	if (c->o->stop != NULL && *c->o->stop) {
+	if (job_stop_asked(c)) {
 		/* Our own stop killed the child: not the candidate's outcome. */
 		backend_result_clear(res);
 		c->stopped = 1;

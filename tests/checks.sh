@@ -27,11 +27,51 @@ lt() { [ "$1" -lt "$2" ] || { echo "  got $1, want < $2" >&2; return 1; }; }
 scratch() {
 	if [ -n "${KEEP:-}" ]; then
 		T=$KEEP
+		mkdir -p "$T"
 	else
 		T=$(mktemp -d "/tmp/autosched-$1-XXXXXX")
 		trap 'rm -rf "$T"' EXIT
 	fi
 }
+
+# slurm_up NAME SRC: T (as scratch NAME) with the local two-node cluster of
+# SRC/scripts/slurm-local.sh running under T/cluster and SLURM_CONF exported;
+# when the test exits, $bg (a job the test left in the background) killed,
+# the cluster taken down, T removed (kept with KEEP=DIR). Exit 77 with the
+# reason when the cluster cannot start here.
+slurm_up() {
+	scratch "$1"
+	slurm_src=$2
+	export SLURM_LOCAL_DIR=$T/cluster
+	export PATH="$PATH:/usr/sbin"
+	trap slurm_down EXIT
+	if ! up=$(bash "$slurm_src/scripts/slurm-local.sh" up 2>&1); then
+		echo "SKIP: no local Slurm cluster here (scripts/slurm-local.sh up):" >&2
+		echo "$up" | tail -5 >&2
+		exit 77
+	fi
+	export SLURM_CONF=$SLURM_LOCAL_DIR/slurm.conf
+}
+slurm_down() {
+	[ -n "${bg:-}" ] && kill "$bg" 2>/dev/null
+	bash "$slurm_src/scripts/slurm-local.sh" down
+	[ -n "${KEEP:-}" ] || rm -rf "$T"
+}
+
+# slurm_queue_left: the jobs left in Slurm's queue after up to 5 s (0 once
+# it is empty).
+slurm_queue_left() {
+	local left=1
+	for _ in $(seq 50); do
+		left=$(squeue -h 2>/dev/null | wc -l)
+		[ "$left" -eq 0 ] && break
+		sleep 0.1
+	done
+	echo "$left"
+}
+
+# q DB SQL: sqlite3's answer.
+q() { sqlite3 "$1" "$2"; }
 
 # dev_like NAME DIR: a character device like /dev/NAME (null or full) to aim
 # a writer at. A private node in DIR when we may make one (root), so that a

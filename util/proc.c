@@ -37,7 +37,8 @@ proc_kill_current(void)
 	int i;
 
 	for (i = 0; i < PROC_TRACKED; i++) {
-		pg = (pid_t)proc_current_pgid[i];
+		pg = (pid_t)__atomic_load_n(&proc_current_pgid[i],
+		    __ATOMIC_SEQ_CST);
 		if (pg > 0)
 			kill(-pg, SIGKILL);
 	}
@@ -310,8 +311,8 @@ proc_run(char *const argv[], const struct proc_opts *opts,
 		;
 reaped:
 	kill(-pid, SIGKILL);	/* any grandchildren left in the group */
-	if (slot >= 0)
-		proc_current_pgid[slot] = 0;
+	if (slot >= 0)	/* atomic, as proc_track takes it: other threads do */
+		__atomic_store_n(&proc_current_pgid[slot], 0, __ATOMIC_SEQ_CST);
 	res->seconds = util_now() - start;
 	res->timed_out = killed;
 	res->stopped = stopped;

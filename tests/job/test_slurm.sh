@@ -9,30 +9,13 @@
 # another target is refused; kill -9 of autosched: the next run cancels
 # its steps and resumes without measuring a config twice.
 # Skips (exit 77, with the reason) when the cluster cannot start here.
-#   test_slurm.sh AUTOSCHED SOURCE_DIR   (KEEP=1 keeps its folder for a look)
+#   test_slurm.sh AUTOSCHED SOURCE_DIR   (KEEP=DIR keeps its folder there)
 set -u
 AS=$1
 SRC=$2
 FIX=$SRC/tests/job/fixtures
-T=$(mktemp -d /tmp/autosched-slurm-test-XXXXXX)
-export SLURM_LOCAL_DIR=$T/cluster
-export PATH="$PATH:/usr/sbin"
-cleanup() {
-	[ -n "${bg:-}" ] && kill "$bg" 2>/dev/null
-	bash "$SRC/scripts/slurm-local.sh" down; [ -n "${KEEP:-}" ] && return
-	rm -rf "$T"
-}
-trap cleanup EXIT
 . "$(dirname "$0")/../checks.sh"
-
-q() { sqlite3 "$1" "$2"; }
-
-if ! up=$(bash "$SRC/scripts/slurm-local.sh" up 2>&1); then
-	echo "SKIP: no local Slurm cluster here (scripts/slurm-local.sh up):" >&2
-	echo "$up" | tail -5 >&2
-	exit 77
-fi
-export SLURM_CONF=$SLURM_LOCAL_DIR/slurm.conf
+slurm_up slurm-test "$SRC"
 
 mkcfg() {	# mkcfg DIR: a cfg for small_f32.mlir, extra lines from stdin
 	mkdir -p "$1"
@@ -248,12 +231,7 @@ done
 wait "$bg"
 bg=
 check "a step was running when SIGTERM came" eq "$running" 1
-left=1
-for _ in $(seq 50); do
-	left=$(squeue -h 2>/dev/null | wc -l)
-	[ "$left" -eq 0 ] && break
-	sleep 0.1
-done
+left=$(slurm_queue_left)
 check "SIGTERM: no step left in the queue" eq "$left" 0
 check "SIGTERM: the hanging candidate not recorded" eq \
     "$(q "$T/kill/s.db" "select count(*) from trials where config_name like '%tile_16x32x8_vec_2x16x1%'")" 0

@@ -7,22 +7,13 @@
 # candidate ends as a timeout on its node, recorded once.
 # Skips (exit 77, with the reason) when the cluster cannot start here or
 # IREE's tools cannot be installed.
-#   test_slurm_iree.sh AUTOSCHED SOURCE_DIR   (KEEP=1 keeps its folder)
+#   test_slurm_iree.sh AUTOSCHED SOURCE_DIR   (KEEP=DIR keeps its folder there)
 set -u
 AS=$1
 SRC=$2
 FIX=$SRC/tests/backends/fixtures
-T=$(mktemp -d /tmp/autosched-slurm-iree-XXXXXX)
-export SLURM_LOCAL_DIR=$T/cluster
-export PATH="$PATH:/usr/sbin"
-cleanup() {
-	bash "$SRC/scripts/slurm-local.sh" down; [ -n "${KEEP:-}" ] && return
-	rm -rf "$T"
-}
-trap cleanup EXIT
 . "$(dirname "$0")/../checks.sh"
-
-q() { sqlite3 "$1" "$2"; }
+slurm_up slurm-iree "$SRC"
 
 # IREE's tools: PATH, else the venv scripts/iree-deps.sh installs. On this
 # cluster the nodes are this machine: the same paths hold there.
@@ -33,12 +24,6 @@ elif ! IREE_BIN=$(bash "$SRC/scripts/iree-deps.sh" 2> "$T/deps.txt"); then
 	echo "SKIP: IREE's tools cannot be installed here: $(tail -n 1 "$T/deps.txt")" >&2
 	exit 77
 fi
-if ! up=$(bash "$SRC/scripts/slurm-local.sh" up 2>&1); then
-	echo "SKIP: no local Slurm cluster here (scripts/slurm-local.sh up):" >&2
-	echo "$up" | tail -5 >&2
-	exit 77
-fi
-export SLURM_CONF=$SLURM_LOCAL_DIR/slurm.conf
 
 mkcfg() {	# mkcfg DIR: an iree cfg under executor slurm, [SearchSpace] from stdin
 	mkdir -p "$1"

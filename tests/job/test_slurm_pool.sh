@@ -10,30 +10,13 @@
 # two-op job runs: the job ends on n1, exit 0, no recorded trial lost, no
 # config twice. Behaviour only, never timings.
 # Skips (exit 77, with the reason) when the cluster cannot start here.
-#   test_slurm_pool.sh AUTOSCHED SOURCE_DIR   (KEEP=1 keeps its folder)
+#   test_slurm_pool.sh AUTOSCHED SOURCE_DIR   (KEEP=DIR keeps its folder there)
 set -u
 AS=$1
 SRC=$2
 FIX=$SRC/tests/job/fixtures
-T=$(mktemp -d /tmp/autosched-slurm-pool-XXXXXX)
-export SLURM_LOCAL_DIR=$T/cluster
-export PATH="$PATH:/usr/sbin"
-cleanup() {
-	[ -n "${bg:-}" ] && kill "$bg" 2>/dev/null
-	bash "$SRC/scripts/slurm-local.sh" down; [ -n "${KEEP:-}" ] && return
-	rm -rf "$T"
-}
-trap cleanup EXIT
 . "$(dirname "$0")/../checks.sh"
-
-q() { sqlite3 "$1" "$2"; }
-
-if ! up=$(bash "$SRC/scripts/slurm-local.sh" up 2>&1); then
-	echo "SKIP: no local Slurm cluster here (scripts/slurm-local.sh up):" >&2
-	echo "$up" | tail -5 >&2
-	exit 77
-fi
-export SLURM_CONF=$SLURM_LOCAL_DIR/slurm.conf
+slurm_up slurm-pool "$SRC"
 
 mkcfg() {	# mkcfg DIR INPUT COMPILE_JOBS: a cfg, its other sections from stdin
 	mkdir -p "$1"
@@ -141,12 +124,7 @@ bg=
 check "stop: SIGTERM came while both ops were searched" eq "$termed" 1
 check "stop: the job stopped" eq \
     "$(q "$T/lanes/s.db" "select count(*) from job_log where message like 'job stopped%'")" 1
-left=1
-for _ in $(seq 50); do
-	left=$(squeue -h 2>/dev/null | wc -l)
-	[ "$left" -eq 0 ] && break
-	sleep 0.1
-done
+left=$(slurm_queue_left)
 check "stop: no step left in the queue" eq "$left" 0
 before=$(q "$T/lanes/s.db" "select count(*) from trials where phase='tune'")
 "$AS" run "$T/lanes/a.cfg" --db "$T/lanes/s.db" > "$T/lanes/resume.txt" 2>&1
