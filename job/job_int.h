@@ -199,6 +199,7 @@ struct job {
 	pthread_cond_t		 lane_cv;	/* a unit of work ended */
 	int			 units;		/* units in flight */
 	int			 measuring;	/* measurements in flight, all lanes */
+	int			 pool_held;	/* candidates compiling or waiting for a step, all lanes */
 	int			 rounds_out;	/* of which search rounds */
 	int64_t			 inflight_trials;	/* tune trials those rounds may add */
 	int			 plan_over;	/* the scheduler gives no more rounds */

@@ -449,6 +449,7 @@ struct job_batch {
 	unsigned long		 gen;		/* bumped at every change of a slot */
 	int			 compiling, most;	/* compiles in flight, most at once */
 	int			 compiles;	/* compiles started */
+	int			 held;		/* its part of c->pool_held */
 };
 
 /* A slot's new state, told to the engine. Under bt->mu. */
@@ -638,20 +639,21 @@ job_batch_ahead(struct job_batch *bt)
 /*
  * Look up the next candidates and start compiling those the store lacks,
  * while the pool holds fewer than c->compile_jobs (with 1: the old one
- * ahead; divided among the lanes). 1 when it took one, 0 when none, -1 on
+ * ahead), over every lane's batch. 1 when it took one, 0 when none, -1 on
  * error.
  */
 static int
 job_batch_compile(struct job_batch *bt, char **err)
 {
+	struct job *c = bt->c;
 	size_t i;
-	/* Ops worked on at once share the pool. */
-	int any = 0, f, jobs = bt->c->compile_jobs / bt->c->lanes;
+	int any = 0, f, now = job_batch_ahead(bt);
 
-	if (jobs < 1)
-		jobs = 1;
+	/* This batch's part of what the pool holds, brought up to date. */
+	c->pool_held += now - bt->held;
+	bt->held = now;
 	while (!bt->halted && bt->next < bt->n &&
-	    job_batch_ahead(bt) < jobs) {
+	    c->pool_held < c->compile_jobs) {
 		i = bt->next;
 		space_get(bt->sp, bt->idx[i], &bt->cf[i]);
 		if ((f = job_tune_found(bt->c, bt->jo, &bt->cf[i], &bt->res[i],
@@ -665,6 +667,8 @@ job_batch_compile(struct job_batch *bt, char **err)
 		memset(&bt->res[i], 0, sizeof bt->res[i]);
 		if (job_slot_start(&bt->slot[i], err) != 0)
 			return -1;
+		bt->held++;
+		c->pool_held++;
 	}
 	return any;
 }
@@ -719,6 +723,8 @@ job_batch_end(struct job_batch *bt)
 	}
 	job_lock(bt->c);
 	job_batch_settle(bt, 1);
+	bt->c->pool_held -= bt->held;
+	bt->held = 0;
 	for (i = 0; i < bt->next; i++) {
 		bt->c->be->release(bt->slot[i].art);
 		free(bt->slot[i].err);
