@@ -157,10 +157,8 @@ slurm_pinned(struct slurm *s, const char *node, int d)
 	if (node == NULL)
 		return;
 	pthread_mutex_lock(&s->mu);
-	for (i = 0; i < s->nnodes; i++) {
-		if (strcmp(s->nodes[i].node, node) == 0)
-			s->nodes[i].pinned += d;
-	}
+	if ((i = slurm_node_slot(s, node)) >= 0)
+		s->nodes[i].pinned += d;
 	pthread_mutex_unlock(&s->mu);
 }
 

@@ -72,6 +72,16 @@ job_stop_asked(const struct job *c)
 	    __ATOMIC_SEQ_CST) != 0;
 }
 
+/* 1 (logged) when the cfg's time_limit is reached: the search ends. */
+int
+job_time_up(struct job *c)
+{
+	if (c->cfg->time_limit <= 0 || job_elapsed(c) < c->cfg->time_limit)
+		return 0;
+	job_log(c, "info", "time limit reached: the search ends");
+	return 1;
+}
+
 /* 1 if the job must stop at this trial boundary. */
 int
 job_should_stop(struct job *c)
@@ -493,6 +503,20 @@ job_lock(struct job *c)
 		pthread_mutex_lock(&c->mu);
 }
 
+void
+job_measuring(struct job *c)
+{
+	c->measuring++;
+	job_unlock(c);
+}
+
+void
+job_measured(struct job *c)
+{
+	job_lock(c);
+	c->measuring--;
+}
+
 /*
  * The job's work: each distinct op opened and its baseline measured (its
  * weight in the model), the scheduler's rounds until the plan is done or
@@ -516,7 +540,7 @@ job_work(struct job *c, int *bad_input, char **err)
 			return -1;
 	}
 	if (job_lanes(c) > 1)
-		return lanes_work(c, bad_input, err);
+		return lanes_work(c, err);
 	for (i = 0; i < c->nops && !job_should_stop(c); i++) {
 		struct job_op *jo = &c->ops[i];
 
@@ -524,11 +548,8 @@ job_work(struct job *c, int *bad_input, char **err)
 			return -1;
 	}
 	while (!job_should_stop(c) && sched_next(c, &i, &n, &gain, &why) > 0) {
-		if (c->cfg->time_limit > 0 &&
-		    job_elapsed(c) >= c->cfg->time_limit) {
-			job_log(c, "info", "time limit reached: the search ends");
+		if (job_time_up(c))
 			break;
-		}
 		if (sched_record(c, i, n, gain, why, err) != 0)
 			return -1;
 		if (steps_search_round(c, &c->ops[i], n, &done, err) < 0)

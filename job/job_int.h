@@ -204,7 +204,6 @@ struct job {
 	int64_t			 inflight_trials;	/* tune trials those rounds may add */
 	int			 plan_over;	/* the scheduler gives no more rounds */
 	int			 lane_failed;	/* a unit failed: lane_err, all stop */
-	int			 lane_bad_input;
 	char			*lane_err;
 
 	/* The scheduler's plan (schedule.c). */
@@ -222,6 +221,8 @@ struct job {
 void	 job_log(struct job *, const char *level, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
 int	 job_should_stop(struct job *);
+/* 1 (logged) when the cfg's time_limit is reached: the search ends. */
+int	 job_time_up(struct job *);
 /* 1 once the caller's stop flag (job_opts.stop) is set. */
 int	 job_stop_asked(const struct job *);
 /* Seconds the job has spent (simulated where the backend has a clock). */
@@ -244,15 +245,21 @@ void	 job_close_op(struct job *, struct job_op *);
  */
 void	 job_unlock(struct job *);
 void	 job_lock(struct job *);
+/*
+ * A measurement of a series (not a tune batch's) starts: counted in
+ * c->measuring and the lock let go; job_measured after it.
+ */
+void	 job_measuring(struct job *);
+void	 job_measured(struct job *);
 
 /* lanes.c */
 /*
- * The job's work with c->lanes ops at once: baselines, the scheduler's
- * rounds (an op in one lane at a time) and finishes, each a unit a lane
- * takes; an op whose search is over is finished while others are still
- * searched. 0, or -1 with *err (*bad_input when the input is to blame).
+ * The job's work with c->lanes ops at once, every op open: baselines, the
+ * scheduler's rounds (an op in one lane at a time) and finishes, each a
+ * unit a lane takes; an op whose search is over is finished while others
+ * are still searched. 0, or -1 with *err.
  */
-int	 lanes_work(struct job *, int *bad_input, char **err);
+int	 lanes_work(struct job *, char **err);
 
 /* prepare.c */
 /* The out guard of output_file (csv) or the HTML report. */
@@ -314,6 +321,8 @@ char	*report_json(int64_t job_id, const struct job_op *, size_t n,
 double	 report_noise_floor(const struct job_op *, size_t n, int *nmeas);
 
 /* stats.c */
+/* Floating-point operations of op: 2·M·N·K·batch. */
+double	 stats_flops(const struct op_desc *);
 double	 stats_t(double df, int level99);	/* Student's t, 97.5% or 99.5% */
 double	 stats_median(const double *, int n);
 void	 stats_mean_sd(const double *, int n, double *mean, double *sd);

@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cfg/cfg.h"
 #include "job/job.h"
 #include "job/job_int.h"
 #include "util/util.h"
@@ -71,8 +70,7 @@ lanes_round(struct job *c, struct lane_unit *u, char **err)
 
 	if (c->plan_over)
 		return LANE_NONE;
-	if (c->cfg->time_limit > 0 && job_elapsed(c) >= c->cfg->time_limit) {
-		job_log(c, "info", "time limit reached: the search ends");
+	if (job_time_up(c)) {
 		c->plan_over = 1;
 		return LANE_NONE;
 	}
@@ -206,13 +204,12 @@ lanes_lane(void *arg)
 }
 
 int
-lanes_work(struct job *c, int *bad_input, char **err)
+lanes_work(struct job *c, char **err)
 {
 	pthread_t th[JOB_BATCH_MAX];
 	sigset_t all, old;
 	int i, n = 0, e = 0;
 
-	(void)bad_input;	/* every op is open: the input was good */
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->lane_cv, NULL);
 	job_log(c, "info", "%d ops worked on at once (one per measurement "

@@ -118,8 +118,7 @@ report_csv_row(struct job_report *rep, const struct op_desc *op,
     const struct trial_result *r)
 {
 	FILE *f = rep->csv;
-	double flops = 2.0 * (double)op->m * (double)op->n * (double)op->k *
-	    (double)op->batch;
+	double flops = stats_flops(op);
 	double bytes = (double)op->batch * ((double)op->m * (double)op->k *
 	    (double)analysis_elem_size(op->lhs) + (double)op->k * (double)op->n *
 	    (double)analysis_elem_size(op->rhs) + (double)op->m * (double)op->n *

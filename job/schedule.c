@@ -30,14 +30,6 @@
 #define SCHED_STALL	3	/* rounds ... (early_stopping replaces it) */
 #define SCHED_STALL_GAIN 0.01	/* ... without this much gain: the op closes */
 
-/* Floating-point operations of op (2·M·N·K·batch). */
-static double
-sched_flops(const struct op_desc *op)
-{
-	return 2.0 * (double)op->m * (double)op->n * (double)op->k *
-	    (double)(op->batch > 0 ? op->batch : 1);
-}
-
 /* The most tune trials op may get: n_trial (or no cap), its space. */
 static int64_t
 sched_cap(const struct job *c, const struct job_op *jo)
@@ -126,11 +118,11 @@ sched_gradient(const struct job *c, size_t i)
 		    o->op->lhs != jo->op->lhs || o->op->rhs != jo->op->rhs ||
 		    o->op->acc != jo->op->acc)
 			continue;
-		if (sched_flops(o->op) / o->now_ms > best)
-			best = sched_flops(o->op) / o->now_ms;
+		if (stats_flops(o->op) / o->now_ms > best)
+			best = stats_flops(o->op) / o->now_ms;
 	}
 	if (best > 0)
-		hope2 = SCHED_BETA * sched_flops(jo->op) / best - g;
+		hope2 = SCHED_BETA * stats_flops(jo->op) / best - g;
 	if (hope2 > -INFINITY && hope2 < fwd)
 		fwd = hope2;
 	return (double)jo->nuses * (SCHED_ALPHA * back +
@@ -274,7 +266,7 @@ void
 sched_after(struct job *c, size_t op, int64_t done)
 {
 	struct job_op *jo = &c->ops[op];
-	double ms = jo->best_seen > 0 ? sched_flops(jo->op) /
+	double ms = jo->best_seen > 0 ? stats_flops(jo->op) /
 	    (jo->best_seen * 1e6) : 0;
 	int t;
 

@@ -9,6 +9,13 @@
 
 #include "job/job_int.h"
 
+double
+stats_flops(const struct op_desc *op)
+{
+	return 2.0 * (double)op->m * (double)op->n * (double)op->k *
+	    (double)(op->batch > 0 ? op->batch : 1);
+}
+
 /* Two-sided Student's t quantiles for df = 1…30; past 30 the normal's. */
 static const double t975[30] = {
 	12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,

@@ -39,11 +39,9 @@ job_trial(struct job *c, struct backend *b, struct job_op *jo,
 	int r;
 
 	memset(res, 0, sizeof *res);
-	c->measuring++;
-	job_unlock(c);
+	job_measuring(c);
 	r = c->be->evaluate(b, cf, res, err);
-	job_lock(c);
-	c->measuring--;
+	job_measured(c);
 	if (r != 0)
 		return -1;
 	return job_record(c, jo, cf, phase, res, err);
@@ -285,9 +283,7 @@ steps_baseline(struct job *c, struct job_op *jo, char **err)
 	jo->meas_s = m > 0 ? m : job_elapsed(c) - t0;
 	jo->based = 1;
 	if (jo->baseline_gflops > 0)
-		jo->now_ms = 2.0 * (double)jo->op->m * (double)jo->op->n *
-		    (double)jo->op->k * (double)jo->op->batch /
-		    (jo->baseline_gflops * 1e6);
+		jo->now_ms = stats_flops(jo->op) / (jo->baseline_gflops * 1e6);
 	return r;
 }
 
@@ -999,11 +995,9 @@ job_reference_once(struct job *c, struct job_op *jo, struct backend *b,
 
 	*g = 0;
 	memset(&res, 0, sizeof res);
-	c->measuring++;
-	job_unlock(c);
+	job_measuring(c);
 	r = c->be->reference(b, jo->base_threads, &res, err);
-	job_lock(c);
-	c->measuring--;
+	job_measured(c);
 	if (r != 0)
 		goto out;
 	if (job_should_stop(c)) {
@@ -1200,9 +1194,8 @@ steps_finish(struct job *c, struct job_op *jo, char **err)
 			job_keep_default(c, jo);
 		space_config_name(&jo->best, c->rep.knobs, jo->best_name,
 		    sizeof jo->best_name);
-		jo->best_ms = jo->best_gflops > 0 ? 2.0 * (double)jo->op->m *
-		    (double)jo->op->n * (double)jo->op->k *
-		    (double)jo->op->batch / (jo->best_gflops * 1e6) : 0;
+		jo->best_ms = jo->best_gflops > 0 ? stats_flops(jo->op) /
+		    (jo->best_gflops * 1e6) : 0;
 		if (c->job_id > 0 && jo->final_rounds > 0 &&
 		    job_choice(c, jo, err) != 0) {
 			r = -1;
