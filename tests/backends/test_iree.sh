@@ -62,7 +62,7 @@ compiled_config() {
 	local dir=$1 prog=$2 fn=$3
 	shift 3
 	rm -rf "$dir"
-	"$IC" "$prog" --iree-hal-target-device=local \
+	deadline 120 "$IC" "$prog" --iree-hal-target-device=local \
 	    --iree-hal-local-target-device-backends=llvm-cpu \
 	    --iree-llvmcpu-target-cpu=host \
 	    --iree-hal-dump-executable-configurations-to="$dir" "$@" \

@@ -30,7 +30,7 @@ __attribute__((constructor)) static void planted(void)
 }
 void dispatch(const void *a, const void *b, void *c) { (void)a; (void)b; (void)c; }
 C
-"$CC" -shared -fPIC -o "$T/evil.so" "$T/evil.c" || { echo "cannot build evil.so" >&2; exit 1; }
+deadline 120 "$CC" -shared -fPIC -o "$T/evil.so" "$T/evil.c" || { echo "cannot build evil.so" >&2; exit 1; }
 
 mkdir -p "$T/job"
 cp "$FIX/small_f32.mlir" "$T/job/m.mlir"

@@ -67,7 +67,7 @@ check "dup: the summary says x100" grep -q '^\[matmul_32x32x16_f32t_f32t_f32t\] 
 check "dup: the scheduler's rounds recorded" ge "$(q "$T/dup/s.db" "select count(*) from allocations")" 2
 "$AS" export --db "$T/dup/s.db" --format transform -o "$T/dup/lib.mlir"
 check "dup: export exits 0" eq "$?" 0
-"$OPT" "$T/dup/net.mlir" --transform-preload-library=transform-library-paths="$T/dup/lib.mlir" \
+deadline 120 "$OPT" "$T/dup/net.mlir" --transform-preload-library=transform-library-paths="$T/dup/lib.mlir" \
     --transform-interpreter -o "$T/dup/out.mlir" 2> "$T/dup/opt.err"
 check "dup: mlir-opt applies the library" eq "$?" 0
 check "dup: all 101 matmuls scheduled (none left)" eq "$(grep -c 'linalg.matmul' "$T/dup/out.mlir")" 0

@@ -108,11 +108,11 @@ for fmt in transform iree-spec; do
 	check "$fmt: the name is kept, escaped" grep -q 'tile_16x16x16_vec_[46]x16x1_thr_1[a-z_]*\\n} transform.yield\\nmodule {\\x0d}' "$T/inj.mlir"
 done
 "$AS" export --db "$T/inj.db" --format transform -o "$T/inj.mlir"
-"$OPT" "$T/tuned.mlir" --transform-preload-library=transform-library-paths="$T/inj.mlir" \
+deadline 120 "$OPT" "$T/tuned.mlir" --transform-preload-library=transform-library-paths="$T/inj.mlir" \
     --transform-interpreter -o "$T/inj_out.mlir" 2> "$T/opt.txt"
 check "the tampered store's library parses and applies (mlir-opt)" eq "$?" 0
 "$AS" export --db "$T/inj.db" --format iree-spec --iree-matcher upstream -o "$T/inj_spec.mlir"
-"$OPT" --allow-unregistered-dialect "$T/tuned.mlir" \
+deadline 120 "$OPT" --allow-unregistered-dialect "$T/tuned.mlir" \
     --transform-preload-library=transform-library-paths="$T/inj_spec.mlir" \
     --transform-interpreter=entry-point=__kernel_config -o /dev/null 2> "$T/opt.txt"
 check "the tampered store's IREE spec parses and runs (mlir-opt)" eq "$?" 0
