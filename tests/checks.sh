@@ -73,8 +73,9 @@ slurm_queue_left() {
 	echo "$left"
 }
 
-# q DB SQL: sqlite3's answer.
-q() { sqlite3 "$1" "$2"; }
+# q DB SQL: sqlite3's answer (waiting up to 10 s for a writer's lock, as
+# a reader beside a running job must).
+q() { sqlite3 -cmd ".timeout 10000" "$1" "$2"; }
 
 # dev_like NAME DIR: a character device like /dev/NAME (null or full) to aim
 # a writer at. A private node in DIR when we may make one (root), so that a

@@ -2,20 +2,7 @@
 # a test starts runs without a deadline. deadline wraps one command; the
 # watchdog bounds the whole script, so a hang anywhere fails in minutes,
 # naming what it was waiting for, never at ctest's timeout.
-# deadline SECONDS COMMAND...: COMMAND (a program, not a shell function)
-# under a time limit. Past it, COMMAND and its process group are killed,
-# "TIMEOUT: ..." naming the command goes to stderr, and the status is 124.
-deadline() {
-	local s=$1 rc
-	shift
-	timeout -k 5 "$s" "$@"
-	rc=$?
-	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-		echo "TIMEOUT: killed after $s s: $*" >&2
-		return 124
-	fi
-	return "$rc"
-}
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/deadline.sh"
 
 # The test's own deadline: AUTOSCHED_TEST_BUDGET seconds (default 600, under
 # ctest's timeout) for the whole script. Past it, a watchdog prints what the

@@ -17,7 +17,6 @@ export AUTOSCHED_WORK=$T/work
 unset AUTOSCHED_DB
 MARK=$T/planted-ran
 
-q() { sqlite3 -cmd ".timeout 5000" "$1" "$2"; }
 has() { grep -q -- "$2" "$1" || { echo "  $1 lacks '$2':" >&2; head -c 800 "$1" >&2; return 1; }; }
 
 # A kernel whose constructor leaves a mark: what a planted one would do.
