@@ -108,7 +108,7 @@ tile_m = [8]
 tile_n = [40]
 tile_k = [40]
 vector_m = [4]
-vector_n = [8]
+vector_n = [16]
 [SearchStrategy]
 tuner = grid
 n_trial = 1
