@@ -17,6 +17,7 @@ pkgs=(build-essential cmake pkg-config
       libinih-dev libjansson-dev libsqlite3-dev sqlite3 libxgboost-dev
       libopenblas-dev libdnnl-dev libblis-dev libsystemd-dev python3 python3-venv
       chromium    # chromium: the HTML report test loads the report in a real browser
+      mandoc      # mandoc: the manual pages' checker (tests/man)
       slurmctld slurmd slurm-client munge)  # executor = slurm and its test (scripts/slurm-local.sh)
 missing=()
 for p in "${pkgs[@]}"; do
