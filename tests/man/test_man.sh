@@ -58,9 +58,18 @@ c_array() {
 	    on { print }
 	    on && /};/ { on = 0 }' "$1" | grep -o '"[^"]*"' | tr -d '"'
 }
-# it_ic PAGE: the words of the ".It Ic WORD" and ".It Xo Ic WORD" lines.
+# it_ic PAGE: the words of the ".It Ic WORD" and ".It Xo Ic WORD" lines
+# (".It Ic A , B" gives A and B; a line ending in a backslash goes on).
 it_ic() {
-	sed -n -E 's/^\.It (Xo )?Ic ([^ ]+).*/\2/p' "$src/man/$1"
+	sed -e ':a' -e '/\\$/{N;s/\\\n//;ba' -e '}' "$src/man/$1" | awk '
+	    /^\.It (Xo )?Ic / {
+		for (i = ($2 == "Xo") ? 4 : 3; i <= NF; i++) {
+			if ($i ~ /^[A-Z][a-z]$/)
+				break;
+			if ($i != ",")
+				print $i
+		}
+	    }'
 }
 # has WORDS_FILE LIST_FILE WHAT: every word of WORDS_FILE is in LIST_FILE.
 has() {
