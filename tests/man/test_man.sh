@@ -31,12 +31,17 @@ mandir=$T/prefix/share/man
 for f in man1/autosched.1 man5/autosched.cfg.5 man8/autoschedd.8; do
 	check "installed: share/man/$f" test -f "$mandir/$f"
 done
-# shown: "man -M" where man-db is, else mandoc on the installed file.
-show() {	# show SECTION NAME
+# plain: the text without the overstrikes of bold and underline.
+plain() {
+	if command -v col >/dev/null; then col -b; else sed 's/.\x08//g'; fi
+}
+# show SECTION NAME: "man -M" where man-db is, else mandoc on the installed
+# file.
+show() {
 	if command -v man >/dev/null; then
-		MANPAGER=cat deadline 30 man -M "$mandir" -P cat "$1" "$2" 2>&1 | col -b
+		MANPAGER=cat deadline 30 man -M "$mandir" -P cat "$1" "$2" 2>&1 | plain
 	else
-		deadline 30 mandoc -T ascii "$mandir/man$1/$2.$1" | col -b
+		deadline 30 mandoc -T ascii "$mandir/man$1/$2.$1" | plain
 	fi
 }
 show 1 autosched > "$T/autosched.txt"
