@@ -64,11 +64,14 @@ check "the log says executor was ignored" grep -q \
     "\[Env\] executor: set by the service (autoschedd.conf), not by a submitted job: ignored" "$T/daemon.log"
 
 # The spool refuses the same keys: failed/, with the reason, nothing queued.
+# (Written whole, then renamed in, as a spool writer must: a half-written
+# cfg would be refused for what it lacks, not for its key.)
 sed -e '1a executor = slurm' -e "s|^input_file = ok.mlir|input_file = $T/ok.mlir|" \
-    "$T/ok.cfg" > "$SPOOL/spooled.cfg"
+    "$T/ok.cfg" > "$SPOOL/.spooled.tmp" && mv "$SPOOL/.spooled.tmp" "$SPOOL/spooled.cfg"
 check "spool: refused" wait_for 30 test -e "$SPOOL/failed/spooled.cfg.reason"
 check "spool: the reason names the key" grep -q \
-    "spooled.cfg:2: \[Env\] executor: set by the service" "$SPOOL/failed/spooled.cfg.reason"
+    "spooled.cfg:2: \[Env\] executor: set by the service" "$SPOOL/failed/spooled.cfg.reason" ||
+    cat "$SPOOL/failed/spooled.cfg.reason" >&2
 check "spool: nothing more queued" [ "$(jobs)" -eq 1 ]
 stop_daemon TERM
 finish
