@@ -102,7 +102,8 @@ echo "   the slowest tests (s, pass):"
 for p in release asan; do
 	[ -f "$logs/$p.txt" ] || continue
 	awk -v p="$p" '/Test +#[0-9]+: / { for (i = 1; i <= NF; i++)
-	    if ($i == "sec") print $(i - 1), p, $4, ($0 ~ /Passed/ ? "" : "(" $5 ")") }' "$logs/$p.txt"
+	    if ($i == "sec") { st = ""; if (match($0, /\*\*\*[A-Za-z]+/))
+	    st = "(" substr($0, RSTART + 3, RLENGTH - 3) ")"; print $(i - 1), p, $4, st } }' "$logs/$p.txt"
 done | sort -rn | head -n 15 | awk '{ printf "   %8.1f  %-7s %s %s\n", $1, $2, $3, $4 }'
 # The closing line: every test of both passes and every fuzzer.
 np=0
