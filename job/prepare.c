@@ -436,6 +436,7 @@ job_prepare(const struct cfg *cfg, const struct job_opts *o, struct job **out,
 		memset(&p, 0, sizeof p);
 		p.work_dir = o->work_dir;
 		p.iree_bin = cfg->iree_bin;
+		p.gpu_arch = cfg->gpu_arch;
 		if (c->be->available(&p, err) != 0) {
 			char *e = xasprintf("%s: %s", cfg->path, *err);
 
