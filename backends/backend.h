@@ -279,6 +279,12 @@ struct backend_ops {
 	 * this build (bench/sweep.c). NULL: only schedule_tag.
 	 */
 	const char	*schedule_serial_since;
+	/*
+	 * What a user should know of the knobs on this target, said with the
+	 * space (the knobs the backend takes but that change nothing, those
+	 * that follow from others); NULL: nothing.
+	 */
+	const char	*knob_note;
 };
 
 /* The registry. */

@@ -519,4 +519,9 @@ const struct backend_ops iree_cuda_backend = {
 	.close = cuda_close,
 	.export_iree_attr = cuda_export_attr,
 	.schedule_tag = CUDA_BACKEND_TAG,
+	.knob_note = "pipeline_depth (IREE's prefetch_num_stages) does nothing "
+	    "on IREE 3.13's CUDA path (identical PTX) and is not searched; "
+	    "block_dim_x/y/z follow from the tiles (32 threads a warp tile, one "
+	    "a thread tile for f32); the warp (or thread) tile is vector_m x "
+	    "vector_n, promote_operands is pack_b",
 };

@@ -89,7 +89,8 @@ M
 printf '[Env]\ninput_file = mm.mlir\nbackend = iree\ngpu_arch = sm_90a\n[SearchSpace]\npipeline_depth = [2]\n' > "$T/g.cfg"
 "$AS" space "$T/g.cfg" --count > "$T/space.txt" 2>&1
 check "space --count with gpu_arch = sm_90a" grep -q "valid configs" "$T/space.txt"
-check "space says pipeline_depth does nothing here" grep -q "pipeline_depth.*not applicable to backend iree-cuda" "$T/space.txt"
+check "space says pipeline_depth is ignored here" grep -q "pipeline_depth.*not applicable to backend iree-cuda" "$T/space.txt"
+check "space says pipeline_depth does nothing on this target" grep -q "pipeline_depth (IREE's prefetch_num_stages) does nothing" "$T/space.txt"
 printf '[Env]\ninput_file = mm.mlir\ngpu_arch = sm_80\n' > "$T/cpu.cfg"
 "$AS" space "$T/cpu.cfg" --count > "$T/cpu.txt" 2>&1
 check "gpu_arch on mlir-cpu is exit 2" eq "$?" 2
