@@ -152,11 +152,21 @@ arch_of(const struct backend_params *p, const char *harness, char **err)
 	return a;
 }
 
+/* autosched-gpu-measure: as the other helpers, else the build's measure/. */
 static char *
 gpu_harness_find(void)
 {
-	return backend_find_helper("autosched-gpu-measure",
+	char *p = backend_find_helper("autosched-gpu-measure",
 	    "AUTOSCHED_GPU_MEASURE", X_OK);
+
+	if (access(p, X_OK) == 0 || getenv("AUTOSCHED_GPU_MEASURE") != NULL)
+		return p;
+	free(p);
+	p = xstrdup(AUTOSCHED_BINARY_DIR "/measure/autosched-gpu-measure");
+	if (access(p, X_OK) == 0)
+		return p;
+	free(p);
+	return NULL;
 }
 
 static int
@@ -378,10 +388,16 @@ harness_run(struct backend *be, const char *spec, const char *kind,
 		free(opa);
 		return -1;
 	}
-	if (x.outcome == EXECUTOR_EXITED && x.status == 3) {
-		util_seterr(err, "no GPU to measure on here (%s); stage the "
+	if (x.outcome == EXECUTOR_ENV_FAILED ||
+	    x.outcome == EXECUTOR_CANCELLED) {
+		util_seterr(err, "autosched-gpu-measure: %s", x.why ? x.why :
+		    "could not run");
+		res->env_failure = 1;
+		rc = -1;
+	} else if (x.outcome == EXECUTOR_EXITED && x.status == 3) {
+		util_seterr(err, "no GPU to measure on here (%.*s); stage the "
 		    "candidates for a GPU host instead (bench/gpu.sh)",
-		    x.err);
+		    (int)strcspn(x.err, "\n"), x.err);
 		res->env_failure = 1;
 		rc = -1;
 	} else if ((j = line_of(x.out, kind)) == NULL) {
