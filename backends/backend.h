@@ -285,6 +285,12 @@ struct backend_ops {
 	 * that follow from others); NULL: nothing.
 	 */
 	const char	*knob_note;
+	/*
+	 * Said by `export --format iree-spec` for each of this backend's rows
+	 * (what the user should do instead when the spec cannot apply); NULL:
+	 * nothing.
+	 */
+	const char	*spec_note;
 };
 
 /* The registry. */

@@ -20,6 +20,15 @@
 
 #define TEXT_MAX	((size_t)64 << 20)
 
+int
+cuda_repeat(const struct op_desc *op)
+{
+	double work = 2.0 * (double)op->m * (double)op->n * (double)op->k;
+	double r = work > 0 ? 4e11 / work : 64;
+
+	return r >= 64 ? 64 : r <= 1 ? 1 : (int)(r + 0.5);
+}
+
 /* The value of "%name = arith.constant V : index" in text before end. */
 static long
 const_value(const char *text, const char *end, const char *name)
@@ -246,7 +255,7 @@ compile_steps(struct backend *be, const char *tmp, const char *text,
 	char *cubin = util_path_join(tmp, "kernel.cubin");
 	char *dump_arg = xasprintf("--iree-hal-dump-executable-binaries-to=%s",
 	    dump), *rep = xasprintf("--iree-hal-benchmark-dispatch-repeat-"
-	    "count=%d", iree_repeat(&be->op)), *tgt = xasprintf(
+	    "count=%d", cuda_repeat(&be->op)), *tgt = xasprintf(
 	    "--iree-cuda-target=%s", be->arch->name), *t = NULL, *pt = NULL;
 	char *by = be->arch->by_attr ? NULL : "--iree-hal-target-backends=cuda";
 	char *const a1[] = { be->tools.compile, in,
@@ -333,7 +342,7 @@ cuda_compile(struct backend *be, const struct config *cfg,
 
 	memset(art, 0, sizeof *art);
 	key = xasprintf("%s\n--\n%s repeat %d\n--\n%s\n--\n%s\n", text,
-	    be->arch->name, iree_repeat(&be->op), be->toolchain, be->ptxas);
+	    be->arch->name, cuda_repeat(&be->op), be->toolchain, be->ptxas);
 	util_hash_hex(key, strlen(key), res->artifact);
 	dir = util_path_join(be->work_dir, res->artifact);
 	art_paths(art, dir);

@@ -66,6 +66,14 @@ int	 cuda_ptx_entry(const char *ptx, struct cuda_launch *l);
 /* ptxas -v output into l->regs and l->spill_bytes. 0, or -1 if unreadable. */
 int	 cuda_ptxas_read(const char *text, struct cuda_launch *l);
 
+/*
+ * How many times the module repeats the dispatch for IREE's own runtime
+ * (iree-benchmark-module --batch_size the same): about 2 ms of a GPU's
+ * work a call, so that the call's own cost fades (the CPU's rule,
+ * iree_repeat, gives 1 for every op worth a GPU).
+ */
+int	 cuda_repeat(const struct op_desc *);
+
 /* Threads of a block of cfg (32 a warp tile for mma, one a thread tile). */
 int64_t	 cuda_block_threads(const struct op_desc *, const struct config *);
 
@@ -73,7 +81,7 @@ int64_t	 cuda_block_threads(const struct op_desc *, const struct config *);
 struct cuda_art {
 	char			*dir;	/* the cache entry */
 	char			*ptx;	/* dir/kernel.ptx */
-	char			*vmfb;	/* dir/bench.vmfb: iree_repeat dispatches a call */
+	char			*vmfb;	/* dir/bench.vmfb: cuda_repeat dispatches a call */
 	struct cuda_launch	 l;
 };
 void	 cuda_art_free(struct cuda_art *);

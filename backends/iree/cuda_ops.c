@@ -483,12 +483,15 @@ cuda_stage(struct backend *be, void *art, const char *dir, const char *name,
 	struct cuda_art *a = art;
 	char *ptx = xasprintf("%s/%s.ptx", dir, name);
 	char *vm = xasprintf("%s/%s.vmfb", dir, name), *rel;
+	char *side = xasprintf("%s/%s.iree", dir, name);
+	char *rt = xasprintf("function mm\nrepeat %d\n", cuda_repeat(&be->op));
 	int rc = -1;
 
-	(void)be;
 	*line = NULL;
+	/* NAME.iree: how IREE's runtime runs NAME.vmfb (--batch_size = repeat). */
 	if (a != NULL && copy_file(a->ptx, ptx, err) == 0 &&
-	    copy_file(a->vmfb, vm, err) == 0) {
+	    copy_file(a->vmfb, vm, err) == 0 &&
+	    util_write_file(side, rt, strlen(rt), err) == 0) {
 		rel = xasprintf("%s.ptx", name);
 		*line = kernel_spec(name, rel, &a->l);
 		free(rel);
@@ -496,6 +499,8 @@ cuda_stage(struct backend *be, void *art, const char *dir, const char *name,
 	}
 	free(ptx);
 	free(vm);
+	free(side);
+	free(rt);
 	return rc;
 }
 
@@ -540,4 +545,9 @@ const struct backend_ops iree_cuda_backend = {
 	    "block_dim_x/y/z follow from the tiles (32 threads a warp tile, one "
 	    "a thread tile for f32); the warp (or thread) tile is vector_m x "
 	    "vector_n, promote_operands is pack_b",
+	.spec_note = "IREE 3.13 never reads a tuning spec for CUDA "
+	    "(--iree-codegen-tuning-spec-path is silently ignored there, even a "
+	    "missing file): the spec below will not change what IREE compiles. "
+	    "Use `autosched annotate PROGRAM.mlir` instead: it writes the tuned "
+	    "compilation_info on the op, which IREE's CUDA path reads",
 };

@@ -61,16 +61,19 @@ python3 "$P/table.py" --winners "$JS" 2> /dev/null | while read -r op name; do
   case $t in f16f32) in=f16 acc=f32 ;; f16) in=f16 acc=f16 ;; bf16f32) in=bf16 acc=f32 ;; *) in=f32 acc=f32 ;; esac
   inputs=(--input="${m}x${k}x${in}=1" --input="${k}x${n}x${in}=0.25")
   for v in "$name" iree_default; do
+    # NAME.iree: the dispatch repeats in the module (a call = rep dispatches)
+    rep=$(awk '$1 == "repeat" { print $2 }' "$d/$v.iree" 2> /dev/null)
+    rep=${rep:-1}
     check=fail
     timeout 60 "$BIN/iree-run-module" --device=cuda --module="$d/$v.vmfb" --function=mm "${inputs[@]}" \
         --expected_output="${m}x${n}x${acc}=$((k / 4))" > /dev/null 2>> "$IC" && check=ok
     ms=$(timeout 90 "$BIN/iree-benchmark-module" --device=cuda --module="$d/$v.vmfb" --function=mm "${inputs[@]}" \
-        --benchmark_repetitions=5 --benchmark_min_time=0.05s --benchmark_format=json 2>> "$IC" |
+        --batch_size="$rep" --benchmark_repetitions=5 --benchmark_min_time=0.05s --benchmark_format=json 2>> "$IC" |
       python3 -c 'import json,sys
 d=json.load(sys.stdin); u={"ns":1e-6,"us":1e-3,"ms":1,"s":1e3}
 v=sorted(b["real_time"]*u[b["time_unit"]] for b in d["benchmarks"] if b.get("run_type")=="iteration")
 print("%.4f" % v[len(v)//2] if v else "-")' 2>> "$IC")
-    echo "IREE $op $v check=$check ms=${ms:--}" | tee -a "$IC"
+    echo "IREE $op $v check=$check ms=${ms:--} repeat=$rep" | tee -a "$IC"
   done
 done
 

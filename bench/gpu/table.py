@@ -54,7 +54,7 @@ def iree_rt(path):
         return rt
     for line in open(path):
         w = line.split()
-        if len(w) == 5 and w[0] == "IREE":
+        if len(w) >= 5 and w[0] == "IREE":
             rt[(w[1], w[2])] = (w[3].split("=")[1], w[4].split("=")[1])
     return rt
 
@@ -90,7 +90,7 @@ def main():
     for b in bad:
         print("NOT OK: %s %s %s %s" % b)
     if rt:
-        print("IREE runtime (iree-benchmark-module, ms a call incl. launch; check = iree-run-module):")
+        print("IREE runtime (iree-benchmark-module, ms a dispatch: --batch_size = the module's repeat; check = iree-run-module):")
         for (o, k), (c, ms) in sorted(rt.items()):
             print("  %-14s %-34s check=%s ms=%s" % (o, k, c, ms))
 

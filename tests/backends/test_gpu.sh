@@ -50,15 +50,18 @@ rc=$?
 check "harness: a kernel without a GPU ends cleanly (exit 1 or 3, got $rc)" test "$rc" = 3 -o "$rc" = 1
 
 # The candidates: "OUT ARCH M,N,K,TYPE SAMPLE" (the picks are boundary cases:
-# a tile of 32x32 with one warp, 16 warps of 32x32, a 256-wide promoted tile).
-PICKS="32,32,16,32,32,1;128,128,32,32,32,1;256,128,64,64,64,1;64,64,16,4,4,0;128,128,32,16,16,0"
+# one warp of 32x32, 16 warps of 32x32, 50 KiB of promoted tiles (above the
+# 48 KiB a launch gets unasked), 131 KiB (refused on sm_86 before compiling,
+# allowed on sm_80, where ptxas finds its spills), and a SIMT tile of 256
+# threads).
+PICKS="32,32,16,32,32,1;128,128,32,32,32,1;256,128,64,64,64,1;256,256,128,64,64,1;64,64,16,4,4,0"
 while read -r out arch op n; do
 	check "stage $out ($arch $op)" timeout 600 "$STAGE" --arch "$arch" --op "$op" --sample "$n" --seed 7 \
 	    --out "$T/$out" --work "$T/work" --timeout 120 --extra "$PICKS"
 	check "$out: every config compiled or was refused by a rule" \
 	    awk -F'\t' '!/^#/ && $2 != "compiled" && $2 != "not_in_space" && $4 !~ /^refused: rule / { print "  " $0 > "/dev/stderr"; bad = 1 } END { exit bad }' "$T/$out/manifest.tsv"
 	check "$out: IREE's own config compiled" grep -q "^iree_default	compiled" "$T/$out/manifest.tsv"
-	check "$out: some drawn configs compiled" ge "$(grep -c '^t.*	compiled' "$T/$out/manifest.tsv")" 1
+	check "$out: tuned configs compiled" ge "$(grep -Ec '^(pick_)?t.*	compiled' "$T/$out/manifest.tsv")" 1
 	# name,ptx,entry,gx,gy,gz,bx,by,bz,smem against the knobs in the name
 	check "$out: launch shapes read back match the knobs" awk -F, -v op="$op" '
 	    BEGIN { split(op, o, ","); M = o[1]; N = o[2]; mma = o[4] != "f32" }
@@ -72,12 +75,17 @@ while read -r out arch op n; do
 	    END { exit bad }' "$T/$out/kernels.txt"
 	check "$out: PTX for $arch" grep -q "^\.target $arch" "$T/$out/iree_default.ptx"
 done << 'OPS'
-f16_80 sm_80 512,512,512,f16f32 5
-f32_80 sm_80 256,256,256,f32 3
-bf16_90 sm_90a 384,256,512,bf16f32 5
-f16h_90 sm_90a 512,512,512,f16 3
+f16_80 sm_80 512,512,512,f16f32 4
+f32_80 sm_80 256,256,256,f32 2
+bf16_90 sm_90a 384,256,512,bf16f32 4
+f16h_90 sm_90a 512,512,512,f16 2
+f16_86 sm_86 512,512,512,f16f32 0
 OPS
-check "a rule refused something (threads, spills or shared memory)" grep -q "refused: rule" "$T"/*/manifest.tsv
+check "sm_86: 131 KiB of tiles refused by the shared-memory rule" \
+    grep -q "^pick_t256x256x128_w64x64	compile_failed.*refused: rule shared-memory: 134144 bytes.*sm_86's 101376" "$T/f16_86/manifest.tsv"
+check "sm_80: the same tile passes the shared-memory rule (compiled, or refused after by ptxas)" \
+    grep -Eq "^pick_t256x256x128_w64x64	(compiled|compile_failed.*refused: rule (spills|registers))" "$T/f16_80/manifest.tsv"
+check "sm_90a: 16 warps of 32x32 compiled" grep -q "^pick_t128x128x32_w32x32	compiled" "$T/f16h_90/manifest.tsv"
 
 # autosched space with gpu_arch; gpu_arch where it means nothing.
 cat > "$T/mm.mlir" << 'M'
