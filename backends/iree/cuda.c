@@ -189,7 +189,12 @@ cuda_rule_broken(const struct op_desc *op, const struct config *c,
 	return NULL;
 }
 
-/* The compilation_info of cfg (NULL: IREE's own choice). Caller frees. */
+/*
+ * The compilation_info of cfg (NULL: IREE's own choice). Caller frees.
+ * convert_acc_gemm, as IREE's own config has it, lets the op accumulate into
+ * an argument (annotate's programs) as well as into a fill (the candidates:
+ * the same PTX with or without it).
+ */
 char *
 cuda_attr(const struct op_desc *op, const struct config *c)
 {
@@ -209,7 +214,8 @@ cuda_attr(const struct op_desc *op, const struct config *c)
 		    "= #iree_gpu.pipeline<TileAndFuse> workgroup_size = [32, "
 		    "%lld, 1] subgroup_size = 32>>", tm, tn, tk, vm, vn, t / 32);
 	return xasprintf("#iree_codegen.compilation_info<lowering_config = "
-	    "#iree_gpu.lowering_config<{mma_kind = #iree_gpu.mma_layout<%s>, "
+	    "#iree_gpu.lowering_config<{convert_acc_gemm, mma_kind = "
+	    "#iree_gpu.mma_layout<%s>, "
 	    "promote_operands = [%s], workgroup = [%lld, %lld, 0], reduction = "
 	    "[0, 0, %lld], subgroup = [%lld, %lld, 0]}>, translation_info = "
 	    "#iree_codegen.translation_info<pipeline = "

@@ -329,7 +329,6 @@ cuda_result(json_t *j, const struct op_desc *op, struct trial_result *res)
 {
 	char st[32], by[96], e[512];
 
-	(void)op;
 	backend_json_str(j, "status", st, sizeof st);
 	backend_json_str(j, "checked_by", by, sizeof by);
 	if (strcmp(st, "ok") != 0) {
@@ -346,7 +345,9 @@ cuda_result(json_t *j, const struct op_desc *op, struct trial_result *res)
 	res->max_ms = res->median_ms;
 	res->cv = backend_json_num(j, "cv");
 	res->reps = (int)backend_json_num(j, "samples");
-	res->gflops = backend_json_num(j, "tflops") * 1e3;
+	/* The op's work over the median, as for every backend. */
+	res->gflops = res->median_ms > 0 ? 2.0 * (double)op->m * (double)op->n *
+	    (double)op->k / (res->median_ms * 1e6) : 0;
 	res->verified = *by != '\0';
 	snprintf(res->checked_by, sizeof res->checked_by, "%s", by);
 }

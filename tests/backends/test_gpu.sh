@@ -108,5 +108,25 @@ printf '[Env]\ninput_file = mm.mlir\nbackend = iree\ngpu_arch = sm_75\n' > "$T/b
 check "an unknown gpu_arch is exit 2" eq "$?" 2
 check "an unknown gpu_arch lists the known ones" grep -q "sm_80, sm_86, sm_89, sm_90a" "$T/bad.txt"
 
+# A whole run on "sm_80" with a stand-in harness (fixtures/fake_gpu_measure.sh:
+# the protocol, no GPU): candidates compiled, measured through the executor,
+# recorded verified; the reference is cuBLAS; export --format iree-spec says
+# IREE ignores specs on CUDA; annotate writes the TileAndFuse compilation_info.
+mkdir -p "$T/run"
+cp "$T/mm.mlir" "$T/run/"
+printf '[Env]\ninput_file = mm.mlir\nbackend = iree\ngpu_arch = sm_80\n[SearchSpace]\ntile_m = [64,128]\ntile_n = [64,128]\ntile_k = [32]\nvector_m = [32,64]\nvector_n = [64]\npack_b = [1]\n[SearchStrategy]\ntuner = GridTuner\nn_trial = 3\n' > "$T/run/g.cfg"
+AUTOSCHED_GPU_MEASURE=$SRC/tests/backends/fixtures/fake_gpu_measure.sh AUTOSCHED_WORK=$T/work \
+    timeout 600 "$AS" run "$T/run/g.cfg" --db "$T/run/s.db" > "$T/run/out.txt" 2>&1
+check "run with gpu_arch = sm_80: exit 0" eq "$?" 0
+check "run: verified trials of backend iree-cuda" ge "$(sqlite3 "$T/run/s.db" "select count(*) from trials t join targets g on g.id = t.target_id where t.status = 'ok' and t.verified = 1")" 3
+check "run: the reference is cuBLAS" grep -q "cublas" "$T/run/out.txt"
+"$AS" export --db "$T/run/s.db" --format iree-spec -o "$T/run/spec.mlir" 2> "$T/run/export.txt"
+check "export iree-spec says IREE ignores specs on CUDA" grep -q "never reads a tuning spec for CUDA" "$T/run/export.txt"
+"$AS" annotate "$T/run/mm.mlir" --db "$T/run/s.db" -o "$T/run/ann.mlir" 2> "$T/run/ann.txt"
+check "annotate writes the TileAndFuse compilation_info" grep -q "iree_gpu.pipeline<TileAndFuse>" "$T/run/ann.mlir"
+IC=$(command -v iree-compile || echo "${AUTOSCHED_IREE_VENV:-$HOME/.cache/autosched/iree-3.13.0}/bin/iree-compile")
+check "the annotated program compiles for CUDA sm_80" timeout 300 "$IC" "$T/run/ann.mlir" \
+    --iree-hal-target-backends=cuda --iree-cuda-target=sm_80 -o "$T/run/ann.vmfb"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
