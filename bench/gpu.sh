@@ -7,6 +7,8 @@
 # autosched-gpu-measure, IREE's runtime tools, run.sh and table.py.
 #
 #   bench/gpu.sh PAYLOAD_DIR            (ARCH=sm_90a SAMPLE=24 SEED=1 JOBS=2)
+#   SAMPLE=all: the whole default space of each op (the sweep: what compiles,
+#   what each rule refuses, what fails anyway; about a second a compile)
 #   then on the GPU host:  bash PAYLOAD_DIR/run.sh   (results in $OUT)
 #
 # The compile cache is kept in $WORK (default ~/.cache/autosched/gpu-stage),
@@ -15,6 +17,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 P=${1:?usage: bench/gpu.sh PAYLOAD_DIR}
 ARCH=${ARCH:-sm_90a} SAMPLE=${SAMPLE:-24} SEED=${SEED:-1} JOBS=${JOBS:-2}
+[ "$SAMPLE" = all ] && SAMPLE=100000
 BUILD=${BUILD:-$top/build}
 WORK=${WORK:-${XDG_CACHE_HOME:-$HOME/.cache}/autosched/gpu-stage}
 STAGE=$BUILD/bench/autosched-gpu-stage
@@ -37,7 +40,7 @@ rm -rf "$P"
 mkdir -p "$P/bin" "$P/ops" "$WORK"
 start=$SECONDS
 stage() {
-  timeout 1200 nice "$STAGE" --arch "$ARCH" --op "$2" --sample "$SAMPLE" --seed "$SEED" \
+  timeout "${STAGE_TIMEOUT:-7200}" nice "$STAGE" --arch "$ARCH" --op "$2" --sample "$SAMPLE" --seed "$SEED" \
       --out "$P/ops/$1" --work "$WORK" --timeout 120 --extra "$PICKS" || echo "bench/gpu.sh: staging $1 failed" >&2
 }
 while read -r name spec; do
