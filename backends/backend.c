@@ -12,6 +12,7 @@ extern const struct backend_ops replay_backend;	/* backends/replay */
 static const struct backend_ops *const backend_table[] = {
 	&mlircpu_backend,
 	&iree_backend,
+	&iree_cuda_backend,
 	&replay_backend,
 	NULL
 };

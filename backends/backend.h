@@ -107,6 +107,12 @@ void	 backend_result_clear(struct trial_result *);	/* frees error, zeroes */
 struct backend_params {
 	const char	*work_dir;	/* scratch and artifact cache folder */
 	const char	*iree_bin;
+	/*
+	 * The NVIDIA GPU the iree backend compiles for ("sm_80", "sm_86",
+	 * "sm_89", "sm_90a", or "auto": the GPU here), the cfg's [Env]
+	 * gpu_arch; NULL: the CPU (llvm-cpu).
+	 */
+	const char	*gpu_arch;
 	const char	*replay_db;
 	double		 min_time;	/* seconds of timed repetitions */
 	int		 warmup;
@@ -188,6 +194,15 @@ struct backend_ops {
 			    struct trial_result *res, char **err);
 	void		(*release)(void *art);
 	/*
+	 * Carry a prepared candidate (prepare's art) to another host: copy
+	 * what its measurement needs into the folder dir as name.* and give
+	 * the line its measuring program reads for it (*line, caller frees).
+	 * The staged batch's way (bench/gpu.sh). 0, or -1 with *err. NULL:
+	 * the backend cannot stage.
+	 */
+	int		(*stage)(struct backend *, void *art, const char *dir,
+			    const char *name, char **line, char **err);
+	/*
 	 * Called once per job, before its first measurement: the backend's
 	 * own checks (its compile cache this user's alone) and the executor's
 	 * (executor_begin with the harness's --target as the probe: executor
@@ -264,12 +279,29 @@ struct backend_ops {
 	 * this build (bench/sweep.c). NULL: only schedule_tag.
 	 */
 	const char	*schedule_serial_since;
+	/*
+	 * What a user should know of the knobs on this target, said with the
+	 * space (the knobs the backend takes but that change nothing, those
+	 * that follow from others); NULL: nothing.
+	 */
+	const char	*knob_note;
+	/*
+	 * Said by `export --format iree-spec` for each of this backend's rows
+	 * (what the user should do instead when the spec cannot apply); NULL:
+	 * nothing.
+	 */
+	const char	*spec_note;
 };
 
 /* The registry. */
 extern const struct backend_ops mlircpu_backend;	/* backends/mlir-cpu */
 extern const struct backend_ops iree_backend;		/* backends/iree */
+extern const struct backend_ops iree_cuda_backend;	/* backends/iree, gpu_arch set */
 const struct backend_ops *backend_find(const char *name);
+/* 1 if name is a gpu_arch value backend iree takes ("auto", "sm_90a", …). */
+int		 backend_gpu_arch_known(const char *name);
+/* "sm_80, sm_86, sm_89, sm_90a": the arches backend iree compiles for. */
+const char	*backend_gpu_arches(void);
 const struct backend_ops *const *backend_all(size_t *n);
 
 #endif

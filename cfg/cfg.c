@@ -597,6 +597,18 @@ cfg_executor(struct cfg_reader *r, const char *key, const char *value)
 	return 0;
 }
 
+/* [Env] gpu_arch: the NVIDIA GPU backend iree compiles for. */
+static int
+cfg_gpu_arch(struct cfg_reader *r, const char *key, const char *value)
+{
+	if (!backend_gpu_arch_known(value))
+		return cfg_fail(r, r->line, r->section, key, "'%.*s'; expected "
+		    "auto or one of %s", CFG_QUOTE, value, backend_gpu_arches());
+	cfg_set(&r->cfg->gpu_arch, xstrdup(value));
+	r->cfg->gpu_arch_line = r->line;
+	return 0;
+}
+
 static int
 cfg_env(struct cfg_reader *r, const char *key, const char *value)
 {
@@ -608,6 +620,8 @@ cfg_env(struct cfg_reader *r, const char *key, const char *value)
 	size_t i, n;
 	int k;
 
+	if (strcmp(key, "gpu_arch") == 0)
+		return cfg_gpu_arch(r, key, value);
 	for (k = 0; env_keys[k] != NULL; k++) {
 		if (strcmp(key, env_keys[k]) == 0)
 			break;
@@ -1044,6 +1058,31 @@ cfg_check_file(struct cfg_reader *r, int k, const char *path)
 	return 0;
 }
 
+/*
+ * backend = iree with gpu_arch is IREE's CUDA target (backend iree-cuda);
+ * gpu_arch means nothing to the other backends.
+ */
+static int
+cfg_finish_gpu(struct cfg_reader *r)
+{
+	struct cfg *cfg = r->cfg;
+	const char *b = cfg->backend != NULL ? cfg->backend : "mlir-cpu";
+
+	if (cfg->gpu_arch != NULL && strcmp(b, "iree") == 0) {
+		cfg_set(&cfg->backend, xstrdup("iree-cuda"));
+		return 0;
+	}
+	if (cfg->gpu_arch != NULL && strcmp(b, "iree-cuda") != 0)
+		return cfg_fail(r, cfg->gpu_arch_line, SEC_ENV, "gpu_arch",
+		    "given with backend %s; only backend = iree compiles for "
+		    "an NVIDIA GPU", b);
+	if (cfg->gpu_arch == NULL && strcmp(b, "iree-cuda") == 0)
+		return cfg_fail(r, r->section_line[SEC_ENV], SEC_ENV,
+		    "gpu_arch", "missing; backend iree-cuda needs gpu_arch = "
+		    "auto or one of %s", backend_gpu_arches());
+	return 0;
+}
+
 static int
 cfg_finish(struct cfg_reader *r, int check_files)
 {
@@ -1081,6 +1120,8 @@ cfg_finish(struct cfg_reader *r, int check_files)
 		    "than 1024 threads; block_dim_x*block_dim_y*block_dim_z must "
 		    "not exceed 1024", dim[0], dim[1], dim[2]);
 
+	if (cfg_finish_gpu(r) != 0)
+		return -1;
 	if (cfg->max_reps < cfg->min_reps)
 		return cfg_fail(r, r->max_reps_line, SEC_MEASURE, "max_reps",
 		    "%d is below min_reps (%d)", cfg->max_reps, cfg->min_reps);
@@ -1213,6 +1254,7 @@ cfg_free(struct cfg *cfg)
 	free(cfg->backend);
 	free(cfg->database);
 	free(cfg->iree_bin);
+	free(cfg->gpu_arch);
 	free(cfg->replay_db);
 	free(cfg->report_file);
 	cfg_exec_clear(&cfg->exec);

@@ -97,6 +97,13 @@ struct cfg {
 	char		*backend;	/* "mlir-cpu" (default) | "iree" | "replay" */
 	char		*database;	/* NULL = the default (autosched.db beside the cfg) */
 	char		*iree_bin;
+	/*
+	 * The NVIDIA GPU backend iree compiles for: "auto" (the GPU here) or
+	 * an arch ("sm_90a"); NULL: the CPU. With it, backend iree reads
+	 * back as "iree-cuda". gpu_arch_line: its line, 0 if none.
+	 */
+	char		*gpu_arch;
+	int		 gpu_arch_line;
 	char		*replay_db;	/* replay backend: the recorded store */
 	struct cfg_exec	 exec;		/* executor and slurm_* */
 	/*

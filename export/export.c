@@ -758,6 +758,10 @@ export_iree_spec(const struct export_set *s, const char *syntax,
 	for (i = 0; i < s->n; i++) {
 		char *k, *attr = iree_attr(&s->e[i], syntax, tpl);
 
+		if (s->e[i].be != NULL && s->e[i].be->spec_note != NULL)
+			fprintf(stderr, "autosched: note: %s (backend %s): %s\n",
+			    s->e[i].sig, s->e[i].be->name, s->e[i].be->spec_note);
+
 		if (attr == NULL) {
 			fprintf(stderr, "autosched: note: %s: IREE's own config "
 			    "was kept (the tuned ones were not measurably "

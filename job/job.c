@@ -313,6 +313,7 @@ job_params(struct job *c, char **err)
 
 	c->params.work_dir = o->work_dir;
 	c->params.iree_bin = cfg->iree_bin;
+	c->params.gpu_arch = cfg->gpu_arch;
 	c->params.replay_db = cfg->replay_db;
 	c->params.min_time = cfg->min_time;
 	c->params.warmup = cfg->warmup;

@@ -27,8 +27,9 @@
 /* The knob lists of the cfg the backend understands; the rest reported once. */
 static size_t
 job_knob_lists(const struct cfg *cfg, uint32_t knobs, struct knob_values *out,
-    const char *backend, int warn)
+    const struct backend_ops *be, int warn)
 {
+	const char *backend = be->name;
 	size_t i, n = 0;
 	char ignored[512] = "";
 	int line = 0;
@@ -54,6 +55,9 @@ job_knob_lists(const struct cfg *cfg, uint32_t knobs, struct knob_values *out,
 		fprintf(stderr, "autosched: %s:%d: [SearchSpace] %s: not "
 		    "applicable to backend %s; ignored\n", cfg->path, line,
 		    ignored, backend);
+	if (warn && be->knob_note != NULL)
+		fprintf(stderr, "autosched: backend %s: %s\n", backend,
+		    be->knob_note);
 	return n;
 }
 
@@ -339,7 +343,7 @@ job_prepare_op(struct job *c, struct job_op *jo, struct knob_values *lists,
 	}
 	c->rep.knobs = rules.knobs;
 	job_threads_candidates(c, &rules);
-	nl = job_knob_lists(cfg, rules.knobs, lists, c->be->name,
+	nl = job_knob_lists(cfg, rules.knobs, lists, c->be,
 	    !*warned && !c->o->json);
 	*warned = 1;
 	if (space_new(op, lists, nl, &rules, &jo->sp, err) != 0) {
@@ -436,6 +440,7 @@ job_prepare(const struct cfg *cfg, const struct job_opts *o, struct job **out,
 		memset(&p, 0, sizeof p);
 		p.work_dir = o->work_dir;
 		p.iree_bin = cfg->iree_bin;
+		p.gpu_arch = cfg->gpu_arch;
 		if (c->be->available(&p, err) != 0) {
 			char *e = xasprintf("%s: %s", cfg->path, *err);
 

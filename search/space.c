@@ -523,6 +523,9 @@ space_config_own_default(const struct space_rules *rules,
 		if (k != KNOB_THREADS && c->v[k] != 0)
 			return 0;
 	}
+	/* A backend without the threads knob (a GPU's) stores it as 0. */
+	if (!(rules->knobs & KNOB_BIT(KNOB_THREADS)))
+		return c->v[KNOB_THREADS] == 0 || c->v[KNOB_THREADS] == 1;
 	return c->v[KNOB_THREADS] >= 1 &&
 	    c->v[KNOB_THREADS] <= SPACE_THREADS_MAX;
 }

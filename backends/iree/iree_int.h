@@ -14,6 +14,8 @@
 #include "executors/executor.h"
 #include "search/space.h"
 
+struct cuda_arch;
+
 /* IREE's tools, found once per backend instance (paths owned). */
 struct iree_tools {
 	char	*compile;	/* iree-compile */
@@ -69,6 +71,10 @@ struct backend {
 	 */
 	char			 node[EXECUTOR_NODE_MAX];
 	unsigned long		 runs;		/* measurements started: scratch names */
+	/* The CUDA target (cuda_ops.c); NULL for llvm-cpu. */
+	const struct cuda_arch	*arch;
+	char			*ptxas;		/* ptxas -v checks the PTX */
+	char			*gpu_harness;	/* autosched-gpu-measure */
 };
 
 /*

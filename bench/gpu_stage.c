@@ -1,0 +1,311 @@
+/*
+ * autosched-gpu-stage: compile a fixed-seed sample of the iree backend's
+ * CUDA space for one matmul (plus IREE's own config) through the backend's
+ * own prepare and stage hooks, and write what autosched-gpu-measure needs
+ * to measure them on another host: bench/gpu.sh's payload, one folder an op.
+ *
+ *   autosched-gpu-stage --arch ARCH --op M,N,K,TYPE --sample N [--seed S]
+ *       --out DIR [--work DIR] [--timeout S] [--extra TM,TN,TK,VM,VN,P;...]
+ *
+ * --extra adds configs by hand (named "pick_…", kept apart from the drawn
+ * ones in the tables): tile, warp or thread tile, promote (pack_b).
+ *
+ * DIR gets op.txt ("M,N,K,TYPE"), kernels.txt (one harness line a kernel,
+ * the first IREE's own config), NAME.ptx and NAME.vmfb for each, and
+ * manifest.tsv (every config drawn: its name, outcome, compile seconds,
+ * why it was refused or failed). Exit 0, or 2 on bad input.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "backends/backend.h"
+#include "search/space.h"
+#include "util/util.h"
+
+struct stage_opts {
+	const char	*arch, *out, *work;
+	const char	*extra;		/* "TM,TN,TK,VM,VN,P;…": configs added to the sample */
+	long		 m, n, k;
+	char		 type[16];
+	int		 sample;
+	uint64_t	 seed;
+	double		 timeout;
+};
+
+static int
+usage(const char *why)
+{
+	fprintf(stderr, "autosched-gpu-stage: %s\nusage: autosched-gpu-stage "
+	    "--arch ARCH --op M,N,K,TYPE --sample N [--seed S] --out DIR "
+	    "[--work DIR] [--timeout S] [--extra TM,TN,TK,VM,VN,P;...]\n", why);
+	return 2;
+}
+
+static int
+opts_parse(int argc, char **argv, struct stage_opts *o)
+{
+	int i;
+
+	memset(o, 0, sizeof *o);
+	o->seed = 1;
+	o->timeout = 300;
+	for (i = 1; i + 1 < argc; i += 2) {
+		const char *a = argv[i], *v = argv[i + 1];
+
+		if (strcmp(a, "--arch") == 0)
+			o->arch = v;
+		else if (strcmp(a, "--out") == 0)
+			o->out = v;
+		else if (strcmp(a, "--work") == 0)
+			o->work = v;
+		else if (strcmp(a, "--extra") == 0)
+			o->extra = v;
+		else if (strcmp(a, "--sample") == 0)
+			o->sample = atoi(v);
+		else if (strcmp(a, "--seed") == 0)
+			o->seed = strtoull(v, NULL, 10);
+		else if (strcmp(a, "--timeout") == 0)
+			o->timeout = atof(v);
+		else if (strcmp(a, "--op") == 0) {
+			if (sscanf(v, "%ld,%ld,%ld,%15s", &o->m, &o->n, &o->k,
+			    o->type) != 4 || o->m < 1 || o->n < 1 || o->k < 1)
+				return usage("--op: expected M,N,K,TYPE");
+		} else
+			return usage("unknown option");
+	}
+	if (i != argc || o->arch == NULL || o->out == NULL || o->m == 0 ||
+	    o->sample < 0 || o->sample > 100000)
+		return usage("--arch, --op, --sample and --out are required");
+	return 0;
+}
+
+/* The op as a program: fill + matmul of the harness's TYPE. Caller frees. */
+static char *
+op_program(const struct stage_opts *o)
+{
+	const char *in, *acc;
+
+	if (strcmp(o->type, "f16f32") == 0)
+		in = "f16", acc = "f32";
+	else if (strcmp(o->type, "f16") == 0)
+		in = "f16", acc = "f16";
+	else if (strcmp(o->type, "bf16f32") == 0)
+		in = "bf16", acc = "f32";
+	else if (strcmp(o->type, "f32") == 0)
+		in = "f32", acc = "f32";
+	else
+		return NULL;
+	return xasprintf("func.func @mm(%%a: tensor<%ldx%ldx%s>, %%b: "
+	    "tensor<%ldx%ldx%s>) -> tensor<%ldx%ldx%s> {\n  %%z = "
+	    "arith.constant 0.0 : %s\n  %%e = tensor.empty() : "
+	    "tensor<%ldx%ldx%s>\n  %%i = linalg.fill ins(%%z : %s) outs(%%e : "
+	    "tensor<%ldx%ldx%s>) -> tensor<%ldx%ldx%s>\n  %%r = linalg.matmul "
+	    "ins(%%a, %%b : tensor<%ldx%ldx%s>, tensor<%ldx%ldx%s>) outs(%%i : "
+	    "tensor<%ldx%ldx%s>) -> tensor<%ldx%ldx%s>\n  return %%r : "
+	    "tensor<%ldx%ldx%s>\n}\n", o->m, o->k, in, o->k, o->n, in, o->m,
+	    o->n, acc, acc, o->m, o->n, acc, acc, o->m, o->n, acc, o->m, o->n,
+	    acc, o->m, o->k, in, o->k, o->n, in, o->m, o->n, acc, o->m, o->n,
+	    acc, o->m, o->n, acc);
+}
+
+static uint64_t
+rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Short kernel name of c ("iree_default" for IREE's own choice). */
+static void
+cand_name(const struct config *c, int mma, char *buf, size_t len)
+{
+	const int64_t *v = c->v;
+
+	if (v[KNOB_TILE_M] == 0) {
+		snprintf(buf, len, "iree_default");
+		return;
+	}
+	snprintf(buf, len, "t%lldx%lldx%lld_%s%lldx%lld%s",
+	    (long long)v[KNOB_TILE_M], (long long)v[KNOB_TILE_N],
+	    (long long)v[KNOB_TILE_K], mma ? "w" : "th",
+	    (long long)v[KNOB_VECTOR_M], (long long)v[KNOB_VECTOR_N],
+	    mma && v[KNOB_PACK_B] == 0 ? "_nopromote" : "");
+}
+
+static void stage_one(const struct backend_ops *, struct backend *,
+    const struct config *, int, const char *, FILE *, FILE *, const char *);
+
+/* The --extra configs of s that are points of sp, staged. */
+static void
+stage_extra(const struct backend_ops *ops, struct backend *be,
+    const struct space *sp, const char *s, int mma, const char *dir,
+    FILE *man, FILE *ks)
+{
+	long long v[6];
+	struct config c;
+
+	while (s != NULL && *s != '\0') {
+		if (sscanf(s, "%lld,%lld,%lld,%lld,%lld,%lld", &v[0], &v[1],
+		    &v[2], &v[3], &v[4], &v[5]) == 6) {
+			memset(&c, 0, sizeof c);
+			c.v[KNOB_TILE_M] = v[0], c.v[KNOB_TILE_N] = v[1];
+			c.v[KNOB_TILE_K] = v[2], c.v[KNOB_VECTOR_M] = v[3];
+			c.v[KNOB_VECTOR_N] = v[4];
+			c.v[KNOB_PACK_B] = mma ? v[5] : 0;
+			if (space_index(sp, &c) >= 0)
+				stage_one(ops, be, &c, mma, dir, man, ks, "pick_");
+			else
+				fprintf(man, "pick %s\tnot_in_space\t0\t\n", s);
+		}
+		s = strchr(s, ';');
+		s = s != NULL ? s + 1 : NULL;
+	}
+}
+
+/* Compile and stage c; one manifest row and (if it compiled) one kernel line. */
+static void
+stage_one(const struct backend_ops *ops, struct backend *be,
+    const struct config *c, int mma, const char *dir, FILE *man, FILE *ks,
+    const char *prefix)
+{
+	struct trial_result res;
+	char name[128], *line = NULL, *err = NULL;
+	void *art = NULL;
+
+	memset(&res, 0, sizeof res);
+	snprintf(name, sizeof name, "%s", prefix);
+	cand_name(c, mma, name + strlen(name), sizeof name - strlen(name));
+	if (ops->prepare(be, c, &res, &art, &err) != 0) {
+		fprintf(man, "%s\terror\t0\t%s\n", name, err ? err : "?");
+		fprintf(stderr, "autosched-gpu-stage: %s: %s\n", name, err);
+	} else if (art == NULL) {
+		fprintf(man, "%s\t%s\t%.2f\t%s\n", name,
+		    backend_status_name(res.status), res.compile_s,
+		    res.error ? res.error : "");
+	} else if (ops->stage(be, art, dir, name, &line, &err) != 0) {
+		fprintf(man, "%s\terror\t%.2f\tstage: %s\n", name, res.compile_s,
+		    err);
+	} else {
+		fprintf(man, "%s\tcompiled\t%.2f\t\n", name, res.compile_s);
+		fprintf(ks, "%s\n", line);
+	}
+	fflush(man);
+	fflush(ks);
+	ops->release(art);
+	backend_result_clear(&res);
+	free(line);
+	free(err);
+}
+
+/* The op's first tunable matmul, its backend open. 0, or 2 (said why). */
+static int
+stage_open(const struct stage_opts *o, const struct backend_ops *ops,
+    struct analysis **an, const struct op_desc **op, struct backend **be)
+{
+	static struct backend_params p;
+	char *text = op_program(o), *d = NULL, *err = NULL;
+	size_t n, i;
+
+	if (text == NULL)
+		return usage("TYPE: expected f16f32, f16, bf16f32 or f32");
+	if (analysis_parse("op", text, strlen(text), an, &err) != 0)
+		goto fail;
+	n = analysis_count(*an);
+	for (i = 0, *op = NULL; i < n && *op == NULL; i++)
+		if (analysis_op(*an, i)->tunable)
+			*op = analysis_op(*an, i);
+	if (*op == NULL || analysis_emit_dispatch(*op, &d, &err) != 0)
+		goto fail;
+	memset(&p, 0, sizeof p);
+	p.work_dir = o->work != NULL ? o->work : o->out;
+	p.gpu_arch = o->arch;
+	p.compile_timeout = o->timeout;
+	p.compile_nice = 5;
+	if (ops->open(&p, *op, d, be, &err) != 0)
+		goto fail;
+	free(text);
+	free(d);
+	return 0;
+fail:
+	fprintf(stderr, "autosched-gpu-stage: %s\n", err ? err : "no matmul");
+	free(text);
+	free(d);
+	free(err);
+	return 2;
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct backend_ops *ops = &iree_cuda_backend;
+	struct stage_opts o;
+	struct space_rules rules;
+	struct analysis *an = NULL;
+	const struct op_desc *op;
+	struct backend *be;
+	struct space *sp;
+	struct config c;
+	char *err = NULL, *p;
+	uint64_t count, s, *picked;
+	FILE *man, *ks;
+	int i, j, rc, mma, n;
+
+	if ((rc = opts_parse(argc, argv, &o)) != 0)
+		return rc;
+	if (util_mkdirs(o.out, &err) != 0 || (o.work != NULL &&
+	    util_mkdirs(o.work, &err) != 0))
+		return fprintf(stderr, "autosched-gpu-stage: %s\n", err), 2;
+	if ((rc = stage_open(&o, ops, &an, &op, &be)) != 0)
+		return rc;
+	ops->rules(op, &rules);
+	if (space_new(op, NULL, 0, &rules, &sp, &err) != 0)
+		return fprintf(stderr, "autosched-gpu-stage: %s\n", err), 2;
+	count = space_count(sp);
+	mma = strcmp(o.type, "f32") != 0;
+	p = util_path_join(o.out, "op.txt");
+	man = fopen(p, "w");
+	free(p);
+	if (man == NULL)
+		return 2;
+	fprintf(man, "%ld,%ld,%ld,%s\n", o.m, o.n, o.k, o.type);
+	fclose(man);
+	p = util_path_join(o.out, "manifest.tsv");
+	man = fopen(p, "w");
+	free(p);
+	p = util_path_join(o.out, "kernels.txt");
+	ks = fopen(p, "w");
+	free(p);
+	if (man == NULL || ks == NULL)
+		return 2;
+	fprintf(man, "# %s %s: %llu configs in the space, %d drawn (seed "
+	    "%llu)\n", op->name, o.arch, (unsigned long long)count, o.sample,
+	    (unsigned long long)o.seed);
+	memset(&c, 0, sizeof c);
+	ops->baseline(op, &c);
+	stage_one(ops, be, &c, mma, o.out, man, ks, "");
+	stage_extra(ops, be, sp, o.extra, mma, o.out, man, ks);
+	n = (uint64_t)o.sample < count ? o.sample : (int)count;
+	picked = calloc((size_t)n + 1, sizeof *picked);
+	s = o.seed * 2654435761u + 1;
+	for (i = 0; i < n; i++) {
+		do {
+			picked[i] = (uint64_t)o.sample < count ?
+			    rnd(&s) % count : (uint64_t)i;
+			for (j = 0; j < i && picked[j] != picked[i]; j++)
+				;
+		} while (j < i);
+		space_get(sp, picked[i], &c);
+		stage_one(ops, be, &c, mma, o.out, man, ks, "");
+	}
+	fclose(man);
+	fclose(ks);
+	free(picked);
+	space_free(sp);
+	ops->close(be);
+	analysis_free(an);
+	return 0;
+}

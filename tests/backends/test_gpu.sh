@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# backend iree for NVIDIA GPUs, here without a GPU (issue 33): a fixed-seed
+# sample of the CUDA space of four ops (f16->f32, a ragged bf16->f32, f16,
+# f32), compiled for sm_80 and sm_90a through the backend's own prepare,
+# every config compiled or refused by a named rule (no compile failure a
+# rule should have caught); the launch shape IREE writes read back equal to
+# the knobs' (grid, block, shared memory); `autosched space` for a cfg
+# naming gpu_arch, and gpu_arch where it means nothing, exit 2 naming the
+# line; autosched-gpu-measure's peak PTX assembled by ptxas, and the harness
+# with no driver (or a GPU, if this host has one) ending cleanly. Exit 77
+# when IREE's tools or ptxas are missing.
+#   test_gpu.sh AUTOSCHED STAGE MEASURE SOURCE_DIR
+set -u
+AS=$1
+STAGE=$2
+GM=$3
+SRC=$4
+. "$(dirname "$0")/../checks.sh"
+scratch gpu
+PTXAS=${AUTOSCHED_PTXAS:-$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)}
+if [ ! -x "$PTXAS" ]; then
+	echo "skipped: no ptxas (the CUDA toolkit)"
+	exit 77
+fi
+if ! command -v iree-compile > /dev/null && ! [ -x "${AUTOSCHED_IREE_VENV:-$HOME/.cache/autosched/iree-3.13.0}/bin/iree-compile" ]; then
+	echo "skipped: IREE's tools are not installed (scripts/iree-deps.sh)"
+	exit 77
+fi
+
+# The harness: usage, the peak's PTX, no driver.
+"$GM" --op 1,2 > /dev/null 2> "$T/usage.txt"
+check "harness: bad --op is exit 2" eq "$?" 2
+check "harness: bad --op says what it expected" grep -q "expected M,N,K,TYPE" "$T/usage.txt"
+for t in f16f32 f16 bf16f32 f32; do
+	"$GM" --peak-ptx $t > "$T/peak_$t.ptx"
+	for a in sm_80 sm_90a; do
+		check "peak PTX $t assembles for $a" timeout 60 "$PTXAS" -arch=$a "$T/peak_$t.ptx" -o "$T/peak.cubin"
+	done
+done
+check "peak PTX is mma.sync" grep -q 'mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32' "$T/peak_bf16f32.ptx"
+timeout 60 "$GM" --probe > "$T/probe.txt" 2> "$T/probe.err"
+rc=$?
+if [ "$rc" = 3 ]; then
+	check "harness without a GPU says so" grep -Eq "no NVIDIA driver here|no usable GPU" "$T/probe.err"
+else
+	check "harness on this GPU prints the device (exit $rc)" grep -q '"kind":"device"' "$T/probe.txt"
+fi
+timeout 60 "$GM" --op 64,64,64,f16f32 --kernel "k,$T/none.ptx,e,1,1,1,128,1,1,0" > /dev/null 2>&1
+rc=$?
+check "harness: a kernel without a GPU ends cleanly (exit 1 or 3, got $rc)" test "$rc" = 3 -o "$rc" = 1
+
+# The candidates: "OUT ARCH M,N,K,TYPE SAMPLE" (the picks are boundary cases:
+# one warp of 32x32, 16 warps of 32x32, 50 KiB of promoted tiles (above the
+# 48 KiB a launch gets unasked), 131 KiB (refused on sm_86 before compiling,
+# allowed on sm_80, where ptxas finds its spills), and a SIMT tile of 256
+# threads).
+PICKS="32,32,16,32,32,1;128,128,32,32,32,1;256,128,64,64,64,1;256,256,128,64,64,1;64,64,16,4,4,0"
+while read -r out arch op n; do
+	check "stage $out ($arch $op)" timeout 600 "$STAGE" --arch "$arch" --op "$op" --sample "$n" --seed 7 \
+	    --out "$T/$out" --work "$T/work" --timeout 120 --extra "$PICKS"
+	check "$out: every config compiled or was refused by a rule" \
+	    awk -F'\t' '!/^#/ && $2 != "compiled" && $2 != "not_in_space" && $4 !~ /^refused: rule / { print "  " $0 > "/dev/stderr"; bad = 1 } END { exit bad }' "$T/$out/manifest.tsv"
+	check "$out: IREE's own config compiled" grep -q "^iree_default	compiled" "$T/$out/manifest.tsv"
+	check "$out: tuned configs compiled" ge "$(grep -Ec '^(pick_)?t.*	compiled' "$T/$out/manifest.tsv")" 1
+	# name,ptx,entry,gx,gy,gz,bx,by,bz,smem against the knobs in the name
+	check "$out: launch shapes read back match the knobs" awk -F, -v op="$op" '
+	    BEGIN { split(op, o, ","); M = o[1]; N = o[2]; mma = o[4] != "f32" }
+	    $1 != "iree_default" {
+	      s = $1; sub(/^pick_/, "", s); gsub(/[a-z_]+/, " ", s); split(s, v, " ")
+	      # v: tm tn tk vm vn; threads 32/warp tile (mma) or 1/thread tile
+	      t = (v[1] / v[4]) * (v[2] / v[5]) * (mma ? 32 : 1)
+	      sm = mma && $1 !~ /nopromote/ ? 2 * (v[1] * (v[3] + 4) + v[3] * (v[2] + 4)) : -1
+	      if ($4 * $5 * $6 != (M / v[1]) * (N / v[2]) || $7 * $8 * $9 != t || (sm >= 0 && $10 != sm)) {
+	        print "  " $0 ": want grid " (M / v[1]) * (N / v[2]) " threads " t " smem " sm > "/dev/stderr"; bad = 1 } }
+	    END { exit bad }' "$T/$out/kernels.txt"
+	check "$out: PTX for $arch" grep -q "^\.target $arch" "$T/$out/iree_default.ptx"
+done << 'OPS'
+f16_80 sm_80 512,512,512,f16f32 4
+f32_80 sm_80 256,256,256,f32 2
+bf16_90 sm_90a 384,256,512,bf16f32 4
+f16h_90 sm_90a 512,512,512,f16 2
+f16_86 sm_86 512,512,512,f16f32 0
+OPS
+check "sm_86: 131 KiB of tiles refused by the shared-memory rule" \
+    grep -q "^pick_t256x256x128_w64x64	compile_failed.*refused: rule shared-memory: 134144 bytes.*sm_86's 101376" "$T/f16_86/manifest.tsv"
+check "sm_80: the same tile passes the shared-memory rule (compiled, or refused after by ptxas)" \
+    grep -Eq "^pick_t256x256x128_w64x64	(compiled|compile_failed.*refused: rule (spills|registers))" "$T/f16_80/manifest.tsv"
+check "sm_90a: 16 warps of 32x32 compiled" grep -q "^pick_t128x128x32_w32x32	compiled" "$T/f16h_90/manifest.tsv"
+
+# autosched space with gpu_arch; gpu_arch where it means nothing.
+cat > "$T/mm.mlir" << 'M'
+func.func @mm(%a: tensor<512x512xf16>, %b: tensor<512x512xf16>, %c: tensor<512x512xf32>) -> tensor<512x512xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<512x512xf16>, tensor<512x512xf16>) outs(%c : tensor<512x512xf32>) -> tensor<512x512xf32>
+  return %r : tensor<512x512xf32>
+}
+M
+printf '[Env]\ninput_file = mm.mlir\nbackend = iree\ngpu_arch = sm_90a\n[SearchSpace]\npipeline_depth = [2]\n' > "$T/g.cfg"
+"$AS" space "$T/g.cfg" --count > "$T/space.txt" 2>&1
+check "space --count with gpu_arch = sm_90a" grep -q "valid configs" "$T/space.txt"
+check "space says pipeline_depth is ignored here" grep -q "pipeline_depth.*not applicable to backend iree-cuda" "$T/space.txt"
+check "space says pipeline_depth does nothing on this target" grep -q "pipeline_depth (IREE's prefetch_num_stages) does nothing" "$T/space.txt"
+printf '[Env]\ninput_file = mm.mlir\ngpu_arch = sm_80\n' > "$T/cpu.cfg"
+"$AS" space "$T/cpu.cfg" --count > "$T/cpu.txt" 2>&1
+check "gpu_arch on mlir-cpu is exit 2" eq "$?" 2
+check "gpu_arch on mlir-cpu names the line" grep -q "cpu.cfg:3.*gpu_arch" "$T/cpu.txt"
+printf '[Env]\ninput_file = mm.mlir\nbackend = iree\ngpu_arch = sm_75\n' > "$T/bad.cfg"
+"$AS" space "$T/bad.cfg" --count > "$T/bad.txt" 2>&1
+check "an unknown gpu_arch is exit 2" eq "$?" 2
+check "an unknown gpu_arch lists the known ones" grep -q "sm_80, sm_86, sm_89, sm_90a" "$T/bad.txt"
+
+# A whole run on "sm_80" with a stand-in harness (fixtures/fake_gpu_measure.sh:
+# the protocol, no GPU): candidates compiled, measured through the executor,
+# recorded verified; the reference is cuBLAS; export --format iree-spec says
+# IREE ignores specs on CUDA; annotate writes the TileAndFuse compilation_info.
+mkdir -p "$T/run"
+cp "$T/mm.mlir" "$T/run/"
+printf '[Env]\ninput_file = mm.mlir\nbackend = iree\ngpu_arch = sm_80\n[SearchSpace]\ntile_m = [64,128]\ntile_n = [64,128]\ntile_k = [32]\nvector_m = [32,64]\nvector_n = [64]\npack_b = [1]\n[SearchStrategy]\ntuner = GridTuner\nn_trial = 3\n' > "$T/run/g.cfg"
+AUTOSCHED_GPU_MEASURE=$SRC/tests/backends/fixtures/fake_gpu_measure.sh AUTOSCHED_WORK=$T/work \
+    timeout 600 "$AS" run "$T/run/g.cfg" --db "$T/run/s.db" > "$T/run/out.txt" 2>&1
+check "run with gpu_arch = sm_80: exit 0" eq "$?" 0
+check "run: verified trials of backend iree-cuda" ge "$(sqlite3 "$T/run/s.db" "select count(*) from trials t join targets g on g.id = t.target_id where t.status = 'ok' and t.verified = 1")" 3
+check "run: the reference is cuBLAS" grep -q "cublas" "$T/run/out.txt"
+"$AS" export --db "$T/run/s.db" --format iree-spec -o "$T/run/spec.mlir" 2> "$T/run/export.txt"
+check "export iree-spec says IREE ignores specs on CUDA" grep -q "never reads a tuning spec for CUDA" "$T/run/export.txt"
+"$AS" annotate "$T/run/mm.mlir" --db "$T/run/s.db" -o "$T/run/ann.mlir" 2> "$T/run/ann.txt"
+check "annotate writes the TileAndFuse compilation_info" grep -q "iree_gpu.pipeline<TileAndFuse>" "$T/run/ann.mlir"
+IC=$(command -v iree-compile || echo "${AUTOSCHED_IREE_VENV:-$HOME/.cache/autosched/iree-3.13.0}/bin/iree-compile")
+check "the annotated program compiles for CUDA sm_80" timeout 300 "$IC" "$T/run/ann.mlir" \
+    --iree-hal-target-backends=cuda --iree-cuda-target=sm_80 -o "$T/run/ann.vmfb"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
