@@ -633,23 +633,31 @@ service_run_one(struct service *sv)
 	    (long long)j.n_trial);
 	service_notify("STATUS=job %lld: starting", (long long)j.id);
 
-	if (j.cfg_text == NULL || cfg_parse(j.cfg_path ? j.cfg_path : "job.cfg",
-	    j.cfg_text, strlen(j.cfg_text), 0, &cfg, &err) != 0) {
+	/* The row is input too: snapshots present, counts in range. */
+	if (store_job_check(sv->st, &j, &err) != 0) {
 		service_log(sv, LOG_ERR, j.id, "job %lld: %s", (long long)j.id,
-		    err ? err : "no cfg snapshot");
+		    err);
 		state = "failed";
 		goto done;
 	}
-	/* Queued before submit refused them: the service's settings apply. */
+	/* With the submitted-job rules, every time: the store is input. */
+	if (cfg_parse(j.cfg_path ? j.cfg_path : "job.cfg", j.cfg_text,
+	    strlen(j.cfg_text), CFG_STORED, &cfg, &err) != 0) {
+		service_log(sv, LOG_ERR, j.id, "job %lld: %s", (long long)j.id,
+		    err);
+		state = "failed";
+		goto done;
+	}
+	/* Queued before submit refused them, or written into the store. */
 	if (cfg->service_key != NULL) {
 		int line = cfg->service_key_line;
 		const char *key = cfg_drop_submitted(cfg);
 
 		service_log(sv, LOG_WARNING, j.id, "job %lld: %s:%d: [Env] %s:"
-		    " set by the service (autoschedd.conf), not by a submitted"
-		    " job: ignored with every executor key and iree_bin",
-		    (long long)j.id, j.cfg_path ? j.cfg_path : "job.cfg", line,
-		    key);
+		    " %s: ignored, with every key a submitted job may not set"
+		    " (executor, slurm_*, compile_jobs, ops_at_once, iree_bin,"
+		    " replay_db)", (long long)j.id, j.cfg_path ? j.cfg_path :
+		    "job.cfg", line, key, cfg_submitted_why(key));
 	}
 	service_job_output(sv, j.id, cfg);
 

@@ -413,6 +413,12 @@ job_prepare(const struct cfg *cfg, const struct job_opts *o, struct job **out,
 		if (analysis_parse(cfg->input_file, o->mlir_text,
 		    strlen(o->mlir_text), &c->an, err) != 0)
 			goto fail;
+	} else if (o->job_id > 0) {
+		/* A stored job runs its snapshot, never what its path holds now. */
+		util_seterr(err, "job %lld: no snapshot of its program; the"
+		    " service never reads a job's program from its path (submit"
+		    " the job again)", (long long)o->job_id);
+		goto fail;
 	} else {
 		if (util_read_file(cfg->input_file, ANALYSIS_INPUT_MAX, &c->mlir_text, &len,
 		    err) != 0)

@@ -85,6 +85,13 @@ store_alloc_add(struct store *s, const struct store_alloc *a, char **err)
 	int64_t		 id = -1;
 	int		 owned;
 
+	/* What the reader takes back (store_alloc_check), and no more. */
+	if (a->trials < 1 || a->trials > STORE_ROUND_TRIALS_MAX) {
+		util_seterr(err, "store %s: a scheduler decision of %lld tune"
+		    " trials; expected 1 to %d", s->path, (long long)a->trials,
+		    STORE_ROUND_TRIALS_MAX);
+		return -1;
+	}
 	if ((st = store_stmt(s, ST_ALLOC_ADD, sql_alloc_add, &owned,
 	    err)) == NULL)
 		return -1;
@@ -109,14 +116,15 @@ store_alloc_add(struct store *s, const struct store_alloc *a, char **err)
 
 static const char sql_alloc_list[] =
 	"SELECT job_id, seq, op_id, trials, trials_before, weight, now_ms, "
-	"gain, elapsed_s FROM allocations WHERE job_id = ?1 ORDER BY seq, id";
+	"gain, elapsed_s, id FROM allocations WHERE job_id = ?1 "
+	"ORDER BY seq, id";
 
 int
 store_alloc_list(struct store *s, int64_t job_id, struct store_alloc **v,
     size_t *n, char **err)
 {
 	sqlite3_stmt	*st;
-	int		 owned, rc;
+	int		 owned, rc, bad = 0;
 	size_t		 cap = 0;
 
 	*v = NULL;
@@ -144,13 +152,18 @@ store_alloc_list(struct store *s, int64_t job_id, struct store_alloc **v,
 		a->gain = store_column_num(st, 7);
 		a->elapsed_s = store_column_num(st, 8);
 		a->reason = "";
+		/* The job replays these: refused here, never obeyed. */
+		if ((bad = store_alloc_check(s, sqlite3_column_int64(st, 9), a,
+		    err)) != 0)
+			break;
 	}
 	store_stmt_done(st, owned);
-	if (rc != SQLITE_DONE) {
+	if (bad || rc != SQLITE_DONE) {
 		free(*v);
 		*v = NULL;
 		*n = 0;
-		return store_fail(s, err, "reading a job's scheduler decisions");
+		return bad ? -1 : store_fail(s, err, "reading a job's scheduler"
+		    " decisions");
 	}
 	return 0;
 }
