@@ -115,6 +115,22 @@ int	 util_mkdirs(const char *path, char **err) WUR;
  */
 int	 util_trusted(const char *path, int dir, char *why, size_t len) WUR;
 
+/*
+ * Where programs are taken from (util/program.c): a folder that is
+ * absolute, a folder (after symbolic links), owned by root or the effective
+ * uid and writable by no one else. util_program_dir_ok: 0, or -1 with why.
+ * util_program_ok: path is an executable file that, and the file its links
+ * lead to, pass the same rule, in folders that pass it.
+ */
+int	 util_program_dir_ok(const char *dir, char *why, size_t len) WUR;
+int	 util_program_ok(const char *path, char *why, size_t len) WUR;
+/*
+ * The first PATH entry dir/name that util_program_ok accepts; one that
+ * holds name but is refused is skipped with a warning on stderr naming
+ * why. NULL if none (or name has a '/'). Caller frees.
+ */
+char	*util_program_find(const char *name);
+
 /* dir/name unless name is absolute. Caller frees. */
 char	*util_path_join(const char *dir, const char *name);
 /* The folder part of path ("." when none). Caller frees. */
