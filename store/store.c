@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/util.h"
 #include "build_config.h"
@@ -321,6 +322,7 @@ store_open(const char *path, struct store **out, char **err)
 	struct store	*s;
 	sqlite3_stmt	*st = NULL;
 	const char	*mode;
+	int		 rc, waited;
 
 	*out = NULL;
 	if ((s = store_connect(path, SQLITE_OPEN_READWRITE |
@@ -329,9 +331,23 @@ store_open(const char *path, struct store **out, char **err)
 	if (store_exec(s, "PRAGMA foreign_keys = ON", err) != 0)
 		goto fail;
 
-	/* Readers (status) never block the writer (the daemon), nor it them. */
+	/*
+	 * Readers (status) never block the writer (the daemon), nor it them.
+	 * Switching a new store to WAL is answered SQLITE_BUSY at once, without
+	 * the busy handler, while another process makes it too: tried again
+	 * until the busy timeout.
+	 */
 	if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode = WAL", -1, &st,
-	    NULL) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW) {
+	    NULL) != SQLITE_OK) {
+		store_fail(s, err, "setting WAL mode");
+		goto fail;
+	}
+	for (waited = 0; (rc = sqlite3_step(st)) == SQLITE_BUSY &&
+	    waited < STORE_BUSY_MS; waited += 10) {
+		sqlite3_reset(st);
+		usleep(10000);
+	}
+	if (rc != SQLITE_ROW) {
 		store_fail(s, err, "setting WAL mode");
 		goto fail;
 	}
