@@ -1382,7 +1382,8 @@ html_report_text(struct store *st, const struct html_opts *o, char **text,
 	 * Each op sees only its own trials (a sweep has thousands of ops):
 	 * sorted by op, then in store order, each op's slice is a view.
 	 */
-	qsort(r.t, r.nt, sizeof *r.t, rtrial_cmp);
+	if (r.nt > 1)
+		qsort(r.t, r.nt, sizeof *r.t, rtrial_cmp);
 	for (i = 0; i < r.nops; i++) {
 		struct report v = r;
 		size_t b;
