@@ -665,6 +665,14 @@ fail:
 	if (c->job_id > 0)
 		(void)store_job_set_state(st, c->job_id, "failed", *err, NULL);
 	outcome = bad_input ? JOB_BAD_INPUT : JOB_FAILED;
+	/* A failed run's partial CSV never replaces an earlier whole one. */
+	if (c->csv_out != NULL && access(cfg->output_file, F_OK) == 0) {
+		util_out_abort(c->csv_out);
+		c->csv_out = NULL;
+		c->rep.csv = NULL;
+		fprintf(stderr, "autosched: %s: left as it was (this run failed;"
+		    " what it measured is in the store)\n", cfg->output_file);
+	}
 out:
 	for (i = 0; i < c->nops; i++)
 		job_close_op(c, &c->ops[i]);

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Wrong behaviours of issue 31, each its block: a failed run leaves the
+# previous complete CSV in place; a store on a read-only file system (or a
+# read-only file) is readable by best, report and export.
+#   test_issue31.sh AUTOSCHED SOURCE_DIR
+set -u
+AS=$1
+SRC=$2
+. "$SRC/tests/checks.sh"
+scratch issue31
+export AUTOSCHED_WORK=$T/work
+unset AUTOSCHED_DB
+cat > "$T/m.mlir" <<MLIR
+func.func @m(%a: tensor<16x16xf32>, %b: tensor<16x16xf32>, %c: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<16x16xf32>, tensor<16x16xf32>) outs(%c : tensor<16x16xf32>) -> tensor<16x16xf32>
+  return %0 : tensor<16x16xf32>
+}
+MLIR
+printf '[Env]\ninput_file = m.mlir\noutput_file = out.csv\n[SearchSpace]\ntile_m = [8,16]\n[SearchStrategy]\nn_trial = 2\n[Measure]\nmin_time = 0.02\nmin_reps = 3\nconfirm_top = 0\n' > "$T/c.cfg"
+
+# --- A failed rerun leaves the complete CSV of the run before it.
+timeout 300 "$AS" run "$T/c.cfg" --db "$T/s.db" > /dev/null 2>&1
+check "first run exits 0" eq "$?" 0
+cp "$T/out.csv" "$T/first.csv"
+check "first run: a CSV with rows" ge "$(wc -l < "$T/out.csv")" 3
+AUTOSCHED_MEASURE=$T/no-harness timeout 120 "$AS" run "$T/c.cfg" --db "$T/s.db" --fresh > /dev/null 2> "$T/err.txt"
+check "failed rerun: exit nonzero" test "$?" -ne 0
+check "failed rerun: the earlier CSV kept" cmp -s "$T/out.csv" "$T/first.csv"
+check "failed rerun: says so" grep -qF "out.csv: left as it was (this run failed" "$T/err.txt"
+check "failed rerun: no temporary left" bash -c "[ -z \"\$(ls -A '$T' | grep -v -e '^out.csv\$' -e '^first.csv\$' -e '^c.cfg\$' -e '^m.mlir\$' -e '^s.db' -e '^work\$' -e '^err.txt\$')\" ]"
+# Without an earlier CSV a failed run still leaves what it has.
+rm "$T/out.csv"
+AUTOSCHED_MEASURE=$T/no-harness timeout 120 "$AS" run "$T/c.cfg" --db "$T/s.db" --fresh > /dev/null 2>&1
+check "failed first run: its CSV (the header) written" test -s "$T/out.csv"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
