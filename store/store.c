@@ -379,17 +379,73 @@ fail:
 	return -1;
 }
 
+/*
+ * A reader that cannot make the store's -shm (a read-only file system, a
+ * folder it cannot write) reads it as immutable, when no write-ahead log
+ * holds commits the file lacks. 0, or -1 with *err saying what to do.
+ */
+static int
+store_reopen_immutable(struct store *s, char **err)
+{
+	struct stat	 sb;
+	char		*wal = xasprintf("%s-wal", s->path), *uri;
+	size_t		 i, n = 0;
+	int		 busy;
+
+	busy = stat(wal, &sb) == 0 && sb.st_size > 0;
+	free(wal);
+	if (busy) {
+		util_seterr(err, "store %s: cannot be read here: its write-ahead"
+		    " log %s-wal holds commits the store lacks, and SQLite"
+		    " cannot make its shared-memory file %s-shm (a read-only"
+		    " folder or file system); read it once where it can be"
+		    " written (autosched status --db %s) to fold them in",
+		    s->path, s->path, s->path, s->path);
+		return -1;
+	}
+	/* file: URI, with what a URI gives meaning to escaped. */
+	uri = xmalloc(strlen(s->path) * 3 + 32);
+	n = (size_t)sprintf(uri, "file:");
+	for (i = 0; s->path[i] != '\0'; i++) {
+		if (strchr("%?#", s->path[i]) != NULL)
+			n += (size_t)sprintf(uri + n, "%%%02X",
+			    (unsigned char)s->path[i]);
+		else
+			uri[n++] = s->path[i];
+	}
+	snprintf(uri + n, 16, "?immutable=1");
+	sqlite3_close_v2(s->db);
+	s->db = NULL;
+	if (sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READONLY |
+	    SQLITE_OPEN_URI, NULL) != SQLITE_OK) {
+		free(uri);
+		return store_fail(s, err, "cannot open");
+	}
+	free(uri);
+	return 0;
+}
+
 int
 store_open_readonly(const char *path, struct store **out, char **err)
 {
 	struct store	*s;
 	int64_t		 v;
+	int		 ec;
 
 	*out = NULL;
 	if ((s = store_connect(path, SQLITE_OPEN_READONLY, err)) == NULL)
 		return -1;
-	if (store_query_int(s, "PRAGMA user_version", &v, err) != 0)
-		goto fail;
+	if (store_query_int(s, "PRAGMA user_version", &v, NULL) != 0) {
+		ec = sqlite3_errcode(s->db) & 0xff;
+		if ((ec != SQLITE_CANTOPEN && ec != SQLITE_READONLY) ||
+		    store_reopen_immutable(s, err) != 0) {
+			if (ec != SQLITE_CANTOPEN && ec != SQLITE_READONLY)
+				store_fail(s, err, "PRAGMA user_version");
+			goto fail;
+		}
+		if (store_query_int(s, "PRAGMA user_version", &v, err) != 0)
+			goto fail;
+	}
 	if (store_check_version(s, v, 0, err) != 0)
 		goto fail;
 	*out = s;

@@ -33,5 +33,30 @@ rm "$T/out.csv"
 AUTOSCHED_MEASURE=$T/no-harness timeout 120 "$AS" run "$T/c.cfg" --db "$T/s.db" --fresh > /dev/null 2>&1
 check "failed first run: its CSV (the header) written" test -s "$T/out.csv"
 
+# --- A store on a read-only file system: best, report, export read it.
+if [ "$(id -u)" -eq 0 ] && mkdir -p "$T/ro" && mount -t tmpfs none "$T/ro" 2> /dev/null; then
+	trap 'umount "$T/ro" 2> /dev/null; rm -rf "$T"' EXIT
+	cp "$T/s.db" "$T/ro/s.db"
+	mount -o remount,ro "$T/ro"
+	for c in "best" "best --format json" "export --format transform" "export --format json" \
+	    "report -o $T/ro.html" "status"; do
+		# shellcheck disable=SC2086
+		timeout 60 "$AS" $c --db "$T/ro/s.db" > "$T/out.txt" 2> "$T/err.txt"
+		check "read-only fs: $c: exit 0" eq "$?" 0
+		check "read-only fs: $c: no error" test ! -s "$T/err.txt"
+	done
+	check "read-only fs: the report written" test -s "$T/ro.html"
+	# A write-ahead log with commits the file lacks: said what to do.
+	umount "$T/ro"
+	mount -t tmpfs none "$T/ro"
+	cp "$T/s.db" "$T/ro/s.db"
+	printf 'not empty' > "$T/ro/s.db-wal"
+	mount -o remount,ro "$T/ro"
+	timeout 60 "$AS" best --db "$T/ro/s.db" > "$T/out.txt" 2> "$T/err.txt"
+	check "read-only fs, a -wal: exit 2" eq "$?" 2
+	check "read-only fs, a -wal: says what to do" grep -qF "holds commits the store lacks" "$T/err.txt"
+	umount "$T/ro"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
