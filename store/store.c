@@ -129,6 +129,13 @@ store_check_version(struct store *s, int64_t v, int ok_old, char **err)
 {
 	int64_t	tables;
 
+	if (v < 0) {
+		util_seterr(err, "store %s: schema version %" PRId64 " (PRAGMA"
+		    " user_version): not one autosched writes (0 to %d); the"
+		    " store was changed by hand", s->path, v,
+		    STORE_SCHEMA_VERSION);
+		return -1;
+	}
 	if (v > STORE_SCHEMA_VERSION) {
 		util_seterr(err, "store %s: schema version %" PRId64 " is newer "
 		    "than this autosched knows (%d); use a newer autosched",
@@ -151,9 +158,11 @@ store_check_version(struct store *s, int64_t v, int ok_old, char **err)
 			    "store", s->path);
 		else
 			util_seterr(err, "store %s: schema version %" PRId64
-			    " is older than this autosched's (%d); open it "
-			    "read-write once to migrate", s->path, v,
-			    STORE_SCHEMA_VERSION);
+			    " is older than this autosched's (%d); migrate it"
+			    " once, as a user who may write it, with any"
+			    " command that writes the store (autosched submit"
+			    " or run --db %s, or autoschedd on it)", s->path,
+			    v, STORE_SCHEMA_VERSION, s->path);
 		return -1;
 	}
 	return 0;
@@ -185,7 +194,11 @@ store_migrate(struct store *s, char **err)
 	for (; v < STORE_SCHEMA_VERSION; v++) {
 		if (sqlite3_exec(s->db, store_migrations[v], NULL, NULL,
 		    NULL) != SQLITE_OK) {
-			store_fail(s, err, "migrating the schema");
+			util_seterr(err, "store %s: migrating the schema from"
+			    " version %" PRId64 " to %" PRId64 ": %s: its tables"
+			    " are not those of version %" PRId64 " (PRAGMA"
+			    " user_version changed by hand?); nothing changed",
+			    s->path, v, v + 1, sqlite3_errmsg(s->db), v);
 			goto out;
 		}
 	}
@@ -239,7 +252,8 @@ store_check_file(const char *path, const char *suffix, const char *what,
 	char		*p = xasprintf("%s%s", path, suffix);
 	int		 rc = -1;
 
-	if (stat(p, &sb) != 0) {
+	/* SQLite opens its own files beside the store without following links. */
+	if ((suffix[0] != '\0' ? lstat(p, &sb) : stat(p, &sb)) != 0) {
 		if (errno == ENOENT) {
 			rc = 0;
 			goto out;
@@ -248,7 +262,9 @@ store_check_file(const char *path, const char *suffix, const char *what,
 		goto out;
 	}
 	if (!S_ISREG(sb.st_mode)) {
-		util_seterr(err, "%s: not a regular file; expected %s", p, what);
+		util_seterr(err, "%s: not a regular file%s; expected %s", p,
+		    S_ISLNK(sb.st_mode) ? " (a symbolic link, which SQLite does"
+		    " not follow)" : "", what);
 		goto out;
 	}
 	rc = 0;

@@ -516,6 +516,20 @@ store_best(struct store *s, const char *op_filter, int64_t job_id,
 
 	*rows = NULL;
 	*n = 0;
+	/* One answer for a job that is not there, whoever asks. */
+	if (job_id > 0) {
+		struct store_job j;
+
+		if ((rc = store_job_get(s, job_id, &j, err)) < 0)
+			return -1;
+		store_job_clear(&j);
+		if (rc == 0) {
+			util_seterr(err, "store %s: no job %lld (autosched status"
+			    " --db %s lists the jobs)", s->path,
+			    (long long)job_id, s->path);
+			return -1;
+		}
+	}
 	if ((st = store_stmt(s, ST_BEST, sql_best, &owned, err)) == NULL)
 		return -1;
 	store_bind_text(st, 1, op_filter != NULL && *op_filter != '\0' ?

@@ -131,6 +131,12 @@ int	 util_program_ok(const char *path, char *why, size_t len) WUR;
  */
 char	*util_program_find(const char *name);
 
+/*
+ * A job (or other row) id: a decimal number from 1 to 2^63-1 and nothing
+ * else ("", "1x", "-3", "18446744073709551616" are not). 0 or -1.
+ */
+int	 util_parse_id(const char *s, int64_t *id) WUR;
+
 /* dir/name unless name is absolute. Caller frees. */
 char	*util_path_join(const char *dir, const char *name);
 /* The folder part of path ("." when none). Caller frees. */

@@ -58,5 +58,39 @@ if [ "$(id -u)" -eq 0 ] && mkdir -p "$T/ro" && mount -t tmpfs none "$T/ro" 2> /d
 	umount "$T/ro"
 fi
 
+# --- Messages reworded (each says what is wrong, where, what to do).
+# msg WHAT RC WANT COMMAND...: the command exits RC and stderr has WANT.
+msg() {
+	local what=$1 rc=$2 want=$3
+	shift 3
+	timeout 60 "$@" > "$T/out.txt" 2> "$T/err.txt"
+	check "$what: exit $rc" eq "$?" "$rc"
+	check "$what: says '$want'" grep -qF -- "$want" "$T/err.txt"
+}
+# An unknown job: one answer (exit 2) from every reader.
+for c in "best" "best --format json" "export --format json" "export --format transform" \
+    "annotate $T/m.mlir" "build $T/m.mlir -o $T/x.so"; do
+	# shellcheck disable=SC2086
+	msg "unknown job: $c" 2 "store $T/s.db: no job 999 (autosched status --db $T/s.db lists the jobs)" \
+	    "$AS" $c --job 999 --db "$T/s.db"
+done
+msg "--job 2^64" 2 "--job 18446744073709551616: expected a job id" "$AS" best --job 18446744073709551616 --db "$T/s.db"
+msg "status 2^64" 2 '"18446744073709551616" is not a job id' "$AS" status 18446744073709551616 --db "$T/s.db"
+msg "--emit-dispatch ''" 2 "--emit-dispatch : expected an op index" "$AS" analyze "$T/m.mlir" --emit-dispatch ''
+# Stores of another schema version.
+cp "$T/s.db" "$T/v.db"
+sqlite3 "$T/v.db" "PRAGMA user_version = -1"
+msg "user_version -1" 2 "schema version -1 (PRAGMA user_version): not one autosched writes" "$AS" best --db "$T/v.db"
+sqlite3 "$T/v.db" "PRAGMA user_version = 3"
+msg "user_version 3: best" 2 "is older than this autosched's (7); migrate it once, as a user who may write it, with any command that writes the store (autosched submit or run --db $T/v.db" "$AS" best --db "$T/v.db"
+msg "user_version 3 over version 7 tables: cancel" 2 "migrating the schema from version 3 to 4: " "$AS" cancel 1 --db "$T/v.db"
+check "user_version 3 over version 7 tables: says why" grep -qF "its tables are not those of version 3 (PRAGMA user_version changed by hand?); nothing changed" "$T/err.txt"
+check "user_version 3: nothing changed" eq "$(sqlite3 "$T/v.db" "PRAGMA user_version")" 3
+# SQLite's files beside a store, links: named as such.
+cp "$T/s.db" "$T/l.db"
+ln -s "$T/elsewhere" "$T/l.db-wal"
+msg "-wal a symbolic link" 2 "l.db-wal: not a regular file (a symbolic link, which SQLite does not follow); expected the store's SQLite write-ahead log" \
+    "$AS" best --db "$T/l.db"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
