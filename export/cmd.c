@@ -129,7 +129,7 @@ emit(const struct cmd_opts *o, const char *text, const char *input)
 	char *err = NULL;
 
 	if (o->out == NULL || strcmp(o->out, "-") == 0) {
-		fputs(text, stdout);
+		(void)util_stdout_put(text);	/* said at the close */
 		return 0;
 	}
 	if (export_write(o->out, text, o->db, input, &err) != 0) {

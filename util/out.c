@@ -112,6 +112,30 @@ out_ours(int fd, const struct util_out_guard *g)
 	return found;
 }
 
+/*
+ * 0 if a file can be made in dir (tried: a temporary made and removed), so
+ * that a command fails before its work, not after it (build -o
+ * /proc/self/x.so compiled first). Else -1 with *err.
+ */
+static int
+out_probe(const char *pre, const char *dir, const char *what, char **err)
+{
+	char *p = xasprintf("%s/.autosched-probe-XXXXXX", dir);
+	int fd = mkstemp(p);
+
+	if (fd == -1) {
+		util_seterr(err, "%s: cannot make a file in folder %s (%s);"
+		    " expected a folder this user can write for %s", pre, dir,
+		    strerror(errno), what);
+		free(p);
+		return -1;
+	}
+	close(fd);
+	unlink(p);
+	free(p);
+	return 0;
+}
+
 int
 util_out_check(const char *path, const struct util_out_guard *g, char **err)
 {
@@ -166,7 +190,7 @@ util_out_check(const char *path, const struct util_out_guard *g, char **err)
 			    " an existing folder for %s", pre, dir, what);
 			goto out;
 		}
-		rc = 0;
+		rc = out_probe(pre, dir, what, err);
 		goto out;
 	}
 	if (S_ISLNK(sb.st_mode)) {
@@ -335,15 +359,29 @@ util_write_file(const char *path, const char *buf, size_t len, char **err)
 	return util_out_write(path, buf, len, NULL, err);
 }
 
+/* The errno of the first failed write to stdout, 0 if none. */
+static int util_stdout_errno;
+
+int
+util_stdout_put(const char *s)
+{
+	if (fputs(s, stdout) != EOF)
+		return 0;
+	if (util_stdout_errno == 0)
+		util_stdout_errno = errno;
+	return -1;
+}
+
 int
 util_stdout_close(void)
 {
-	int bad = ferror(stdout) != 0, e = 0;
+	int bad = ferror(stdout) != 0, e = util_stdout_errno;
 
 	errno = 0;
 	if (fflush(stdout) != 0) {
 		bad = 1;
-		e = errno;
+		if (e == 0)
+			e = errno;
 	}
 	if (fclose(stdout) != 0 && !bad && errno != EBADF) {
 		bad = 1;

@@ -104,6 +104,12 @@ int	 util_same_path(const char *a, const char *b);
  * "autosched: stdout: ERROR" when a write to it failed (exit 1 then).
  */
 int	 util_stdout_close(void);
+/*
+ * Write s to stdout, keeping the first write error for util_stdout_close
+ * (a large text fills the buffer: the error comes before the close, and
+ * with it the errno that says why). 0 or -1.
+ */
+int	 util_stdout_put(const char *s);
 
 /* Create a folder and its parents (mode 0755). 0 or -1 with *err. */
 int	 util_mkdirs(const char *path, char **err) WUR;

@@ -92,5 +92,16 @@ ln -s "$T/elsewhere" "$T/l.db-wal"
 msg "-wal a symbolic link" 2 "l.db-wal: not a regular file (a symbolic link, which SQLite does not follow); expected the store's SQLite write-ahead log" \
     "$AS" best --db "$T/l.db"
 
+# A full stdout: the reason, as every command says it.
+timeout 60 "$AS" export --format transform --db "$T/s.db" > /dev/full 2> "$T/err.txt"
+check "export transform > /dev/full: exit 1" eq "$?" 1
+check "export transform > /dev/full: No space left on device" grep -qF "stdout: No space left on device" "$T/err.txt"
+# An output folder no file can be made in: refused before the work.
+msg "build -o /proc/self/x.so" 2 "-o /proc/self/x.so: cannot make a file in folder /proc/self" \
+    "$AS" build "$T/m.mlir" --db "$T/s.db" -o /proc/self/x.so
+check "build -o /proc/self/x.so: refused before compiling" bash -c "! grep -q 'mlir-opt\|dispatch' '$T/err.txt'"
+msg "generate -o /proc/self" 2 "-o /proc/self/sweep.cfg: cannot make a file in folder /proc/self" \
+    "$AS" generate --problem-m 16:33:16 --problem-n 16 --problem-k 16 -o /proc/self
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
