@@ -103,5 +103,16 @@ check "build -o /proc/self/x.so: refused before compiling" bash -c "! grep -q 'm
 msg "generate -o /proc/self" 2 "-o /proc/self/sweep.cfg: cannot make a file in folder /proc/self" \
     "$AS" generate --problem-m 16:33:16 --problem-n 16 --problem-k 16 -o /proc/self
 
+# [Problem] sizes over the memory limit: the cfg named, the limit's source.
+printf '[Problem]\nproblem_m = 100000000\nproblem_n = 16\nproblem_k = 16\n[SearchSpace]\ntile_m = [8]\n' > "$T/p.cfg"
+msg "[Problem] too large" 2 "autosched: $T/p.cfg: matmul_100000000x16x16_f32t_f32t_f32t (matmul at $T/p.cfg[Problem]:" \
+    "$AS" run "$T/p.cfg" --db "$T/p.db"
+check "[Problem] too large: no (null)" bash -c "! grep -q '(null)' '$T/err.txt'"
+msg "AUTOSCHED_MEMORY_LIMIT=100" 2 "above the memory limit of 100 MiB (AUTOSCHED_MEMORY_LIMIT; raise it, in MiB)" \
+    env AUTOSCHED_MEMORY_LIMIT=100 "$AS" run "$T/p.cfg" --db "$T/p.db"
+msg "AUTOSCHED_MEMORY_LIMIT=12x" 2 "warning: AUTOSCHED_MEMORY_LIMIT=12x: not a number of MiB from 1 to 2^40; ignored" \
+    env AUTOSCHED_MEMORY_LIMIT=12x "$AS" run "$T/p.cfg" --db "$T/p.db"
+check "AUTOSCHED_MEMORY_LIMIT=12x: the limit's source" grep -qF "(half of physical memory: AUTOSCHED_MEMORY_LIMIT=12x is not a number" "$T/err.txt"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
