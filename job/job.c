@@ -486,6 +486,21 @@ job_lanes(struct job *c)
 		c->lanes = c->cfg->exec.ops_at_once;
 	if (c->lanes < 1)
 		c->lanes = 1;
+	/* Said, not ignored without a word. */
+	if (c->parallel == 0 && (c->cfg->exec.ops_at_once > 0 ||
+	    c->cfg->exec.compile_jobs > 0)) {
+		const char *k = c->cfg->exec.ops_at_once > 0 ? "ops_at_once" :
+		    "compile_jobs";
+
+		job_log(c, "warn", "[Env] %s: for an executor that places"
+		    " measurements on nodes (slurm); this job measures here, one"
+		    " op and one compile at a time: ignored", k);
+		if (!c->o->json)
+			fprintf(stderr, "autosched: warning: %s: [Env] %s: for an"
+			    " executor that places measurements on nodes (executor"
+			    " = slurm); measured here one op and one compile at a"
+			    " time: ignored\n", c->cfg->path, k);
+	}
 	return c->lanes;
 }
 

@@ -114,5 +114,12 @@ msg "AUTOSCHED_MEMORY_LIMIT=12x" 2 "warning: AUTOSCHED_MEMORY_LIMIT=12x: not a n
     env AUTOSCHED_MEMORY_LIMIT=12x "$AS" run "$T/p.cfg" --db "$T/p.db"
 check "AUTOSCHED_MEMORY_LIMIT=12x: the limit's source" grep -qF "(half of physical memory: AUTOSCHED_MEMORY_LIMIT=12x is not a number" "$T/err.txt"
 
+# ops_at_once with executor local: said, not ignored without a word.
+sed 's/^output_file = out.csv$/ops_at_once = 4/' "$T/c.cfg" > "$T/o.cfg"
+timeout 300 "$AS" run "$T/o.cfg" --db "$T/o.db" > /dev/null 2> "$T/err.txt"
+check "ops_at_once, executor local: exit 0" eq "$?" 0
+check "ops_at_once, executor local: warned" grep -qF "$T/o.cfg: [Env] ops_at_once: for an executor that places measurements on nodes (executor = slurm); measured here one op and one compile at a time: ignored" "$T/err.txt"
+check "ops_at_once, executor local: in the job's log" [ "$(sqlite3 "$T/o.db" "SELECT count(*) FROM job_log WHERE message LIKE '%ops_at_once:%ignored'")" -eq 1 ]
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
