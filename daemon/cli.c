@@ -547,8 +547,12 @@ cli_space(int argc, char **argv)
 		goto out;
 	}
 	cli_print_warnings(cfg);
-	/* The same checks and spaces as `run`, without running anything. */
+	/*
+	 * The same checks and spaces as `run`, without running anything: its
+	 * outputs held apart from the store run would use (one validator).
+	 */
 	memset(&o, 0, sizeof o);
+	o.db = cfg->database != NULL ? cfg->database : store_default_path();
 	if (job_prepare(cfg, &o, &job, &err) != 0) {
 		fprintf(stderr, "autosched: %s\n", err);
 		goto out;

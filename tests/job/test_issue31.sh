@@ -121,5 +121,11 @@ check "ops_at_once, executor local: exit 0" eq "$?" 0
 check "ops_at_once, executor local: warned" grep -qF "$T/o.cfg: [Env] ops_at_once: for an executor that places measurements on nodes (executor = slurm); measured here one op and one compile at a time: ignored" "$T/err.txt"
 check "ops_at_once, executor local: in the job's log" [ "$(sqlite3 "$T/o.db" "SELECT count(*) FROM job_log WHERE message LIKE '%ops_at_once:%ignored'")" -eq 1 ]
 
+# space and run: one validator, one answer for report_file = STORE-wal.
+printf '[Env]\ninput_file = m.mlir\ndatabase = w.db\nreport_file = w.db-wal\n[SearchSpace]\ntile_m = [8]\n' > "$T/w.cfg"
+for c in space run; do
+	msg "report_file = STORE-wal: $c" 2 "[Env] report_file: $T/w.db-wal: that is a side file of the store" "$AS" $c "$T/w.cfg"
+done
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
