@@ -354,6 +354,10 @@ name_unusable(const char *name)
 		if (strcmp(name, taken[i]) == 0)
 			return "taken by the program's or a runtime's own symbol";
 	}
+	/* The marker every built library carries (build_marker). */
+	if (strcmp(name, "autosched_built_library") == 0)
+		return "taken by the marker autosched puts in every library it"
+		    " builds";
 	for (i = 0; prefixes[i] != NULL; i++) {
 		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
 			return "in the namespace of MLIR's C interface or of "
