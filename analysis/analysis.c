@@ -271,6 +271,17 @@ walk_op(MlirOperation op, void *arg)
 		if (mlirAttributeIsNull(attr))
 			w->ann->bad = xstrdup(v);
 		else {
+			MlirStringRef nm = mlirStringRefCreateFromCString(
+			    w->ann->name);
+
+			/* Said, never replaced without a word. */
+			if (!mlirAttributeIsNull(
+			    mlirOperationGetDiscardableAttributeByName(op, nm)))
+				fprintf(stderr, "autosched: warning: %s: %s (%s)"
+				    " already has a %s: replaced by the tuned"
+				    " one\n", d.loc ? d.loc : w->file, d.name ?
+				    d.name : "op", d.kind ? d.kind : "?",
+				    w->ann->name);
 			mlirOperationSetDiscardableAttributeByName(op,
 			    mlirStringRefCreateFromCString(w->ann->name), attr);
 			w->ann->done++;

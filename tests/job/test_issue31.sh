@@ -132,5 +132,10 @@ sed 's/@m(/@autosched_built_library(/' "$T/m.mlir" > "$T/bl.mlir"
 msg "@autosched_built_library" 2 'function @"autosched_built_library": taken by the marker autosched puts in every library it builds' \
     "$AS" build "$T/bl.mlir" --db "$T/s.db" -o "$T/bl.so"
 
+# annotate over an earlier compilation_info: said, not silently replaced.
+timeout 60 "$AS" annotate "$T/m.mlir" --db "$T/s.db" -o "$T/a1.mlir" 2> /dev/null
+msg "annotate twice" 0 "already has a compilation_info: replaced by the tuned one" \
+    "$AS" annotate "$T/a1.mlir" --db "$T/s.db" -o "$T/a2.mlir"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
