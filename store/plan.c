@@ -34,7 +34,7 @@ store_job_op_add(struct store *s, const struct store_job_op *j, char **err)
 }
 
 static const char sql_job_op_list[] =
-	"SELECT job_id, op_id, occurrences, locations FROM job_ops "
+	"SELECT job_id, op_id, occurrences, locations, rowid FROM job_ops "
 	"WHERE job_id = ?1 ORDER BY op_id";
 
 int
@@ -42,7 +42,7 @@ store_job_op_list(struct store *s, int64_t job_id, struct store_job_op **v,
     size_t *n, char **err)
 {
 	sqlite3_stmt	*st;
-	int		 owned, rc;
+	int		 owned, rc, bad = 0;
 	size_t		 cap = 0;
 
 	*v = NULL;
@@ -61,14 +61,19 @@ store_job_op_list(struct store *s, int64_t job_id, struct store_job_op **v,
 		(*v)[*n].occurrences = sqlite3_column_int64(st, 2);
 		(*v)[*n].locations = store_column_dup(st, 3);
 		(*n)++;
+		/* The weights of a model's ops: what the job wrote, or refused. */
+		if ((bad = store_row_int(s, err, "job_ops", sqlite3_column_int64(st,
+		    4), "occurrences", (*v)[*n - 1].occurrences, 1,
+		    STORE_TRIALS_MAX)) != 0)
+			break;
 	}
 	store_stmt_done(st, owned);
-	if (rc != SQLITE_DONE) {
+	if (bad || rc != SQLITE_DONE) {
 		while (*n > 0)
 			free((*v)[--*n].locations);
 		free(*v);
 		*v = NULL;
-		return store_fail(s, err, "reading a job's ops");
+		return bad ? -1 : store_fail(s, err, "reading a job's ops");
 	}
 	return 0;
 }
