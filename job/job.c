@@ -213,6 +213,8 @@ job_free(struct job *c)
 	}
 	if (c->run_lock != -1)
 		close(c->run_lock);
+	if (c->op_lock != -1)
+		close(c->op_lock);	/* every op's lease with it */
 	free(c->job_lock_path);
 	util_out_abort(c->csv_out);
 	analysis_free(c->an);
@@ -504,6 +506,64 @@ job_lanes(struct job *c)
 	return c->lanes;
 }
 
+/*
+ * The leases of the ops a run tunes, whatever its cfg's path (a cfg copied
+ * into another folder measured the same configs at once on the same CPU):
+ * one byte each of DB.ops.lock, at an offset hashed from the op's signature
+ * and the backend, held (an open-file-description lock) until the job ends.
+ * 0, 1 when another process holds one (*err names the op), -1.
+ */
+static int
+job_op_leases(struct job *c, char **err)
+{
+	char *p = xasprintf("%s.ops.lock", c->o->db), *sig, *key;
+	struct flock fl;
+	size_t i;
+	int fd, rc = -1, e;
+
+	if ((fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
+	    O_NONBLOCK | O_NOCTTY, 0666)) == -1) {
+		util_seterr(err, "%s: %s", p, strerror(errno));
+		goto out;
+	}
+	if (util_lock_file_check(fd, p, "the store's lock file of ops",
+	    err) != 0)
+		goto out;
+	for (i = 0; i < c->nops; i++) {
+		if (c->ops[i].sp == NULL)
+			continue;
+		sig = store_op_signature(c->ops[i].op);
+		key = xasprintf("%s\n%s", sig, c->be->name);
+		memset(&fl, 0, sizeof fl);
+		fl.l_type = F_WRLCK;
+		fl.l_whence = SEEK_SET;
+		fl.l_start = (off_t)(util_hash64(key, strlen(key)) & 0x3fffffff);
+		fl.l_len = 1;
+		e = fcntl(fd, F_OFD_SETLK, &fl) == 0 ? 0 : errno;
+		free(key);
+		if (e == EAGAIN || e == EACCES) {
+			util_seterr(err, "%s: op %s (backend %s) is being tuned by"
+			    " another process on %s: refused, nothing written;"
+			    " wait for it to end (one tuning of an op and target"
+			    " at a time)", c->cfg->path, sig, c->be->name,
+			    c->o->db);
+			rc = 1;
+		} else if (e != 0)
+			util_seterr(err, "%s: %s", p, strerror(e));
+		free(sig);
+		if (e != 0)
+			goto out;
+	}
+	c->op_lock = fd;
+	fd = -1;
+	rc = 0;
+out:
+	if (fd != -1)
+		close(fd);
+	free(p);
+	return rc;
+}
+
 void
 job_unlock(struct job *c)
 {
@@ -608,7 +668,8 @@ job_execute(struct job *c, struct store *st, char **err)
 		int r;
 
 		/* A second runner of the same cfg and input is refused. */
-		if (o->job_id == 0 && (r = job_run_lease(c, err)) != 0)
+		if (o->job_id == 0 && ((r = job_run_lease(c, err)) != 0 ||
+		    (r = job_op_leases(c, err)) != 0))
 			return r > 0 ? JOB_BAD_INPUT : JOB_FAILED;
 		if (stat(o->db, &sb) == 0) {
 			c->db_dev = sb.st_dev;

@@ -417,7 +417,7 @@ job_prepare(const struct cfg *cfg, const struct job_opts *o, struct job **out,
 	*out = NULL;
 	c->cfg = cfg;
 	c->o = o;
-	c->run_lock = c->job_lock = -1;
+	c->run_lock = c->job_lock = c->op_lock = -1;
 	c->lanes = 1;
 	if (job_check_output(cfg, o, err) != 0)
 		goto fail;

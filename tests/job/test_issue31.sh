@@ -33,6 +33,27 @@ rm "$T/out.csv"
 AUTOSCHED_MEASURE=$T/no-harness timeout 120 "$AS" run "$T/c.cfg" --db "$T/s.db" --fresh > /dev/null 2>&1
 check "failed first run: its CSV (the header) written" test -s "$T/out.csv"
 
+# --- One tuning of an op and target at a time, whatever the cfg's path.
+mkdir -p "$T/l1" "$T/l2" "$T/l3"
+for d in l1 l2 l3; do cp "$T/m.mlir" "$T/$d/"; done
+sed 's/^n_trial = 2$/n_trial = 16/; s/^min_time = 0.02$/min_time = 1/; /^output_file/d' "$T/c.cfg" > "$T/l1/c.cfg"
+cp "$T/l1/c.cfg" "$T/l2/c.cfg"
+sed '/^output_file/d' "$T/c.cfg" > "$T/l3/c.cfg"
+"$AS" run "$T/l1/c.cfg" --db "$T/l.db" --quiet > /dev/null 2>&1 &
+bg=$!
+for _ in $(seq 300); do
+	[ "$(sqlite3 -cmd ".timeout 5000" "$T/l.db" "SELECT count(*) FROM trials" 2> /dev/null)" -ge 1 ] 2> /dev/null && break
+	sleep 0.1
+done
+timeout 60 "$AS" run "$T/l2/c.cfg" --db "$T/l.db" --quiet > /dev/null 2> "$T/err.txt"
+check "the same op from a copied cfg: exit 2" eq "$?" 2
+check "the same op from a copied cfg: names the op" grep -qF "$T/l2/c.cfg: op matmul_16x16x16_f32t_f32t_f32t (backend mlir-cpu) is being tuned by another process on $T/l.db: refused, nothing written" "$T/err.txt"
+check "the same op from a copied cfg: no job of it" eq "$(sqlite3 -cmd ".timeout 5000" "$T/l.db" "SELECT count(*) FROM jobs WHERE cfg_path LIKE '%/l2/%'")" 0
+kill -9 "$bg"
+wait "$bg" 2> /dev/null
+timeout 300 "$AS" run "$T/l3/c.cfg" --db "$T/l.db" --quiet > /dev/null 2> "$T/err.txt"
+check "the holder killed, the op's lease is free: exit 0" eq "$?" 0
+
 # --- A store on a read-only file system: best, report, export read it.
 if [ "$(id -u)" -eq 0 ] && mkdir -p "$T/ro" && mount -t tmpfs none "$T/ro" 2> /dev/null; then
 	trap 'umount "$T/ro" 2> /dev/null; rm -rf "$T"' EXIT
