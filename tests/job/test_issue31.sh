@@ -33,6 +33,23 @@ rm "$T/out.csv"
 AUTOSCHED_MEASURE=$T/no-harness timeout 120 "$AS" run "$T/c.cfg" --db "$T/s.db" --fresh > /dev/null 2>&1
 check "failed first run: its CSV (the header) written" test -s "$T/out.csv"
 
+# --- A run killed mid-compile leaves its scratch folder: the next run removes it.
+sh -c 'exit 0' &
+dead=$!
+wait "$dead"
+sleep 300 &
+alive=$!
+for p in "$dead" "$alive"; do
+	mkdir -p "$T/work/mlir-cpu/0123456789abcdef.tmp.$p.1"
+	echo '// half a dispatch' > "$T/work/mlir-cpu/0123456789abcdef.tmp.$p.1/dispatch.mlir"
+done
+timeout 300 "$AS" run "$T/c.cfg" --db "$T/s.db" --fresh > /dev/null 2>&1
+check "next run: exit 0" eq "$?" 0
+check "next run: a dead run's scratch folder removed" test ! -e "$T/work/mlir-cpu/0123456789abcdef.tmp.$dead.1"
+check "next run: a live process's scratch folder kept" test -e "$T/work/mlir-cpu/0123456789abcdef.tmp.$alive.1/dispatch.mlir"
+kill "$alive"
+wait "$alive" 2> /dev/null
+
 # --- One tuning of an op and target at a time, whatever the cfg's path.
 mkdir -p "$T/l1" "$T/l2" "$T/l3"
 for d in l1 l2 l3; do cp "$T/m.mlir" "$T/$d/"; done
