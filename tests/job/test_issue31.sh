@@ -43,8 +43,14 @@ for p in "$dead" "$alive"; do
 	mkdir -p "$T/work/mlir-cpu/0123456789abcdef.tmp.$p.1"
 	echo '// half a dispatch' > "$T/work/mlir-cpu/0123456789abcdef.tmp.$p.1/dispatch.mlir"
 done
+# and its CSV's temporary beside out.csv.
+echo 'half a CSV' > "$T/.out.csv.$dead.AbC123"
+echo 'being written' > "$T/.out.csv.$alive.AbC123"
 timeout 300 "$AS" run "$T/c.cfg" --db "$T/s.db" --fresh > /dev/null 2>&1
 check "next run: exit 0" eq "$?" 0
+check "next run: a dead run's CSV temporary removed" test ! -e "$T/.out.csv.$dead.AbC123"
+check "next run: a live process's CSV temporary kept" test -e "$T/.out.csv.$alive.AbC123"
+rm -f "$T/.out.csv.$alive.AbC123"
 check "next run: a dead run's scratch folder removed" test ! -e "$T/work/mlir-cpu/0123456789abcdef.tmp.$dead.1"
 check "next run: a live process's scratch folder kept" test -e "$T/work/mlir-cpu/0123456789abcdef.tmp.$alive.1/dispatch.mlir"
 kill "$alive"
