@@ -339,6 +339,35 @@ job_params(struct job *c, char **err)
 }
 
 /* The job's row in the store: a new one, or the queued one it runs. 0/-1. */
+/*
+ * Earlier runs of this cfg and input left "running" by a kill (no runner
+ * holds their lease, and we hold the run's): marked failed, with why.
+ */
+static void
+job_mark_abandoned(struct job *c, const char *hash)
+{
+	struct store_job *v;
+	size_t n, i;
+
+	if (c->o->db == NULL || store_job_list(c->st, &v, &n, NULL) != 0)
+		return;
+	for (i = 0; i < n; i++) {
+		if (strcmp(v[i].state, "running") == 0 && v[i].cfg_path != NULL &&
+		    strcmp(v[i].cfg_path, c->cfg->path) == 0 &&
+		    v[i].mlir_hash != NULL && strcmp(v[i].mlir_hash, hash) == 0 &&
+		    !job_runner_alive(c->o->db, v[i].id)) {
+			(void)store_job_set_state(c->st, v[i].id, "failed",
+			    "abandoned: its run ended without closing it (killed);"
+			    " marked by the next run of its cfg", NULL);
+			fprintf(stderr, "autosched: job %lld, an earlier run of %s"
+			    " that was killed, marked failed (abandoned)\n",
+			    (long long)v[i].id, c->cfg->path);
+		}
+		store_job_clear(&v[i]);
+	}
+	free(v);
+}
+
 static int
 job_row(struct job *c, char **err)
 {
@@ -354,6 +383,7 @@ job_row(struct job *c, char **err)
 	}
 	memset(&j, 0, sizeof j);
 	util_hash_hex(text, strlen(text), hash);
+	job_mark_abandoned(c, hash);
 	j.state = "running";
 	j.cfg_path = cfg->path;
 	j.cfg_text = cfg->text;

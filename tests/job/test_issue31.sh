@@ -76,6 +76,15 @@ kill -9 "$bg"
 wait "$bg" 2> /dev/null
 timeout 300 "$AS" run "$T/l3/c.cfg" --db "$T/l.db" --quiet > /dev/null 2> "$T/err.txt"
 check "the holder killed, the op's lease is free: exit 0" eq "$?" 0
+# The killed run's row: "running" until the next run of its cfg marks it.
+killed=$(sqlite3 "$T/l.db" "SELECT id FROM jobs WHERE cfg_path = '$T/l1/c.cfg'")
+check "killed run: its row left running" eq "$(sqlite3 "$T/l.db" "SELECT state FROM jobs WHERE id = $killed")" running
+cp "$T/l3/c.cfg" "$T/l1/c.cfg"
+timeout 300 "$AS" run "$T/l1/c.cfg" --db "$T/l.db" --quiet > /dev/null 2> "$T/err.txt"
+check "next run of its cfg: exit 0" eq "$?" 0
+check "next run of its cfg: the killed row marked failed" eq "$(sqlite3 "$T/l.db" "SELECT state FROM jobs WHERE id = $killed")" failed
+check "next run of its cfg: says why" grep -qF "abandoned: its run ended without closing it (killed)" <<< "$(sqlite3 "$T/l.db" "SELECT error FROM jobs WHERE id = $killed")"
+check "next run of its cfg: said on stderr" grep -qF "job $killed, an earlier run of $T/l1/c.cfg that was killed, marked failed (abandoned)" "$T/err.txt"
 
 # --- A store on a read-only file system: best, report, export read it.
 if [ "$(id -u)" -eq 0 ] && mkdir -p "$T/ro" && mount -t tmpfs none "$T/ro" 2> /dev/null; then
