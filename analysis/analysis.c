@@ -241,6 +241,12 @@ walk_op(MlirOperation op, void *arg)
 	struct op_desc	 d;
 
 	memset(&d, 0, sizeof d);
+	/* A module inside the top one (or two top-level modules, wrapped). */
+	if (a->nested == NULL &&
+	    !mlirModuleIsNull(mlirModuleFromOperation(op)) &&
+	    !mlirOperationIsNull(mlirOperationGetParentOperation(op)))
+		a->nested = analysis_loc_string(mlirOperationGetLocation(op),
+		    w->file);
 	if (is_func_definition(op)) {
 		MlirStringRef sym = mlirStringAttrGetValue(
 		    mlirOperationGetAttributeByName(op,
@@ -989,7 +995,14 @@ analysis_free(struct analysis *a)
 		free(a->funcs[i]);
 	free(a->funcs);
 	free(a->ops);
+	free(a->nested);
 	free(a);
+}
+
+const char *
+analysis_nested_module(const struct analysis *a)
+{
+	return a->nested;
 }
 
 size_t

@@ -180,6 +180,15 @@ for c in space run; do
 	msg "report_file = STORE-wal: $c" 2 "[Env] report_file: $T/w.db-wal: that is a side file of the store" "$AS" $c "$T/w.cfg"
 done
 
+# build of nested modules, or of two top-level modules: said at the line.
+printf 'module {\n  module @inner {\n%s\n  }\n}\n' "$(cat "$T/m.mlir")" > "$T/nested.mlir"
+msg "build nested module" 2 "$T/nested.mlir:2:3: a module inside the program's module (or a second top-level module); build compiles one module of functions" \
+    "$AS" build "$T/nested.mlir" --db "$T/s.db" -o "$T/n.so"
+printf 'module {\n%s\n}\nmodule {\n%s\n}\n' "$(cat "$T/m.mlir")" "$(sed 's/@m(/@m2(/' "$T/m.mlir")" > "$T/two.mlir"
+msg "build two modules" 2 "a module inside the program's module (or a second top-level module)" \
+    "$AS" build "$T/two.mlir" --db "$T/s.db" -o "$T/t.so"
+check "build two modules: no deleted temporary named" bash -c "! grep -q 'autosched-build-' '$T/err.txt'"
+
 # A function named like build's marker: refused by the name checks.
 sed 's/@m(/@autosched_built_library(/' "$T/m.mlir" > "$T/bl.mlir"
 msg "@autosched_built_library" 2 'function @"autosched_built_library": taken by the marker autosched puts in every library it builds' \
