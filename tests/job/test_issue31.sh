@@ -111,6 +111,20 @@ if [ "$(id -u)" -eq 0 ] && mkdir -p "$T/ro" && mount -t tmpfs none "$T/ro" 2> /d
 	umount "$T/ro"
 fi
 
+# A reader who may not write the store's folder (before its -wal and -shm
+# exist): read as immutable, not "attempt to write a readonly database".
+if [ "$(id -u)" -eq 0 ] && id nobody > /dev/null 2>&1 && command -v runuser > /dev/null; then
+	R=$(mktemp -d /tmp/autosched-issue31-ro-XXXXXX)
+	cp "$T/s.db" "$R/s.db"
+	chmod 755 "$R"
+	chmod 644 "$R/s.db"
+	runuser -u nobody -- "$AS" best --db "$R/s.db" > "$T/out.txt" 2> "$T/err.txt"
+	check "another user's store, its folder read-only to us: exit 0" eq "$?" 0
+	check "another user's store: no error" test ! -s "$T/err.txt"
+	check "another user's store: the best config listed" grep -q "matmul_16x16x16" "$T/out.txt"
+	rm -rf "$R"
+fi
+
 # --- Messages reworded (each says what is wrong, where, what to do).
 # msg WHAT RC WANT COMMAND...: the command exits RC and stderr has WANT.
 msg() {
