@@ -113,7 +113,8 @@ fi
 
 # A reader who may not write the store's folder (before its -wal and -shm
 # exist): read as immutable, not "attempt to write a readonly database".
-if [ "$(id -u)" -eq 0 ] && id nobody > /dev/null 2>&1 && command -v runuser > /dev/null; then
+if [ "$(id -u)" -eq 0 ] && id nobody > /dev/null 2>&1 && command -v runuser > /dev/null &&
+    runuser -u nobody -- test -x "$AS"; then
 	R=$(mktemp -d /tmp/autosched-issue31-ro-XXXXXX)
 	cp "$T/s.db" "$R/s.db"
 	chmod 755 "$R"
