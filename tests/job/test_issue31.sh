@@ -137,7 +137,7 @@ msg() {
 }
 # An unknown job: one answer (exit 2) from every reader.
 for c in "best" "best --format json" "export --format json" "export --format transform" \
-    "annotate $T/m.mlir" "build $T/m.mlir -o $T/x.so"; do
+    "annotate $T/m.mlir" "build $T/m.mlir -o $T/x.so" "report -o $T/x.html"; do
 	# shellcheck disable=SC2086
 	msg "unknown job: $c" 2 "store $T/s.db: no job 999 (autosched status --db $T/s.db lists the jobs)" \
 	    "$AS" $c --job 999 --db "$T/s.db"
