@@ -371,7 +371,10 @@ backend_test_fault(const char *name, const char *const kinds[], size_t n)
 
 	if (f == NULL || (colon = strchr(f, ':')) == NULL)
 		return 0;
-	if (strstr(name, colon + 1) == NULL)
+	/* KIND:TEXT aims at the configs whose name holds TEXT, KIND:!TEXT at
+	 * the others (the default among them, whatever this CPU makes it). */
+	if (colon[1] == '!' ? strstr(name, colon + 2) != NULL :
+	    strstr(name, colon + 1) == NULL)
 		return 0;
 	for (i = 1; i < n; i++) {
 		if (strlen(kinds[i]) == (size_t)(colon - f) &&

@@ -12,6 +12,7 @@
 # (seconds of calls, 5; 0: no call), CPU (the CPU the calls run on, 0).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/deadline.sh"
 build=${BUILD:-$top/build}
 model=${1:-/work/shared/models/mobilebert_squad_f32_linalg.mlir}
 runs=${RUNS:-2}
@@ -30,7 +31,7 @@ echo "model: $model ($(grep -c 'linalg\.matmul' "$work/model.mlir") linalg.matmu
 i=1
 while [ "$i" -le "$runs" ]; do
 	start=$(date +%s.%N)
-	/usr/bin/time -f "%U %S" -o "$work/cpu" "$AS" build "$work/model.mlir" \
+	deadline 3600 /usr/bin/time -f "%U %S" -o "$work/cpu" "$AS" build "$work/model.mlir" \
 	    --untuned -o "$work/model.so" 2> "$work/err" || {
 		cat "$work/err" >&2
 		exit 1
@@ -79,6 +80,6 @@ if [ $(($# - nres)) -gt 8 ]; then
 	echo "one call of @$fn: not timed ($(($# - nres)) arguments; bench_program_time passes at most 8)"
 	exit 0
 fi
-ms=$(taskset -c "$cpu" "$build/bench/bench_program_time" "$work/model.so" "$fn" \
+ms=$(deadline 600 taskset -c "$cpu" "$build/bench/bench_program_time" "$work/model.so" "$fn" \
     "$min_time" "$nres" $types)
 echo "one call of @$fn (1 thread, CPU $cpu, zero inputs): $ms ms (median)"

@@ -21,6 +21,7 @@
 # one in a temporary folder; reusing one resumes).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/deadline.sh"
 build=${BUILD:-$top/build}
 if [ -z "${CPUS:-}" ] && [ "$(nproc)" -ge 2 ]; then cpus=0,1; else cpus=${CPUS:-0}; fi
 trials=${TRIALS:-64}
@@ -59,7 +60,7 @@ for t in $counts; do
 		    -e "s/^time_budget = .*/time_budget = ${IREE_BUDGET:-40m}/" \
 		    "$top/bench/gemm/$s.cfg" >"$work/$s-$t.cfg"
 		env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \
-		    AUTOSCHED_WORK="$work/cache" \
+		    AUTOSCHED_WORK="$work/cache" deadline "${RUN_DEADLINE:-14400}" \
 		    "$build/daemon/autosched" run "$work/$s-$t.cfg" --db "$db" \
 		    --cpus "$c" --quiet --json >"$work/$s-$t.json" || {
 			echo "gemm.sh: autosched run $s at $t thread(s) failed (exit $?)" >&2

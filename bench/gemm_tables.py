@@ -18,7 +18,7 @@ def run(*args, threads):
     import subprocess
     cpu = ",".join(cpus.split(",")[:threads])
     p = subprocess.run([measure, *args, "--threads", str(threads), "--cpus", cpu,
-                        "--min-time", "0.3"], capture_output=True, text=True)
+                        "--min-time", "0.3"], capture_output=True, text=True, timeout=600)
     try:
         return json.loads(p.stdout.strip().splitlines()[-1])
     except Exception:
@@ -150,7 +150,7 @@ def iree_run(module, data, flops, t):
             "--input=@%s/time_lhs.npy" % data, "--input=@%s/time_rhs.npy" % data,
             "--input=@%s/time_acc.npy" % data, "--benchmark_repetitions=5",
             "--benchmark_min_time=0.06s", "--benchmark_format=json"]
-    p = subprocess.run(argv, capture_output=True, text=True)
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=600)
     try:
         its = [b for b in json.loads(p.stdout)["benchmarks"] if b.get("run_type") == "iteration"]
         scale = {"ms": 1, "us": 1e-3, "ns": 1e-6, "s": 1e3}

@@ -31,6 +31,7 @@
 # glibc's own thresholds, under which page faults dominate and swing).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/deadline.sh"
 . "$top/toolchain.env"
 build=${BUILD:-$top/build}
 if [ -z "${CPUS:-}" ] && [ "$(nproc)" -ge 2 ]; then cpus=0,1; else cpus=${CPUS:-0}; fi
@@ -81,7 +82,7 @@ dbof() { if [ "$1" = tuned ]; then echo "$db"; else echo "${DB2:-$work/model2.db
 for v in $variants; do
 	echo "== tuning $(basename "$model"), $v ($(lscpu | sed -n 's/^Model name: *//p' | head -1))"
 	t0=$(date +%s)
-	env -u OPENBLAS_CORETYPE "$AS" run "$work/$v.cfg" --db "$(dbof $v)" --cpus "$cpus" --quiet --json >"$work/$v.json" || {
+	deadline "${RUN_DEADLINE:-14400}" env -u OPENBLAS_CORETYPE "$AS" run "$work/$v.cfg" --db "$(dbof $v)" --cpus "$cpus" --quiet --json >"$work/$v.json" || {
 		echo "model.sh: autosched run ($v) failed (exit $?)" >&2
 		exit 1
 	}
@@ -101,9 +102,11 @@ if [ $iree = 1 ]; then
 		# No spec when IREE's own config was kept for every op: then the
 		# tuned model is the untuned one, compiled again.
 		with=
-		if [ $k != untuned ] && "$AS" export --db "$(dbof $k)" --format iree-spec \
+		if [ $k != untuned ] && deadline 600 "$AS" export --db "$(dbof $k)" --format iree-spec \
 		    -o "$work/$k-spec.mlir" 2>"$work/export.txt"; then
-			with=--iree-codegen-tuning-spec-path=$work/$k-spec.mlir
+			# (One thread: IREE 3.13 can deadlock loading a spec
+			# while it configures executables in parallel; README.)
+			with="--mlir-disable-threading --iree-codegen-tuning-spec-path=$work/$k-spec.mlir"
 		elif [ $k != untuned ]; then
 			grep -q "no op to put in the spec" "$work/export.txt" || {
 				cat "$work/export.txt" >&2
@@ -112,7 +115,7 @@ if [ $iree = 1 ]; then
 			echo "   $k: no spec (IREE's own config was kept for every op)"
 		fi
 		mkdir -p "$work/conf-$k"
-		"$ic" "$work/model.mlir" --iree-hal-target-device=local \
+		deadline 3600 "$ic" "$work/model.mlir" --iree-hal-target-device=local \
 		    --iree-hal-local-target-device-backends=llvm-cpu \
 		    --iree-llvmcpu-target-cpu=host $with \
 		    --iree-hal-dump-executable-configurations-to="$work/conf-$k" \
@@ -123,14 +126,14 @@ if [ $iree = 1 ]; then
 else
 	echo "== building untuned and $variants"
 	t0=$(date +%s)
-	"$AS" build "$work/model.mlir" --untuned -o "$work/untuned.so" >/dev/null
+	deadline 3600 "$AS" build "$work/model.mlir" --untuned -o "$work/untuned.so" >/dev/null
 	for v in $variants; do
-		"$AS" build "$work/model.mlir" --db "$(dbof $v)" -o "$work/$v.so" >/dev/null
+		deadline 3600 "$AS" build "$work/model.mlir" --db "$(dbof $v)" -o "$work/$v.so" >/dev/null
 	done
 	t1=$(date +%s)
 	echo "   $((t1 - t0)) s"
 fi
-"/usr/lib/llvm-$LLVM_VERSION/bin/mlir-opt" "$work/model.mlir" >"$work/printed.mlir"
+deadline 600 "/usr/lib/llvm-$LLVM_VERSION/bin/mlir-opt" "$work/model.mlir" >"$work/printed.mlir"
 
 python3 - "$work" "$cpus" "${MIN_TIME:-3}" "${ROUNDS:-3}" "${FUNC:-}" "$iree" "$variants" "$db" "$(dbof tuned2)" <<'PY'
 import json, os, re, sqlite3, subprocess, sys
@@ -244,14 +247,14 @@ for k, dims, e in aout:
 c.append(" }while(now()-t0<mt||nt<3);")
 c.append(" qsort(times+1,(size_t)nt-1,sizeof*times,cmp); printf(\"%.6f\\n\",times[1+(nt-1)/2]*1e3); return 0;}")
 open(work + "/timer.c", "w").write("\n".join(c) + "\n")
-subprocess.run(["cc", "-O2", "-rdynamic", "-o", work + "/timer", work + "/timer.c", "-ldl"], check=True)
+subprocess.run(["cc", "-O2", "-rdynamic", "-o", work + "/timer", work + "/timer.c", "-ldl"], check=True, timeout=120)
 
 def timed(lib):
     env = dict(os.environ)
     if os.environ.get("MALLOC") == "default":
         env["AUTOSCHED_MALLOC_DEFAULT"] = "1"
     p = subprocess.run(["taskset", "-c", cpus, work + "/timer", lib, min_time],
-                       check=True, capture_output=True, text=True, env=env)
+                       check=True, capture_output=True, text=True, env=env, timeout=600)
     return float(p.stdout)
 
 def iree_input(k, dims, e):
@@ -265,7 +268,7 @@ def iree_timed(vmfb):
             "--function=" + fn, "--device=local-task", "--task_topology_cpu_ids=" + cpus,
             *[iree_input(*a) for a in ain], "--benchmark_min_time=%ss" % min_time,
             "--benchmark_format=json"]
-    p = subprocess.run(argv, check=True, capture_output=True, text=True)
+    p = subprocess.run(argv, check=True, capture_output=True, text=True, timeout=600)
     b = [x for x in json.loads(p.stdout)["benchmarks"] if x.get("run_type") == "iteration"][0]
     return b["real_time"] * {"ms": 1, "us": 1e-3, "ns": 1e-6, "s": 1e3}[b["time_unit"]]
 

@@ -9,6 +9,7 @@
 #   bench/noise.sh                 # BUILD=build CPU=0 REPS=12
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/deadline.sh"
 build=${BUILD:-$top/build}
 cpu=${CPU:-0}
 reps=${REPS:-12}
@@ -45,7 +46,7 @@ for n in (128, 512):
             out = subprocess.run([measure, "--kernel", so[0], "--shape",
                 "1x%dx%dx%d" % (n, n, n), "--types", "f32,f32,f32", "--cpus", cpu,
                 "--min-time", str(mt), "--verify", "0"], capture_output=True,
-                text=True).stdout.strip().splitlines()[-1]
+                text=True, timeout=600).stdout.strip().splitlines()[-1]
             d = json.loads(out)
             med.append(d["median_ms"])
             cvs.append(d["cv"])

@@ -12,6 +12,7 @@
 # folder; an existing one resumes), MIN_TIME (seconds per function, 1).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/deadline.sh"
 . "$top/toolchain.env"
 build=${BUILD:-$top/build}
 # The cfg's threads need as many CPUs; the program is timed on the same ones.
@@ -35,15 +36,15 @@ print(os.path.join(os.path.dirname(os.path.abspath(sys.argv[1])), c["Env"]["inpu
 PY
 )
 
-"$AS" run "$cfg" --db "$db" --cpus "$cpus" --quiet >/dev/null || {
+deadline "${RUN_DEADLINE:-14400}" "$AS" run "$cfg" --db "$db" --cpus "$cpus" --quiet >/dev/null || {
 	echo "program.sh: autosched run failed (exit $?)" >&2
 	exit 1
 }
-"$AS" build "$prog" --db "$db" -o "$work/tuned.so"
-"$AS" build "$prog" --untuned -o "$work/untuned.so"
-"$AS" analyze "$prog" --json >"$work/ops.json"
-"$AS" best --db "$db" --format json >"$work/best.json"
-"/usr/lib/llvm-$LLVM_VERSION/bin/mlir-opt" "$prog" >"$work/program.mlir"
+deadline 3600 "$AS" build "$prog" --db "$db" -o "$work/tuned.so"
+deadline 3600 "$AS" build "$prog" --untuned -o "$work/untuned.so"
+deadline 3600 "$AS" analyze "$prog" --json >"$work/ops.json"
+deadline 3600 "$AS" best --db "$db" --format json >"$work/best.json"
+deadline 600 "/usr/lib/llvm-$LLVM_VERSION/bin/mlir-opt" "$prog" >"$work/program.mlir"
 
 python3 - "$work" "$build/bench/bench_program_time" "$cpu" "$min_time" <<'PY'
 import json, re, subprocess, sys
@@ -56,7 +57,7 @@ ty = re.compile(r"tensor<([0-9x]+x[a-z0-9]+)>")
 
 def run(lib, fn, res, args):
     cmd = ["taskset", "-c", cpu, timer, lib, fn, min_time, str(len(res))] + res + args
-    return float(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+    return float(subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=600).stdout)
 
 fmt = "%-16s %11s %11s %11s %9s %9s %9s"
 print(fmt % ("function", "tuned ms", "untuned ms", "sum ops ms", "tuned/sum", "speedup", "predicted"))

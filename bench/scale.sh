@@ -19,6 +19,7 @@
 # model uses an assumed step overhead (said in its header).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/deadline.sh"
 build=${BUILD:-$top/build}
 AS=$build/daemon/autosched
 [ -x "$AS" ] || { echo "scale.sh: build autosched first ($AS missing)" >&2; exit 2; }
@@ -56,7 +57,7 @@ mkjob() {	# mkjob NAME [ENV LINES]   (MIN_TIME=0.25)
 job() {
 	local t0
 	t0=$(date +%s.%N)
-	if ! AUTOSCHED_WORK=$T/$1/work "$AS" run "$T/$1/a.cfg" \
+	if ! AUTOSCHED_WORK=$T/$1/work deadline "${RUN_DEADLINE:-14400}" "$AS" run "$T/$1/a.cfg" \
 	    --db "$T/$1/s.db" --quiet > "$T/$1/out.txt" 2>&1; then
 		echo "scale.sh: $1 failed:" >&2
 		tail -5 "$T/$1/out.txt" >&2

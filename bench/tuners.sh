@@ -4,6 +4,7 @@
 # bench_tuners: -s SEEDS, -o key=value (XGBoostTuner settings).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/deadline.sh"
 build=${BUILD:-$top/build-bench}
 if [ ! -f "$build/CMakeCache.txt" ]; then
 	cmake -S "$top" -B "$build" >/dev/null

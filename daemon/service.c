@@ -309,9 +309,17 @@ service_spool_move(struct service *sv, const char *path, const char *name,
 		free(dst);
 		dst = xasprintf("%s/%s.%d", dir, name, i);
 	}
+	/*
+	 * The reason first, so that whoever sees the file in sub/ (a script
+	 * watching done/) finds its reason beside it.
+	 */
+	service_spool_reason(sv, dst, reason);
 	if (rename(path, dst) != 0) {
 		service_log(sv, LOG_ERR, 0, "spool: %s: cannot move to %s: %s",
 		    path, dst, strerror(errno));
+		src_reason = xasprintf("%s.reason", dst);
+		(void)unlink(src_reason);
+		free(src_reason);
 		/* Never take a file twice. */
 		if (unlink(path) != 0 && sv->nignored < SERVICE_SPOOL_IGNORED)
 			sv->ignored[sv->nignored++] = xstrdup(name);
@@ -321,7 +329,6 @@ service_spool_move(struct service *sv, const char *path, const char *name,
 	src_reason = xasprintf("%s.reason", path);
 	(void)unlink(src_reason);
 	free(src_reason);
-	service_spool_reason(sv, dst, reason);
 	if (moved != NULL) {
 		*moved = dst;
 		dst = NULL;

@@ -7,6 +7,7 @@
 # tests then skip).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/scripts/deadline.sh"
 # shellcheck source=../toolchain.env
 . "$here/toolchain.env"
 v=$LLVM_VERSION
@@ -16,6 +17,7 @@ pkgs=(build-essential cmake pkg-config
       libinih-dev libjansson-dev libsqlite3-dev sqlite3 libxgboost-dev
       libopenblas-dev libdnnl-dev libblis-dev libsystemd-dev python3 python3-venv
       chromium    # chromium: the HTML report test loads the report in a real browser
+      mandoc      # mandoc: the manual pages' checker (tests/man)
       slurmctld slurmd slurm-client munge)  # executor = slurm and its test (scripts/slurm-local.sh)
 missing=()
 for p in "${pkgs[@]}"; do
@@ -25,8 +27,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 	echo "deps: installing ${missing[*]}" >&2
 	sudo=""
 	[ "$(id -u)" -eq 0 ] || sudo=sudo
-	$sudo apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	deadline 1800 $sudo apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive deadline 3600 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 # IREE's tools for backend = iree (a failed download only warns).

@@ -7,6 +7,7 @@
 # (with a warning) when they cannot be installed (no network, no venv).
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/scripts/deadline.sh"
 # shellcheck source=../toolchain.env
 . "$here/toolchain.env"
 venv=${AUTOSCHED_IREE_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/autosched/iree-$IREE_VERSION}
@@ -18,8 +19,8 @@ have() {
 }
 if ! have; then
 	echo "iree-deps: installing IREE $IREE_VERSION (PyPI) into $venv" >&2
-	if ! { python3 -m venv "$venv" &&
-	    "$venv/bin/python" -m pip install -q --disable-pip-version-check \
+	if ! { deadline 300 python3 -m venv "$venv" &&
+	    deadline 1800 "$venv/bin/python" -m pip install -q --disable-pip-version-check \
 	    "iree-base-compiler==$IREE_VERSION" "iree-base-runtime==$IREE_VERSION"; } ||
 	    ! have; then
 		echo "iree-deps: warning: IREE $IREE_VERSION could not be installed" \

@@ -18,6 +18,7 @@
 # idle, 1 on failure with the log's tail, 3 when it cannot run here at all
 # (not root, packages missing): tests skip on 3.
 set -u
+. "$(dirname "$0")/deadline.sh"
 
 DIR=${SLURM_LOCAL_DIR:-/tmp/autosched-slurm}
 CTLD_PORT=${SLURM_LOCAL_PORT:-16817}
@@ -121,21 +122,21 @@ up() {
 	chmod 700 "$DIR"
 	rm -f "$DIR"/*.log "$DIR/jobcomp.txt"
 	rm -rf "$DIR/ctld"/*
-	[ -s "$DIR/munge.key" ] || mungekey -c -k "$DIR/munge.key" >/dev/null 2>&1 ||
+	[ -s "$DIR/munge.key" ] || deadline 60 mungekey -c -k "$DIR/munge.key" >/dev/null 2>&1 ||
 	    die "mungekey failed"
 	chmod 400 "$DIR/munge.key"
 	write_conf
-	munged --force --key-file="$DIR/munge.key" --socket="$DIR/munge.socket" \
+	deadline 60 munged --force --key-file="$DIR/munge.key" --socket="$DIR/munge.socket" \
 	    --pid-file="$DIR/munged.pid" --log-file="$DIR/munged.log" \
 	    --seed-file="$DIR/munge.seed" ||
 	    { tail -5 "$DIR/munged.log" >&2; die "munged did not start"; }
 	export SLURM_CONF="$CONF"
-	slurmctld -c -f "$CONF" || { tail -20 "$DIR/slurmctld.log" >&2; die "slurmctld did not start"; }
-	slurmd -N n1 -f "$CONF" || { tail -20 "$DIR/slurmd-n1.log" >&2; die "slurmd n1 did not start"; }
-	slurmd -N n2 -f "$CONF" || { tail -20 "$DIR/slurmd-n2.log" >&2; die "slurmd n2 did not start"; }
+	deadline 60 slurmctld -c -f "$CONF" || { tail -20 "$DIR/slurmctld.log" >&2; die "slurmctld did not start"; }
+	deadline 60 slurmd -N n1 -f "$CONF" || { tail -20 "$DIR/slurmd-n1.log" >&2; die "slurmd n1 did not start"; }
+	deadline 60 slurmd -N n2 -f "$CONF" || { tail -20 "$DIR/slurmd-n2.log" >&2; die "slurmd n2 did not start"; }
 	# Up when both nodes are idle.
 	for i in $(seq 150); do
-		state=$(sinfo -h -N -o '%N %t' 2>/dev/null | sort | tr '\n' ' ')
+		state=$(deadline 10 sinfo -h -N -o '%N %t' 2>/dev/null | sort | tr '\n' ' ')
 		case "$state" in
 		*"n1 idle"*"n2 idle"*) echo "export SLURM_CONF=$CONF"; return 0 ;;
 		esac

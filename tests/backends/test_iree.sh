@@ -26,7 +26,6 @@ elif ! IREE_BIN=$(bash "$SRC/scripts/iree-deps.sh" 2> "$T/deps.txt"); then
 	exit 77
 fi
 IC=$IREE_BIN/iree-compile
-q() { sqlite3 "$1" "$2"; }
 
 # A cfg in folder $1 for fixture $2, its [Env] extra lines from stdin.
 mkcfg() {
@@ -62,7 +61,7 @@ compiled_config() {
 	local dir=$1 prog=$2 fn=$3
 	shift 3
 	rm -rf "$dir"
-	"$IC" "$prog" --iree-hal-target-device=local \
+	deadline 120 "$IC" "$prog" --iree-hal-target-device=local \
 	    --iree-hal-local-target-device-backends=llvm-cpu \
 	    --iree-llvmcpu-target-cpu=host \
 	    --iree-hal-dump-executable-configurations-to="$dir" "$@" \
@@ -117,11 +116,11 @@ set -- $best
 want="cache_parallel = \[$1, $2, 0\], cache_reduction = \[0, 0, $3\], distribution = \[$1, $2, 0\], vector_common_parallel = \[4, 16, 0\], vector_reduction = \[0, 0, 1\]"
 cp "$FIX/iree_lookalike.mlir" "$T/prog.mlir"
 got=$(compiled_config "$T/spec_dump" "$T/prog.mlir" layer \
-    --iree-codegen-tuning-spec-path="$T/spec.mlir")
+    --mlir-disable-threading --iree-codegen-tuning-spec-path="$T/spec.mlir")
 check "iree-compile with the spec: the tuned op has the tuned config" grep -q "$want" <(echo "$got")
 dflt=$(compiled_config "$T/plain_dump" "$T/prog.mlir" lookalike)
 got=$(compiled_config "$T/spec_dump" "$T/prog.mlir" lookalike \
-    --iree-codegen-tuning-spec-path="$T/spec.mlir")
+    --mlir-disable-threading --iree-codegen-tuning-spec-path="$T/spec.mlir")
 check "... the transposed look-alike keeps IREE's default" eq "$got" "$dflt"
 check "... which is not the tuned config" test -n "$dflt" -a "$dflt" != "$want"
 "$AS" export --db "$DB" --format iree-spec --iree-matcher upstream -o "$T/spec_up.mlir"

@@ -722,9 +722,16 @@ test_ragged(void)
 
 	memset(&r, 0, sizeof r);
 	params_init(&p);
+	/*
+	 * Every type at 1 thread; the split over 2 threads (which cuts the
+	 * outer tile loop the same way for any type) on one float and one
+	 * integer type: a third fewer compiles than every type at both.
+	 */
 	for (t = 0; t < NTYPES; t++)
 	for (s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-	for (thr = 1; thr <= 2; thr++) {
+	for (thr = 1; thr <= (all_types[t].in == ELEM_F32 ||
+	    (all_types[t].in == ELEM_I8 && !all_types[t].lhs_unsigned &&
+	    !all_types[t].rhs_unsigned) ? 2 : 1); thr++) {
 		op_init(&op, shapes[s].kind, shapes[s].b, shapes[s].m,
 		    shapes[s].n, shapes[s].k, all_types[t].in,
 		    all_types[t].acc, shapes[s].ta, shapes[s].tb);

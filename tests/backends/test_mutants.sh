@@ -17,6 +17,7 @@ umask 022
 MEASURE=$1
 CC=$2
 SRC=$3
+. "$SRC/tests/deadline.sh"
 T=$(mktemp -d /tmp/autosched-mutants-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 pass=0

@@ -13,7 +13,6 @@ FIX=$SRC/tests/backends/fixtures
 . "$(dirname "$0")/../checks.sh"
 scratch verify
 
-q() { sqlite3 "$1" "$2"; }
 
 # A cfg for MLIR file $2 in folder $1, with extra lines from stdin.
 mkcfg() {

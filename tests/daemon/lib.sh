@@ -7,6 +7,7 @@ AS=$1
 ASD=$2
 SRC=$3
 SINK=${4:-}
+. "$(dirname "${BASH_SOURCE[0]}")/../deadline.sh"
 T=$(mktemp -d /tmp/autosched-daemon-test.XXXXXX)
 DB=$T/queue.db
 export AUTOSCHED_WORK=$T/work

@@ -26,7 +26,7 @@ P=$T/program.mlir
 "$AS" export --db "$T/s.db" --format transform -o "$T/lib.mlir"
 check "export transform exits 0" eq "$?" 0
 check "library: @__transform_main with foreach_match" grep -q 'transform.foreach_match in %root' "$T/lib.mlir"
-"$OPT" "$P" --transform-preload-library=transform-library-paths="$T/lib.mlir" \
+deadline 120 "$OPT" "$P" --transform-preload-library=transform-library-paths="$T/lib.mlir" \
     --transform-interpreter -o "$T/lib_out.mlir" 2> "$T/lib_err.txt"
 check "mlir-opt applies the library" eq "$?" 0
 check "tuned matmul of @layer scheduled (no matmul left)" eq "$(count_in "$T/lib_out.mlir" layer 'linalg.matmul')" 0
@@ -37,7 +37,7 @@ check "@scores vectorized" [ "$(count_in "$T/lib_out.mlir" scores 'vector.fma')"
 check "look-alikes (transposed, i32, f16) left as they are" eq "$(count_in "$T/lib_out.mlir" lookalikes 'linalg.matmul')" 3
 check "look-alikes not vectorized" eq "$(count_in "$T/lib_out.mlir" lookalikes 'vector\.')" 0
 "$AS" export --db "$T/s.db" --format transform --op batch_matmul -o "$T/lib1.mlir"
-"$OPT" "$P" --transform-preload-library=transform-library-paths="$T/lib1.mlir" \
+deadline 120 "$OPT" "$P" --transform-preload-library=transform-library-paths="$T/lib1.mlir" \
     --transform-interpreter -o "$T/lib1_out.mlir"
 check "--op: only the batch matmul scheduled" eq \
     "$(count_in "$T/lib1_out.mlir" layer 'linalg.matmul') $(count_in "$T/lib1_out.mlir" scores 'linalg.batch_matmul')" "1 0"
@@ -51,7 +51,7 @@ check "spec: IREE's contraction matcher by default" grep -q 'transform.iree.matc
 check "export iree-spec --iree-matcher upstream exits 0" eq "$?" 0
 check "spec: tuning_spec_entrypoint" grep -q 'iree_codegen.tuning_spec_entrypoint' "$T/spec.mlir"
 check "spec: today's syntax by default" grep -q '#iree_cpu.pipeline<DoubleTilingExpert>' "$T/spec.mlir"
-"$OPT" --allow-unregistered-dialect "$P" \
+deadline 120 "$OPT" --allow-unregistered-dialect "$P" \
     --transform-preload-library=transform-library-paths="$T/spec.mlir" \
     --transform-interpreter=entry-point=__kernel_config -o "$T/spec_out.mlir"
 check "mlir-opt runs the spec" eq "$?" 0
@@ -75,9 +75,9 @@ check "--iree-syntax 2025.07: the pipeline before #iree_cpu.pipeline" grep -q 'p
 check "annotate exits 0" eq "$?" 0
 check "annotate: exactly the two tuned ops" eq "$(grep -c 'compilation_info' "$T/ann.mlir")" 2
 check "annotate: the seed's attribute form" grep -q 'compilation_info = #iree_codegen.compilation_info<lowering_config = #iree_cpu.lowering_config<distribution = \[' "$T/ann.mlir"
-"$OPT" --allow-unregistered-dialect "$T/ann.mlir" -o "$T/re.mlir"
+deadline 120 "$OPT" --allow-unregistered-dialect "$T/ann.mlir" -o "$T/re.mlir"
 check "annotated program re-parses" eq "$?" 0
-"$OPT" "$P" -o "$T/base.mlir"
+deadline 120 "$OPT" "$P" -o "$T/base.mlir"
 python3 "$SRC/tests/export/strip_info.py" "$T/re.mlir" > "$T/stripped.mlir"
 check "nothing else changed" diff -q "$T/stripped.mlir" "$T/base.mlir"
 
@@ -91,17 +91,17 @@ check "locations: the op's (an alias in the input)" grep -q 'loc("model.py":12:3
 check "locations: the function's and an argument's" bash -c "grep -q 'loc(\"model.py\":9:1)' '$T/loc.mlir' && grep -q 'tensor<64x32xf32> loc(\"model.py\":10:9)' '$T/loc.mlir'"
 check "locations: fused and named" bash -c "grep -q '\"relu\"' '$T/loc.mlir' && grep -q 'loc(\"layer1\"' '$T/loc.mlir'"
 check "locations: none made up" eq "$(grep -c 'loc(\"-\"' "$T/loc.mlir")" 0
-"$OPT" --allow-unregistered-dialect --mlir-print-debuginfo "$T/loc.mlir" -o "$T/loc_re.mlir"
+deadline 120 "$OPT" --allow-unregistered-dialect --mlir-print-debuginfo "$T/loc.mlir" -o "$T/loc_re.mlir"
 check "located program re-parses" eq "$?" 0
 check "located program re-parsed: the op's location" grep -q 'model.py":12:3' "$T/loc_re.mlir"
 # A program in generic form stays in generic form.
-"$OPT" --mlir-print-op-generic "$P" -o "$T/generic.mlir"
+deadline 120 "$OPT" --mlir-print-op-generic "$P" -o "$T/generic.mlir"
 "$AS" annotate "$T/generic.mlir" --db "$T/s.db" -o "$T/gen_ann.mlir" 2> /dev/null
 check "generic form: annotate exits 0" eq "$?" 0
 check "generic form: the two tuned ops" eq "$(grep -c 'compilation_info' "$T/gen_ann.mlir")" 2
 check "generic form kept" grep -q '^"builtin.module"() ' "$T/gen_ann.mlir"
 check "generic form: no custom-form op" eq "$(grep -c '^ *func.func\|= linalg.matmul' "$T/gen_ann.mlir")" 0
-"$OPT" --allow-unregistered-dialect "$T/gen_ann.mlir" -o "$T/gen_re.mlir"
+deadline 120 "$OPT" --allow-unregistered-dialect "$T/gen_ann.mlir" -o "$T/gen_re.mlir"
 check "generic form re-parses" eq "$?" 0
 
 # 4. Bad input: exit codes, messages, nothing written.
@@ -273,7 +273,7 @@ check "export of the dot ops exits 0" eq "$?" 0
 # header says (with the plugin when it names one; $plugin keeps it).
 apply_lib() {
 	plugin=$(sed -n 's/^\/\/ .*--load-pass-plugin=\([^ ]*\) .*/\1/p' "$1" | head -1)
-	"$OPT" ${plugin:+--load-pass-plugin="$plugin"} "$2" \
+	deadline 120 "$OPT" ${plugin:+--load-pass-plugin="$plugin"} "$2" \
 	    --transform-preload-library=transform-library-paths="$1" \
 	    --transform-interpreter -o "$3" 2> "$3.err"
 }

@@ -62,7 +62,7 @@ check "build --untuned of the TOSA program exits 0" eq "$?" 0
 check "untuned TOSA program = OpenBLAS" nolsan "$CALL" tosa "$T/untuned.so"
 
 # 3. A store tuned on the program lowered by mlir-opt answers for the TOSA one.
-"$OPT" "$P" --pass-pipeline="$PIPE" -o "$T/low.mlir"
+deadline 120 "$OPT" "$P" --pass-pipeline="$PIPE" -o "$T/low.mlir"
 check "mlir-opt lowers the fixture" eq "$?" 0
 cfg "$T/b.cfg" low.mlir
 "$AS" run "$T/b.cfg" --db "$T/low.db" --quiet > "$T/run2.txt" 2>&1
@@ -73,7 +73,7 @@ check "the lowered program's store: both ops of the TOSA program tuned" grep -q 
 # 4. The transform library: on the program lowered by the same passes.
 "$AS" export --db "$T/s.db" --format transform -o "$T/lib.mlir"
 check "export transform exits 0" eq "$?" 0
-"$OPT" "$T/low.mlir" --transform-preload-library=transform-library-paths="$T/lib.mlir" \
+deadline 120 "$OPT" "$T/low.mlir" --transform-preload-library=transform-library-paths="$T/lib.mlir" \
     --transform-interpreter -o "$T/lib_out.mlir" 2> "$T/lib_err"
 check "mlir-opt applies the library to the lowered program" eq "$?" 0
 check "the tosa.matmul's batch_matmul scheduled" eq "$(grep -c 'linalg.batch_matmul' "$T/lib_out.mlir")" 0
@@ -88,7 +88,7 @@ check "annotate: its header says so too" eq "$(sed -n 2p "$T/ann.mlir")" "// low
 check "annotate: no TOSA op left" eq "$(grep -c '= tosa\.' "$T/ann.mlir")" 0
 check "annotate: the batch_matmul carries compilation_info" grep -q 'linalg.batch_matmul.*compilation_info' "$T/ann.mlir"
 check "annotate: locations name the TOSA file's tosa.matmul line" grep -qF "loc(\"$P\":8:10)" "$T/ann.mlir"
-"$OPT" --allow-unregistered-dialect "$T/ann.mlir" -o /dev/null 2> "$T/ann_err"
+deadline 120 "$OPT" --allow-unregistered-dialect "$T/ann.mlir" -o /dev/null 2> "$T/ann_err"
 check "the annotated program re-parses" eq "$?" 0
 
 # 6. The real block: built untuned, and tuned from a store that knows only
@@ -108,7 +108,7 @@ tile_m = [8]
 tile_n = [40]
 tile_k = [40]
 vector_m = [4]
-vector_n = [8]
+vector_n = [16]
 [SearchStrategy]
 tuner = grid
 n_trial = 1

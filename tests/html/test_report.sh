@@ -12,7 +12,7 @@ SRC=$2
 scratch report
 export AUTOSCHED_WORK=$T/work
 unset AUTOSCHED_DB
-q() { sqlite3 "$T/s.db" "$1"; }
+q() { sqlite3 -cmd ".timeout 10000" "$T/s.db" "$1"; }
 
 cp "$SRC/tests/job/fixtures/small_f32.mlir" "$T/"
 cat > "$T/a.cfg" <<'C'

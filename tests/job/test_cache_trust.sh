@@ -17,7 +17,6 @@ export AUTOSCHED_WORK=$T/work
 unset AUTOSCHED_DB
 MARK=$T/planted-ran
 
-q() { sqlite3 -cmd ".timeout 5000" "$1" "$2"; }
 has() { grep -q -- "$2" "$1" || { echo "  $1 lacks '$2':" >&2; head -c 800 "$1" >&2; return 1; }; }
 
 # A kernel whose constructor leaves a mark: what a planted one would do.
@@ -30,7 +29,7 @@ __attribute__((constructor)) static void planted(void)
 }
 void dispatch(const void *a, const void *b, void *c) { (void)a; (void)b; (void)c; }
 C
-"$CC" -shared -fPIC -o "$T/evil.so" "$T/evil.c" || { echo "cannot build evil.so" >&2; exit 1; }
+deadline 120 "$CC" -shared -fPIC -o "$T/evil.so" "$T/evil.c" || { echo "cannot build evil.so" >&2; exit 1; }
 
 mkdir -p "$T/job"
 cp "$FIX/small_f32.mlir" "$T/job/m.mlir"

@@ -15,7 +15,6 @@ BG=
 trap '[ -n "$BG" ] && kill -9 $BG 2>/dev/null; rm -rf "$T"' EXIT
 . "$(dirname "$0")/../checks.sh"
 
-q() { sqlite3 -cmd ".timeout 5000" "$1" "$2"; }
 has() { grep -q -- "$2" "$1" || { echo "  $1 lacks '$2':" >&2; head -c 600 "$1" >&2; return 1; }; }
 same() { cmp -s "$1" "$2" || { echo "  $1 changed" >&2; return 1; }; }
 

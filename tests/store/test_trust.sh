@@ -91,15 +91,12 @@ tamper() {
 	cp "$T/s.db" "$T/$1.db"
 	sqlite3 "$T/$1.db" "$2"
 }
-# The winner may be the default kept (a baseline row, linked to its choice
-# by name): every row that can win, and the choices with it.
-BEST="phase IN ('tune', 'confirm', 'final', 'baseline')"
+BEST="phase IN ('tune', 'confirm', 'final')"
 
 # --- 2. Strings from the store reach MLIR, HTML and the terminal escaped.
 # MLIR: a newline in a config name or the CPU string adds no line of IR.
 INJ="char(10) || '} transform.yield' || char(10) || 'module {' || char(13) || '}'"
 tamper inj "UPDATE trials SET config_name = config_name || $INJ WHERE $BEST;
-    UPDATE choices SET config_name = config_name || $INJ;
     UPDATE targets SET cpu = cpu || $INJ"
 for fmt in transform iree-spec; do
 	"$AS" export --db "$T/s.db" --format $fmt -o "$T/clean.mlir"
@@ -108,14 +105,14 @@ for fmt in transform iree-spec; do
 	check "$fmt: no extra lines" eq "$(wc -l < "$T/inj.mlir")" "$(wc -l < "$T/clean.mlir")"
 	check "$fmt: no injected line" bash -c "! grep -q '^} transform.yield\|^module {\$' '$T/inj.mlir'"
 	check "$fmt: no carriage return" bash -c "! grep -q \$'\\r' '$T/inj.mlir'"
-	check "$fmt: the name is kept, escaped" grep -q 'tile_[0-9x]*_vec_[0-9x]*_thr_1[a-z_]*\\n} transform.yield\\nmodule {\\x0d}' "$T/inj.mlir"
+	check "$fmt: the name is kept, escaped" grep -q 'tile_16x16x16_vec_[46]x16x1_thr_1[a-z_]*\\n} transform.yield\\nmodule {\\x0d}' "$T/inj.mlir"
 done
 "$AS" export --db "$T/inj.db" --format transform -o "$T/inj.mlir"
-"$OPT" "$T/tuned.mlir" --transform-preload-library=transform-library-paths="$T/inj.mlir" \
+deadline 120 "$OPT" "$T/tuned.mlir" --transform-preload-library=transform-library-paths="$T/inj.mlir" \
     --transform-interpreter -o "$T/inj_out.mlir" 2> "$T/opt.txt"
 check "the tampered store's library parses and applies (mlir-opt)" eq "$?" 0
 "$AS" export --db "$T/inj.db" --format iree-spec --iree-matcher upstream -o "$T/inj_spec.mlir"
-"$OPT" --allow-unregistered-dialect "$T/tuned.mlir" \
+deadline 120 "$OPT" --allow-unregistered-dialect "$T/tuned.mlir" \
     --transform-preload-library=transform-library-paths="$T/inj_spec.mlir" \
     --transform-interpreter=entry-point=__kernel_config -o /dev/null 2> "$T/opt.txt"
 check "the tampered store's IREE spec parses and runs (mlir-opt)" eq "$?" 0
@@ -137,7 +134,6 @@ ESC="char(27) || '[2J' || char(27) || ']0;pwned' || char(7)"
 tamper esc "UPDATE jobs SET cfg_path = 'x' || $ESC || '.cfg', tuner = 'grid' || $ESC,
     error = 'e' || $ESC;
     UPDATE trials SET config_name = config_name || $ESC WHERE $BEST;
-    UPDATE choices SET config_name = config_name || $ESC;
     UPDATE ops SET name = name || $ESC;
     INSERT INTO job_log (job_id, time, level, message) SELECT id, 0, 'info' || $ESC, 'm' || $ESC FROM jobs"
 # raw FILE: no ESC or BEL byte in it.
