@@ -121,24 +121,106 @@ fopen(const char *p, const char *mode)
 	return real(p, mode);
 }
 
-/* The real store: a job with its snapshot, trials of each phase, a plan. */
+/* Each table's columns, for the edits. */
+static void
+table_columns(void)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	size_t i;
+
+	if (sqlite3_open(path, &db) != SQLITE_OK)
+		abort();
+	for (i = 0; i < NTABLES; i++) {
+		char *q = xasprintf("SELECT name FROM pragma_table_info('%s')",
+		    tables[i]);
+
+		if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK)
+			abort();
+		while (sqlite3_step(st) == SQLITE_ROW && ncols[i] < 64)
+			cols[i][ncols[i]++] = xstrdup((const char *)
+			    sqlite3_column_text(st, 0));
+		sqlite3_finalize(st);
+		free(q);
+	}
+	sqlite3_close(db);
+}
+
+/* A trial of each phase for op on target in job. 0 or -1. */
+static int
+add_trials(struct store *s, int64_t job, int64_t opid, int64_t target,
+    char **err)
+{
+	static const char *const phases[] = { "baseline", "tune", "tune",
+	    "confirm", "final", "reference" };
+	struct store_trial t;
+	size_t i;
+
+	for (i = 0; i < sizeof phases / sizeof phases[0]; i++) {
+		memset(&t, 0, sizeof t);
+		t.job_id = job;
+		t.op_id = opid;
+		t.target_id = target;
+		t.phase = phases[i];
+		t.config.v[KNOB_TILE_M] = 8 << (i % 2);
+		t.config.v[KNOB_TILE_N] = 16;
+		t.config.v[KNOB_TILE_K] = 8;
+		t.result.status = TRIAL_OK;
+		t.result.median_ms = 0.01 + (double)i;
+		t.result.gflops = 10 + (double)i;
+		t.result.reps = 5;
+		if (store_trial_add(s, &t, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The plan, the job's op and its choice. 0 or -1. */
+static int
+add_plan(struct store *s, int64_t job, int64_t opid, int64_t target,
+    char **err)
+{
+	struct store_alloc a;
+	struct store_job_op jo;
+	struct store_choice ch;
+
+	memset(&a, 0, sizeof a);
+	a.job_id = job;
+	a.seq = 1;
+	a.op_id = opid;
+	a.trials = 3;
+	a.weight = 1;
+	a.reason = "first round";
+	memset(&jo, 0, sizeof jo);
+	jo.job_id = job;
+	jo.op_id = opid;
+	jo.occurrences = 1;
+	jo.locations = "f.mlir:2:8";
+	memset(&ch, 0, sizeof ch);
+	ch.job_id = job;
+	ch.op_id = opid;
+	ch.target_id = target;
+	ch.config_name = "tile_8x16x8";
+	ch.speedup = 1.5;
+	ch.rounds = 5;
+	ch.occurrences = 1;
+	if (store_alloc_add(s, &a, err) < 0 ||
+	    store_job_op_add(s, &jo, err) != 0 ||
+	    store_choice_add(s, &ch, err) < 0 ||
+	    store_log(s, job, "info", "made by fuzz_store") != 0)
+		return -1;
+	return 0;
+}
+
+/* The real store: a queued job with its snapshots, trials, a plan. */
 static void
 make_store(void)
 {
 	struct store *s;
 	struct op_desc op;
 	struct store_job j;
-	struct store_trial t;
-	struct store_alloc a;
-	struct store_job_op jo;
-	struct store_choice ch;
-	sqlite3 *db;
-	sqlite3_stmt *st;
 	char *err = NULL;
 	int64_t target, opid, job;
-	size_t i;
-	static const char *const phases[] = { "baseline", "tune", "tune",
-	    "confirm", "final", "reference" };
 
 	memset(&op, 0, sizeof op);
 	op.name = "matmul_16x32x8";
@@ -166,68 +248,14 @@ make_store(void)
 	j.tuner = "grid";
 	j.n_trial = 3;
 	if (target < 0 || opid < 0 ||
-	    (job = store_job_add(s, &j, &err)) < 0)
-		goto fail;
-	for (i = 0; i < sizeof phases / sizeof phases[0]; i++) {
-		memset(&t, 0, sizeof t);
-		t.job_id = job;
-		t.op_id = opid;
-		t.target_id = target;
-		t.phase = phases[i];
-		t.config.v[KNOB_TILE_M] = 8 << (i % 2);
-		t.config.v[KNOB_TILE_N] = 16;
-		t.config.v[KNOB_TILE_K] = 8;
-		t.result.status = TRIAL_OK;
-		t.result.median_ms = 0.01 + (double)i;
-		t.result.gflops = 10 + (double)i;
-		t.result.reps = 5;
-		if (store_trial_add(s, &t, &err) < 0)
-			goto fail;
-	}
-	memset(&a, 0, sizeof a);
-	a.job_id = job;
-	a.seq = 1;
-	a.op_id = opid;
-	a.trials = 3;
-	a.weight = 1;
-	a.reason = "first round";
-	memset(&jo, 0, sizeof jo);
-	jo.job_id = job;
-	jo.op_id = opid;
-	jo.occurrences = 1;
-	jo.locations = "f.mlir:2:8";
-	memset(&ch, 0, sizeof ch);
-	ch.job_id = job;
-	ch.op_id = opid;
-	ch.target_id = target;
-	ch.config_name = "tile_8x16x8";
-	ch.speedup = 1.5;
-	ch.rounds = 5;
-	ch.occurrences = 1;
-	if (store_alloc_add(s, &a, &err) < 0 ||
-	    store_job_op_add(s, &jo, &err) != 0 ||
-	    store_choice_add(s, &ch, &err) < 0 ||
-	    store_log(s, job, "info", "made by fuzz_store") != 0)
+	    (job = store_job_add(s, &j, &err)) < 0 ||
+	    add_trials(s, job, opid, target, &err) != 0 ||
+	    add_plan(s, job, opid, target, &err) != 0)
 		goto fail;
 	store_close(s);
 	if (util_read_file(path, 1 << 24, &image, &image_len, &err) != 0)
 		goto fail;
-	/* Each table's columns, for the edits. */
-	if (sqlite3_open(path, &db) != SQLITE_OK)
-		abort();
-	for (i = 0; i < NTABLES; i++) {
-		char *q = xasprintf("SELECT name FROM pragma_table_info('%s')",
-		    tables[i]);
-
-		if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK)
-			abort();
-		while (sqlite3_step(st) == SQLITE_ROW && ncols[i] < 64)
-			cols[i][ncols[i]++] = xstrdup((const char *)
-			    sqlite3_column_text(st, 0));
-		sqlite3_finalize(st);
-		free(q);
-	}
-	sqlite3_close(db);
+	table_columns();
 	return;
 fail:
 	fprintf(stderr, "fuzz_store: making the store: %s\n", err);
