@@ -492,6 +492,24 @@ out:
 	free(err);
 }
 
+/* The store's folder, removed when libFuzzer exits. */
+static void
+remove_dir(void)
+{
+	static const char *const files[] = { "s.db", "s.db-wal", "s.db-shm",
+	    "s.db-journal", "s.db.ops.lock", NULL };
+	char *p;
+	int i;
+
+	guard = 0;
+	for (i = 0; files[i] != NULL; i++) {
+		p = xasprintf("%s/%s", dir, files[i]);
+		unlink(p);
+		free(p);
+	}
+	rmdir(dir);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -505,6 +523,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (mkdtemp(dir) == NULL)
 			abort();
 		snprintf(path, sizeof path, "%s/s.db", dir);
+		atexit(remove_dir);
 		make_store();
 	}
 	for (i = 0; i < 3; i++) {
