@@ -241,6 +241,12 @@ walk_op(MlirOperation op, void *arg)
 	struct op_desc	 d;
 
 	memset(&d, 0, sizeof d);
+	/* A module inside the top one (or two top-level modules, wrapped). */
+	if (a->nested == NULL &&
+	    !mlirModuleIsNull(mlirModuleFromOperation(op)) &&
+	    !mlirOperationIsNull(mlirOperationGetParentOperation(op)))
+		a->nested = analysis_loc_string(mlirOperationGetLocation(op),
+		    w->file);
 	if (is_func_definition(op)) {
 		MlirStringRef sym = mlirStringAttrGetValue(
 		    mlirOperationGetAttributeByName(op,
@@ -271,6 +277,17 @@ walk_op(MlirOperation op, void *arg)
 		if (mlirAttributeIsNull(attr))
 			w->ann->bad = xstrdup(v);
 		else {
+			MlirStringRef nm = mlirStringRefCreateFromCString(
+			    w->ann->name);
+
+			/* Said, never replaced without a word. */
+			if (!mlirAttributeIsNull(
+			    mlirOperationGetDiscardableAttributeByName(op, nm)))
+				fprintf(stderr, "autosched: warning: %s: %s (%s)"
+				    " already has a %s: replaced by the tuned"
+				    " one\n", d.loc ? d.loc : w->file, d.name ?
+				    d.name : "op", d.kind ? d.kind : "?",
+				    w->ann->name);
 			mlirOperationSetDiscardableAttributeByName(op,
 			    mlirStringRefCreateFromCString(w->ann->name), attr);
 			w->ann->done++;
@@ -978,7 +995,14 @@ analysis_free(struct analysis *a)
 		free(a->funcs[i]);
 	free(a->funcs);
 	free(a->ops);
+	free(a->nested);
 	free(a);
+}
+
+const char *
+analysis_nested_module(const struct analysis *a)
+{
+	return a->nested;
 }
 
 size_t

@@ -119,6 +119,11 @@ struct analysis_lowering {
  */
 const struct analysis_lowering *analysis_lowered(const struct analysis *,
 	    size_t *remaining);
+/*
+ * "file:line:col" of the first module inside the top one (two top-level
+ * modules in a file read as two inside an implicit one), or NULL. Static.
+ */
+const char *analysis_nested_module(const struct analysis *);
 
 /*
  * The MLIR file at path as analysis_load reads it, for tools that compile

@@ -17,6 +17,7 @@ struct analysis {
 	size_t		 nfuncs;
 	const struct analysis_lowering *lowered;	/* NULL: read as written */
 	size_t		 remaining;	/* ops of the lowered dialect left */
+	char		*nested;	/* where the first nested module is, or NULL */
 };
 
 /*

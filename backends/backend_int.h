@@ -79,6 +79,12 @@ char	*backend_side_name(const char *dir, const char *kind);
 int	 backend_cache_scratch(const char *tmp, void (*remove_fn)(const char *),
 	    char **err);
 /*
+ * Remove (remove_fn) the scratch folders in cache folder root that a run
+ * killed mid-compile left: NAME.tmp.PID.N of a process that is gone.
+ * Returns how many.
+ */
+size_t	 backend_cache_sweep(const char *root, void (*remove_fn)(const char *));
+/*
  * Move the finished scratch folder tmp into place as the cache entry dir.
  * When another run of ours cached the same entry meanwhile, tmp is removed
  * (remove_fn) and dir taken if backend_cache_lookup trusts it. 0, or -1

@@ -6,7 +6,9 @@
 #include <sys/stat.h>
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
@@ -172,6 +174,39 @@ backend_cache_lookup(const char *name, const char *root, const char *dir,
 	}
 	free(aside);
 	return rc == 0 ? 0 : -1;
+}
+
+size_t
+backend_cache_sweep(const char *root, void (*remove_fn)(const char *))
+{
+	DIR *d;
+	struct dirent *de;
+	const char *t;
+	char *end, *p;
+	long pid;
+	size_t n = 0;
+
+	if ((d = opendir(root)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' ||
+		    (t = strstr(de->d_name, ".tmp.")) == NULL)
+			continue;
+		errno = 0;
+		pid = strtol(t + 5, &end, 10);
+		if (errno != 0 || end == t + 5 || *end != '.' || pid <= 0 ||
+		    pid == (long)getpid())
+			continue;
+		/* Alive (or not ours to ask): its scratch stays. */
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		p = util_path_join(root, de->d_name);
+		remove_fn(p);
+		free(p);
+		n++;
+	}
+	closedir(d);
+	return n;
 }
 
 int

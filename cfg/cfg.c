@@ -80,7 +80,8 @@ struct cfg_reader {
 	 * tuner-specific key met before the tuner line.
 	 */
 	int		 prescan;
-	int		 submitted;	/* CFG_SUBMITTED */
+	int		 submitted;	/* CFG_SUBMITTED or CFG_STORED */
+	int		 stored;	/* CFG_STORED */
 	int		 stopped;	/* pass 1 met a bad line */
 	char		*prescan_tuner;
 	const struct tuner_ops *tuner;	/* NULL: judge tuner keys at the end */
@@ -574,6 +575,19 @@ cfg_exec_clear(struct cfg_exec *e)
 }
 
 const char *
+cfg_submitted_why(const char *key)
+{
+	if (strcmp(key, "iree_bin") == 0)
+		return "names a program; a submitted job may not (the service"
+		    " runs only its own tools)";
+	if (strcmp(key, "replay_db") == 0)
+		return "names a store the service would open when the job runs,"
+		    " with its own rights; a submitted job may not (replay with"
+		    " autosched run)";
+	return "set by the service (autoschedd.conf), not by a submitted job";
+}
+
+const char *
 cfg_drop_submitted(struct cfg *cfg)
 {
 	const char *key = cfg->service_key;
@@ -581,6 +595,8 @@ cfg_drop_submitted(struct cfg *cfg)
 	cfg_exec_clear(&cfg->exec);
 	free(cfg->iree_bin);
 	cfg->iree_bin = NULL;
+	free(cfg->replay_db);
+	cfg->replay_db = NULL;
 	cfg->service_key = NULL;
 	cfg->service_key_line = 0;
 	return key;
@@ -618,7 +634,7 @@ cfg_env(struct cfg_reader *r, const char *key, const char *value)
 	const char *names[32], *near;
 	char hint[96], list[256];
 	size_t i, n;
-	int k;
+	int k, svc;
 
 	if (strcmp(key, "gpu_arch") == 0)
 		return cfg_gpu_arch(r, key, value);
@@ -632,23 +648,19 @@ cfg_env(struct cfg_reader *r, const char *key, const char *value)
 		return cfg_fail(r, r->line, r->section, key, "no value; expected %s",
 		    k == 2 ? "a backend name" : k >= 7 ? "a value" : "a path");
 	r->env_line[k] = r->line;
-	if ((k >= 7 || strcmp(key, "iree_bin") == 0) &&
-	    (cfg->service_key == NULL || r->line < cfg->service_key_line)) {
+	svc = k >= 7 || strcmp(key, "iree_bin") == 0 ||
+	    strcmp(key, "replay_db") == 0;
+	if (svc && (cfg->service_key == NULL ||
+	    r->line < cfg->service_key_line)) {
 		cfg->service_key = env_keys[k];
 		cfg->service_key_line = r->line;
 	}
-	if (r->submitted && cfg->service_key == env_keys[k]) {
-		if (k < 7)
-			return cfg_fail(r, r->line, r->section, key, "names a "
-			    "program; a submitted job may not (the service runs"
-			    " only its own tools)");
-		return cfg_fail(r, r->line, r->section, key, "set by the "
-		    "service (autoschedd.conf), not by a submitted job");
-	}
-	if (r->submitted && strcmp(key, "replay_db") == 0)
-		return cfg_fail(r, r->line, r->section, key, "names a store the"
-		    " service would open when the job runs, with its own rights;"
-		    " a submitted job may not (replay with autosched run)");
+	/* A stored job's: dropped, the service's own settings apply. */
+	if (svc && r->stored)
+		return 0;
+	if (svc && r->submitted)
+		return cfg_fail(r, r->line, r->section, key, "%s",
+		    cfg_submitted_why(key));
 	if (k >= 7)
 		return cfg_executor(r, key, value);
 	if (strcmp(key, "backend") != 0) {
@@ -1185,7 +1197,8 @@ cfg_parse(const char *path, const char *text, size_t len, int flags,
 
 	memset(&r, 0, sizeof r);
 	r.cfg = cfg;
-	r.submitted = (flags & CFG_SUBMITTED) != 0;
+	r.submitted = (flags & (CFG_SUBMITTED | CFG_STORED)) != 0;
+	r.stored = (flags & CFG_STORED) != 0;
 	if (len > CFG_FILE_MAX) {
 		cfg_fail(&r, 0, SEC_NONE, NULL, "larger than %zu bytes",
 		    CFG_FILE_MAX);

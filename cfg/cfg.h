@@ -107,8 +107,9 @@ struct cfg {
 	char		*replay_db;	/* replay backend: the recorded store */
 	struct cfg_exec	 exec;		/* executor and slurm_* */
 	/*
-	 * The first [Env] key a submitted job may not carry (an executor key
-	 * or iree_bin; static storage) and its line; NULL and 0 if none.
+	 * The first [Env] key a submitted job may not carry (an executor key,
+	 * iree_bin or replay_db; static storage) and its line; NULL and 0 if
+	 * none.
 	 */
 	const char	*service_key;
 	int		 service_key_line;
@@ -175,6 +176,12 @@ int	 cfg_load(const char *path, struct cfg **out, char **err)
  */
 #define CFG_CHECK_FILES	0x1
 #define CFG_SUBMITTED	0x2
+/*
+ * A stored job's cfg read back by the service: the CFG_SUBMITTED rules,
+ * every key they refuse dropped unread instead (cfg->service_key names the
+ * first, for the log), so the service's own settings apply.
+ */
+#define CFG_STORED	0x4
 int	 cfg_parse(const char *path, const char *text, size_t len,
 	    int flags, struct cfg **out, char **err)
 	    __attribute__((warn_unused_result));
@@ -186,6 +193,8 @@ void	 cfg_free(struct cfg *);
  * Returns the first key dropped, or NULL.
  */
 const char *cfg_drop_submitted(struct cfg *);
+/* Why a submitted job may not set [Env] key (static text). */
+const char *cfg_submitted_why(const char *key);
 
 /*
  * A value list as [SearchSpace] and [Problem] take it: "64", "[64, 128]",

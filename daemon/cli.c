@@ -341,7 +341,8 @@ cli_analyze(int argc, char **argv)
 		case 'e':
 			errno = 0;
 			emit = strtol(optarg, &end, 10);
-			if (errno != 0 || *end != '\0' || emit < 0) {
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    emit < 0) {
 				fprintf(stderr, "autosched analyze: "
 				    "--emit-dispatch %s: expected an op index\n",
 				    optarg);
@@ -546,8 +547,12 @@ cli_space(int argc, char **argv)
 		goto out;
 	}
 	cli_print_warnings(cfg);
-	/* The same checks and spaces as `run`, without running anything. */
+	/*
+	 * The same checks and spaces as `run`, without running anything: its
+	 * outputs held apart from the store run would use (one validator).
+	 */
 	memset(&o, 0, sizeof o);
+	o.db = cfg->database != NULL ? cfg->database : store_default_path();
 	if (job_prepare(cfg, &o, &job, &err) != 0) {
 		fprintf(stderr, "autosched: %s\n", err);
 		goto out;
@@ -733,7 +738,7 @@ cli_best(int argc, char **argv)
 	};
 	struct store_best *rows = NULL;
 	const char *op = NULL, *format = "table";
-	char *db = NULL, *err = NULL, *end, *e[2] = { NULL, NULL };
+	char *db = NULL, *err = NULL, *e[2] = { NULL, NULL };
 	int64_t job = 0;
 	size_t n = 0, i;
 	int ch, rc = 2;
@@ -749,8 +754,7 @@ cli_best(int argc, char **argv)
 			op = optarg;
 			break;
 		case 'J':
-			job = strtoll(optarg, &end, 10);
-			if (*end != '\0' || job <= 0) {
+			if (util_parse_id(optarg, &job) != 0) {
 				fprintf(stderr, "autosched best: --job %s: "
 				    "expected a job id\n", optarg);
 				goto out;
@@ -880,7 +884,7 @@ cli_export(int argc, char **argv)
 	};
 	struct store_best *rows = NULL;
 	const char *op = NULL, *outpath = NULL;
-	char *db = NULL, *err = NULL, *s, *end;
+	char *db = NULL, *err = NULL, *s;
 	int64_t job = 0;
 	json_t *root = NULL, *arr;
 	size_t n = 0, i;
@@ -908,8 +912,7 @@ cli_export(int argc, char **argv)
 			op = optarg;
 			break;
 		case 'J':
-			job = strtoll(optarg, &end, 10);
-			if (*end != '\0' || job <= 0) {
+			if (util_parse_id(optarg, &job) != 0) {
 				fprintf(stderr, "autosched export: --job %s: "
 				    "expected a job id\n", optarg);
 				goto out;

@@ -43,7 +43,7 @@ cli_report(int argc, char **argv)
 	struct util_out_guard g;
 	struct store *st = NULL;
 	const char *out = NULL;
-	char *db = NULL, *err = NULL, *end;
+	char *db = NULL, *err = NULL;
 	int ch, rc = 2;
 
 	memset(&ho, 0, sizeof ho);
@@ -55,8 +55,7 @@ cli_report(int argc, char **argv)
 			db = xstrdup(optarg);
 			break;
 		case 'J':
-			ho.job_id = strtoll(optarg, &end, 10);
-			if (*end != '\0' || ho.job_id <= 0) {
+			if (util_parse_id(optarg, &ho.job_id) != 0) {
 				fprintf(stderr, "autosched report: --job %s: "
 				    "expected a job id\n", optarg);
 				goto out;

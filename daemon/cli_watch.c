@@ -211,8 +211,7 @@ cli_watch(int argc, char **argv)
 		goto out;
 	}
 	if (argc - optind == 1) {
-		id = strtoll(argv[optind], &end, 10);
-		if (*end != '\0' || id <= 0) {
+		if (util_parse_id(argv[optind], &id) != 0) {
 			fprintf(stderr, "autosched watch: %s: expected a job id\n",
 			    argv[optind]);
 			goto out;

@@ -119,16 +119,13 @@ usage:
 static int64_t
 queue_job_id(const char *cmd, const char *s)
 {
-	char *end;
-	long long v;
+	int64_t v;
 
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || v <= 0) {
+	if (util_parse_id(s, &v) != 0) {
 		fprintf(stderr, "autosched %s: \"%s\" is not a job id\n", cmd, s);
 		return -1;
 	}
-	return (int64_t)v;
+	return v;
 }
 
 /* Open the store of a queue command; read_only for status and log. */

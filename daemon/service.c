@@ -57,6 +57,7 @@ struct service {
 
 	char			*spool;		/* watched folder, or NULL */
 	int			 spool_fd;	/* inotify */
+	int			 spool_lock;	/* SPOOL/.autoschedd.lock, or -1 */
 	int			 spool_retry;	/* a file was too fresh */
 	char			*ignored[SERVICE_SPOOL_IGNORED]; /* unmovable */
 	size_t			 nignored;
@@ -169,6 +170,35 @@ out:
 	free(msg);
 }
 
+/*
+ * The spool's lease (SPOOL/.autoschedd.lock): two services on one spool
+ * would take each other's jobs and measure on the same CPUs at once. 0, or
+ * -1 (said in the log) when another service holds it or it cannot be had.
+ */
+static int
+service_spool_lease(struct service *sv, const char *spool)
+{
+	char *p = util_path_join(spool, ".autoschedd.lock"), *err = NULL;
+	char *text = NULL;
+	int r;
+
+	if ((r = util_lock(p, 0, &sv->spool_lock, &err)) > 0) {
+		if (util_read_file(p, 31, &text, NULL, NULL) == 0)
+			text[strspn(text, "0123456789")] = '\0';
+		service_log(sv, LOG_WARNING, 0, "spool %s: another autoschedd"
+		    " (pid %s) watches it; two services on one spool would take"
+		    " each other's jobs and measure on the same CPUs at once:"
+		    " not watched by this one (give each service its own spool)",
+		    spool, text != NULL && text[0] != '\0' ? text : "?");
+		free(text);
+	} else if (r < 0) {
+		service_log(sv, LOG_ERR, 0, "spool: %s (no spool)", err);
+		free(err);
+	}
+	free(p);
+	return r == 0 ? 0 : -1;
+}
+
 /* Start, stop or move the watch of the spool folder the conf names. */
 static void
 service_spool_setup(struct service *sv)
@@ -181,6 +211,9 @@ service_spool_setup(struct service *sv)
 	if (sv->spool_fd != -1)
 		close(sv->spool_fd);
 	sv->spool_fd = -1;
+	if (sv->spool_lock != -1)
+		close(sv->spool_lock);
+	sv->spool_lock = -1;
 	free(sv->spool);
 	sv->spool = NULL;
 	if (want == NULL)
@@ -196,6 +229,8 @@ service_spool_setup(struct service *sv)
 		goto fail;
 	free(d);
 	d = NULL;
+	if (service_spool_lease(sv, want) != 0)
+		return;
 	sv->spool_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (sv->spool_fd == -1 || inotify_add_watch(sv->spool_fd, want,
 	    IN_CLOSE_WRITE | IN_MOVED_TO) == -1) {
@@ -640,23 +675,31 @@ service_run_one(struct service *sv)
 	    (long long)j.n_trial);
 	service_notify("STATUS=job %lld: starting", (long long)j.id);
 
-	if (j.cfg_text == NULL || cfg_parse(j.cfg_path ? j.cfg_path : "job.cfg",
-	    j.cfg_text, strlen(j.cfg_text), 0, &cfg, &err) != 0) {
+	/* The row is input too: snapshots present, counts in range. */
+	if (store_job_check(sv->st, &j, &err) != 0) {
 		service_log(sv, LOG_ERR, j.id, "job %lld: %s", (long long)j.id,
-		    err ? err : "no cfg snapshot");
+		    err);
 		state = "failed";
 		goto done;
 	}
-	/* Queued before submit refused them: the service's settings apply. */
+	/* With the submitted-job rules, every time: the store is input. */
+	if (cfg_parse(j.cfg_path ? j.cfg_path : "job.cfg", j.cfg_text,
+	    strlen(j.cfg_text), CFG_STORED, &cfg, &err) != 0) {
+		service_log(sv, LOG_ERR, j.id, "job %lld: %s", (long long)j.id,
+		    err);
+		state = "failed";
+		goto done;
+	}
+	/* Queued before submit refused them, or written into the store. */
 	if (cfg->service_key != NULL) {
 		int line = cfg->service_key_line;
 		const char *key = cfg_drop_submitted(cfg);
 
 		service_log(sv, LOG_WARNING, j.id, "job %lld: %s:%d: [Env] %s:"
-		    " set by the service (autoschedd.conf), not by a submitted"
-		    " job: ignored with every executor key and iree_bin",
-		    (long long)j.id, j.cfg_path ? j.cfg_path : "job.cfg", line,
-		    key);
+		    " %s: ignored, with every key a submitted job may not set"
+		    " (executor, slurm_*, compile_jobs, ops_at_once, iree_bin,"
+		    " replay_db)", (long long)j.id, j.cfg_path ? j.cfg_path :
+		    "job.cfg", line, key, cfg_submitted_why(key));
 	}
 	service_job_output(sv, j.id, cfg);
 
@@ -869,7 +912,7 @@ service_main(int argc, char **argv)
 	size_t i;
 
 	memset(&sv, 0, sizeof sv);
-	sv.lock_fd = sv.wake_fd = sv.spool_fd = -1;
+	sv.lock_fd = sv.wake_fd = sv.spool_fd = sv.spool_lock = -1;
 	sv.conf_path = xstrdup(SERVICE_CONF_DEFAULT);
 	while ((ch = getopt_long(argc, argv, "dnf:h", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -1022,6 +1065,8 @@ service_main(int argc, char **argv)
 out:
 	if (sv.spool_fd != -1)
 		close(sv.spool_fd);
+	if (sv.spool_lock != -1)
+		close(sv.spool_lock);
 	if (sv.db != NULL)
 		service_wake_close(sv.db, sv.wake_fd);
 	if (sv.st != NULL)

@@ -354,6 +354,10 @@ name_unusable(const char *name)
 		if (strcmp(name, taken[i]) == 0)
 			return "taken by the program's or a runtime's own symbol";
 	}
+	/* The marker every built library carries (build_marker). */
+	if (strcmp(name, "autosched_built_library") == 0)
+		return "taken by the marker autosched puts in every library it"
+		    " builds";
 	for (i = 0; prefixes[i] != NULL; i++) {
 		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
 			return "in the namespace of MLIR's C interface or of "
@@ -581,6 +585,14 @@ export_build(const struct export_set *s, const char *program, int untuned,
 		fprintf(stderr, "autosched: %s: lowered %s to linalg before the "
 		    "build, as mlir-opt --pass-pipeline='%s' does\n", program,
 		    how->from, how->pipeline);
+	/* Said at its line, not at a deleted temporary's after compiling. */
+	if (analysis_nested_module(an) != NULL) {
+		util_seterr(err, "%s: a module inside the program's module (or a"
+		    " second top-level module); build compiles one module of"
+		    " functions: expected the functions at the top level (build"
+		    " each module from its own file)", analysis_nested_module(an));
+		goto out;
+	}
 	nfuncs = analysis_function_count(an);
 	for (i = 0; i < nfuncs; i++) {
 		const char *loc, *fn = analysis_function(an, i, &loc);

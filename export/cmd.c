@@ -58,8 +58,7 @@ parse_opts(int argc, char **argv, struct cmd_opts *o, void (*usage)(FILE *))
 			o->op = optarg;
 			break;
 		case 'J':
-			o->job = strtoll(optarg, &end, 10);
-			if (*end != '\0' || o->job <= 0) {
+			if (util_parse_id(optarg, &o->job) != 0) {
 				fprintf(stderr, "autosched: --job %s: expected "
 				    "a job id\n", optarg);
 				return -1;
@@ -130,7 +129,7 @@ emit(const struct cmd_opts *o, const char *text, const char *input)
 	char *err = NULL;
 
 	if (o->out == NULL || strcmp(o->out, "-") == 0) {
-		fputs(text, stdout);
+		(void)util_stdout_put(text);	/* said at the close */
 		return 0;
 	}
 	if (export_write(o->out, text, o->db, input, &err) != 0) {
@@ -371,7 +370,7 @@ export_cmd_build(int argc, char **argv)
 		fprintf(stderr, "autosched: %s\n", err);
 		goto out;
 	}
-	if (!o.untuned && export_load(o.db, NULL, 0, EXPORT_SCHEDULES, &s,
+	if (!o.untuned && export_load(o.db, NULL, o.job, EXPORT_SCHEDULES, &s,
 	    &err) != 0) {
 		fprintf(stderr, "autosched: %s\n", err);
 		goto out;

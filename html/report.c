@@ -1335,8 +1335,14 @@ html_report_text(struct store *st, const struct html_opts *o, char **text,
 		for (i = 0; i < nall && all[i].id != o->job_id; i++)
 			;
 		if (i == nall) {
-			util_seterr(err, "no job %lld in the store",
-			    (long long)o->job_id);
+			/* As every reader of a job says it (store_best). */
+			if (o->db_path != NULL)
+				util_seterr(err, "store %s: no job %lld (autosched"
+				    " status --db %s lists the jobs)", o->db_path,
+				    (long long)o->job_id, o->db_path);
+			else
+				util_seterr(err, "no job %lld in the store",
+				    (long long)o->job_id);
 			goto out;
 		}
 	}
@@ -1382,7 +1388,8 @@ html_report_text(struct store *st, const struct html_opts *o, char **text,
 	 * Each op sees only its own trials (a sweep has thousands of ops):
 	 * sorted by op, then in store order, each op's slice is a view.
 	 */
-	qsort(r.t, r.nt, sizeof *r.t, rtrial_cmp);
+	if (r.nt > 1)
+		qsort(r.t, r.nt, sizeof *r.t, rtrial_cmp);
 	for (i = 0; i < r.nops; i++) {
 		struct report v = r;
 		size_t b;

@@ -213,6 +213,8 @@ job_free(struct job *c)
 	}
 	if (c->run_lock != -1)
 		close(c->run_lock);
+	if (c->op_lock != -1)
+		close(c->op_lock);	/* every op's lease with it */
 	free(c->job_lock_path);
 	util_out_abort(c->csv_out);
 	analysis_free(c->an);
@@ -338,6 +340,35 @@ job_params(struct job *c, char **err)
 }
 
 /* The job's row in the store: a new one, or the queued one it runs. 0/-1. */
+/*
+ * Earlier runs of this cfg and input left "running" by a kill (no runner
+ * holds their lease, and we hold the run's): marked failed, with why.
+ */
+static void
+job_mark_abandoned(struct job *c, const char *hash)
+{
+	struct store_job *v;
+	size_t n, i;
+
+	if (c->o->db == NULL || store_job_list(c->st, &v, &n, NULL) != 0)
+		return;
+	for (i = 0; i < n; i++) {
+		if (strcmp(v[i].state, "running") == 0 && v[i].cfg_path != NULL &&
+		    strcmp(v[i].cfg_path, c->cfg->path) == 0 &&
+		    v[i].mlir_hash != NULL && strcmp(v[i].mlir_hash, hash) == 0 &&
+		    !job_runner_alive(c->o->db, v[i].id)) {
+			(void)store_job_set_state(c->st, v[i].id, "failed",
+			    "abandoned: its run ended without closing it (killed);"
+			    " marked by the next run of its cfg", NULL);
+			fprintf(stderr, "autosched: job %lld, an earlier run of %s"
+			    " that was killed, marked failed (abandoned)\n",
+			    (long long)v[i].id, c->cfg->path);
+		}
+		store_job_clear(&v[i]);
+	}
+	free(v);
+}
+
 static int
 job_row(struct job *c, char **err)
 {
@@ -353,6 +384,7 @@ job_row(struct job *c, char **err)
 	}
 	memset(&j, 0, sizeof j);
 	util_hash_hex(text, strlen(text), hash);
+	job_mark_abandoned(c, hash);
 	j.state = "running";
 	j.cfg_path = cfg->path;
 	j.cfg_text = cfg->text;
@@ -487,7 +519,80 @@ job_lanes(struct job *c)
 		c->lanes = c->cfg->exec.ops_at_once;
 	if (c->lanes < 1)
 		c->lanes = 1;
+	/* Said, not ignored without a word. */
+	if (c->parallel == 0 && (c->cfg->exec.ops_at_once > 0 ||
+	    c->cfg->exec.compile_jobs > 0)) {
+		const char *k = c->cfg->exec.ops_at_once > 0 ? "ops_at_once" :
+		    "compile_jobs";
+
+		job_log(c, "warn", "[Env] %s: for an executor that places"
+		    " measurements on nodes (slurm); this job measures here, one"
+		    " op and one compile at a time: ignored", k);
+		if (!c->o->json)
+			fprintf(stderr, "autosched: warning: %s: [Env] %s: for an"
+			    " executor that places measurements on nodes (executor"
+			    " = slurm); measured here one op and one compile at a"
+			    " time: ignored\n", c->cfg->path, k);
+	}
 	return c->lanes;
+}
+
+/*
+ * The leases of the ops a run tunes, whatever its cfg's path (a cfg copied
+ * into another folder measured the same configs at once on the same CPU):
+ * one byte each of DB.ops.lock, at an offset hashed from the op's signature
+ * and the backend, held (an open-file-description lock) until the job ends.
+ * 0, 1 when another process holds one (*err names the op), -1.
+ */
+static int
+job_op_leases(struct job *c, char **err)
+{
+	char *p = xasprintf("%s.ops.lock", c->o->db), *sig, *key;
+	struct flock fl;
+	size_t i;
+	int fd, rc = -1, e;
+
+	if ((fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
+	    O_NONBLOCK | O_NOCTTY, 0666)) == -1) {
+		util_seterr(err, "%s: %s", p, strerror(errno));
+		goto out;
+	}
+	if (util_lock_file_check(fd, p, "the store's lock file of ops",
+	    err) != 0)
+		goto out;
+	for (i = 0; i < c->nops; i++) {
+		if (c->ops[i].sp == NULL)
+			continue;
+		sig = store_op_signature(c->ops[i].op);
+		key = xasprintf("%s\n%s", sig, c->be->name);
+		memset(&fl, 0, sizeof fl);
+		fl.l_type = F_WRLCK;
+		fl.l_whence = SEEK_SET;
+		fl.l_start = (off_t)(util_hash64(key, strlen(key)) & 0x3fffffff);
+		fl.l_len = 1;
+		e = fcntl(fd, F_OFD_SETLK, &fl) == 0 ? 0 : errno;
+		free(key);
+		if (e == EAGAIN || e == EACCES) {
+			util_seterr(err, "%s: op %s (backend %s) is being tuned by"
+			    " another process on %s: refused, nothing written;"
+			    " wait for it to end (one tuning of an op and target"
+			    " at a time)", c->cfg->path, sig, c->be->name,
+			    c->o->db);
+			rc = 1;
+		} else if (e != 0)
+			util_seterr(err, "%s: %s", p, strerror(e));
+		free(sig);
+		if (e != 0)
+			goto out;
+	}
+	c->op_lock = fd;
+	fd = -1;
+	rc = 0;
+out:
+	if (fd != -1)
+		close(fd);
+	free(p);
+	return rc;
 }
 
 void
@@ -594,7 +699,8 @@ job_execute(struct job *c, struct store *st, char **err)
 		int r;
 
 		/* A second runner of the same cfg and input is refused. */
-		if (o->job_id == 0 && (r = job_run_lease(c, err)) != 0)
+		if (o->job_id == 0 && ((r = job_run_lease(c, err)) != 0 ||
+		    (r = job_op_leases(c, err)) != 0))
 			return r > 0 ? JOB_BAD_INPUT : JOB_FAILED;
 		if (stat(o->db, &sb) == 0) {
 			c->db_dev = sb.st_dev;
@@ -666,6 +772,14 @@ fail:
 	if (c->job_id > 0)
 		(void)store_job_set_state(st, c->job_id, "failed", *err, NULL);
 	outcome = bad_input ? JOB_BAD_INPUT : JOB_FAILED;
+	/* A failed run's partial CSV never replaces an earlier whole one. */
+	if (c->csv_out != NULL && access(cfg->output_file, F_OK) == 0) {
+		util_out_abort(c->csv_out);
+		c->csv_out = NULL;
+		c->rep.csv = NULL;
+		fprintf(stderr, "autosched: %s: left as it was (this run failed;"
+		    " what it measured is in the store)\n", cfg->output_file);
+	}
 out:
 	for (i = 0; i < c->nops; i++)
 		job_close_op(c, &c->ops[i]);

@@ -178,6 +178,7 @@ struct job {
 	int			 db_known;
 	int			 run_lock;	/* the lease of this cfg on the store, or -1 */
 	int			 job_lock;	/* the lease of the job id, or -1 */
+	int			 op_lock;	/* the leases of its ops (DB.ops.lock), or -1 */
 	char			*job_lock_path;
 	struct util_out		*csv_out;	/* the CSV report while written */
 	struct util_out_guard	 csv_guard;

@@ -5,6 +5,7 @@
  * occurrences), each distinct op's space built, the limits checked (memory,
  * threads, outputs) -- all before anything is written.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,19 +75,35 @@ job_cfg_line(const struct cfg *cfg, enum knob k)
 	return 0;
 }
 
+/* 1 if AUTOSCHED_MEMORY_LIMIT holds a limit job_memory_limit takes. */
+static int
+job_memory_env(unsigned long long *mib)
+{
+	const char *e = getenv("AUTOSCHED_MEMORY_LIMIT");
+	char *end;
+
+	if (e == NULL || *e == '\0' || !isdigit((unsigned char)e[0]))
+		return 0;
+	errno = 0;
+	*mib = strtoull(e, &end, 10);
+	return errno == 0 && *end == '\0' && *mib > 0 && *mib < (1ULL << 40);
+}
+
 uint64_t
 job_memory_limit(void)
 {
+	static int warned;
 	const char *e = getenv("AUTOSCHED_MEMORY_LIMIT");
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 	unsigned long long mib;
-	char *end;
 
-	if (e != NULL && *e != '\0') {
-		errno = 0;
-		mib = strtoull(e, &end, 10);
-		if (errno == 0 && *end == '\0' && mib > 0 && mib < (1ULL << 40))
-			return (uint64_t)mib << 20;
+	if (job_memory_env(&mib))
+		return (uint64_t)mib << 20;
+	if (e != NULL && *e != '\0' && !warned) {
+		warned = 1;
+		fprintf(stderr, "autosched: warning: AUTOSCHED_MEMORY_LIMIT=%.32s:"
+		    " not a number of MiB from 1 to 2^40; ignored (the limit is"
+		    " half of physical memory)\n", e);
 	}
 	if (pages <= 0 || psize <= 0)
 		return (uint64_t)4 << 30;
@@ -302,18 +319,27 @@ job_prepare_op(struct job *c, struct job_op *jo, struct knob_values *lists,
 	if (c->be->clock == NULL && job_op_bytes(op) == 0) {
 		util_seterr(err, "%s: %s (%s at %s): the sizes of its buffers"
 		    " overflow 64 bits (M=%lld N=%lld K=%lld batch=%lld)",
-		    cfg->input_file, op->name, op->kind, op->loc,
+		    job_input_name(cfg), op->name, op->kind, op->loc,
 		    (long long)op->m, (long long)op->n, (long long)op->k,
 		    (long long)op->batch);
 		return -1;
 	}
 	if (c->be->clock == NULL && job_op_bytes(op) > job_memory_limit()) {
+		const char *e = getenv("AUTOSCHED_MEMORY_LIMIT");
+		unsigned long long mib;
+		char *why = job_memory_env(&mib) ? xstrdup("AUTOSCHED_MEMORY_LIMIT;"
+		    " raise it, in MiB") : e != NULL && *e != '\0' ?
+		    xasprintf("half of physical memory: AUTOSCHED_MEMORY_LIMIT="
+		    "%.32s is not a number of MiB from 1 to 2^40 and was"
+		    " ignored", e) : xstrdup("half of physical memory; set"
+		    " AUTOSCHED_MEMORY_LIMIT in MiB");
+
 		util_seterr(err, "%s: %s (%s at %s): its buffers need %llu"
-		    " MiB, above the memory limit of %llu MiB (half of"
-		    " physical memory; set AUTOSCHED_MEMORY_LIMIT in MiB)",
-		    cfg->input_file, op->name, op->kind, op->loc,
+		    " MiB, above the memory limit of %llu MiB (%s)",
+		    job_input_name(cfg), op->name, op->kind, op->loc,
 		    (unsigned long long)(job_op_bytes(op) >> 20),
-		    (unsigned long long)(job_memory_limit() >> 20));
+		    (unsigned long long)(job_memory_limit() >> 20), why);
+		free(why);
 		return -1;
 	}
 	memset(&rules, 0, sizeof rules);
@@ -395,7 +421,7 @@ job_prepare(const struct cfg *cfg, const struct job_opts *o, struct job **out,
 	*out = NULL;
 	c->cfg = cfg;
 	c->o = o;
-	c->run_lock = c->job_lock = -1;
+	c->run_lock = c->job_lock = c->op_lock = -1;
 	c->lanes = 1;
 	if (job_check_output(cfg, o, err) != 0)
 		goto fail;
@@ -417,6 +443,12 @@ job_prepare(const struct cfg *cfg, const struct job_opts *o, struct job **out,
 		if (analysis_parse(cfg->input_file, o->mlir_text,
 		    strlen(o->mlir_text), &c->an, err) != 0)
 			goto fail;
+	} else if (o->job_id > 0) {
+		/* A stored job runs its snapshot, never what its path holds now. */
+		util_seterr(err, "job %lld: no snapshot of its program; the"
+		    " service never reads a job's program from its path (submit"
+		    " the job again)", (long long)o->job_id);
+		goto fail;
 	} else {
 		if (util_read_file(cfg->input_file, ANALYSIS_INPUT_MAX, &c->mlir_text, &len,
 		    err) != 0)

@@ -24,6 +24,9 @@
 #include "store/store.h"
 #include "util/util.h"
 
+_Static_assert(JOB_ROUND_TRIALS <= STORE_ROUND_TRIALS_MAX,
+    "a round the store refuses to give back");
+
 #define SCHED_ALPHA	0.2	/* the observed improvement's share of the estimate */
 #define SCHED_BETA	2.0	/* hope: within this factor of the best of its kind */
 #define SCHED_WINDOW	3	/* rounds the observed improvement spans */
@@ -153,6 +156,7 @@ sched_open(const struct job *c, size_t i)
 static int
 sched_replay(struct job *c, size_t *op, int64_t *n)
 {
+	int64_t cap;
 	size_t i;
 
 	while (c->replayed < c->nreplay) {
@@ -165,10 +169,18 @@ sched_replay(struct job *c, size_t *op, int64_t *n)
 		}
 		*n = c->replay_n[c->replayed++];
 		for (i = 0; i < c->nops; i++) {
-			if (c->ops[i].op_id == id && sched_open(c, i)) {
-				*op = i;
-				return 1;
-			}
+			if (c->ops[i].op_id != id || !sched_open(c, i))
+				continue;
+			/* Never more than n_trial and a round allow now. */
+			cap = sched_cap(c, &c->ops[i]) - c->ops[i].trials;
+			if (*n > cap)
+				*n = cap;
+			if (*n > JOB_ROUND_TRIALS)
+				*n = JOB_ROUND_TRIALS;
+			if (*n < 1)
+				break;
+			*op = i;
+			return 1;
 		}
 	}
 	return 0;

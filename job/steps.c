@@ -814,6 +814,8 @@ out:
 	return rc;
 }
 
+_Static_assert(JOB_BATCH_MAX <= TUNER_PROPOSE_MAX, "a batch the tuner cuts");
+
 /*
  * A search round: the tuner (made at the op's first round, kept until its
  * finish) proposes up to n configs, each measured or taken from the store,
@@ -840,6 +842,11 @@ steps_search_round(struct job *c, struct job_op *jo, int64_t n,
 
 	*done = 0;
 	memset(res, 0, sizeof res);
+	/* n is the scheduler's, or a replayed plan's: idx holds JOB_BATCH_MAX. */
+	if (n < 1)
+		return 0;
+	if (n > JOB_BATCH_MAX)
+		n = JOB_BATCH_MAX;
 	if (!jo->tuner_on) {
 		steps_tuner_params(cfg, &tp, &ek, &ev, &el);
 		tp.n_trial = c->per_op_max;
@@ -854,8 +861,6 @@ steps_search_round(struct job *c, struct job_op *jo, int64_t n,
 		job_offer_transfer(c, &jo->t, op);
 	}
 	jo->reached = 1;
-	if (n > JOB_BATCH_MAX)
-		n = JOB_BATCH_MAX;
 	if (job_tune_halt(c))
 		return c->stopped ? 1 : 0;
 	k = tuner_propose(&jo->t, idx, (size_t)n);

@@ -13,8 +13,8 @@ static const char *const job_states[] = {
 	"queued", "running", "done", "failed", "cancelled"
 };
 
-static int
-job_state_ok(const char *state)
+int
+store_job_state_ok(const char *state)
 {
 	size_t	i;
 
@@ -81,7 +81,7 @@ store_job_add(struct store *s, const struct store_job *j, char **err)
 	int64_t		 id = -1;
 	int		 owned;
 
-	if (!job_state_ok(state)) {
+	if (!store_job_state_ok(state)) {
 		util_seterr(err, "store %s: bad job state \"%s\"", s->path,
 		    state);
 		return -1;
@@ -255,7 +255,7 @@ store_job_set_state(struct store *s, int64_t id, const char *state,
 	sqlite3_stmt	*st;
 	int		 owned, rc = -1;
 
-	if (state == NULL || !job_state_ok(state)) {
+	if (state == NULL || !store_job_state_ok(state)) {
 		util_seterr(err, "store %s: bad job state \"%s\"", s->path,
 		    state != NULL ? state : "(null)");
 		return -1;

@@ -34,7 +34,7 @@ store_job_op_add(struct store *s, const struct store_job_op *j, char **err)
 }
 
 static const char sql_job_op_list[] =
-	"SELECT job_id, op_id, occurrences, locations FROM job_ops "
+	"SELECT job_id, op_id, occurrences, locations, rowid FROM job_ops "
 	"WHERE job_id = ?1 ORDER BY op_id";
 
 int
@@ -42,7 +42,7 @@ store_job_op_list(struct store *s, int64_t job_id, struct store_job_op **v,
     size_t *n, char **err)
 {
 	sqlite3_stmt	*st;
-	int		 owned, rc;
+	int		 owned, rc, bad = 0;
 	size_t		 cap = 0;
 
 	*v = NULL;
@@ -61,14 +61,19 @@ store_job_op_list(struct store *s, int64_t job_id, struct store_job_op **v,
 		(*v)[*n].occurrences = sqlite3_column_int64(st, 2);
 		(*v)[*n].locations = store_column_dup(st, 3);
 		(*n)++;
+		/* The weights of a model's ops: what the job wrote, or refused. */
+		if ((bad = store_row_int(s, err, "job_ops", sqlite3_column_int64(st,
+		    4), "occurrences", (*v)[*n - 1].occurrences, 1,
+		    STORE_TRIALS_MAX)) != 0)
+			break;
 	}
 	store_stmt_done(st, owned);
-	if (rc != SQLITE_DONE) {
+	if (bad || rc != SQLITE_DONE) {
 		while (*n > 0)
 			free((*v)[--*n].locations);
 		free(*v);
 		*v = NULL;
-		return store_fail(s, err, "reading a job's ops");
+		return bad ? -1 : store_fail(s, err, "reading a job's ops");
 	}
 	return 0;
 }
@@ -85,6 +90,13 @@ store_alloc_add(struct store *s, const struct store_alloc *a, char **err)
 	int64_t		 id = -1;
 	int		 owned;
 
+	/* What the reader takes back (store_alloc_check), and no more. */
+	if (a->trials < 1 || a->trials > STORE_ROUND_TRIALS_MAX) {
+		util_seterr(err, "store %s: a scheduler decision of %lld tune"
+		    " trials; expected 1 to %d", s->path, (long long)a->trials,
+		    STORE_ROUND_TRIALS_MAX);
+		return -1;
+	}
 	if ((st = store_stmt(s, ST_ALLOC_ADD, sql_alloc_add, &owned,
 	    err)) == NULL)
 		return -1;
@@ -109,14 +121,15 @@ store_alloc_add(struct store *s, const struct store_alloc *a, char **err)
 
 static const char sql_alloc_list[] =
 	"SELECT job_id, seq, op_id, trials, trials_before, weight, now_ms, "
-	"gain, elapsed_s FROM allocations WHERE job_id = ?1 ORDER BY seq, id";
+	"gain, elapsed_s, id FROM allocations WHERE job_id = ?1 "
+	"ORDER BY seq, id";
 
 int
 store_alloc_list(struct store *s, int64_t job_id, struct store_alloc **v,
     size_t *n, char **err)
 {
 	sqlite3_stmt	*st;
-	int		 owned, rc;
+	int		 owned, rc, bad = 0;
 	size_t		 cap = 0;
 
 	*v = NULL;
@@ -144,13 +157,18 @@ store_alloc_list(struct store *s, int64_t job_id, struct store_alloc **v,
 		a->gain = store_column_num(st, 7);
 		a->elapsed_s = store_column_num(st, 8);
 		a->reason = "";
+		/* The job replays these: refused here, never obeyed. */
+		if ((bad = store_alloc_check(s, sqlite3_column_int64(st, 9), a,
+		    err)) != 0)
+			break;
 	}
 	store_stmt_done(st, owned);
-	if (rc != SQLITE_DONE) {
+	if (bad || rc != SQLITE_DONE) {
 		free(*v);
 		*v = NULL;
 		*n = 0;
-		return store_fail(s, err, "reading a job's scheduler decisions");
+		return bad ? -1 : store_fail(s, err, "reading a job's scheduler"
+		    " decisions");
 	}
 	return 0;
 }

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/util.h"
 #include "build_config.h"
@@ -128,6 +129,13 @@ store_check_version(struct store *s, int64_t v, int ok_old, char **err)
 {
 	int64_t	tables;
 
+	if (v < 0) {
+		util_seterr(err, "store %s: schema version %" PRId64 " (PRAGMA"
+		    " user_version): not one autosched writes (0 to %d); the"
+		    " store was changed by hand", s->path, v,
+		    STORE_SCHEMA_VERSION);
+		return -1;
+	}
 	if (v > STORE_SCHEMA_VERSION) {
 		util_seterr(err, "store %s: schema version %" PRId64 " is newer "
 		    "than this autosched knows (%d); use a newer autosched",
@@ -150,9 +158,11 @@ store_check_version(struct store *s, int64_t v, int ok_old, char **err)
 			    "store", s->path);
 		else
 			util_seterr(err, "store %s: schema version %" PRId64
-			    " is older than this autosched's (%d); open it "
-			    "read-write once to migrate", s->path, v,
-			    STORE_SCHEMA_VERSION);
+			    " is older than this autosched's (%d); migrate it"
+			    " once, as a user who may write it, with any"
+			    " command that writes the store (autosched submit"
+			    " or run --db %s, or autoschedd on it)", s->path,
+			    v, STORE_SCHEMA_VERSION, s->path);
 		return -1;
 	}
 	return 0;
@@ -184,7 +194,11 @@ store_migrate(struct store *s, char **err)
 	for (; v < STORE_SCHEMA_VERSION; v++) {
 		if (sqlite3_exec(s->db, store_migrations[v], NULL, NULL,
 		    NULL) != SQLITE_OK) {
-			store_fail(s, err, "migrating the schema");
+			util_seterr(err, "store %s: migrating the schema from"
+			    " version %" PRId64 " to %" PRId64 ": %s: its tables"
+			    " are not those of version %" PRId64 " (PRAGMA"
+			    " user_version changed by hand?); nothing changed",
+			    s->path, v, v + 1, sqlite3_errmsg(s->db), v);
 			goto out;
 		}
 	}
@@ -238,7 +252,8 @@ store_check_file(const char *path, const char *suffix, const char *what,
 	char		*p = xasprintf("%s%s", path, suffix);
 	int		 rc = -1;
 
-	if (stat(p, &sb) != 0) {
+	/* SQLite opens its own files beside the store without following links. */
+	if ((suffix[0] != '\0' ? lstat(p, &sb) : stat(p, &sb)) != 0) {
 		if (errno == ENOENT) {
 			rc = 0;
 			goto out;
@@ -247,7 +262,9 @@ store_check_file(const char *path, const char *suffix, const char *what,
 		goto out;
 	}
 	if (!S_ISREG(sb.st_mode)) {
-		util_seterr(err, "%s: not a regular file; expected %s", p, what);
+		util_seterr(err, "%s: not a regular file%s; expected %s", p,
+		    S_ISLNK(sb.st_mode) ? " (a symbolic link, which SQLite does"
+		    " not follow)" : "", what);
 		goto out;
 	}
 	rc = 0;
@@ -321,6 +338,7 @@ store_open(const char *path, struct store **out, char **err)
 	struct store	*s;
 	sqlite3_stmt	*st = NULL;
 	const char	*mode;
+	int		 rc, waited;
 
 	*out = NULL;
 	if ((s = store_connect(path, SQLITE_OPEN_READWRITE |
@@ -329,9 +347,23 @@ store_open(const char *path, struct store **out, char **err)
 	if (store_exec(s, "PRAGMA foreign_keys = ON", err) != 0)
 		goto fail;
 
-	/* Readers (status) never block the writer (the daemon), nor it them. */
+	/*
+	 * Readers (status) never block the writer (the daemon), nor it them.
+	 * Switching a new store to WAL is answered SQLITE_BUSY at once, without
+	 * the busy handler, while another process makes it too: tried again
+	 * until the busy timeout.
+	 */
 	if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode = WAL", -1, &st,
-	    NULL) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW) {
+	    NULL) != SQLITE_OK) {
+		store_fail(s, err, "setting WAL mode");
+		goto fail;
+	}
+	for (waited = 0; (rc = sqlite3_step(st)) == SQLITE_BUSY &&
+	    waited < STORE_BUSY_MS; waited += 10) {
+		sqlite3_reset(st);
+		usleep(10000);
+	}
+	if (rc != SQLITE_ROW) {
 		store_fail(s, err, "setting WAL mode");
 		goto fail;
 	}
@@ -363,17 +395,73 @@ fail:
 	return -1;
 }
 
+/*
+ * A reader that cannot make the store's -shm (a read-only file system, a
+ * folder it cannot write) reads it as immutable, when no write-ahead log
+ * holds commits the file lacks. 0, or -1 with *err saying what to do.
+ */
+static int
+store_reopen_immutable(struct store *s, char **err)
+{
+	struct stat	 sb;
+	char		*wal = xasprintf("%s-wal", s->path), *uri;
+	size_t		 i, n = 0;
+	int		 busy;
+
+	busy = stat(wal, &sb) == 0 && sb.st_size > 0;
+	free(wal);
+	if (busy) {
+		util_seterr(err, "store %s: cannot be read here: its write-ahead"
+		    " log %s-wal holds commits the store lacks, and SQLite"
+		    " cannot make its shared-memory file %s-shm (a read-only"
+		    " folder or file system); read it once where it can be"
+		    " written (autosched status --db %s) to fold them in",
+		    s->path, s->path, s->path, s->path);
+		return -1;
+	}
+	/* file: URI, with what a URI gives meaning to escaped. */
+	uri = xmalloc(strlen(s->path) * 3 + 32);
+	n = (size_t)sprintf(uri, "file:");
+	for (i = 0; s->path[i] != '\0'; i++) {
+		if (strchr("%?#", s->path[i]) != NULL)
+			n += (size_t)sprintf(uri + n, "%%%02X",
+			    (unsigned char)s->path[i]);
+		else
+			uri[n++] = s->path[i];
+	}
+	snprintf(uri + n, 16, "?immutable=1");
+	sqlite3_close_v2(s->db);
+	s->db = NULL;
+	if (sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READONLY |
+	    SQLITE_OPEN_URI, NULL) != SQLITE_OK) {
+		free(uri);
+		return store_fail(s, err, "cannot open");
+	}
+	free(uri);
+	return 0;
+}
+
 int
 store_open_readonly(const char *path, struct store **out, char **err)
 {
 	struct store	*s;
 	int64_t		 v;
+	int		 ec;
 
 	*out = NULL;
 	if ((s = store_connect(path, SQLITE_OPEN_READONLY, err)) == NULL)
 		return -1;
-	if (store_query_int(s, "PRAGMA user_version", &v, err) != 0)
-		goto fail;
+	if (store_query_int(s, "PRAGMA user_version", &v, NULL) != 0) {
+		ec = sqlite3_errcode(s->db) & 0xff;
+		if ((ec != SQLITE_CANTOPEN && ec != SQLITE_READONLY) ||
+		    store_reopen_immutable(s, err) != 0) {
+			if (ec != SQLITE_CANTOPEN && ec != SQLITE_READONLY)
+				store_fail(s, err, "PRAGMA user_version");
+			goto fail;
+		}
+		if (store_query_int(s, "PRAGMA user_version", &v, err) != 0)
+			goto fail;
+	}
 	if (store_check_version(s, v, 0, err) != 0)
 		goto fail;
 	*out = s;

@@ -14,6 +14,18 @@
 
 #define STORE_SCHEMA_VERSION 7
 
+/*
+ * What autosched's writers write, and so all a reader takes back: values
+ * outside are refused on read, naming the table, the row and the column.
+ */
+#define STORE_ROUND_TRIALS_MAX	64		/* one scheduler decision */
+#define STORE_TRIALS_MAX	(INT64_C(1) << 50)	/* a job's, an op's */
+#define STORE_DIM_MAX		(INT64_C(1) << 40)	/* an op's M, N, K, batch */
+#define STORE_GFLOPS_MAX	1e9	/* GFLOP/s: an exaflop on one chip */
+#define STORE_MS_MAX		1e10	/* a trial's time: four months */
+#define STORE_SECONDS_MAX	1e10
+#define STORE_CV_MAX		1e6
+
 struct store;
 
 /* The store a command uses without --db: $AUTOSCHED_DB, else ./autosched.db. Borrowed. */
@@ -73,6 +85,14 @@ struct store_job {
 	char		*error;
 };
 void	 store_job_clear(struct store_job *);
+/*
+ * The check of a job row before it is run: a known state, the cfg's and the
+ * program's snapshots present (the service never falls back to reading a
+ * path), trial counts in range. 0, or -1 with *err "store PATH: table jobs,
+ * row ID, column C: …".
+ */
+int	 store_job_check(struct store *, const struct store_job *, char **err)
+	    __attribute__((warn_unused_result));
 
 /*
  * Insert a job (state j->state, "queued" if NULL; created now if 0) and

@@ -81,6 +81,32 @@ double		 store_column_num(sqlite3_stmt *, int i);
 /* A copy of a text column, or NULL for NULL. Caller frees. */
 char		*store_column_dup(sqlite3_stmt *, int i);
 
+/* 1 if state is one a job may be in. job.c. */
+int		 store_job_state_ok(const char *state);
+
+/*
+ * The one check of rows read back (row.c). Each returns 0, or -1 with *err
+ * "store PATH: table T, row ID, column C: VALUE: expected …".
+ */
+int		 store_row_refuse(struct store *, char **err, const char *table,
+		    int64_t row, const char *column, const char *fmt, ...)
+		    __attribute__((format(printf, 6, 7)));
+int		 store_row_int(struct store *, char **err, const char *table,
+		    int64_t row, const char *column, int64_t v, int64_t lo,
+		    int64_t hi);
+int		 store_row_num(struct store *, char **err, const char *table,
+		    int64_t row, const char *column, double v, double lo,
+		    double hi);
+/* A scheduler decision (allocations row). */
+int		 store_alloc_check(struct store *, int64_t row,
+		    const struct store_alloc *, char **err);
+/* An op rebuilt from its ops row (sizes, element types, kind). */
+int		 store_op_check(struct store *, int64_t row,
+		    const struct op_desc *, char **err);
+/* A trial's figures (trials row): each within its physical range. */
+int		 store_result_check(struct store *, int64_t row,
+		    const struct trial_result *, char **err);
+
 /* The migrations from version v to v + 1, v from 0. schema.c. */
 extern const char *const store_migrations[STORE_SCHEMA_VERSION];
 

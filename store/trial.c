@@ -237,7 +237,7 @@ store_trial_add(struct store *s, const struct store_trial *t, char **err)
 }
 
 static const char sql_trial_find[] =
-	"SELECT " RESULT_COLUMNS " FROM trials WHERE op_id = ?1 AND "
+	"SELECT " RESULT_COLUMNS ", id FROM trials WHERE op_id = ?1 AND "
 	"target_id = ?2 AND config_name = ?3 AND phase = 'tune' "
 	"AND status <> 'error' ORDER BY id DESC LIMIT 1";
 
@@ -258,7 +258,11 @@ store_trial_find(struct store *s, int64_t op_id, int64_t target_id,
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		result_from_row(st, 0, res, 1);
-		rc = 1;
+		/* A resumed job takes it as measured: held to the writer's. */
+		rc = store_result_check(s, sqlite3_column_int64(st,
+		    RESULT_NCOLS), res, err) == 0 ? 1 : -1;
+		if (rc < 0)
+			backend_result_clear(res);
 	} else if (rc == SQLITE_DONE)
 		rc = 0;
 	else
@@ -311,6 +315,12 @@ store_trial_foreach(struct store *s, int64_t op_id, int64_t target_id,
 
 		op_from_row(st, col + 1, &op);
 		op.tunable = 1;
+		/* Refused here: no reader of the walk sees it. */
+		if (store_op_check(s, t.op_id, &op, err) != 0 ||
+		    store_result_check(s, t.id, &t.result, err) != 0) {
+			stop = -1;
+			break;
+		}
 
 		stop = fn(&t, &op, arg);
 	}
@@ -470,6 +480,30 @@ store_config_check(struct store *s, const struct store_best *b,
 	return rc;
 }
 
+/* The winning row's figures, and the baseline's and the reference's. */
+static int
+store_best_figures_check(struct store *s, const struct store_best *b,
+    char **err)
+{
+	struct trial_result r;
+
+	memset(&r, 0, sizeof r);
+	r.gflops = b->gflops;
+	r.median_ms = b->median_ms;
+	r.cv = b->cv;
+	if (store_result_check(s, b->trial_id, &r, err) != 0)
+		return -1;
+	/* Means of the job's rows: no one row to name, the column to look at. */
+	if (store_row_num(s, err, "trials", b->trial_id, "gflops (the mean of"
+	    " the job's baseline rows)", b->baseline_gflops, 0,
+	    STORE_GFLOPS_MAX) != 0 ||
+	    store_row_num(s, err, "trials", b->trial_id, "gflops (the mean of"
+	    " the job's reference rows)", b->reference_gflops, 0,
+	    STORE_GFLOPS_MAX) != 0)
+		return -1;
+	return 0;
+}
+
 int
 store_best(struct store *s, const char *op_filter, int64_t job_id,
     struct store_best **rows, size_t *n, char **err)
@@ -482,6 +516,20 @@ store_best(struct store *s, const char *op_filter, int64_t job_id,
 
 	*rows = NULL;
 	*n = 0;
+	/* One answer for a job that is not there, whoever asks. */
+	if (job_id > 0) {
+		struct store_job j;
+
+		if ((rc = store_job_get(s, job_id, &j, err)) < 0)
+			return -1;
+		store_job_clear(&j);
+		if (rc == 0) {
+			util_seterr(err, "store %s: no job %lld (autosched status"
+			    " --db %s lists the jobs)", s->path,
+			    (long long)job_id, s->path);
+			return -1;
+		}
+	}
 	if ((st = store_stmt(s, ST_BEST, sql_best, &owned, err)) == NULL)
 		return -1;
 	store_bind_text(st, 1, op_filter != NULL && *op_filter != '\0' ?
@@ -514,7 +562,9 @@ store_best(struct store *s, const char *op_filter, int64_t job_id,
 		b->confirmed = sqlite3_column_int(st, 28);
 		op_from_row(st, 29, &op);
 		/* Refused here, no reader of the best configs ever sees it. */
-		if ((bad = store_config_check(s, b, &op, err)) != 0)
+		if ((bad = store_op_check(s, b->op_id, &op, err)) != 0 ||
+		    (bad = store_best_figures_check(s, b, err)) != 0 ||
+		    (bad = store_config_check(s, b, &op, err)) != 0)
 			break;
 	}
 	if (bad || rc != SQLITE_DONE) {

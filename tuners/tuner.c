@@ -57,7 +57,13 @@ tuner_create(const struct tuner_ops *ops, const struct tuner_params *p,
 size_t
 tuner_propose(struct tuner *t, uint64_t *idx, size_t max)
 {
-	return t->ops->propose(t->priv, idx, max);
+	size_t n;
+
+	/* A caller's count from a stored integer never reaches the tuner. */
+	if (max > TUNER_PROPOSE_MAX)
+		max = TUNER_PROPOSE_MAX;
+	n = t->ops->propose(t->priv, idx, max);
+	return n < max ? n : max;
 }
 
 void

@@ -68,6 +68,11 @@ struct tuner {
 int	 tuner_create(const struct tuner_ops *, const struct tuner_params *,
 	    const struct op_desc *, const struct space *, struct tuner *, char **err)
 	    __attribute__((warn_unused_result));
+/*
+ * Up to max (at most TUNER_PROPOSE_MAX) config indices into idx, which holds
+ * that many; returns how many (0 = nothing left to try).
+ */
+#define TUNER_PROPOSE_MAX	64
 size_t	 tuner_propose(struct tuner *, uint64_t *idx, size_t max);
 void	 tuner_update(struct tuner *, const uint64_t *idx,
 	    const struct trial_result *res, size_t n);

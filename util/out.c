@@ -4,9 +4,11 @@
  * write), then written through an unpredictable temporary beside it and
  * renamed over it. And the check that stdout took what we printed.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +114,30 @@ out_ours(int fd, const struct util_out_guard *g)
 	return found;
 }
 
+/*
+ * 0 if a file can be made in dir (tried: a temporary made and removed), so
+ * that a command fails before its work, not after it (build -o
+ * /proc/self/x.so compiled first). Else -1 with *err.
+ */
+static int
+out_probe(const char *pre, const char *dir, const char *what, char **err)
+{
+	char *p = xasprintf("%s/.autosched-probe-XXXXXX", dir);
+	int fd = mkstemp(p);
+
+	if (fd == -1) {
+		util_seterr(err, "%s: cannot make a file in folder %s (%s);"
+		    " expected a folder this user can write for %s", pre, dir,
+		    strerror(errno), what);
+		free(p);
+		return -1;
+	}
+	close(fd);
+	unlink(p);
+	free(p);
+	return 0;
+}
+
 int
 util_out_check(const char *path, const struct util_out_guard *g, char **err)
 {
@@ -166,7 +192,7 @@ util_out_check(const char *path, const struct util_out_guard *g, char **err)
 			    " an existing folder for %s", pre, dir, what);
 			goto out;
 		}
-		rc = 0;
+		rc = out_probe(pre, dir, what, err);
 		goto out;
 	}
 	if (S_ISLNK(sb.st_mode)) {
@@ -208,6 +234,44 @@ out:
 	return rc;
 }
 
+/*
+ * Remove the temporaries of base in dir that killed writers left
+ * (".BASE.PID.XXXXXX", this user's regular files, PID gone).
+ */
+static void
+out_sweep(const char *dir, const char *base)
+{
+	DIR *d;
+	struct dirent *de;
+	struct stat sb;
+	size_t bl = strlen(base);
+	char *end, *p;
+	long pid;
+
+	if (bl > 200 || (d = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		const char *n = de->d_name;
+
+		if (n[0] != '.' || strncmp(n + 1, base, bl) != 0 ||
+		    n[1 + bl] != '.')
+			continue;
+		errno = 0;
+		pid = strtol(n + 2 + bl, &end, 10);
+		if (errno != 0 || end == n + 2 + bl || *end != '.' ||
+		    strlen(end + 1) != 6 || pid <= 0 || pid == (long)getpid())
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		p = xasprintf("%s/%s", dir, n);
+		if (lstat(p, &sb) == 0 && S_ISREG(sb.st_mode) &&
+		    sb.st_uid == geteuid())
+			unlink(p);
+		free(p);
+	}
+	closedir(d);
+}
+
 int
 util_out_open(const char *path, const struct util_out_guard *g,
     struct util_out **out, char **err)
@@ -225,8 +289,12 @@ util_out_open(const char *path, const struct util_out_guard *g,
 	o = xcalloc(1, sizeof *o);
 	o->path = xstrdup(path);
 	o->g = g;
-	/* Unpredictable and O_EXCL: nothing planted is followed. */
-	o->tmp = xasprintf("%s/.%.200s.XXXXXX", dir, base);
+	/*
+	 * Unpredictable and O_EXCL: nothing planted is followed. The pid in
+	 * the name lets a later writer remove what a killed one left.
+	 */
+	out_sweep(dir, base);
+	o->tmp = xasprintf("%s/.%.200s.%ld.XXXXXX", dir, base, (long)getpid());
 	free(dir);
 	if ((fd = mkostemp(o->tmp, O_CLOEXEC)) == -1) {
 		util_seterr(err, "%s: cannot create a temporary file beside it:"
@@ -335,15 +403,29 @@ util_write_file(const char *path, const char *buf, size_t len, char **err)
 	return util_out_write(path, buf, len, NULL, err);
 }
 
+/* The errno of the first failed write to stdout, 0 if none. */
+static int util_stdout_errno;
+
+int
+util_stdout_put(const char *s)
+{
+	if (fputs(s, stdout) != EOF)
+		return 0;
+	if (util_stdout_errno == 0)
+		util_stdout_errno = errno;
+	return -1;
+}
+
 int
 util_stdout_close(void)
 {
-	int bad = ferror(stdout) != 0, e = 0;
+	int bad = ferror(stdout) != 0, e = util_stdout_errno;
 
 	errno = 0;
 	if (fflush(stdout) != 0) {
 		bad = 1;
-		e = errno;
+		if (e == 0)
+			e = errno;
 	}
 	if (fclose(stdout) != 0 && !bad && errno != EBADF) {
 		bad = 1;

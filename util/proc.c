@@ -98,7 +98,8 @@ proc_envp(char *const *extra)
 
 /* In the child: never returns. Only async-signal-safe calls. */
 static void __attribute__((noreturn))
-proc_child(char *const argv[], char **envp, const struct proc_opts *o,
+proc_child(const char *prog, char *const argv[], char **envp,
+    const struct proc_opts *o,
     int outfd, int errfd, int failfd, const sigset_t *oldmask, pid_t parent)
 {
 	struct sigaction sa;
@@ -142,7 +143,7 @@ proc_child(char *const argv[], char **envp, const struct proc_opts *o,
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 	}
-	execvpe(argv[0], argv, envp);
+	execve(prog, argv, envp);
 fail:
 	e = errno;
 	if (write(failfd, &e, sizeof e) < 0) {
@@ -186,7 +187,7 @@ proc_run(char *const argv[], const struct proc_opts *opts,
 	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, failp[2] = { -1, -1 };
 	sigset_t all, old;
 	pid_t pid, self = getpid();
-	char **envp;
+	char **envp, *prog = NULL;
 	size_t olen = 0, ocap = 0, elen = 0, ecap = 0;
 	double start, deadline = 0;
 	int status, open_out = 1, open_err = 1, e, killed = 0, stopped = 0;
@@ -203,6 +204,15 @@ proc_run(char *const argv[], const struct proc_opts *opts,
 	res->out = xstrdup("");
 	res->err = xstrdup("");
 	ocap = ecap = 1;
+	/* A bare name: from a trusted PATH folder only (util_program_find). */
+	if ((prog = strchr(argv[0], '/') != NULL ? xstrdup(argv[0]) :
+	    util_program_find(argv[0])) == NULL) {
+		res->exec_failed = 1;
+		util_seterr(err, "%s: not found in a trusted PATH folder (absolute,"
+		    " owned by root or this user, writable by no one else)",
+		    argv[0]);
+		goto out;
+	}
 
 	if (pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0 ||
 	    pipe2(failp, O_CLOEXEC) != 0) {
@@ -222,7 +232,8 @@ proc_run(char *const argv[], const struct proc_opts *opts,
 	start = util_now();
 	pid = fork();
 	if (pid == 0)
-		proc_child(argv, envp, &o, outp[1], errp[1], failp[1], &old, self);
+		proc_child(prog, argv, envp, &o, outp[1], errp[1], failp[1],
+		    &old, self);
 	e = errno;
 	if (pid > 0) {
 		setpgid(pid, pid);	/* both sides, so kill(-pid) never misses */
@@ -323,6 +334,7 @@ reaped:
 		res->signal = WTERMSIG(status);
 	rc = 0;
 out:
+	free(prog);
 	for (int i = 0; i < 2; i++) {
 		if (outp[i] != -1)
 			close(outp[i]);

@@ -2,6 +2,7 @@
  * Small helpers every module uses: allocation, strings, files, hashing,
  * clocks and "did you mean" distances.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -515,4 +516,19 @@ util_escape(const char *s)
 	}
 	out[o] = '\0';
 	return out;
+}
+
+int
+util_parse_id(const char *s, int64_t *id)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v <= 0 ||
+	    !isdigit((unsigned char)s[0]))
+		return -1;
+	*id = (int64_t)v;
+	return 0;
 }

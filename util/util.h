@@ -104,6 +104,12 @@ int	 util_same_path(const char *a, const char *b);
  * "autosched: stdout: ERROR" when a write to it failed (exit 1 then).
  */
 int	 util_stdout_close(void);
+/*
+ * Write s to stdout, keeping the first write error for util_stdout_close
+ * (a large text fills the buffer: the error comes before the close, and
+ * with it the errno that says why). 0 or -1.
+ */
+int	 util_stdout_put(const char *s);
 
 /* Create a folder and its parents (mode 0755). 0 or -1 with *err. */
 int	 util_mkdirs(const char *path, char **err) WUR;
@@ -114,6 +120,28 @@ int	 util_mkdirs(const char *path, char **err) WUR;
  * Else -1 with what is wrong in why (len bytes).
  */
 int	 util_trusted(const char *path, int dir, char *why, size_t len) WUR;
+
+/*
+ * Where programs are taken from (util/program.c): a folder that is
+ * absolute, a folder (after symbolic links), owned by root or the effective
+ * uid and writable by no one else. util_program_dir_ok: 0, or -1 with why.
+ * util_program_ok: path is an executable file that, and the file its links
+ * lead to, pass the same rule, in folders that pass it.
+ */
+int	 util_program_dir_ok(const char *dir, char *why, size_t len) WUR;
+int	 util_program_ok(const char *path, char *why, size_t len) WUR;
+/*
+ * The first PATH entry dir/name that util_program_ok accepts; one that
+ * holds name but is refused is skipped with a warning on stderr naming
+ * why. NULL if none (or name has a '/'). Caller frees.
+ */
+char	*util_program_find(const char *name);
+
+/*
+ * A job (or other row) id: a decimal number from 1 to 2^63-1 and nothing
+ * else ("", "1x", "-3", "18446744073709551616" are not). 0 or -1.
+ */
+int	 util_parse_id(const char *s, int64_t *id) WUR;
 
 /* dir/name unless name is absolute. Caller frees. */
 char	*util_path_join(const char *dir, const char *name);

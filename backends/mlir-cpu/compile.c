@@ -22,8 +22,8 @@ static const char *const step_files[] = {
 };
 
 /* Remove a scratch folder made by compile (only the files it writes). */
-static void
-scratch_remove(const char *dir)
+void
+mlircpu_scratch_remove(const char *dir)
 {
 	char *p;
 	int i;
@@ -79,7 +79,7 @@ mlircpu_compile(struct backend *be, const char *sched, int threads,
 	}
 
 	tmp = backend_side_name(dir, "tmp");
-	if (backend_cache_scratch(tmp, scratch_remove, &err) != 0)
+	if (backend_cache_scratch(tmp, mlircpu_scratch_remove, &err) != 0)
 		goto fail;
 	in = util_path_join(tmp, "dispatch.mlir");
 	sp = util_path_join(tmp, "schedule.mlir");
@@ -128,15 +128,15 @@ mlircpu_compile(struct backend *be, const char *sched, int threads,
 		goto fail;
 	}
 	if (cached)
-		scratch_remove(tmp);
+		mlircpu_scratch_remove(tmp);
 	else if (backend_cache_commit("mlir-cpu", be->work_dir, tmp, dir, files,
-	    so, scratch_remove, res) != 0)
+	    so, mlircpu_scratch_remove, res) != 0)
 		goto fail;
 	res->compile_s = util_now() - t0;
 	goto out;
 
 fail:
-	backend_compile_failed(res, err, t0, tmp, scratch_remove);
+	backend_compile_failed(res, err, t0, tmp, mlircpu_scratch_remove);
 	free(so);
 	so = NULL;
 out:

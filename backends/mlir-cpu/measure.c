@@ -56,6 +56,8 @@ mlircpu_begin(struct backend *be, char **err)
 	if (backend_cache_check("mlir-cpu", be->params.work_dir, err) != 0 ||
 	    backend_cache_check("mlir-cpu", be->work_dir, err) != 0)
 		return -1;
+	/* What runs killed mid-compile left, gone with them. */
+	(void)backend_cache_sweep(be->work_dir, mlircpu_scratch_remove);
 	return executor_begin(be->exec, probe, be->cpu, err);
 }
 

@@ -198,6 +198,8 @@ char	*mlircpu_fill(const char *tpl, const char *const *kv);
  * res->artifact, res->compile_s (0 when cached) and, on failure, res->status
  * and res->error. Returns the .so path (caller frees) or NULL on failure.
  */
+/* Remove a compile's scratch folder (only the files compile writes). */
+void	 mlircpu_scratch_remove(const char *dir);
 char	*mlircpu_compile(struct backend *, const char *sched, int threads,
 	    enum mlircpu_fault, struct trial_result *res);
 

@@ -25,7 +25,7 @@ cp "$T/a.cfg" "$SPOOL/.a.cfg.tmp" && mv "$SPOOL/.a.cfg.tmp" "$SPOOL/a.cfg"
 printf '[Env]\ninput_file = a.mlir\n[SearchStrategy]\nn_trial = lots\n' > "$SPOOL/.bad.tmp"
 mv "$SPOOL/.bad.tmp" "$SPOOL/bad.cfg"
 check "spool: good cfg moved to done/" wait_for 20 test -f "$SPOOL/done/a.cfg"
-check "spool: reason beside it" grep -q "queued as job" "$SPOOL/done/a.cfg.reason"
+check "spool: reason beside it" wait_for 20 grep -q "queued as job" "$SPOOL/done/a.cfg.reason"
 check "spool: no reason left in failed/ for a queued cfg" [ ! -e "$SPOOL/failed/a.cfg.reason" ]
 check "spool: bad cfg moved to failed/" wait_for 20 test -f "$SPOOL/failed/bad.cfg"
 check "spool: the error beside it" grep -q "bad.cfg:4.*n_trial" "$SPOOL/failed/bad.cfg.reason"

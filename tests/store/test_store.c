@@ -1034,6 +1034,51 @@ test_special_files(void)
 	free(missing);
 }
 
+/*
+ * Several processes making one new store at once (issue 31: "setting WAL
+ * mode: database is locked", exit 2): every one opens it, rounds over.
+ */
+static void
+test_create_race(void)
+{
+	struct store	*s;
+	char		*path, *err = NULL, go;
+	int		 fds[2], c, round, nchild = 6, bad = 0, st;
+	pid_t		 pids[6];
+
+	for (round = 0; round < 20 && bad == 0; round++) {
+		char *name = xasprintf("create%d", round);
+
+		path = db_path(name);
+		free(name);
+		if (pipe(fds) != 0)
+			return;
+		for (c = 0; c < nchild; c++) {
+			if ((pids[c] = fork()) == 0) {
+				close(fds[1]);
+				/* All start when the pipe closes. */
+				if (read(fds[0], &go, 1) < 0)
+					_exit(3);
+				if (store_open(path, &s, &err) != 0) {
+					fprintf(stderr, "%s\n", err);
+					_exit(2);
+				}
+				store_close(s);
+				_exit(0);
+			}
+		}
+		close(fds[0]);
+		close(fds[1]);
+		for (c = 0; c < nchild; c++) {
+			if (waitpid(pids[c], &st, 0) != pids[c] ||
+			    !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+				bad++;
+		}
+		free(path);
+	}
+	CHECK(bad == 0);
+}
+
 int
 main(void)
 {
@@ -1066,6 +1111,7 @@ main(void)
 	free(path);
 
 	test_claim_race();
+	test_create_race();
 	test_kill();
 	test_concurrent_read();
 	test_check_damage();

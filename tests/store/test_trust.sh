@@ -183,5 +183,29 @@ for kv in tile_m=0 tile_n=-16 tile_k=2147483648 threads=1000 pack_b=7 \
 	check "$kv: status 1: names the knob" grep -q ": $k $v: " "$T/err.txt"
 done
 
+# --- 4. Figures outside any physical range, ops no program has (issue 31):
+# refused by every reader naming the table, the row and the column, not
+# printed as a 309-digit number.
+tamper absurd "UPDATE trials SET gflops = 1e300"
+tamper negms "UPDATE trials SET runtime_ms = -3"
+tamper opm "UPDATE ops SET m = -1"
+tamper optype "UPDATE ops SET lhs = 'f99'"
+for case in "absurd:column gflops: 1e+300: expected 0 to 1e+09" \
+    "negms:column runtime_ms: -3: expected 0 to 1e+10" \
+    "opm:ops, row [0-9]*, column m: -1: expected 1 to 1099511627776" \
+    "optype:ops, row [0-9]*, column lhs: not an element type"; do
+	db=${case%%:*}
+	want=${case#*:}
+	for c in "best" "best --format json" "export --format transform" "report -o $T/a.html"; do
+		rm -f "$T/a.html"
+		# shellcheck disable=SC2086
+		timeout 60 "$AS" $c --db "$T/$db.db" > "$T/out.txt" 2> "$T/err.txt"
+		check "$db: $c: exit 2" eq "$?" 2
+		check "$db: $c: names table, row and column" grep -q "store $T/$db.db: table .*$want" "$T/err.txt"
+		check "$db: $c: no 309-digit number" bash -c "! grep -qE '[0-9]{40}' '$T/out.txt' '$T/err.txt'"
+		check "$db: $c: emits nothing" test ! -s "$T/out.txt" -a ! -e "$T/a.html"
+	done
+done
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

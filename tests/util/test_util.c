@@ -371,6 +371,60 @@ test_harden(void)
 	free(err);
 }
 
+/*
+ * Programs run by name come only from trusted PATH folders (issue 31): a
+ * tool planted in a world-writable or relative folder is not run.
+ */
+static void
+test_program(void)
+{
+	char dir[] = "/tmp/test_util_prog.XXXXXX", *tool, *old, *err = NULL;
+	char *argv[] = { "autosched-test-tool", NULL };
+	struct proc_result r;
+	FILE *f;
+
+	if (mkdtemp(dir) == NULL)
+		return;
+	tool = xasprintf("%s/autosched-test-tool", dir);
+	f = fopen(tool, "w");
+	CHECK(f != NULL);
+	if (f == NULL)
+		return;
+	fputs("#!/bin/sh\necho ran\n", f);
+	fclose(f);
+	CHECK(chmod(tool, 0755) == 0);
+	old = xstrdup(getenv("PATH") ? getenv("PATH") : "");
+	setenv("PATH", dir, 1);
+
+	CHECK(chmod(dir, 0777) == 0);
+	CHECK(util_program_find("autosched-test-tool") == NULL);
+	CHECK(proc_run(argv, NULL, &r, &err) != 0 && r.exec_failed);
+	CHECK(err != NULL && strstr(err, "not found in a trusted PATH"
+	    " folder") != NULL);
+	proc_result_free(&r);
+	free(err);
+	err = NULL;
+
+	CHECK(chmod(dir, 0755) == 0);
+	CHECK(proc_run(argv, NULL, &r, &err) == 0 && r.status == 0 &&
+	    strcmp(r.out, "ran\n") == 0);
+	proc_result_free(&r);
+	free(err);
+	err = NULL;
+
+	/* A relative folder on PATH: never. */
+	CHECK(chdir(dir) == 0);
+	setenv("PATH", ".", 1);
+	CHECK(util_program_find("autosched-test-tool") == NULL);
+	CHECK(chdir("/") == 0);
+
+	setenv("PATH", old, 1);
+	unlink(tool);
+	rmdir(dir);
+	free(tool);
+	free(old);
+}
+
 int
 main(void)
 {
@@ -379,5 +433,6 @@ main(void)
 	test_files();
 	test_out();
 	test_proc();
+	test_program();
 	return check_done();
 }
