@@ -42,6 +42,8 @@ static const char *const env_keys[] = {
 	"slurm_max_steps", "slurm_srun_args", "slurm_step_timeout",
 	"compile_jobs", "ops_at_once", NULL
 };
+/* [Env] keys read apart from env_keys (their value is checked on its own). */
+static const char *const env_gpu_keys[] = { "gpu_arch", NULL };
 static const char *const strategy_keys[] = {
 	"tuner", "n_trial", "time_limit", "early_stopping", "seed",
 	"trial_budget", "time_budget", NULL
@@ -636,7 +638,7 @@ cfg_env(struct cfg_reader *r, const char *key, const char *value)
 	size_t i, n;
 	int k, svc;
 
-	if (strcmp(key, "gpu_arch") == 0)
+	if (strcmp(key, env_gpu_keys[0]) == 0)
 		return cfg_gpu_arch(r, key, value);
 	for (k = 0; env_keys[k] != NULL; k++) {
 		if (strcmp(key, env_keys[k]) == 0)
