@@ -22,5 +22,8 @@ fuzz)
 *)
 	echo "usage: scripts/build.sh [release|asan|fuzz]" >&2; exit 2 ;;
 esac
-cmake --build "$dir" -j "$jobs"
+# (The fuzz flavour needs only its harnesses, not the tests and tools again.)
+target=()
+[ "$flavour" = fuzz ] && target=(--target fuzzers)
+cmake --build "$dir" -j "$jobs" "${target[@]}"
 echo "$dir"
