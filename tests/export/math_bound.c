@@ -1,5 +1,5 @@
 /*
- * Checks the math functions of a library built from fixtures/math.mlir
+ * Checks the math functions of a library built from fixtures/math_sweep.mlir
  * (`autosched build --math fast|exact`) against libm's double functions,
  * over the whole float range: every STRIDE-th bit pattern of the 2^32
  * (STRIDE 1: all of them), then special values (±0, denormals, ±inf, NaN,
