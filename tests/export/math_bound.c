@@ -26,11 +26,15 @@
 
 #define CHUNK	65536	/* the fixture's vector length */
 
-/* The bounds README states for --math fast, in ulp. */
-#define EXP_BOUND	1e9
-#define LOG_BOUND	1e9
-#define ERF_BOUND	1e9
-#define TANH_BOUND	1e9
+/*
+ * The bounds README states for --math fast, in ulp. The largest errors over
+ * all 2^32 inputs (STRIDE 1, LLVM 22, AVX-512): exp 5.511, log 0.900, erf
+ * 4.790, tanh 4.896.
+ */
+#define EXP_BOUND	6.0
+#define LOG_BOUND	1.0
+#define ERF_BOUND	5.0
+#define TANH_BOUND	5.0
 
 struct fnspec {
 	const char	*name;
