@@ -40,6 +40,12 @@ static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
 static int pool_key_ok;
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pool_cache *pool_all;
+/*
+ * Set when malloc gave a block whose class its usable size does not give
+ * back (a malloc other than glibc's, with coarser size classes, put in by
+ * the process): the pool then stands aside, every block malloc'd and freed.
+ */
+static int pool_off;
 
 void	*_mlir_memref_to_llvm_alloc(size_t);
 void	*_mlir_memref_to_llvm_aligned_alloc(size_t, size_t);
@@ -147,10 +153,11 @@ pool_cache(void)
 static void *
 pool_take(size_t cls, size_t align)
 {
-	struct pool_cache *c = pool_cache();
+	struct pool_cache *c;
 	size_t i;
 
-	if (c == NULL)
+	if (__atomic_load_n(&pool_off, __ATOMIC_RELAXED) ||
+	    (c = pool_cache()) == NULL)
 		return NULL;
 	/* The last freed first: what a call frees, its next call asks for. */
 	for (i = c->n; i-- > 0;) {
@@ -162,6 +169,15 @@ pool_take(size_t cls, size_t align)
 		return p;
 	}
 	return NULL;
+}
+
+/* p, a new block of class cls: the pool stands aside if malloc's classes are not its. */
+static void *
+pool_new(void *p, size_t cls)
+{
+	if (p != NULL && pool_class_down(malloc_usable_size(p)) != cls)
+		__atomic_store_n(&pool_off, 1, __ATOMIC_RELAXED);
+	return p;
 }
 
 void *
@@ -176,7 +192,7 @@ _mlir_memref_to_llvm_aligned_alloc(size_t align, size_t n)
 		return p;
 	if (align > 2048)	/* its slack would outgrow the class's step */
 		return aligned_alloc(align, n);
-	return posix_memalign(&p, align, cls) == 0 ? p : NULL;
+	return posix_memalign(&p, align, cls) == 0 ? pool_new(p, cls) : NULL;
 }
 
 void *
@@ -187,7 +203,7 @@ _mlir_memref_to_llvm_alloc(size_t n)
 
 	if ((p = pool_take(cls, 1)) != NULL)
 		return p;
-	return malloc(cls);
+	return pool_new(malloc(cls), cls);
 }
 
 void
@@ -198,7 +214,8 @@ _mlir_memref_to_llvm_free(void *p)
 
 	if (p == NULL)
 		return;
-	if ((c = pool_cache()) == NULL || c->n == POOL_MAX_BLOCKS) {
+	if (__atomic_load_n(&pool_off, __ATOMIC_RELAXED) ||
+	    (c = pool_cache()) == NULL || c->n == POOL_MAX_BLOCKS) {
 		free(p);
 		return;
 	}
