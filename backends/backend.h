@@ -257,6 +257,13 @@ struct backend_ops {
 	 */
 	char		*(*export_rest_pass)(int threads, char **plugin);
 	/*
+	 * The mlir-opt function pass (its text, for a func.func(...) list)
+	 * that turns the math ops LLVM would run one libm call a lane into
+	 * vector code (build --math fast); *plugin the pass plugin it is in.
+	 * NULL (and *plugin NULL) when the backend has none. Caller frees both.
+	 */
+	char		*(*export_math_pass)(char **plugin);
+	/*
 	 * The IREE compilation_info attribute exactly as the backend compiled
 	 * cfg of op (the attribute syntax of the IREE release it measured
 	 * with), for `export --format iree-spec` and `annotate`; NULL when cfg

@@ -76,7 +76,11 @@ build_on_signal(int sig)
  * schedule was measured on. With --rest vector, the backend's pass (%s,
  * before convert-linalg-to-loops, on memrefs: the tuned matmuls are vector
  * code by then) vectorizes what is left and splits it across threads; what
- * it cannot vectorize still goes to loops.
+ * it cannot vectorize still goes to loops. With --math fast, the backend's
+ * math pass (%s) turns f32 exp, log, erf, tanh into polynomials on whole
+ * vectors before the vectors go to LLVM. With the pool, memref.alloc and
+ * dealloc call the library's own functions (use-generic-functions; their
+ * definitions are runtime/pool.c, compiled into the library).
  */
 static const char build_pipeline[] =
     "builtin.module(%s"
@@ -90,10 +94,10 @@ static const char build_pipeline[] =
     "convert-bufferization-to-memref,"
     "func.func(%sconvert-linalg-to-loops,scf-forall-to-parallel),"
     "convert-scf-to-openmp,"
-    "func.func(convert-vector-to-scf{full-unroll=true},"
+    "func.func(%sconvert-vector-to-scf{full-unroll=true},"
     "lower-affine,expand-strided-metadata,lower-affine),"
     "convert-vector-to-llvm{enable-x86vector=1},"
-    "finalize-memref-to-llvm,"
+    "finalize-memref-to-llvm%s,"
     "func.func(convert-scf-to-cf),"
     "convert-math-to-llvm,"
     "convert-math-to-libm,"
@@ -329,7 +333,8 @@ name_unusable(const char *name)
 	    "void", "volatile", "while", NULL };
 	/* The program's entry point, the C runtime's, MLIR's and OpenMP's. */
 	static const char *const taken[] = { "main", "_start", "_init",
-	    "_fini", "memrefCopy", NULL };
+	    "_fini", "memrefCopy", "autosched_pool_release",
+	    "autosched_pool_free", NULL };
 	static const char *const prefixes[] = { "_mlir_", "omp_", "kmp_",
 	    "ompt_", NULL };
 	static const char *const libs[] = { "libc.so.6", "libm.so.6", NULL };
@@ -478,6 +483,8 @@ struct build_files {
 	char	*glue;		/* the program's own functions (bitcode) */
 	char	*rest;		/* everything else: dispatches, helpers */
 	char	*marker;	/* marker.c */
+	char	*pool;		/* pool.c: the buffer pool (runtime/pool.c) */
+	char	*pool_o;	/* its object */
 	char	*exports;	/* the linker's version script */
 	char	*so;
 };
@@ -492,6 +499,8 @@ files_free(struct build_files *f)
 	free(f->glue);
 	free(f->rest);
 	free(f->marker);
+	free(f->pool);
+	free(f->pool_o);
 	free(f->exports);
 	free(f->so);
 }
@@ -502,7 +511,7 @@ files_free(struct build_files *f)
  * Caller frees.
  */
 static char *
-exports_text(const struct analysis *an)
+exports_text(const struct analysis *an, int pool)
 {
 	char *buf = NULL;
 	size_t len = 0, i;
@@ -514,6 +523,9 @@ exports_text(const struct analysis *an)
 	}
 	fprintf(f, "/* autosched build: what the library exports. */\n{\n"
 	    "  global:\n    autosched_built_library;\n");
+	if (pool)
+		fprintf(f, "    autosched_pool_release;\n"
+		    "    autosched_pool_free;\n");
 	for (i = 0; i < analysis_function_count(an); i++) {
 		const char *fn = analysis_function(an, i, NULL);
 
@@ -522,6 +534,43 @@ exports_text(const struct analysis *an)
 	fprintf(f, "  local: *;\n};\n");
 	fclose(f);
 	return buf;
+}
+
+/* --load-pass-plugin for each plugin of the n (NULL: none), each once. */
+static void
+cmd_plugins(struct build_cmd *c, char *const *plugins, size_t n)
+{
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < i && plugins[i] != NULL; j++) {
+			if (plugins[j] != NULL && strcmp(plugins[i],
+			    plugins[j]) == 0)
+				break;
+		}
+		if (plugins[i] != NULL && j == i)
+			cmd_addf(c, "--load-pass-plugin=%s", plugins[i]);
+	}
+}
+
+/* clang's command for the buffer pool (src, C) into obj. */
+static void
+cmd_pool(struct build_cmd *c, const char *ccp, const char *src,
+    const char *obj)
+{
+	c->what = "clang (pool)";
+	cmd_add(c, ccp);
+	cmd_add(c, "-O2");
+	cmd_add(c, "-std=c11");
+	cmd_add(c, "-D_GNU_SOURCE");
+	cmd_add(c, "-fPIC");
+	cmd_add(c, "-pthread");
+	cmd_add(c, "-c");
+	cmd_add(c, "-x");
+	cmd_add(c, "c");
+	cmd_add(c, src);
+	cmd_add(c, "-o");
+	cmd_add(c, obj);
 }
 
 int
@@ -540,6 +589,8 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	char *marker = build_marker(), *mtext = NULL, *pipe = NULL;
 	char *optp = NULL, *trp = NULL, *ccp = NULL, *extp = NULL, *splitp = NULL;
 	char *rest_pass = NULL, *rest_plugin = NULL, *rest_text = NULL;
+	char *math_pass = NULL, *math_plugin = NULL, *math_text = NULL;
+	char *plugins[3];
 	struct util_out_guard g;
 	size_t len, nfuncs, npieces = 1, ncc = 0;
 	const char *bin = getenv("AUTOSCHED_LLVM_BIN");
@@ -618,6 +669,10 @@ export_build(const struct export_set *s, const char *program, int untuned,
 		info->rest.mode = EXPORT_REST_LOOPS;
 	else if (rest->threads > 1)
 		omp = 1;
+	if (rest->math == EXPORT_MATH_FAST && be->export_math_pass != NULL)
+		math_pass = be->export_math_pass(&math_plugin);
+	if (math_pass == NULL)
+		info->rest.math = EXPORT_MATH_EXACT;
 	if (!untuned && info->ntuned == 0) {
 		util_seterr(err, "%s: the store has no best config for any op "
 		    "of it (build --untuned for default schedules)", program);
@@ -642,6 +697,8 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	fl.glue = util_path_join(dir, "glue.bc");
 	fl.rest = util_path_join(dir, "rest.bc");
 	fl.marker = util_path_join(dir, "marker.c");
+	fl.pool = util_path_join(dir, "pool.c");
+	fl.pool_o = util_path_join(dir, "pool.o");
 	fl.exports = util_path_join(dir, "exports.map");
 	fl.so = util_path_join(dir, "program.so");
 
@@ -654,11 +711,13 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	mtext = xasprintf("/* Marks the library as autosched's (util_out). */\n"
 	    "__attribute__((used, visibility(\"default\")))\n"
 	    "const char autosched_built_library[] = \"%s\";\n", marker);
-	map = exports_text(an);
+	map = exports_text(an, rest->pool);
 	if (util_write_file(fl.outlined, otext, strlen(otext), err) != 0 ||
 	    util_write_file(fl.lib, text, strlen(text), err) != 0 ||
 	    util_write_file(fl.marker, mtext, strlen(mtext), err) != 0 ||
-	    util_write_file(fl.exports, map, strlen(map), err) != 0)
+	    util_write_file(fl.exports, map, strlen(map), err) != 0 ||
+	    (rest->pool && util_write_file(fl.pool, export_pool_source,
+	    strlen(export_pool_source), err) != 0))
 		goto out;
 	info->outline_s = util_now() - t;
 
@@ -678,16 +737,19 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	opt.what = "mlir-opt";
 	cmd_add(&opt, optp);
 	/* The plugin when a schedule or the rest runs one of its passes. */
-	if (plugin != NULL)
-		cmd_addf(&opt, "--load-pass-plugin=%s", plugin);
-	if (rest_plugin != NULL && (plugin == NULL ||
-	    strcmp(plugin, rest_plugin) != 0))
-		cmd_addf(&opt, "--load-pass-plugin=%s", rest_plugin);
+	plugins[0] = plugin;
+	plugins[1] = rest_plugin;
+	plugins[2] = math_plugin;
+	cmd_plugins(&opt, plugins, 3);
 	if (rest_pass != NULL)
 		rest_text = xasprintf("%s,", rest_pass);
+	if (math_pass != NULL)
+		math_text = xasprintf("%s,", math_pass);
 	pipe = xasprintf(build_pipeline, plugin != NULL ?
 	    "autosched-quantized-matmul,cse," : "", fl.lib,
-	    rest_text != NULL ? rest_text : "");
+	    rest_text != NULL ? rest_text : "",
+	    math_text != NULL ? math_text : "",
+	    rest->pool ? "{use-generic-functions=1}" : "");
 	cmd_add(&opt, fl.outlined);
 	cmd_addf(&opt, "--pass-pipeline=%s", pipe);
 	cmd_add(&opt, "-o");
@@ -762,7 +824,7 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	 * takes 15 s on MobileBERT's 3,000 calls, for code of the same size).
 	 */
 	t = util_now();
-	cc = xcalloc(npieces + 1, sizeof *cc);
+	cc = xcalloc(npieces + 2, sizeof *cc);
 	for (i = 0; i < npieces + (nfuncs > 0); i++) {
 		struct build_cmd *c = &cc[ncc++];
 		int is_glue = i == npieces;
@@ -786,6 +848,8 @@ export_build(const struct export_set *s, const char *program, int untuned,
 		cmd_addf(c, "%s/piece.%zu.o", dir, i);
 		free(in);
 	}
+	if (rest->pool)
+		cmd_pool(&cc[ncc++], ccp, fl.pool, fl.pool_o);
 	info->npieces = ncc;
 	if (build_run(cc, ncc, jobs, err) != 0)
 		goto out;
@@ -807,8 +871,12 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	cmd_add(&link, omp ? "-fopenmp" : "-fno-openmp");
 	cmd_addf(&link, "-Wl,-rpath,%s", AUTOSCHED_LLVM_LIB);
 	cmd_addf(&link, "-Wl,--version-script=%s", fl.exports);
-	for (i = 0; i < ncc; i++)
+	for (i = 0; i < ncc - (rest->pool != 0); i++)
 		cmd_addf(&link, "%s/piece.%zu.o", dir, i);
+	if (rest->pool) {
+		cmd_add(&link, "-pthread");
+		cmd_add(&link, fl.pool_o);
+	}
 	cmd_add(&link, fl.marker);
 	cmd_addf(&link, "-L%s", AUTOSCHED_LLVM_LIB);
 	cmd_add(&link, "-Wl,--as-needed");
@@ -869,5 +937,8 @@ out:
 	free(rest_pass);
 	free(rest_plugin);
 	free(rest_text);
+	free(math_pass);
+	free(math_plugin);
+	free(math_text);
 	return rc;
 }

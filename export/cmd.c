@@ -18,8 +18,8 @@ struct cmd_opts {
 	const char	*db, *op, *out, *format, *syntax, *matcher;
 	int64_t		 job;
 	int		 untuned;
-	struct export_rest rest;	/* build: --rest, --rest-threads */
-	int		 rest_given;	/* either was given */
+	struct export_rest rest;	/* build: --rest, --rest-threads, --math, --buffers */
+	int		 rest_given;	/* one of them was given */
 };
 
 /* Parse the options both commands take. 0, 1 (--help shown) or -1. */
@@ -38,6 +38,8 @@ parse_opts(int argc, char **argv, struct cmd_opts *o, void (*usage)(FILE *))
 		{ "untuned", no_argument, NULL, 'U' },
 		{ "rest", required_argument, NULL, 'R' },
 		{ "rest-threads", required_argument, NULL, 'T' },
+		{ "math", required_argument, NULL, 'm' },
+		{ "buffers", required_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -48,6 +50,8 @@ parse_opts(int argc, char **argv, struct cmd_opts *o, void (*usage)(FILE *))
 	o->db = store_default_path();
 	o->rest.mode = EXPORT_REST_VECTOR;
 	o->rest.threads = util_ncpus() > 0 ? util_ncpus() : 1;
+	o->rest.math = EXPORT_MATH_FAST;
+	o->rest.pool = 1;
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -107,6 +111,30 @@ parse_opts(int argc, char **argv, struct cmd_opts *o, void (*usage)(FILE *))
 				fprintf(stderr, "autosched: --rest-threads %s: "
 				    "expected a number of threads, 1 to 1024\n",
 				    optarg);
+				return -1;
+			}
+			o->rest_given = 1;
+			break;
+		case 'm':
+			if (strcmp(optarg, "fast") == 0)
+				o->rest.math = EXPORT_MATH_FAST;
+			else if (strcmp(optarg, "exact") == 0)
+				o->rest.math = EXPORT_MATH_EXACT;
+			else {
+				fprintf(stderr, "autosched: --math %s: expected "
+				    "fast or exact\n", optarg);
+				return -1;
+			}
+			o->rest_given = 1;
+			break;
+		case 'b':
+			if (strcmp(optarg, "pool") == 0)
+				o->rest.pool = 1;
+			else if (strcmp(optarg, "malloc") == 0)
+				o->rest.pool = 0;
+			else {
+				fprintf(stderr, "autosched: --buffers %s: expected "
+				    "pool or malloc\n", optarg);
 				return -1;
 			}
 			o->rest_given = 1;
@@ -317,6 +345,7 @@ build_usage(FILE *f)
 	fprintf(f,
 	    "usage: autosched build PROGRAM.mlir [--db PATH] [-o LIB.so] [--untuned]\n"
 	    "                       [--rest vector|loops] [--rest-threads N]\n"
+	    "                       [--math fast|exact] [--buffers pool|malloc]\n"
 	    "Compile the whole program to a shared object with the store's best\n"
 	    "schedule for each op tuned on this machine (the default schedule,\n"
 	    "with a warning, for the others). Every function is exported with\n"
@@ -327,6 +356,14 @@ build_usage(FILE *f)
 	    "--rest-threads threads (vector, the default; N defaults to the\n"
 	    "CPUs this process may use), or scalar loops on one thread (loops).\n"
 	    "Tuned and untuned builds lower them alike.\n"
+	    "--math: f32 exp, log, erf, tanh as MLIR's polynomials on whole\n"
+	    "vectors (fast, the default: within 6 ulp of libm's double results,\n"
+	    "README's bounds, and about a tenth faster on MobileBERT), or libm's\n"
+	    "functions, one call a lane (exact: the build as it was).\n"
+	    "--buffers: the program's intermediates kept in a pool the library\n"
+	    "owns, one per thread, reused by the next call (pool, the default:\n"
+	    "no page faults after the first call; autosched_pool_release()\n"
+	    "frees the calling thread's), or malloc'd and freed every call.\n"
 	    "Default -o: PROGRAM.so in the current folder. Scratch files go to\n"
 	    "$TMPDIR (default /tmp). Exit 128+N when signal N (SIGINT, SIGTERM,\n"
 	    "SIGHUP) stopped it: its tools killed, nothing written. A TOSA\n"
@@ -396,6 +433,9 @@ export_cmd_build(int argc, char **argv)
 	else
 		fprintf(stderr, "autosched: %s: the rest as scalar loops\n",
 		    out);
+	fprintf(stderr, "autosched: %s: math %s, buffers %s\n", out,
+	    info.rest.math == EXPORT_MATH_FAST ? "fast" : "exact",
+	    info.rest.pool ? "pool" : "malloc");
 	rc = 0;
 out:
 	export_free(s);

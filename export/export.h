@@ -107,9 +107,22 @@ enum export_rest_mode {
 	EXPORT_REST_LOOPS
 };
 
+/*
+ * How export_build runs f32 exp, log, erf, tanh (and expm1, log1p, log2):
+ * MLIR's polynomial approximations on whole vectors (fast; their error
+ * bounds in README), or LLVM's and libm's functions, one call a lane
+ * (exact: the build as it was before there was a choice).
+ */
+enum export_math {
+	EXPORT_MATH_FAST,
+	EXPORT_MATH_EXACT
+};
+
 struct export_rest {
 	enum export_rest_mode	 mode;
 	int			 threads;	/* vector: threads an op is split across */
+	enum export_math	 math;
+	int			 pool;		/* intermediates from the library's pool (1), or malloc and free each call (0) */
 };
 
 /* What export_build made, and the wall time of each of its steps. */

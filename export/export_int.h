@@ -41,4 +41,7 @@ struct util_out_guard;
 void	 export_guard(struct util_out_guard *g, const char *db,
 	    const char *input);
 
+/* runtime/pool.c's text (embed_file.cmake): compiled into built libraries. */
+extern const char export_pool_source[];
+
 #endif

@@ -538,6 +538,14 @@ mlircpu_export_rest_pass(int threads, char **plugin)
 	    threads, mlircpu_isa()->vec_bytes * 8);
 }
 
+/* The plugin's autosched-math-approx (plugin/math_approx.cpp). */
+static char *
+mlircpu_export_math_pass(char **plugin)
+{
+	*plugin = mlircpu_plugin_path();
+	return xstrdup("autosched-math-approx");
+}
+
 const struct backend_ops mlircpu_backend = {
 	.name = "mlir-cpu",
 	.description = "MLIR transform-dialect schedules compiled for this CPU "
@@ -560,6 +568,7 @@ const struct backend_ops mlircpu_backend = {
 	.export_plugin = mlircpu_export_plugin,
 	.export_cflags = mlircpu_export_cflags,
 	.export_rest_pass = mlircpu_export_rest_pass,
+	.export_math_pass = mlircpu_export_math_pass,
 	.schedule_tag = MLIRCPU_SCHEDULE_TAG,
 	.schedule_serial_since = MLIRCPU_SCHEDULE_SERIAL_SINCE,
 };

@@ -649,11 +649,14 @@ struct VnniDotPass : PassWrapper<VnniDotPass, OperationPass<ModuleOp>> {
 void autoschedRegisterQuantizedPass();
 // plugin/vectorize_rest.cpp: autosched-vectorize-rest.
 void autoschedRegisterVectorizeRestPass();
+// plugin/math_approx.cpp: autosched-math-approx.
+void autoschedRegisterMathApproxPass();
 
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo mlirGetPassPluginInfo() {
   return {MLIR_PLUGIN_API_VERSION, "autosched", LLVM_VERSION_STRING, []() {
             PassRegistration<VnniDotPass>();
             autoschedRegisterQuantizedPass();
             autoschedRegisterVectorizeRestPass();
+            autoschedRegisterMathApproxPass();
           }};
 }
