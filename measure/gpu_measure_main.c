@@ -276,12 +276,37 @@ device_print(struct gpu *g)
 	fflush(stdout);
 }
 
+/* Everything main does once the options are parsed; its exit status. */
+static int
+measure(int argc, char **argv, struct gpu_opts *o, struct gpu *g)
+{
+	int rc, i, worst = 0;
+
+	if ((rc = args_parse(argc, argv, o)) != 0 ||
+	    (rc = gpu_open(g, o)) != 0)
+		return rc;
+	g->o = o;
+	device_print(g);
+	if (o->probe)
+		return 0;
+	if (gpu_data_setup(g) != 0 || gpu_run_cublas(g) != 0)
+		return 1;
+	for (i = 0; i < o->nkernels; i++) {
+		if ((rc = gpu_run_kernel(g, &o->kernels[i])) < 0)
+			return 1;	/* the context is gone */
+		worst |= rc;
+	}
+	if (o->peak && gpu_run_peak(g) != 0)
+		worst = 1;
+	return worst ? 1 : 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	struct gpu_opts o;
 	struct gpu g;
-	int rc, i, worst = 0;
+	int rc;
 
 	memset(&o, 0, sizeof o);
 	memset(&g, 0, sizeof g);
@@ -292,21 +317,14 @@ main(int argc, char **argv)
 		return bad("%s", "nothing to do");
 	if ((o.kernels = calloc(KERNELS_MAX, sizeof *o.kernels)) == NULL)
 		return 2;
-	if ((rc = args_parse(argc, argv, &o)) != 0 ||
-	    (rc = gpu_open(&g, &o)) != 0)
-		return rc;
-	g.o = &o;
-	device_print(&g);
-	if (o.probe)
-		return 0;
-	if (gpu_data_setup(&g) != 0 || gpu_run_cublas(&g) != 0)
-		return 1;
-	for (i = 0; i < o.nkernels; i++) {
-		if ((rc = gpu_run_kernel(&g, &o.kernels[i])) < 0)
-			return 1;	/* the context is gone */
-		worst |= rc;
-	}
-	if (o.peak && gpu_run_peak(&g) != 0)
-		worst = 1;
-	return worst ? 1 : 0;
+	rc = measure(argc, argv, &o, &g);
+	/* The host's copies (the device's go with the process). */
+	free(g.ha);
+	free(g.hb);
+	free(g.out);
+	free(g.ref);
+	free(g.ij);
+	free(g.dots);
+	free(o.kernels);
+	return rc;
 }
