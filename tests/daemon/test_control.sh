@@ -28,7 +28,9 @@ check "spool: good cfg moved to done/" wait_for 20 test -f "$SPOOL/done/a.cfg"
 check "spool: reason beside it" wait_for 20 grep -q "queued as job" "$SPOOL/done/a.cfg.reason"
 check "spool: no reason left in failed/ for a queued cfg" [ ! -e "$SPOOL/failed/a.cfg.reason" ]
 check "spool: bad cfg moved to failed/" wait_for 20 test -f "$SPOOL/failed/bad.cfg"
-check "spool: the error beside it" grep -q "bad.cfg:4.*n_trial" "$SPOOL/failed/bad.cfg.reason"
+# (A refused file waits in failed/ under a provisional reason, "taken",
+# while it is read: the final one replaces it.)
+check "spool: the error beside it" wait_for 20 grep -q "bad.cfg:4.*n_trial" "$SPOOL/failed/bad.cfg.reason"
 id=$(sed 's/[^0-9]//g' "$SPOOL/done/a.cfg.reason")
 check "spooled job runs to its end" wait_for 120 is_state "$id" done
 check "only one job queued from the spool" [ "$(q "$DB" "SELECT count(*) FROM jobs")" -eq 1 ]

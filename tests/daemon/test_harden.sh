@@ -67,7 +67,7 @@ check "a FIFO in the spool is refused" wait_for 20 test -p "$SPOOL/failed/pipe.c
 check "a stranger's file is refused" wait_for 20 test -e "$SPOOL/failed/stranger.cfg"
 check "an input its owner cannot read is refused" wait_for 20 test -e "$SPOOL/failed/unread.cfg"
 check "an input in a folder its owner cannot enter is refused" wait_for 20 test -e "$SPOOL/failed/hidden.cfg"
-check "the reason says who may not read it" grep -q "hidden.mlir: the submitter (uid $(id -u nobody)) may not read it" "$SPOOL/failed/hidden.cfg.reason"
+check "the reason says who may not read it" wait_for 20 grep -q "hidden.mlir: the submitter (uid $(id -u nobody)) may not read it" "$SPOOL/failed/hidden.cfg.reason"
 check "the deep file is refused" wait_for 20 test -e "$SPOOL/failed/deep.cfg"
 check "the daemon survived the deep file" kill -0 "$DPID"
 check "no reason echoes the secret" bash -c "! grep -rq TOPSECRET '$SPOOL'"
@@ -75,7 +75,7 @@ check "the log does not echo the secret" bash -c "! grep -q TOPSECRET '$T/daemon
 check "the forged name is taken" wait_for 20 bash -c "ls '$SPOOL/done' | grep -q FORGED"
 check "no forged log line" bash -c "! grep -q '^FORGED' '$T/daemon.log'"
 check "a report outside output_dir is refused" wait_for 20 test -e "$SPOOL/failed/outside.cfg"
-check "the reason names output_dir" grep -q output_dir "$SPOOL/failed/outside.cfg.reason"
+check "the reason names output_dir" wait_for 20 grep -q output_dir "$SPOOL/failed/outside.cfg.reason"
 check "nothing but the forged-name job queued" [ "$(q "$DB" "SELECT count(*) FROM jobs")" -eq 1 ]
 
 # A half-written cfg is not taken while its writer holds it open.
