@@ -809,7 +809,7 @@ export_iree_spec(const struct export_set *s, const char *syntax,
 	    "syntax %s, %s matchers).\n// iree-compile --mlir-disable-threading "
 	    "--iree-codegen-tuning-spec-path=THIS_FILE …\n// (IREE 3.13 can "
 	    "deadlock loading a spec while it configures executables\n// in "
-	    "parallel: see autosched's README.)\n// Each figure was "
+	    "parallel: see autosched's docs/iree-spec-deadlock.)\n// Each figure was "
 	    "measured by the backend its line names: iree is IREE's own\n"
 	    "// codegen with this config, mlir-cpu autosched's own codegen "
 	    "(not IREE's).\n", syntax ? syntax : export_iree_syntax[0],
