@@ -93,6 +93,22 @@ struct trial_result {
 	 * else this host's name; "" if unknown.
 	 */
 	char		 host[64];
+	/*
+	 * The GPU that measured (GPU backends; "" and 0 elsewhere): its name
+	 * as the driver says it ("NVIDIA H200"), the SM clock, temperature
+	 * and power NVML read at the end of the timed samples, the memory
+	 * clock at the harness's start; 0: not known (no NVML).
+	 */
+	char		 gpu[64];
+	int		 sm_mhz, mem_mhz, temp_c, power_w;
+	/*
+	 * Reference phase only: the device's peak for the op's input types
+	 * as measured beside the library (a register-only tensor-core loop,
+	 * FMA for f32), GFLOP/s, and what was timed ("peak:mma.sync..."); 0
+	 * and "": not measured.
+	 */
+	double		 peak_gflops;
+	char		 peak_routine[64];
 	char		*error;		/* what went wrong, or NULL; owner frees */
 	/*
 	 * 1 when the environment failed, not the candidate (no space left, a
