@@ -309,9 +309,10 @@ struct backend_ops {
 	 */
 	const char	*knob_note;
 	/*
-	 * Said by `export --format iree-spec` for each of this backend's rows
-	 * (what the user should do instead when the spec cannot apply); NULL:
-	 * nothing.
+	 * Set when no IREE tuning spec applies to this backend's rows (IREE
+	 * 3.13 reads none for CUDA): `export --format iree-spec` leaves them
+	 * out and says this (why, and what the user should do instead); NULL:
+	 * its rows go in the spec.
 	 */
 	const char	*spec_note;
 };
