@@ -96,6 +96,19 @@ report_csv_field(FILE *f, const char *s, int last)
 	fputc(last ? '\n' : ',', f);
 }
 
+/*
+ * The CSV's Core class: "cpu", or on a GPU (backend iree-cuda) what runs the
+ * products, "tensorop" (mma.sync: f16, bf16) or "simt" (f32).
+ */
+static const char *
+report_core_class(const struct job_report *rep, const struct op_desc *op)
+{
+	if (strcmp(rep->backend, "iree-cuda") != 0)
+		return "cpu";
+	return op->lhs == ELEM_F16 || op->lhs == ELEM_BF16 ? "tensorop" :
+	    "simt";
+}
+
 /* A CSV count: empty when 0 (not known). */
 static void
 report_csv_int(FILE *f, int v, int last)
@@ -149,7 +162,8 @@ report_csv_row(struct job_report *rep, const struct op_desc *op,
 	    report_layout(op->transpose_b),
 	    analysis_elem_name(op->acc));
 	report_csv_field(f, config_name, 0);
-	fprintf(f, "cpu,%s,%s,", rep->backend, report_verification(r));
+	fprintf(f, "%s,%s,%s,", report_core_class(rep, op), rep->backend,
+	    report_verification(r));
 	if (ran)
 		fprintf(f, "%.6f,%.3f", r->median_ms, r->gflops);
 	else

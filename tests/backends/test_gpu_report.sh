@@ -53,6 +53,7 @@ check "the store: the peak in reference rows only, none for M = 256" eq "$(sqlit
 # The output_file CSV: each trial with the GPU's fields.
 check "CSV: the GPU's columns" grep -q ",error,gpu,sm_mhz,mem_mhz,temp_c,power_w$" "$T/trials.csv"
 check "CSV: a final trial with its GPU and clocks" grep -Eq ",final,ok,.*,fake GPU,1410,1215,40,250$" "$T/trials.csv"
+check "CSV: the core class of an f16 op on the GPU is tensorop" grep -q "^autosched iree-cuda,matmul,matmul_512x512x512_f16t_f16t_f32t,.*,tensorop,iree-cuda,SUCCESS," "$T/trials.csv"
 
 # --json (a second run: resumed, final rounds measured again).
 deadline 600 "$AS" run "$T/g.cfg" --db "$T/s.db" --json > "$T/run.json" 2> "$T/err2.txt"
