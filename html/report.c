@@ -799,6 +799,10 @@ report_job(FILE *f, const struct report *r, struct store *st,
 		html_esc(f, rows[0].backend);
 		fputs("; toolchain ", f);
 		html_esc(f, rows[0].toolchain);
+		if (rows[0].gpu[0] != '\0') {
+			fputs("; measured on ", f);
+			html_esc(f, rows[0].gpu);
+		}
 		fputs("</td></tr>", f);
 	}
 	for (i = 0; i < nrows; i++)

@@ -134,6 +134,7 @@ for name, cells in rows:
     if not big and 'title="the harness measured no peak for these types">–' not in cells: print(f'  {name}: no – with its reason', file=sys.stderr); ok = False
 sys.exit(0 if ok else 1)
 PY
+check "report: the job's target says the GPU it was measured on" grep -q "; autosched iree-cuda v1; measured on fake GPU</td>" "$T/r.html"
 CHROME=$(command -v chromium || command -v chromium-browser || true)
 if [ -n "$CHROME" ]; then
 	deadline 120 "$CHROME" --headless --no-sandbox --disable-gpu --no-first-run \
