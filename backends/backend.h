@@ -93,6 +93,22 @@ struct trial_result {
 	 * else this host's name; "" if unknown.
 	 */
 	char		 host[64];
+	/*
+	 * The GPU that measured (GPU backends; "" and 0 elsewhere): its name
+	 * as the driver says it ("NVIDIA H200"), the SM clock, temperature
+	 * and power NVML read at the end of the timed samples, the memory
+	 * clock at the harness's start; 0: not known (no NVML).
+	 */
+	char		 gpu[64];
+	int		 sm_mhz, mem_mhz, temp_c, power_w;
+	/*
+	 * Reference phase only: the device's peak for the op's input types
+	 * as measured beside the library (a register-only tensor-core loop,
+	 * FMA for f32), GFLOP/s, and what was timed ("peak:mma.sync..."); 0
+	 * and "": not measured.
+	 */
+	double		 peak_gflops;
+	char		 peak_routine[64];
 	char		*error;		/* what went wrong, or NULL; owner frees */
 	/*
 	 * 1 when the environment failed, not the candidate (no space left, a
@@ -293,9 +309,10 @@ struct backend_ops {
 	 */
 	const char	*knob_note;
 	/*
-	 * Said by `export --format iree-spec` for each of this backend's rows
-	 * (what the user should do instead when the spec cannot apply); NULL:
-	 * nothing.
+	 * Set when no IREE tuning spec applies to this backend's rows (IREE
+	 * 3.13 reads none for CUDA): `export --format iree-spec` leaves them
+	 * out and says this (why, and what the user should do instead); NULL:
+	 * its rows go in the spec.
 	 */
 	const char	*spec_note;
 };

@@ -283,7 +283,8 @@ annotate_usage(FILE *f)
 	    "usage: autosched annotate PROGRAM.mlir [--db PATH] [--op NAME | --all]\n"
 	    "           [--job ID] [--iree-syntax V] [-o OUT]\n"
 	    "The program unchanged but for a compilation_info attribute (IREE\n"
-	    "llvm-cpu syntax) on each op the store has a best config for. -o may\n"
+	    "llvm-cpu syntax; TileAndFuse for an op tuned for CUDA) on each op\n"
+	    "the store has a best config for. -o may\n"
 	    "not name the input. Exit 1 if no op of the program was tuned. A\n"
 	    "TOSA program is lowered to linalg first (as analyze does) and\n"
 	    "written lowered.\n");

@@ -12,7 +12,7 @@
 #include "backends/backend.h"
 #include "search/space.h"
 
-#define STORE_SCHEMA_VERSION 7
+#define STORE_SCHEMA_VERSION 8
 
 /*
  * What autosched's writers write, and so all a reader takes back: values
@@ -25,6 +25,9 @@
 #define STORE_MS_MAX		1e10	/* a trial's time: four months */
 #define STORE_SECONDS_MAX	1e10
 #define STORE_CV_MAX		1e6
+#define STORE_MHZ_MAX		100000	/* a GPU's clocks */
+#define STORE_TEMP_MAX		200	/* °C */
+#define STORE_POWER_MAX		100000	/* W */
 
 struct store;
 
@@ -200,6 +203,28 @@ struct store_best {
 	int64_t		 target_id;
 	int64_t		 trial_id;	/* the winning row */
 	int		 confirmed;	/* 1 if the figures are confirm-phase */
+	/* The reference's routine ("cublas:GemmEx", "openblas:sgemm"), "" if none. */
+	char		*reference_routine;
+	int		 reference_same;	/* it computes in the op's precision */
+	/*
+	 * GPU rows (schema 8): the GPU that measured the winning row, its SM
+	 * and memory clocks and temperature then (0: not known), and the
+	 * winning job's mean measured peak for the op's types with what was
+	 * timed (0, "": not measured). "" and 0 for CPU rows.
+	 */
+	char		*gpu;
+	int		 sm_mhz, mem_mhz, temp_c;
+	double		 peak_gflops;
+	char		*peak_routine;
+	/*
+	 * The winning job's choice of this config, if it recorded one: why
+	 * (choices.reason, "" if none), and the paired ratio to the default
+	 * in the final rounds with its 95% interval (0 when none; for "default
+	 * kept" rows the search's best against the default).
+	 */
+	char		*choice_reason;
+	double		 speedup, speedup_lo, speedup_hi;
+	int		 speedup_rounds;
 };
 void	 store_best_clear(struct store_best *);
 /*
