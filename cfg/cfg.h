@@ -43,6 +43,11 @@ struct cfg_kv {
 	int	 line;
 };
 
+/*
+ * The positions of local and slurm in the executors' registry
+ * (executors/executor.c: local first, the default; a new executor goes at
+ * its end).
+ */
 enum { CFG_EXEC_LOCAL = 0, CFG_EXEC_SLURM = 1 };
 
 /*
@@ -52,8 +57,10 @@ enum { CFG_EXEC_LOCAL = 0, CFG_EXEC_SLURM = 1 };
  */
 struct cfg_exec {
 	/*
-	 * CFG_EXEC_LOCAL (default: a child of this process) or CFG_EXEC_SLURM
-	 * (an srun job step on a Slurm node).
+	 * The executor the key names, by its position in the executors'
+	 * registry (executor_all): CFG_EXEC_LOCAL (default: a child of this
+	 * process), CFG_EXEC_SLURM (an srun job step on a Slurm node), or
+	 * any other the registry holds.
 	 */
 	int		 executor;
 	int		 executor_set;	/* the key was given */
