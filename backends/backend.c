@@ -36,3 +36,16 @@ backend_find(const char *name)
 	}
 	return NULL;
 }
+
+const struct backend_ops *
+backend_emitter(void)
+{
+	size_t i, n;
+	const struct backend_ops *const *all = backend_all(&n);
+
+	for (i = 0; i < n; i++) {
+		if (all[i]->export_op != NULL && all[i]->export_module != NULL)
+			return all[i];
+	}
+	return NULL;
+}

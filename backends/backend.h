@@ -222,5 +222,11 @@ int		 backend_gpu_arch_known(const char *name);
 /* "sm_80, sm_86, sm_89, sm_90a": the arches backend iree compiles for. */
 const char	*backend_gpu_arches(void);
 const struct backend_ops *const *backend_all(size_t *n);
+/*
+ * The backend that emits whole programs (autosched build): the registry's
+ * first with export_op and export_module, the transform library's two
+ * parts; NULL when none has them.
+ */
+const struct backend_ops *backend_emitter(void);
 
 #endif
