@@ -14,6 +14,7 @@
 
 #include "analysis/analysis.h"
 #include "backends/backend.h"
+#include "best/best.h"
 #include "cfg/cfg.h"
 #include "daemon/daemon.h"
 #include "daemon/daemon_int.h"
@@ -651,7 +652,7 @@ cli_load_best(const char *db, const char *op, int64_t job,
 		goto out;
 	}
 	if (store_open_readonly(db, &st, &err) != 0 ||
-	    store_best(st, op, job, rows, n, &err) != 0) {
+	    best_configs(st, op, job, rows, n, &err) != 0) {
 		fprintf(stderr, "autosched: %s\n", err);
 		goto out;
 	}

@@ -580,7 +580,7 @@ export_build(const struct export_set *s, const char *program, int untuned,
     const struct export_rest *rest, const char *out_so, const char *db,
     struct export_build_info *info, char **err)
 {
-	const struct backend_ops *be = backend_find("mlir-cpu");
+	const struct backend_ops *be = backend_emitter();
 	struct analysis *an = NULL;
 	struct export_set *b = NULL;
 	const struct analysis_lowering *how;
@@ -604,6 +604,12 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	size_t i, j;
 
 	memset(info, 0, sizeof *info);
+	if (be == NULL) {
+		util_seterr(err, "no backend of this build emits whole programs "
+		    "(a transform library's parts)");
+		free(marker);
+		return -1;
+	}
 	memset(&fl, 0, sizeof fl);
 	memset(&opt, 0, sizeof opt);
 	memset(&tr, 0, sizeof tr);

@@ -12,6 +12,7 @@
 
 #include "analysis/analysis.h"
 #include "backends/backend.h"
+#include "best/best.h"
 #include "export/export.h"
 #include "export/export_int.h"
 #include "store/store.h"
@@ -92,7 +93,7 @@ export_load(const char *db, const char *op_filter, int64_t job,
 		goto out;
 	}
 	if (store_open_readonly(db, &st, err) != 0 ||
-	    store_best(st, op_filter, job, &rows, &n, err) != 0)
+	    best_configs(st, op_filter, job, &rows, &n, err) != 0)
 		goto out;
 	if (n > EXPORT_MAX_OPS)
 		n = EXPORT_MAX_OPS;

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "backends/backend.h"
+#include "best/best.h"
 #include "build_config.h"
 #include "html/html.h"
 #include "html/html_int.h"
@@ -451,7 +452,7 @@ report_summary(FILE *f, struct report *r, struct store *st, char **err)
 	size_t n = 0, i;
 	int gpu;
 
-	if (store_best(st, r->o->op_filter, r->o->job_id, &rows, &n, err) != 0)
+	if (best_configs(st, r->o->op_filter, r->o->job_id, &rows, &n, err) != 0)
 		return -1;
 	fputs("<h2 id=\"summary\">Summary: the best config of each op</h2>\n"
 	    "<p class=\"note\">As <code>autosched best</code>: the figure "
@@ -674,7 +675,7 @@ report_model(FILE *f, const struct report *r, struct store *st,
 
 	if (store_job_op_list(st, j->id, &jo, &njo, &err) != 0 || njo == 0)
 		goto out;
-	if (store_best(st, NULL, j->id, &rows, &nrows, &err) != 0)
+	if (best_configs(st, NULL, j->id, &rows, &nrows, &err) != 0)
 		goto out;
 	before = xcalloc(njo, sizeof *before);
 	after = xcalloc(njo, sizeof *after);
@@ -792,7 +793,7 @@ report_job(FILE *f, const struct report *r, struct store *st,
 	fputs("</td></tr><tr><th>finished</th><td>", f);
 	report_time(f, j->finished);
 	fputs("</td></tr>", f);
-	if (store_best(st, NULL, j->id, &rows, &nrows, &err) == 0 && nrows > 0) {
+	if (best_configs(st, NULL, j->id, &rows, &nrows, &err) == 0 && nrows > 0) {
 		fputs("<tr><th>target</th><td>", f);
 		html_esc(f, rows[0].cpu);
 		fputs("; backend ", f);
@@ -814,7 +815,7 @@ report_job(FILE *f, const struct report *r, struct store *st,
 	/* Status counts, phase by phase. */
 	fputs("<table class=\"counts\"><tr><th>phase</th>", f);
 	for (s = 0; s < TRIAL_STATUS_COUNT; s++)
-		fprintf(f, "<th>%s</th>", backend_status_name(s));
+		fprintf(f, "<th>%s</th>", trial_status_name(s));
 	fputs("<th>total</th></tr>\n", f);
 	for (p = 0; p < r->nphases; p++) {
 		size_t cnt[TRIAL_STATUS_COUNT + 1] = { 0 }, tot = 0;
@@ -834,7 +835,7 @@ report_job(FILE *f, const struct report *r, struct store *st,
 		fputs("</td>", f);
 		for (s = 0; s < TRIAL_STATUS_COUNT; s++)
 			fprintf(f, "<td class=\"n\" data-status=\"%s\">%zu</td>",
-			    backend_status_name(s), cnt[s]);
+			    trial_status_name(s), cnt[s]);
 		fprintf(f, "<td class=\"n\">%zu</td></tr>\n", tot);
 	}
 	fputs("</table>\n", f);
@@ -1057,13 +1058,13 @@ report_trials(FILE *f, const struct report *r, int64_t op, double ymax)
 			    "data-status=\"%s\" d=\"M%.1f %.1fl6 -6m-6 0l6 6\" "
 			    "transform=\"translate(-3 3)\" stroke=\"%s\" "
 			    "stroke-width=\"2\"><title>#%lld ", (long long)t->id,
-			    backend_status_name(s), x, y, html_status_color(s),
+			    trial_status_name(s), x, y, html_status_color(s),
 			    (long long)t->id);
 			html_esc(f, r->phases[t->phase]);
 			fputs(" ", f);
 			html_esc(f, t->config);
 			fprintf(f, ": %s</title></path>\n",
-			    backend_status_name(s));
+			    trial_status_name(s));
 		}
 	}
 	chart_end(&c);
@@ -1075,7 +1076,7 @@ report_trials(FILE *f, const struct report *r, int64_t op, double ymax)
 			continue;
 		fprintf(f, "<span><i class=\"sw\" style=\"background:%s\"></i>"
 		    "&#x2715; %s (%zu)</span>", html_status_color(s),
-		    backend_status_name(s), nfail[s]);
+		    trial_status_name(s), nfail[s]);
 	}
 	fputs("</div>\n", f);
 }

@@ -62,7 +62,7 @@ report_block(struct job_report *rep, const struct op_desc *op,
 	else
 		printf("Verification  : %s\n", report_verification(r));
 	if (r->status != TRIAL_OK)
-		printf("Status        : %s%s%s%s\n", backend_status_name(r->status),
+		printf("Status        : %s%s%s%s\n", trial_status_name(r->status),
 		    r->error ? " (" : "", r->error ? r->error : "",
 		    r->error ? ")" : "");
 	if (r->status == TRIAL_OK || r->status == TRIAL_UNSTABLE) {
@@ -171,7 +171,7 @@ report_csv_row(struct job_report *rep, const struct op_desc *op,
 	for (k = 0; k < KNOB_COUNT; k++)
 		fprintf(f, ",%lld", (long long)cf->v[k]);
 	fprintf(f, ",%s,%s,%.4f,%d,%.3f,%.3f,", phase,
-	    backend_status_name(r->status), r->cv, r->reps, r->compile_s,
+	    trial_status_name(r->status), r->cv, r->reps, r->compile_s,
 	    r->measure_s);
 	report_csv_field(f, r->error, 0);
 	/* GPU backends: the GPU and its clocks then; empty when not known. */

@@ -63,7 +63,7 @@ job_record(struct job *c, struct job_op *jo, const struct config *cf,
 	space_config_name(cf, c->rep.knobs, name, sizeof name);
 	if (job_stop_asked(c)) {
 		/* Our own stop killed the child: not the candidate's outcome. */
-		backend_result_clear(res);
+		trial_result_clear(res);
 		c->stopped = 1;
 		return 1;
 	}
@@ -73,11 +73,11 @@ job_record(struct job *c, struct job_op *jo, const struct config *cf,
 		    " %s; nothing recorded for it, the job stops (run it again"
 		    " once this is fixed: it resumes)", jo->op->name, name,
 		    res->error ? res->error : "?");
-		backend_result_clear(res);
+		trial_result_clear(res);
 		return -1;
 	}
 	if (job_store_gone(c, err)) {
-		backend_result_clear(res);
+		trial_result_clear(res);
 		return -1;
 	}
 	memset(&t, 0, sizeof t);
@@ -279,7 +279,7 @@ job_measure(struct job *c, struct backend *b, struct job_op *jo,
 		if (strcmp(phase, "final") == 0)
 			job_gpu_note(jo, &res);
 	}
-	backend_result_clear(&res);
+	trial_result_clear(&res);
 	return r;
 }
 
@@ -751,7 +751,7 @@ job_batch_end(struct job_batch *bt)
 		bt->c->be->release(bt->slot[i].art);
 		free(bt->slot[i].err);
 		if (i >= bt->rec)
-			backend_result_clear(&bt->res[i]);
+			trial_result_clear(&bt->res[i]);
 	}
 	bt->jo->compiled += bt->compiles;
 	if (bt->most > bt->jo->compile_most)
@@ -930,7 +930,7 @@ steps_search_round(struct job *c, struct job_op *jo, int64_t n,
 out:
 	*done = jo->trials - before;
 	for (i = 0; i < JOB_BATCH_MAX; i++)
-		backend_result_clear(&res[i]);
+		trial_result_clear(&res[i]);
 	return rc;
 }
 
@@ -1056,7 +1056,7 @@ job_reference_once(struct job *c, struct job_op *jo, struct backend *b,
 	jo->reference_same = res.ref_routine[0] != '\0' && res.ref_same_precision;
 	rc = 0;
 out:
-	backend_result_clear(&res);
+	trial_result_clear(&res);
 	return rc;
 }
 

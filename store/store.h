@@ -9,8 +9,8 @@
 #include <stdint.h>
 
 #include "analysis/analysis.h"
-#include "backends/backend.h"
 #include "search/space.h"
+#include "trial/trial.h"
 
 #define STORE_SCHEMA_VERSION 8
 
@@ -55,6 +55,8 @@ int	 store_open(const char *path, struct store **out, char **err)
 int	 store_open_readonly(const char *path, struct store **out, char **err)
 	    __attribute__((warn_unused_result));
 void	 store_close(struct store *);
+/* The path the store was opened with; borrowed until store_close. */
+const char *store_path(const struct store *);
 /* The schema version (PRAGMA user_version) of an open store, or -1. */
 int	 store_schema_version(struct store *, char **err);
 
@@ -225,6 +227,8 @@ struct store_best {
 	char		*choice_reason;
 	double		 speedup, speedup_lo, speedup_hi;
 	int		 speedup_rounds;
+	/* The op as stored: its strings the row's (function and loc ""). */
+	struct op_desc	 op;
 };
 void	 store_best_clear(struct store_best *);
 /*
@@ -232,6 +236,9 @@ void	 store_best_clear(struct store_best *);
  * op name or signature substring (NULL = all) and job (0 = all; with a job,
  * baseline, reference and trial count come from that job too). trials
  * counts the "tune" trials. Caller clears each row and frees the array.
+ * The rows' ops and figures are checked here; their configs against the
+ * space's rules of their backend are not (the store knows no backend):
+ * readers take them through best_configs (best/best.h), which does.
  */
 int	 store_best(struct store *, const char *op_filter, int64_t job_id,
 	    struct store_best **rows, size_t *n, char **err);

@@ -167,7 +167,7 @@ result_from_row(sqlite3_stmt *st, int col, struct trial_result *r, int copy)
 
 	memset(r, 0, sizeof *r);
 	status = (const char *)sqlite3_column_text(st, col);
-	s = status != NULL ? backend_status_lookup(status) : -1;
+	s = status != NULL ? trial_status_lookup(status) : -1;
 	r->status = s >= 0 ? (enum trial_status)s : TRIAL_ERROR;
 	r->median_ms = store_column_num(st, col + 1);
 	r->min_ms = store_column_num(st, col + 2);
@@ -245,7 +245,7 @@ store_trial_add(struct store *s, const struct store_trial *t, char **err)
 	store_bind_text(st, 5, config_name);
 	for (k = 0; k < KNOB_COUNT; k++)
 		sqlite3_bind_int64(st, 6 + k, t->config.v[k]);
-	store_bind_text(st, 18, backend_status_name(r->status));
+	store_bind_text(st, 18, trial_status_name(r->status));
 	sqlite3_bind_double(st, 19, r->median_ms);
 	sqlite3_bind_double(st, 20, r->min_ms);
 	sqlite3_bind_double(st, 21, r->max_ms);
@@ -324,7 +324,7 @@ store_trial_find(struct store *s, int64_t op_id, int64_t target_id,
 		rc = store_result_check(s, sqlite3_column_int64(st,
 		    RESULT_NCOLS), res, err) == 0 ? 1 : -1;
 		if (rc < 0)
-			backend_result_clear(res);
+			trial_result_clear(res);
 	} else if (rc == SQLITE_DONE)
 		rc = 0;
 	else
@@ -444,6 +444,8 @@ store_best_clear(struct store_best *b)
 	free(b->peak_routine);
 	free(b->reference_routine);
 	free(b->choice_reason);
+	free((char *)b->op.kind);
+	free((char *)b->op.op_name);
 	memset(b, 0, sizeof *b);
 }
 
@@ -529,48 +531,6 @@ static const char sql_best[] =
 	"WHERE r.rn = 1 AND (?1 IS NULL OR instr(o.name, ?1) > 0"
 	" OR instr(o.signature, ?1) > 0) "
 	"ORDER BY o.name, o.signature, r.target_id";
-
-/*
- * The one check of a config read back from the store: the space's rules of
- * its op under its backend (space_config_check). -1 with *err naming the
- * store, the op, the config and the knob.
- */
-static int
-store_config_check(struct store *s, const struct store_best *b,
-    const struct op_desc *op, char **err)
-{
-	const struct backend_ops *be = backend_find(b->backend ? b->backend : "");
-	struct space_rules	 rules;
-	char			*why = NULL, *on, *cn;
-	const char		*reason;
-	int			 rc = 0;
-
-	memset(&rules, 0, sizeof rules);
-	if (be != NULL && be->supports != NULL && !be->supports(op, &reason)) {
-		on = util_escape(op->kind ? op->kind : "");
-		why = xasprintf("kind \"%s\", %lldx%lldx%lldx%lld: not an op "
-		    "backend %s runs (%s)", on, (long long)op->batch,
-		    (long long)op->m, (long long)op->n, (long long)op->k,
-		    be->name, reason ? reason : "?");
-		free(on);
-		rc = -1;
-	} else {
-		if (be != NULL && be->rules != NULL)
-			be->rules(op, &rules);
-		rc = space_config_check(op, be != NULL && be->rules != NULL ?
-		    &rules : NULL, &b->config, &why);
-	}
-	if (rc != 0) {
-		on = util_escape(b->op_name ? b->op_name : "?");
-		cn = util_escape(b->config_name ? b->config_name : "?");
-		util_seterr(err, "store %s: op %s: config %s: %s", s->path, on,
-		    cn, why);
-		free(on);
-		free(cn);
-	}
-	free(why);
-	return rc;
-}
 
 /* A text column copied, "" when NULL. Caller frees. */
 static char *
@@ -699,9 +659,12 @@ store_best(struct store *s, const char *op_filter, int64_t job_id,
 		best_gpu_from_row(st, 43, b);
 		/* Refused here, no reader of the best configs ever sees it. */
 		if ((bad = store_op_check(s, b->op_id, &op, err)) != 0 ||
-		    (bad = store_best_figures_check(s, b, err)) != 0 ||
-		    (bad = store_config_check(s, b, &op, err)) != 0)
+		    (bad = store_best_figures_check(s, b, err)) != 0)
 			break;
+		b->op = op;
+		b->op.name = b->op_name;
+		b->op.kind = xstrdup(op.kind != NULL ? op.kind : "");
+		b->op.op_name = xstrdup(op.op_name != NULL ? op.op_name : "");
 	}
 	if (bad || rc != SQLITE_DONE) {
 		if (!bad)

@@ -269,7 +269,7 @@ cuda_prepare(struct backend *be, const struct config *cfg,
 
 	(void)err;
 	*art = NULL;
-	backend_result_clear(res);
+	trial_result_clear(res);
 	if ((why = cuda_rule_broken(&be->op, cfg, be->arch)) != NULL) {
 		res->status = TRIAL_COMPILE_FAILED;
 		util_seterr(&res->error, "refused: %s", why);
@@ -519,7 +519,7 @@ cuda_reference(struct backend *be, int threads, struct trial_result *res,
     char **err)
 {
 	(void)threads;
-	backend_result_clear(res);
+	trial_result_clear(res);
 	if (harness_run(be, NULL, "cublas", 1, res, err) != 0)
 		return -1;
 	snprintf(res->ref_routine, sizeof res->ref_routine, "cublas:GemmEx");

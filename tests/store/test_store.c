@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "best/best.h"
 #include "store/store.h"
 #include "util/util.h"
 #include "tests/check.h"
@@ -211,7 +212,7 @@ test_migrate_v3(void)
 	CHECK(store_trial_find(s, opid, tgt, "old_cfg", &r, &err) == 1);
 	CHECK(r.counters_have == 0 && r.checked_by[0] == '\0' &&
 	    r.reps_dropped == 0 && r.gflops == 5.0 && r.host[0] == '\0');
-	backend_result_clear(&r);
+	trial_result_clear(&r);
 	CHECK(strcmp(raw_text(path, "SELECT coalesce(task_clock_ns, 'null') "
 	    "FROM trials WHERE config_name = 'old_cfg'", buf, sizeof buf),
 	    "null") == 0);
@@ -231,7 +232,7 @@ test_migrate_v3(void)
 	free(t.result.error);
 	CHECK(store_trial_find(s, opid, tgt, "new_cfg", &r, &err) == 1);
 	CHECK_STR(r.host, "n2");
-	backend_result_clear(&r);
+	trial_result_clear(&r);
 	CHECK_STR(raw_text(path, "SELECT coalesce(host, 'null') FROM trials "
 	    "WHERE config_name = 'old_cfg'", buf, sizeof buf), "null");
 	CHECK_STR(raw_text(path, "SELECT ref_routine || ' ' || ref_same_precision"
@@ -318,7 +319,7 @@ test_migrate_v8(void)
 	CHECK(store_schema_version(s, NULL) == 8);
 	CHECK(store_trial_find(s, opid, tgt, "old_cfg", &r, &err) == 1);
 	CHECK(r.gpu[0] == '\0' && r.sm_mhz == 0 && r.peak_gflops == 0);
-	backend_result_clear(&r);
+	trial_result_clear(&r);
 
 	memset(&j, 0, sizeof j);
 	job = store_job_add(s, &j, &err);
@@ -515,7 +516,7 @@ test_trials(struct store *s)
 		CHECK((id = store_trial_add(s, &t, &err)) > 0);
 		CHECK(store_trial_find(s, opid, tgt, name, &r, &err) == 1);
 		CHECK(result_equal(&r, &t.result));
-		backend_result_clear(&r);
+		trial_result_clear(&r);
 		free(t.result.error);
 	}
 
@@ -525,7 +526,7 @@ test_trials(struct store *s)
 	CHECK(store_trial_find(s, opid, tgt, "cfg_1", &r, &err) == 1);
 	CHECK(r.gflops == 99.0 && r.error != NULL &&
 	    strcmp(r.error, t.result.error) == 0);
-	backend_result_clear(&r);
+	trial_result_clear(&r);
 	free(t.result.error);
 
 	/* Confirm trials, other targets and unknown configs are not resumed. */
@@ -587,7 +588,7 @@ walk_fn(const struct store_trial *t, const struct op_desc *op, void *arg)
 	if (w->s != NULL && store_trial_find(w->s, t->op_id, t->target_id,
 	    t->config_name, &r, NULL) >= 0) {
 		w->nested++;
-		backend_result_clear(&r);
+		trial_result_clear(&r);
 	}
 	return w->stop_at != 0 && w->n == w->stop_at ? 7 : 0;
 }
@@ -694,7 +695,7 @@ test_best(struct store *s)
 	ADD(j2, oa, "tune", "c9", TRIAL_OK, 91);
 	ADD(j2, oa, "baseline", "base", TRIAL_OK, 21);
 
-	CHECK(store_best(s, "best_", 0, &rows, &n, &err) == 0);
+	CHECK(best_configs(s, "best_", 0, &rows, &n, &err) == 0);
 	CHECK(n == 2);
 	if (n == 2) {
 		CHECK_STR(rows[0].op_name, "best_a");
@@ -718,19 +719,19 @@ test_best(struct store *s)
 	free(rows);
 
 	/* Filter by signature substring and by job. */
-	CHECK(store_best(s, "matmul_1024x64x64", 0, &rows, &n, &err) == 0);
+	CHECK(best_configs(s, "matmul_1024x64x64", 0, &rows, &n, &err) == 0);
 	CHECK(n == 1 && strcmp(rows[0].op_name, "best_b") == 0);
 	for (i = 0; i < n; i++)
 		store_best_clear(&rows[i]);
 	free(rows);
-	CHECK(store_best(s, "best_a", j2, &rows, &n, &err) == 0);
+	CHECK(best_configs(s, "best_a", j2, &rows, &n, &err) == 0);
 	CHECK(n == 1 && strcmp(rows[0].config_name, "c9") == 0 &&
 	    rows[0].trials == 1 && rows[0].reference_gflops == 0 &&
 	    rows[0].baseline_gflops == 21);
 	for (i = 0; i < n; i++)
 		store_best_clear(&rows[i]);
 	free(rows);
-	CHECK(store_best(s, "no such op", 0, &rows, &n, &err) == 0 && n == 0);
+	CHECK(best_configs(s, "no such op", 0, &rows, &n, &err) == 0 && n == 0);
 	free(rows);
 	CHECK(err == NULL);
 
@@ -741,7 +742,7 @@ test_best(struct store *s)
 	oc = store_op(s, &c, &err);
 	cfg.v[KNOB_VECTOR_N] = 80;		/* wider than its tile, 64 */
 	ADD(j1, oc, "tune", "bad\x1b[2Jname", TRIAL_OK, 1000);
-	CHECK(store_best(s, "best_c", 0, &rows, &n, &err) == -1 && n == 0);
+	CHECK(best_configs(s, "best_c", 0, &rows, &n, &err) == -1 && n == 0);
 	CHECK(err != NULL && strstr(err, "op best_c: config "
 	    "bad\\x1b[2Jname: vector_n 80: does not fit in the N tile 64") !=
 	    NULL);
@@ -749,7 +750,7 @@ test_best(struct store *s)
 	free(err);
 	err = NULL;
 	/* The others are still read (the filter leaves the bad one out). */
-	CHECK(store_best(s, "best_a", 0, &rows, &n, &err) == 0 && n == 1);
+	CHECK(best_configs(s, "best_a", 0, &rows, &n, &err) == 0 && n == 1);
 	for (i = 0; i < n; i++)
 		store_best_clear(&rows[i]);
 	free(rows);
