@@ -367,8 +367,9 @@ test_not_tunable(void)
 	    "packed layout (mmt4d)");
 	check_not_tunable(op_at(a, 2), "wrong_body", "matmul",
 	    "matmul_16x4x8_f32t_f32t_f32t", "body is not a multiply-accumulate");
-	check_not_tunable(op_at(a, 3), "conv", "convolution", "convolution",
-	    "convolution: not a matmul");
+	check_not_tunable(op_at(a, 3), "conv", "conv_2d_nhwc_hwcf",
+	    "conv_2d_nhwc_hwcf_1x8x8x4_3x3x4x8_s1_d1_p0_f32t_f32t_f32t",
+	    "2-D convolution 3x3: not tuned yet");
 	check_not_tunable(op_at(a, 4), "matvec", "matvec", "matvec",
 	    "not a plain (batch) matmul: 0 batch, 1 m, 0 n, 1 k");
 	check_not_tunable(op_at(a, 5), "complex", "matmul",
@@ -383,6 +384,107 @@ test_not_tunable(void)
 	    "matmul", "transposed result");
 	check_not_tunable(op_at(a, 9), "narrow_acc", "matmul",
 	    "matmul_16x4x8_f32t_f32t_f16t", "body is not a multiply-accumulate");
+	analysis_free(a);
+}
+
+/* A conv's geometry: input, filter, output, stride, dilation, padding. */
+static void
+check_conv(const struct op_desc *d, enum conv_layout layout,
+    const int64_t g[9], const int64_t sdp[8])
+{
+	const struct op_conv *c = &d->conv;
+
+	CHECK(c->layout == layout);
+	CHECK(c->n == g[0] && c->h == g[1] && c->w == g[2] && c->c == g[3] &&
+	    c->f == g[4] && c->kh == g[5] && c->kw == g[6] && c->oh == g[7] &&
+	    c->ow == g[8]);
+	CHECK(c->stride[0] == sdp[0] && c->stride[1] == sdp[1] &&
+	    c->dilation[0] == sdp[2] && c->dilation[1] == sdp[3] &&
+	    c->pad[0] == sdp[4] && c->pad[1] == sdp[5] &&
+	    c->pad[2] == sdp[6] && c->pad[3] == sdp[7]);
+}
+
+/* Convolutions: geometry, 1x1 ones as matmuls, names, identity, flops. */
+static void
+test_conv(void)
+{
+	static const int64_t one[8] = { 1, 1, 1, 1, 0, 0, 0, 0 };
+	struct analysis		*a = load("conv.mlir");
+	const struct op_desc	*d;
+	char			*name;
+
+	if (a == NULL)
+		return;
+	CHECK(analysis_count(a) == 12);
+	/* 1x1 stride 1 NHWC: the matmul (N*H*W) x F x C. */
+	d = op_at(a, 0);
+	CHECK(d->tunable && d->reason == NULL);
+	CHECK_STR(d->kind, "matmul");
+	CHECK_STR(d->op_name, "linalg.conv_2d_nhwc_hwcf");
+	CHECK_STR(d->name, "matmul_196x64x256_f32t_f32t_f32t");
+	CHECK(d->m == 196 && d->n == 64 && d->k == 256 && d->batch == 1);
+	CHECK(!d->transpose_a && !d->transpose_b);
+	check_conv(d, CONV_NHWC_HWCF, (const int64_t[9]){ 1, 14, 14, 256, 64,
+	    1, 1, 14, 14 }, one);
+	name = analysis_conv_name(d);
+	CHECK_STR(name, "conv_2d_nhwc_hwcf_1x14x14x256_1x1x256x64_s1_d1_p0_"
+	    "f32t_f32t_f32t");
+	free(name);
+	CHECK(analysis_op_flops(d) == 2.0 * 196 * 64 * 256);
+	/* 3x3 behind a zero pad: H and W before it, twice the same op. */
+	d = op_at(a, 1);
+	check_not_tunable(d, "padded", "conv_2d_nhwc_hwcf",
+	    "conv_2d_nhwc_hwcf_1x8x8x16_3x3x16x32_s1_d1_p1_f32t_f32t_f32t",
+	    "2-D convolution 3x3: not tuned yet");
+	check_conv(d, CONV_NHWC_HWCF, (const int64_t[9]){ 1, 8, 8, 16, 32, 3,
+	    3, 8, 8 }, (const int64_t[8]){ 1, 1, 1, 1, 1, 1, 1, 1 });
+	CHECK(analysis_op_flops(d) == 2.0 * 8 * 8 * 32 * 16 * 9);
+	CHECK(analysis_op_same(d, op_at(a, 2)));
+	/* Padding and dilation make another op. */
+	check_conv(op_at(a, 3), CONV_NHWC_HWCF, (const int64_t[9]){ 1, 8, 8,
+	    16, 32, 3, 3, 8, 8 }, (const int64_t[8]){ 1, 1, 2, 2, 2, 2, 2, 2 });
+	CHECK(!analysis_op_same(d, op_at(a, 3)));
+	CHECK(!analysis_op_same(d, op_at(a, 4)));
+	/* The stem: stride 2, uneven padding. */
+	d = op_at(a, 4);
+	check_conv(d, CONV_NHWC_HWCF, (const int64_t[9]){ 1, 32, 32, 3, 64, 7,
+	    7, 16, 16 }, (const int64_t[8]){ 2, 2, 1, 1, 3, 2, 3, 2 });
+	CHECK_STR(d->name, "conv_2d_nhwc_hwcf_1x32x32x3_7x7x3x64_s2_d1_p3x2x3x2_"
+	    "f32t_f32t_f32t");
+	check_not_tunable(op_at(a, 5), "project", "conv_2d_nhwc_hwcf",
+	    "conv_2d_nhwc_hwcf_1x8x8x64_1x1x64x128_s2_d1_p0_f32t_f32t_f32t",
+	    "1x1 convolution of stride 2x2");
+	/* 1x1 NCHW, batch 1: F x (H*W) x C, the filter the lhs. */
+	d = op_at(a, 6);
+	CHECK(d->tunable);
+	CHECK_STR(d->name, "matmul_32x49x64_f32t_f32t_f32t");
+	check_conv(d, CONV_NCHW_FCHW, (const int64_t[9]){ 1, 7, 7, 64, 32, 1,
+	    1, 7, 7 }, one);
+	name = analysis_conv_name(d);
+	CHECK_STR(name, "conv_2d_nchw_fchw_1x64x7x7_32x64x1x1_s1_d1_p0_"
+	    "f32t_f32t_f32t");
+	free(name);
+	check_not_tunable(op_at(a, 7), "nchw_batch", "conv_2d_nchw_fchw",
+	    "conv_2d_nchw_fchw_2x64x7x7_32x64x1x1_s1_d1_p0_f32t_f32t_f32t",
+	    "1x1 NCHW convolution of batch 2");
+	d = op_at(a, 8);
+	check_not_tunable(d, "depthwise", "depthwise_conv_2d_nhwc_hwc",
+	    "depthwise_conv_2d_nhwc_hwc_1x10x10x32_3x3x32_s1_d1_p0_"
+	    "f32t_f32t_f32t", "depthwise convolution 3x3");
+	check_conv(d, CONV_DW_NHWC_HWC, (const int64_t[9]){ 1, 10, 10, 32, 32,
+	    3, 3, 8, 8 }, one);
+	CHECK(analysis_op_flops(d) == 2.0 * 8 * 8 * 32 * 9);
+	d = op_at(a, 9);
+	CHECK(d->tunable);
+	CHECK_STR(d->name, "matmul_16x16x32_i8t_i8t_i32t");
+	CHECK(d->lhs == ELEM_I8 && d->rhs == ELEM_I8 && d->acc == ELEM_I32);
+	d = op_at(a, 10);
+	check_not_tunable(d, "pool", "convolution", "convolution",
+	    "convolution (linalg.pooling_nhwc_max): autosched reads");
+	CHECK(d->conv.layout == CONV_NONE);
+	check_not_tunable(op_at(a, 11), "buffers", "conv_2d_nhwc_hwcf",
+	    "conv_2d_nhwc_hwcf_1x4x4x8_1x1x8x8_s1_d1_p0_f32t_f32t_f32t",
+	    "1x1 convolution on memrefs");
 	analysis_free(a);
 }
 
@@ -913,7 +1015,7 @@ main(void)
 				    "batch_f16.mlir", "transposed.mlir",
 				    "mixed.mlir", "iree_dispatch.mlir",
 				    "multi.mlir", "not_tunable.mlir",
-				    "edge.mlir", "tosa.mlir" };
+				    "edge.mlir", "tosa.mlir", "conv.mlir" };
 	size_t			 i;
 
 	test_elem();
@@ -926,6 +1028,7 @@ main(void)
 	test_multi();
 	test_not_tunable();
 	test_edge();
+	test_conv();
 	test_bad();
 	test_dispatch_text();
 	test_tosa();
