@@ -83,12 +83,13 @@ struct op_desc {
 	int		 tunable;
 	const char	*reason;	/* why not tunable; NULL when tunable */
 	/*
-	 * A convolution's geometry (conv.layout != CONV_NONE). A 1×1 stride-1
-	 * conv on tensors is the matmul it computes: kind "matmul", m = N·H·W,
-	 * n = F, k = C (NHWC/HWCF; NCHW/FCHW with N = 1: m = F, n = H·W, and
-	 * lhs the filter), tuned as that matmul; `build` cuts it into that
-	 * matmul (analysis_outline). Other convs: kind is the op's name after
-	 * "linalg." and name analysis_conv_name's.
+	 * A convolution's geometry (conv.layout != CONV_NONE). A conv on
+	 * tensors (not depthwise) is tuned as the matmul of its im2col: kind
+	 * "matmul", m = N·OH·OW, n = F, k = KH·KW·C (NHWC/HWCF; NCHW/FCHW with
+	 * N = 1: m = F, n = OH·OW, k = C·KH·KW, lhs the filter); a 1×1
+	 * stride-1 conv is that matmul with no im2col. `build` cuts it into
+	 * the im2col and that matmul (analysis_outline). Other convs: kind is
+	 * the op's name after "linalg." and name analysis_conv_name's.
 	 */
 	struct op_conv	 conv;
 };
@@ -102,6 +103,13 @@ struct op_desc {
  * op that is not a convolution.
  */
 char	*analysis_conv_name(const struct op_desc *);
+
+/*
+ * 1 if the convolution d needs an im2col to be a matmul (a filter larger
+ * than 1×1 or a stride other than 1); 0 for a 1×1 stride-1 conv and for
+ * ops that are not convolutions.
+ */
+int	 analysis_conv_im2col(const struct op_desc *);
 
 /*
  * The op's arithmetic in flops: 2·batch·m·n·k for a matmul (a conv tuned
@@ -122,7 +130,7 @@ int	 analysis_kind_quantized(const char *kind);
 
 /*
  * 1 if a and b are the same op as far as tuning goes (both tunable, same
- * kind, sizes, element types, signedness and layout; a 1×1 conv tuned as a
+ * kind, sizes, element types, signedness and layout; a conv tuned as a
  * matmul is that matmul), or both convolutions not tuned with the same
  * layout, geometry (shape, stride, dilation, padding) and types: a program
  * that uses one op several times is tuned once for all its occurrences.

@@ -1,8 +1,8 @@
 /*
  * Convolutions: read a linalg 2-D convolution's geometry (shapes, strides,
  * dilations, the zero padding of a tensor.pad producing its input) through
- * MLIR's C API, say which are the matmul they compute (1×1, stride 1), and
- * cut those into that matmul for `autosched build`.
+ * MLIR's C API, say which are tuned as the matmul of their im2col (the
+ * matmul itself for 1×1 stride 1), and cut those into it for `build`.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -170,10 +170,20 @@ conv_shape(MlirType in, MlirType fl, MlirType out, struct op_conv *c)
 	}
 }
 
+int
+analysis_conv_im2col(const struct op_desc *d)
+{
+	const struct op_conv *c = &d->conv;
+
+	return c->layout != CONV_NONE && (c->kh != 1 || c->kw != 1 ||
+	    c->stride[0] != 1 || c->stride[1] != 1);
+}
+
 /*
- * A 1×1 stride-1 conv as its matmul: NHWC/HWCF (N·H·W)×C · C×F, or
- * NCHW/FCHW with N = 1 F×C · C×(H·W), the filter then the lhs. NULL, or
- * why not (caller frees).
+ * A conv as the matmul of its im2col (the plain matmul for 1×1 stride 1):
+ * NHWC/HWCF (N·OH·OW)×F×(KH·KW·C), or NCHW/FCHW with N = 1
+ * F×(OH·OW)×(C·KH·KW), the filter then the lhs. NULL, or why not (caller
+ * frees).
  */
 static char *
 conv_as_matmul(struct op_desc *d, int tensors)
@@ -182,30 +192,27 @@ conv_as_matmul(struct op_desc *d, int tensors)
 	enum elem_type	 t;
 	int		 u;
 
-	if (c->kh != 1 || c->kw != 1 || c->layout == CONV_DW_NHWC_HWC)
-		return xasprintf("%s convolution %" PRId64 "x%" PRId64 ": "
-		    "not tuned yet (1x1 stride-1 convolutions are, as "
-		    "matmuls)", c->layout == CONV_DW_NHWC_HWC ? "depthwise" :
-		    "2-D", c->kh, c->kw);
-	if (c->stride[0] != 1 || c->stride[1] != 1)
-		return xasprintf("1x1 convolution of stride %" PRId64 "x%"
-		    PRId64 ": not tuned yet (stride 1 is, as a matmul)",
-		    c->stride[0], c->stride[1]);
+	if (c->layout == CONV_DW_NHWC_HWC)
+		return xasprintf("depthwise convolution %" PRId64 "x%" PRId64
+		    ": not tuned yet (one small matmul per channel)", c->kh,
+		    c->kw);
 	if (!tensors)
-		return xstrdup("1x1 convolution on memrefs: tuned as a matmul "
-		    "on tensors only");
+		return xstrdup("convolution on memrefs: tuned as a matmul on "
+		    "tensors only");
 	if (c->layout == CONV_NCHW_FCHW && c->n != 1)
-		return xasprintf("1x1 NCHW convolution of batch %" PRId64 ": "
+		return xasprintf("NCHW convolution of batch %" PRId64 ": "
 		    "a matmul for batch 1 only", c->n);
 	free((char *)d->kind);
 	d->kind = xstrdup("matmul");
 	if (c->layout == CONV_NCHW_FCHW) {
-		d->m = c->f, d->n = c->oh * c->ow, d->k = c->c;
+		d->m = c->f, d->n = c->oh * c->ow, d->k = c->c * c->kh * c->kw;
 		t = d->lhs, d->lhs = d->rhs, d->rhs = t;
 		u = d->lhs_unsigned;
 		d->lhs_unsigned = d->rhs_unsigned, d->rhs_unsigned = u;
-	} else
-		d->m = c->n * c->oh * c->ow, d->n = c->f, d->k = c->c;
+	} else {
+		d->m = c->n * c->oh * c->ow, d->n = c->f;
+		d->k = c->kh * c->kw * c->c;
+	}
 	return NULL;
 }
 
@@ -415,54 +422,102 @@ collect_convs(MlirOperation o, void *arg)
 }
 
 /*
+ * Print the conv's patch matrix as %name: the input collapsed to (N·H·W)×C
+ * (NHWC) or C×(H·W) (NCHW) for a 1×1 stride-1 conv, else its im2col, a
+ * linalg.generic copying each output pixel's window (kh, kw, c in the
+ * filter's order) into a tensor of N×OH×OW×KH×KW×C (NCHW:
+ * 1×C×KH×KW×OH×OW), collapsed to (N·OH·OW)×(KH·KW·C) (NCHW:
+ * (C·KH·KW)×(OH·OW)). The input is the conv's own, padded or not.
+ */
+static void
+emit_patches(FILE *f, const struct op_desc *d, const char *tin,
+    const char *name)
+{
+	const struct op_conv	*c = &d->conv;
+	int			 nchw = c->layout == CONV_NCHW_FCHW;
+	const char		*e = analysis_elem_name(nchw ? d->rhs : d->lhs);
+	int64_t			 rows = nchw ? d->k : d->m;
+	int64_t			 cols = nchw ? d->n : d->k;
+	char			 t6[256];
+
+	if (!analysis_conv_im2col(d)) {
+		fprintf(f, "    %%%s = tensor.collapse_shape %%in %s : %s into "
+		    "tensor<%" PRId64 "x%" PRId64 "x%s>\n", name, nchw ?
+		    "[[0, 1], [2, 3]]" : "[[0, 1, 2], [3]]", tin, rows, cols, e);
+		return;
+	}
+	if (nchw)
+		snprintf(t6, sizeof t6, "tensor<1x%" PRId64 "x%" PRId64 "x%"
+		    PRId64 "x%" PRId64 "x%" PRId64 "x%s>", c->c, c->kh, c->kw,
+		    c->oh, c->ow, e);
+	else
+		snprintf(t6, sizeof t6, "tensor<%" PRId64 "x%" PRId64 "x%"
+		    PRId64 "x%" PRId64 "x%" PRId64 "x%" PRId64 "x%s>", c->n,
+		    c->oh, c->ow, c->kh, c->kw, c->c, e);
+	fprintf(f, "    %%e6 = tensor.empty() : %s\n", t6);
+	fprintf(f, "    %%p6 = linalg.generic {indexing_maps = [\n");
+	if (nchw)
+		fprintf(f, "        affine_map<(n, c, i, j, y, x) -> (n, c, "
+		    "y * %" PRId64 " + i * %" PRId64 ", x * %" PRId64 " + j * %"
+		    PRId64 ")>,\n        affine_map<(n, c, i, j, y, x) -> "
+		    "(n, c, i, j, y, x)>],\n", c->stride[0], c->dilation[0],
+		    c->stride[1], c->dilation[1]);
+	else
+		fprintf(f, "        affine_map<(n, y, x, i, j, c) -> (n, "
+		    "y * %" PRId64 " + i * %" PRId64 ", x * %" PRId64 " + j * %"
+		    PRId64 ", c)>,\n        affine_map<(n, y, x, i, j, c) -> "
+		    "(n, y, x, i, j, c)>],\n", c->stride[0], c->dilation[0],
+		    c->stride[1], c->dilation[1]);
+	fprintf(f, "        iterator_types = [\"parallel\", \"parallel\", "
+	    "\"parallel\", \"parallel\", \"parallel\", \"parallel\"]}\n");
+	fprintf(f, "        ins(%%in : %s) outs(%%e6 : %s) {\n", tin, t6);
+	fprintf(f, "    ^bb0(%%v: %s, %%o: %s):\n      linalg.yield %%v : %s\n",
+	    e, e, e);
+	fprintf(f, "    } -> %s\n", t6);
+	fprintf(f, "    %%%s = tensor.collapse_shape %%p6 %s : %s into "
+	    "tensor<%" PRId64 "x%" PRId64 "x%s>\n", name, nchw ?
+	    "[[0, 1, 2, 3], [4, 5]]" : "[[0, 1, 2], [3, 4, 5]]", t6, rows,
+	    cols, e);
+}
+
+/*
  * The conv d (operand types tin, tfl, tout) as a function of its three
- * operands: collapse, the matmul, expand. Caller frees.
+ * operands: the patch matrix, the filter and the output collapsed, the
+ * matmul, the result expanded. Caller frees.
  */
 static char *
 conv_snippet(const struct op_desc *d, const char *tin, const char *tfl,
     const char *tout)
 {
 	const struct op_conv	*c = &d->conv;
-	const char		*e[3];
 	char			*buf = NULL;
 	size_t			 len = 0;
 	FILE			*f;
 	int			 nchw = c->layout == CONV_NCHW_FCHW;
+	const char		*acc = analysis_elem_name(d->acc);
 
 	if ((f = open_memstream(&buf, &len)) == NULL)
 		return NULL;
-	e[0] = analysis_elem_name(d->lhs);
-	e[1] = analysis_elem_name(d->rhs);
-	e[2] = analysis_elem_name(d->acc);
 	fprintf(f, "func.func private @conv(%%in: %s, %%fl: %s, %%out: %s) -> "
 	    "%s {\n", tin, tfl, tout, tout);
-	if (nchw) {
+	emit_patches(f, d, tin, nchw ? "rhs" : "lhs");
+	if (nchw)
 		fprintf(f, "    %%lhs = tensor.collapse_shape %%fl [[0], [1, 2, "
 		    "3]] : %s into tensor<%" PRId64 "x%" PRId64 "x%s>\n", tfl,
-		    d->m, d->k, e[0]);
-		fprintf(f, "    %%rhs = tensor.collapse_shape %%in [[0, 1], [2, "
-		    "3]] : %s into tensor<%" PRId64 "x%" PRId64 "x%s>\n", tin,
-		    d->k, d->n, e[1]);
-		fprintf(f, "    %%acc = tensor.collapse_shape %%out [[0, 1], [2, "
-		    "3]] : %s into tensor<%" PRId64 "x%" PRId64 "x%s>\n", tout,
-		    d->m, d->n, e[2]);
-	} else {
-		fprintf(f, "    %%lhs = tensor.collapse_shape %%in [[0, 1, 2], "
-		    "[3]] : %s into tensor<%" PRId64 "x%" PRId64 "x%s>\n", tin,
-		    d->m, d->k, e[0]);
+		    d->m, d->k, analysis_elem_name(d->lhs));
+	else
 		fprintf(f, "    %%rhs = tensor.collapse_shape %%fl [[0, 1, 2], "
 		    "[3]] : %s into tensor<%" PRId64 "x%" PRId64 "x%s>\n", tfl,
-		    d->k, d->n, e[1]);
-		fprintf(f, "    %%acc = tensor.collapse_shape %%out [[0, 1, 2], "
-		    "[3]] : %s into tensor<%" PRId64 "x%" PRId64 "x%s>\n", tout,
-		    d->m, d->n, e[2]);
-	}
+		    d->k, d->n, analysis_elem_name(d->rhs));
+	fprintf(f, "    %%acc = tensor.collapse_shape %%out %s : %s into "
+	    "tensor<%" PRId64 "x%" PRId64 "x%s>\n", nchw ? "[[0, 1], [2, 3]]" :
+	    "[[0, 1, 2], [3]]", tout, d->m, d->n, acc);
 	analysis_emit_generic(f, d, "lhs", "rhs", "acc", "mm");
 	fprintf(f, "    %%r = tensor.expand_shape %%mm %s output_shape [%"
 	    PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 "] : tensor<%"
 	    PRId64 "x%" PRId64 "x%s> into %s\n", nchw ? "[[0, 1], [2, 3]]" :
 	    "[[0, 1, 2], [3]]", c->n, nchw ? c->f : c->oh, nchw ? c->oh : c->ow,
-	    nchw ? c->ow : c->f, d->m, d->n, e[2], tout);
+	    nchw ? c->ow : c->f, d->m, d->n, acc, tout);
 	fprintf(f, "    return %%r : %s\n}\n", tout);
 	if (fclose(f) != 0) {
 		free(buf);

@@ -357,8 +357,9 @@ analyze_conv_line(const struct op_desc *op)
 	    (long long)c->stride[1], (long long)c->dilation[0],
 	    (long long)c->dilation[1], (long long)c->pad[0],
 	    (long long)c->pad[1], (long long)c->pad[2], (long long)c->pad[3],
-	    analysis_op_flops(op) / 1e9, strcmp(op->kind, "matmul") == 0 ?
-	    "; tuned as the matmul it is" : "");
+	    analysis_op_flops(op) / 1e9, strcmp(op->kind, "matmul") != 0 ? "" :
+	    analysis_conv_im2col(op) ? "; tuned as the matmul of its im2col" :
+	    "; tuned as the matmul it is");
 }
 
 int

@@ -15,12 +15,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+struct m3 { float *alloc, *data; int64_t off, size[3], stride[3]; };
 struct m4 { float *alloc, *data; int64_t off, size[4], stride[4]; };
 
-/* A convolution: sizes in NHWC terms, layout NHWC/HWCF or NCHW/FCHW. */
+/*
+ * A convolution: sizes in NHWC terms, layout NHWC/HWCF or NCHW/FCHW (or
+ * depthwise NHWC/HWC: f = c, each channel its own filter).
+ */
 struct conv {
 	int	nchw;
 	int	n, h, w, c, f, kh, kw, oh, ow, stride, pad_top, pad_left;
+	int	dil, dw;
 };
 
 static int failures;
@@ -90,15 +95,23 @@ reference(const struct conv *k, const float *in, const float *w,
 		for (i = 0; i < k->kh; i++)
 		for (j = 0; j < k->kw; j++)
 		for (c = 0; c < k->c; c++) {
-			int iy = y * k->stride + i - k->pad_top;
-			int ix = x * k->stride + j - k->pad_left;
+			int d = k->dil ? k->dil : 1;
+			int iy = y * k->stride + i * d - k->pad_top;
+			int ix = x * k->stride + j * d - k->pad_left;
 			double t;
 
-			if (iy < 0 || ix < 0 || iy >= k->h || ix >= k->w)
+			if (iy < 0 || ix < 0 || iy >= k->h || ix >= k->w ||
+			    (k->dw && c != f))
 				continue;
-			t = k->nchw ?
-			    (double)in[at(din, n, c, iy, ix)] * w[at(dw, f, c, i, j)] :
-			    (double)in[at(din, n, iy, ix, c)] * w[at(dw, i, j, c, f)];
+			if (k->dw)	/* the filter KH x KW x C */
+				t = (double)in[at(din, n, iy, ix, c)] *
+				    w[(i * k->kw + j) * k->c + c];
+			else if (k->nchw)
+				t = (double)in[at(din, n, c, iy, ix)] *
+				    w[at(dw, f, c, i, j)];
+			else
+				t = (double)in[at(din, n, iy, ix, c)] *
+				    w[at(dw, i, j, c, f)];
 			s += t;
 			b += fabs(t);
 		}
@@ -171,7 +184,7 @@ typedef void (*fn6)(struct m4 *, struct m4 *, struct m4 *, struct m4 *,
 static void
 stem(void *h)
 {
-	struct conv k = { 0, 1, 16, 16, 3, 64, 7, 7, 8, 8, 2, 3, 3 };
+	struct conv k = { 0, 1, 16, 16, 3, 64, 7, 7, 8, 8, 2, 3, 3, 1, 0 };
 	float *img = tensor(16 * 16 * 3, 0), *w = tensor(7 * 7 * 3 * 64, 0);
 	double *want = calloc(8 * 8 * 64, sizeof *want), b = 0;
 	struct m4 mi = d4(img, 1, 16, 16, 3), mw = d4(w, 7, 7, 3, 64), r;
@@ -186,10 +199,10 @@ stem(void *h)
 static void
 block(void *h)
 {
-	struct conv k1 = { 0, 1, 8, 8, 64, 64, 1, 1, 8, 8, 1, 0, 0 };
-	struct conv k2 = { 0, 1, 8, 8, 64, 64, 3, 3, 8, 8, 1, 1, 1 };
-	struct conv k3 = { 0, 1, 8, 8, 64, 256, 1, 1, 8, 8, 1, 0, 0 };
-	struct conv k4 = { 0, 1, 8, 8, 256, 64, 1, 1, 8, 8, 1, 0, 0 };
+	struct conv k1 = { 0, 1, 8, 8, 64, 64, 1, 1, 8, 8, 1, 0, 0, 1, 0 };
+	struct conv k2 = { 0, 1, 8, 8, 64, 64, 3, 3, 8, 8, 1, 1, 1, 1, 0 };
+	struct conv k3 = { 0, 1, 8, 8, 64, 256, 1, 1, 8, 8, 1, 0, 0, 1, 0 };
+	struct conv k4 = { 0, 1, 8, 8, 256, 64, 1, 1, 8, 8, 1, 0, 0, 1, 0 };
 	size_t n64 = 8 * 8 * 64, n256 = 8 * 8 * 256, i;
 	float *x = tensor(n64, 0), *w1 = tensor(64 * 64, 0);
 	float *w2 = tensor(9 * 64 * 64, 0), *w3 = tensor(64 * 256, 0);
@@ -225,8 +238,8 @@ block(void *h)
 static void
 pointwise(void *h)
 {
-	struct conv k = { 0, 1, 14, 14, 256, 64, 1, 1, 14, 14, 1, 0, 0 };
-	struct conv kn = { 1, 1, 7, 7, 64, 32, 1, 1, 7, 7, 1, 0, 0 };
+	struct conv k = { 0, 1, 14, 14, 256, 64, 1, 1, 14, 14, 1, 0, 0, 1, 0 };
+	struct conv kn = { 1, 1, 7, 7, 64, 32, 1, 1, 7, 7, 1, 0, 0, 1, 0 };
 	float *x = tensor(14 * 14 * 256, 0), *w = tensor(256 * 64, 0);
 	float *y = tensor(14 * 14 * 64, 0);
 	float *xn = tensor(64 * 49, 0), *wn = tensor(32 * 64, 0);
@@ -248,6 +261,62 @@ pointwise(void *h)
 	free(want), free(wantn);
 }
 
+/* One conv of fn(result, input, filter), inputs of the given sizes. */
+static void
+one(void *h, const char *name, const struct conv *k, const int64_t din[4],
+    const int64_t dflt[4])
+{
+	size_t nin = (size_t)(din[0] * din[1] * din[2] * din[3]);
+	size_t nf = (size_t)(dflt[0] * dflt[1] * dflt[2] * dflt[3]);
+	size_t nout = (size_t)k->n * k->oh * k->ow * k->f;
+	float *x = tensor(nin, 0), *w = tensor(nf, 0);
+	double *want = calloc(nout, sizeof *want), b = 0;
+	struct m4 mx = d4(x, din[0], din[1], din[2], din[3]);
+	struct m4 mw = d4(w, dflt[0], dflt[1], dflt[2], dflt[3]), r;
+	char fn[128];
+
+	snprintf(fn, sizeof fn, "_mlir_ciface_%s", name);
+	((fn2)sym(h, fn))(&r, &mx, &mw);
+	reference(k, x, w, NULL, want, &b);
+	compare(name, &r, want, nout, b);
+	free(x), free(w), free(want);
+}
+
+/* The depthwise conv: its filter is 3x3x32, a rank-3 memref. */
+static void
+depthwise(void *h, const struct conv *k)
+{
+	size_t nout = 8 * 8 * 32;
+	float *x = tensor(10 * 10 * 32, 0), *w = tensor(3 * 3 * 32, 0);
+	double *want = calloc(nout, sizeof *want), b = 0;
+	struct m4 mx = d4(x, 1, 10, 10, 32), r;
+	struct m3 mw = { w, w, 0, { 3, 3, 32 }, { 96, 32, 1 } };
+
+	((void (*)(struct m4 *, struct m4 *, struct m3 *))sym(h,
+	    "_mlir_ciface_depthwise"))(&r, &mx, &mw);
+	reference(k, x, w, NULL, want, &b);
+	compare("depthwise", &r, want, nout, b);
+	free(x), free(w), free(want);
+}
+
+/* Strided, NCHW padded and strided, dilated, depthwise. */
+static void
+others(void *h)
+{
+	struct conv pr = { 0, 1, 8, 8, 32, 64, 1, 1, 4, 4, 2, 0, 0, 1, 0 };
+	struct conv nc = { 1, 1, 8, 8, 16, 8, 3, 3, 4, 4, 2, 1, 1, 1, 0 };
+	struct conv di = { 0, 1, 9, 9, 8, 16, 3, 3, 5, 5, 1, 0, 0, 2, 0 };
+	struct conv dw = { 0, 1, 10, 10, 32, 32, 3, 3, 8, 8, 1, 0, 0, 1, 1 };
+
+	one(h, "project", &pr, (const int64_t[4]){ 1, 8, 8, 32 },
+	    (const int64_t[4]){ 1, 1, 32, 64 });
+	one(h, "nchw3x3", &nc, (const int64_t[4]){ 1, 16, 8, 8 },
+	    (const int64_t[4]){ 8, 16, 3, 3 });
+	one(h, "dilated", &di, (const int64_t[4]){ 1, 9, 9, 8 },
+	    (const int64_t[4]){ 3, 3, 8, 16 });
+	depthwise(h, &dw);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -264,5 +333,6 @@ main(int argc, char **argv)
 	stem(h);
 	block(h);
 	pointwise(h);
+	others(h);
 	return failures != 0;
 }

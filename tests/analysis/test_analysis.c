@@ -367,9 +367,9 @@ test_not_tunable(void)
 	    "packed layout (mmt4d)");
 	check_not_tunable(op_at(a, 2), "wrong_body", "matmul",
 	    "matmul_16x4x8_f32t_f32t_f32t", "body is not a multiply-accumulate");
-	check_not_tunable(op_at(a, 3), "conv", "conv_2d_nhwc_hwcf",
-	    "conv_2d_nhwc_hwcf_1x8x8x4_3x3x4x8_s1_d1_p0_f32t_f32t_f32t",
-	    "2-D convolution 3x3: not tuned yet");
+	check_not_tunable(op_at(a, 3), "conv", "depthwise_conv_2d_nhwc_hwc",
+	    "depthwise_conv_2d_nhwc_hwc_1x8x8x4_3x3x4_s1_d1_p0_f32t_f32t_f32t",
+	    "depthwise convolution 3x3: not tuned yet");
 	check_not_tunable(op_at(a, 4), "matvec", "matvec", "matvec",
 	    "not a plain (batch) matmul: 0 batch, 1 m, 0 n, 1 k");
 	check_not_tunable(op_at(a, 5), "complex", "matmul",
@@ -404,7 +404,10 @@ check_conv(const struct op_desc *d, enum conv_layout layout,
 	    c->pad[2] == sdp[6] && c->pad[3] == sdp[7]);
 }
 
-/* Convolutions: geometry, 1x1 ones as matmuls, names, identity, flops. */
+/*
+ * Convolutions: geometry, the matmuls they are tuned as (1x1 stride 1 and
+ * im2col), names, identity, flops.
+ */
 static void
 test_conv(void)
 {
@@ -415,8 +418,8 @@ test_conv(void)
 
 	if (a == NULL)
 		return;
-	CHECK(analysis_count(a) == 12);
-	/* 1x1 stride 1 NHWC: the matmul (N*H*W) x F x C. */
+	CHECK(analysis_count(a) == 14);
+	/* 1x1 stride 1 NHWC: the matmul (N*H*W) x F x C, no im2col. */
 	d = op_at(a, 0);
 	CHECK(d->tunable && d->reason == NULL);
 	CHECK_STR(d->kind, "matmul");
@@ -424,6 +427,7 @@ test_conv(void)
 	CHECK_STR(d->name, "matmul_196x64x256_f32t_f32t_f32t");
 	CHECK(d->m == 196 && d->n == 64 && d->k == 256 && d->batch == 1);
 	CHECK(!d->transpose_a && !d->transpose_b);
+	CHECK(!analysis_conv_im2col(d));
 	check_conv(d, CONV_NHWC_HWCF, (const int64_t[9]){ 1, 14, 14, 256, 64,
 	    1, 1, 14, 14 }, one);
 	name = analysis_conv_name(d);
@@ -431,29 +435,36 @@ test_conv(void)
 	    "f32t_f32t_f32t");
 	free(name);
 	CHECK(analysis_op_flops(d) == 2.0 * 196 * 64 * 256);
-	/* 3x3 behind a zero pad: H and W before it, twice the same op. */
+	/* 3x3 behind a zero pad: H and W before it; (OH*OW) x F x (9*C). */
 	d = op_at(a, 1);
-	check_not_tunable(d, "padded", "conv_2d_nhwc_hwcf",
-	    "conv_2d_nhwc_hwcf_1x8x8x16_3x3x16x32_s1_d1_p1_f32t_f32t_f32t",
-	    "2-D convolution 3x3: not tuned yet");
+	CHECK(d->tunable);
+	CHECK_STR(d->name, "matmul_64x32x144_f32t_f32t_f32t");
+	CHECK(analysis_conv_im2col(d));
 	check_conv(d, CONV_NHWC_HWCF, (const int64_t[9]){ 1, 8, 8, 16, 32, 3,
 	    3, 8, 8 }, (const int64_t[8]){ 1, 1, 1, 1, 1, 1, 1, 1 });
+	name = analysis_conv_name(d);
+	CHECK_STR(name, "conv_2d_nhwc_hwcf_1x8x8x16_3x3x16x32_s1_d1_p1_"
+	    "f32t_f32t_f32t");
+	free(name);
 	CHECK(analysis_op_flops(d) == 2.0 * 8 * 8 * 32 * 16 * 9);
 	CHECK(analysis_op_same(d, op_at(a, 2)));
-	/* Padding and dilation make another op. */
+	/* Padding and dilation: another conv, the same matmul. */
 	check_conv(op_at(a, 3), CONV_NHWC_HWCF, (const int64_t[9]){ 1, 8, 8,
 	    16, 32, 3, 3, 8, 8 }, (const int64_t[8]){ 1, 1, 2, 2, 2, 2, 2, 2 });
-	CHECK(!analysis_op_same(d, op_at(a, 3)));
-	CHECK(!analysis_op_same(d, op_at(a, 4)));
+	CHECK(analysis_op_same(d, op_at(a, 3)));
 	/* The stem: stride 2, uneven padding. */
 	d = op_at(a, 4);
 	check_conv(d, CONV_NHWC_HWCF, (const int64_t[9]){ 1, 32, 32, 3, 64, 7,
 	    7, 16, 16 }, (const int64_t[8]){ 2, 2, 1, 1, 3, 2, 3, 2 });
-	CHECK_STR(d->name, "conv_2d_nhwc_hwcf_1x32x32x3_7x7x3x64_s2_d1_p3x2x3x2_"
+	CHECK_STR(d->name, "matmul_256x64x147_f32t_f32t_f32t");
+	name = analysis_conv_name(d);
+	CHECK_STR(name, "conv_2d_nhwc_hwcf_1x32x32x3_7x7x3x64_s2_d1_p3x2x3x2_"
 	    "f32t_f32t_f32t");
-	check_not_tunable(op_at(a, 5), "project", "conv_2d_nhwc_hwcf",
-	    "conv_2d_nhwc_hwcf_1x8x8x64_1x1x64x128_s2_d1_p0_f32t_f32t_f32t",
-	    "1x1 convolution of stride 2x2");
+	free(name);
+	/* A strided 1x1: an im2col too. */
+	d = op_at(a, 5);
+	CHECK_STR(d->name, "matmul_16x128x64_f32t_f32t_f32t");
+	CHECK(analysis_conv_im2col(d));
 	/* 1x1 NCHW, batch 1: F x (H*W) x C, the filter the lhs. */
 	d = op_at(a, 6);
 	CHECK(d->tunable);
@@ -466,7 +477,8 @@ test_conv(void)
 	free(name);
 	check_not_tunable(op_at(a, 7), "nchw_batch", "conv_2d_nchw_fchw",
 	    "conv_2d_nchw_fchw_2x64x7x7_32x64x1x1_s1_d1_p0_f32t_f32t_f32t",
-	    "1x1 NCHW convolution of batch 2");
+	    "NCHW convolution of batch 2");
+	/* Depthwise: not tuned; the same conv twice, a padded one apart. */
 	d = op_at(a, 8);
 	check_not_tunable(d, "depthwise", "depthwise_conv_2d_nhwc_hwc",
 	    "depthwise_conv_2d_nhwc_hwc_1x10x10x32_3x3x32_s1_d1_p0_"
@@ -474,17 +486,22 @@ test_conv(void)
 	check_conv(d, CONV_DW_NHWC_HWC, (const int64_t[9]){ 1, 10, 10, 32, 32,
 	    3, 3, 8, 8 }, one);
 	CHECK(analysis_op_flops(d) == 2.0 * 8 * 8 * 32 * 9);
-	d = op_at(a, 9);
+	CHECK(analysis_op_same(d, op_at(a, 10)));
+	CHECK(!analysis_op_same(d, op_at(a, 9)));
+	check_conv(op_at(a, 9), CONV_DW_NHWC_HWC, (const int64_t[9]){ 1, 8, 8,
+	    32, 32, 3, 3, 8, 8 }, (const int64_t[8]){ 1, 1, 1, 1, 1, 1, 1, 1 });
+	d = op_at(a, 11);
 	CHECK(d->tunable);
 	CHECK_STR(d->name, "matmul_16x16x32_i8t_i8t_i32t");
 	CHECK(d->lhs == ELEM_I8 && d->rhs == ELEM_I8 && d->acc == ELEM_I32);
-	d = op_at(a, 10);
+	d = op_at(a, 12);
 	check_not_tunable(d, "pool", "convolution", "convolution",
 	    "convolution (linalg.pooling_nhwc_max): autosched reads");
 	CHECK(d->conv.layout == CONV_NONE);
-	check_not_tunable(op_at(a, 11), "buffers", "conv_2d_nhwc_hwcf",
+	CHECK(!analysis_op_same(d, op_at(a, 12)));
+	check_not_tunable(op_at(a, 13), "buffers", "conv_2d_nhwc_hwcf",
 	    "conv_2d_nhwc_hwcf_1x4x4x8_1x1x8x8_s1_d1_p0_f32t_f32t_f32t",
-	    "1x1 convolution on memrefs");
+	    "convolution on memrefs");
 	analysis_free(a);
 }
 
@@ -869,11 +886,21 @@ test_outline_conv(void)
 		free(err);
 		return;
 	}
-	/* Three convs (NHWC f32, NCHW, NHWC i8), three operands each. */
-	CHECK(count(text, "tensor.collapse_shape") == 9);
-	CHECK(count(text, "tensor.expand_shape") == 3);
+	/*
+	 * Eight convs as matmuls: the filter and the output collapsed for
+	 * each, the input for the three 1x1 stride-1 ones, the im2col for the
+	 * five others (3x3 thrice, stem, strided 1x1).
+	 */
+	CHECK(count(text, "tensor.collapse_shape") == 8 * 3);
+	CHECK(count(text, "tensor.expand_shape") == 8);
+	/* The im2col's destination, where the conv was and in its dispatch. */
+	CHECK(count(text, "tensor.empty() : tensor<1x8x8x3x3x16xf32>") == 6);
 	CHECK(strstr(text, "tensor<1x14x14x256xf32> into tensor<196x256xf32>")
 	    != NULL);
+	CHECK(strstr(text, "tensor<1x8x8x3x3x16xf32> into tensor<64x144xf32>")
+	    != NULL);
+	CHECK(strstr(text, "tensor<1x16x16x7x7x3xf32> into "
+	    "tensor<256x147xf32>") != NULL);
 	CHECK(strstr(text, "tensor<32x64x1x1xf32> into tensor<32x64xf32>")
 	    != NULL);
 	CHECK(strstr(text, "tensor<1x64x7x7xf32> into tensor<64x49xf32>")
@@ -883,10 +910,10 @@ test_outline_conv(void)
 	CHECK(strstr(text, "call @__autosched_pointwise_0_generic(") != NULL);
 	CHECK(strstr(text, "call @__autosched_int8_0_generic(") != NULL);
 	CHECK(strstr(text, "arith.extsi") != NULL);
-	/* Convs left as convs: 3x3 (three), stem, stride 2, batch 2, dw, memref. */
-	CHECK(count(text, "linalg.conv_2d_nhwc_hwcf") == 6);
+	/* Convs left as convs: NCHW batch 2, three depthwise, the memref. */
+	CHECK(count(text, "linalg.conv_2d_nhwc_hwcf") == 1);
 	CHECK(count(text, "linalg.conv_2d_nchw_fchw") == 1);
-	CHECK(count(text, "linalg.depthwise_conv_2d_nhwc_hwc") == 1);
+	CHECK(count(text, "linalg.depthwise_conv_2d_nhwc_hwc") == 3);
 	/* The matmul where the conv was: the input's line. */
 	CHECK(strstr(text, "conv.mlir\":4:8") != NULL);
 	CHECK(verifies("conv.mlir outlined", text));

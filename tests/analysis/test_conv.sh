@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Convolutions end to end, on a small CNN of public ResNet-50 shapes
 # (fixtures/cnn.mlir): analyze lists every conv with its geometry and
-# dedups the same conv; the 1x1 stride-1 convs are tuned as their matmuls
-# (a few trials each, every one verified); build, tuned and untuned, cuts
-# them into those matmuls and computes what a direct convolution loop
-# computes (exactly: small integers), the convs left as convs included.
+# dedups the same op; every conv but the depthwise one is tuned as the
+# matmul of its im2col (the matmul itself for 1x1 stride 1; a few trials
+# each, every one verified); build, tuned and untuned, cuts them into
+# im2col and matmul and computes what a direct convolution loop computes
+# (exactly: small integers), the depthwise conv left as a conv included.
 #   test_conv.sh AUTOSCHED FIXTURES CONV_CALL
 set -u
 AS=$1
@@ -14,21 +15,25 @@ CALL=$3
 scratch conv
 cp "$FIX/cnn.mlir" "$T/"
 
-# 1. analyze: the convs, their shapes, the 1x1 ones as matmuls.
+# 1. analyze: the convs, their shapes, the matmuls they are tuned as.
 deadline 120 "$AS" analyze "$T/cnn.mlir" > "$T/an.txt" 2>&1
 check "analyze exits 0" eq "$?" 0
-check "analyze: 8 ops, 7 distinct, 6 tunable" grep -q '^8 ops, 7 distinct; 6 tunable' "$T/an.txt"
-check "analyze: the stem's geometry" grep -q 'conv: N=1 H=16 W=16 C=3 F=64 KH=7 KW=7 -> 8x8, stride 2x2, dilation 1x1, padding 3,2,3,2' "$T/an.txt"
-check "analyze: the stem not tuned, and why" grep -q 'not tunable: 2-D convolution 7x7: not tuned yet' "$T/an.txt"
-check "analyze: the padded 3x3" grep -q 'conv_2d_nhwc_hwcf_1x8x8x64_3x3x64x64_s1_d1_p1_f32t_f32t_f32t' "$T/an.txt"
+check "analyze: 12 ops, 11 distinct, 11 tunable" grep -q '^12 ops, 11 distinct; 11 tunable' "$T/an.txt"
+check "analyze: the stem's geometry" grep -q 'conv: N=1 H=16 W=16 C=3 F=64 KH=7 KW=7 -> 8x8, stride 2x2, dilation 1x1, padding 3,2,3,2 (top,bottom,left,right), 0.0012 GFLOP; tuned as the matmul of its im2col' "$T/an.txt"
+check "analyze: the stem as (8*8) x 64 x (7*7*3)" grep -Eq '^0 +matmul +matmul_64x64x147_f32t_f32t_f32t +1 yes +stem' "$T/an.txt"
+check "analyze: the padded 3x3" grep -Eq '^2 +matmul +matmul_64x64x576_f32t_f32t_f32t +1 yes' "$T/an.txt"
+check "analyze: a 1x1 conv is the matmul it is" grep -q 'KH=1 KW=1 -> 8x8, stride 1x1, dilation 1x1, padding 0,0,0,0 (top,bottom,left,right), 0.000524 GFLOP; tuned as the matmul it is' "$T/an.txt"
 check "analyze: expansion and projection are one op, twice" grep -Eq '^3 +matmul +matmul_64x256x64_f32t_f32t_f32t +2 yes' "$T/an.txt"
 check "analyze: the NCHW 1x1 conv is F x HW x C" grep -Eq '^7 +matmul +matmul_32x49x64_f32t_f32t_f32t +1 yes +pointwise_nchw' "$T/an.txt"
+check "analyze: the NCHW 3x3 stride 2 is F x OH*OW x C*9" grep -Eq '^9 +matmul +matmul_8x16x144_f32t_f32t_f32t +1 yes +nchw3x3' "$T/an.txt"
+check "analyze: the depthwise conv not tuned, and why" grep -q 'not tunable: depthwise convolution 3x3: not tuned yet' "$T/an.txt"
 deadline 120 "$AS" analyze "$T/cnn.mlir" --json > "$T/an.json" 2>&1
-check "analyze --json: the conv's padding" eq "$(jq -c '.ops[2].conv.padding' "$T/an.json")" "[1,1,1,1]"
+check "analyze --json: the 3x3's padding" eq "$(jq -c '.ops[2].conv.padding' "$T/an.json")" "[1,1,1,1]"
 check "analyze --json: the stem's flops" eq "$(jq '.ops[0].flops' "$T/an.json")" "$((2 * 8 * 8 * 64 * 3 * 7 * 7))"
-check "analyze --json: a 1x1 conv's op" eq "$(jq -r '.ops[1].op + " " + .ops[1].kind' "$T/an.json")" "linalg.conv_2d_nhwc_hwcf matmul"
+check "analyze --json: a conv's op and kind" eq "$(jq -r '.ops[1].op + " " + .ops[1].kind' "$T/an.json")" "linalg.conv_2d_nhwc_hwcf matmul"
+check "analyze --json: the dilated conv's dilation" eq "$(jq -c '.ops[10].conv.dilation' "$T/an.json")" "[2,2]"
 
-# 2. run: the five distinct 1x1 convs tuned, two trials each, all verified.
+# 2. run: the ten distinct matmuls tuned, two trials each, all verified.
 cat > "$T/a.cfg" <<C
 [Env]
 input_file = cnn.mlir
@@ -49,14 +54,14 @@ timeout = 10
 C
 deadline 300 "$AS" run "$T/a.cfg" --db "$T/s.db" --quiet > "$T/run.txt" 2>&1
 check "run exits 0" eq "$?" 0
-check "run: 5 distinct ops tuned" eq "$(q "$T/s.db" "SELECT count(DISTINCT op_id) FROM trials WHERE phase = 'tune'")" 5
-check "run: two trials per op" eq "$(q "$T/s.db" "SELECT count(*) FROM trials WHERE phase = 'tune'")" 10
+check "run: 10 distinct ops tuned" eq "$(q "$T/s.db" "SELECT count(DISTINCT op_id) FROM trials WHERE phase = 'tune'")" 10
+check "run: two trials per op" eq "$(q "$T/s.db" "SELECT count(*) FROM trials WHERE phase = 'tune'")" 20
 check "run: every trial ran and was verified" eq "$(q "$T/s.db" "SELECT count(*) FROM trials WHERE phase = 'tune' AND (verified = 0 OR status NOT IN ('ok', 'unstable'))")" 0
 
 # 3. build, tuned and untuned: both = the direct convolution.
 deadline 300 "$AS" build "$T/cnn.mlir" --db "$T/s.db" -o "$T/tuned.so" 2> "$T/b1"
 check "build exits 0" eq "$?" 0
-check "build: the 5 tuned ops" grep -q 'tuned.so: 5 tuned ops' "$T/b1"
+check "build: the 10 tuned ops" grep -q 'tuned.so: 10 tuned ops' "$T/b1"
 check "tuned build = direct convolution" nolsan deadline 120 "$CALL" "$T/tuned.so"
 deadline 300 "$AS" build "$T/cnn.mlir" --untuned -o "$T/untuned.so" 2> "$T/b2"
 check "build --untuned exits 0" eq "$?" 0
