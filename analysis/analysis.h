@@ -276,6 +276,18 @@ int	 analysis_emit_function(const struct op_desc *, const char *fname,
 	    char **text, char **err) __attribute__((warn_unused_result));
 
 /*
+ * The convolution d (layout CONV_NHWC_HWCF, geometry and types as
+ * analysis_describe gives them) as one func.func @fname(%x, %w, %y) (no
+ * module around it, two spaces of indent): the input N×H×W×C, padded by a
+ * tensor.pad of zeros when d->conv.pad says so, and a
+ * linalg.conv_2d_nhwc_hwcf with d's strides and dilations accumulating
+ * into %y. Reading it back gives d again. Caller frees *text; -1 with
+ * *err for another layout, unknown sizes or unsigned operands.
+ */
+int	 analysis_emit_conv(const struct op_desc *, const char *fname,
+	    char **text, char **err) __attribute__((warn_unused_result));
+
+/*
  * The dispatch profiler's name of a matmul described by kind, sizes, types
  * and transposes: "matmul_768x512x1024_f16t_f16t_f16t". Caller frees.
  */

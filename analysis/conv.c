@@ -15,6 +15,9 @@
 #include "analysis/analysis_int.h"
 #include "util/util.h"
 
+/* The most elements of a conv's matrices (im2col, filter, output). */
+#define CONV_ELEMS_MAX	1099511627776.0	/* 2^40 */
+
 /* The convolutions read, by op name, with the layout each implies. */
 static const struct {
 	const char		*op;
@@ -98,6 +101,8 @@ pads_zero(MlirOperation pad)
 	if (!op_is(c, "arith.constant"))
 		return 0;
 	v = mlirOperationGetAttributeByName(c, ref("value"));
+	if (mlirAttributeIsNull(v))
+		return 0;
 	if (mlirAttributeIsAFloat(v))
 		return mlirFloatAttrGetValueDouble(v) == 0.0;
 	if (mlirAttributeIsAInteger(v))
@@ -202,6 +207,16 @@ conv_as_matmul(struct op_desc *d, int tensors)
 	if (c->layout == CONV_NCHW_FCHW && c->n != 1)
 		return xasprintf("NCHW convolution of batch %" PRId64 ": "
 		    "a matmul for batch 1 only", c->n);
+	if (c->stride[0] < 1 || c->stride[1] < 1 || c->dilation[0] < 1 ||
+	    c->dilation[1] < 1)
+		return xstrdup("strides and dilations must be positive");
+	if ((double)c->n * (double)c->oh * (double)c->ow * (double)c->f >
+	    CONV_ELEMS_MAX || (double)c->kh * (double)c->kw * (double)c->c *
+	    (double)c->n * (double)c->oh * (double)c->ow > CONV_ELEMS_MAX ||
+	    (double)c->kh * (double)c->kw * (double)c->c * (double)c->f >
+	    CONV_ELEMS_MAX)
+		return xstrdup("its im2col or output would hold more than "
+		    "2^40 elements");
 	free((char *)d->kind);
 	d->kind = xstrdup("matmul");
 	if (c->layout == CONV_NCHW_FCHW) {
@@ -596,4 +611,84 @@ analysis_conv_rewrite(MlirContext ctx, MlirModule module, const char *file,
 	free(cs.ops);
 	free(cs.descs);
 	return rc;
+}
+
+/* ---- a conv printed from its description ------------------------------- */
+
+/* "tensor<1x56x56x64xf32>" of four sizes. Caller frees. */
+static char *
+tensor4(int64_t a, int64_t b, int64_t c, int64_t d, enum elem_type e)
+{
+	return xasprintf("tensor<%" PRId64 "x%" PRId64 "x%" PRId64 "x%" PRId64
+	    "x%s>", a, b, c, d, analysis_elem_name(e));
+}
+
+/* The zero of an element type, as arith.constant prints it. */
+static const char *
+zero_of(enum elem_type e)
+{
+	return analysis_elem_is_float(e) ? "0.0" : "0";
+}
+
+int
+analysis_emit_conv(const struct op_desc *d, const char *fname, char **text,
+    char **err)
+{
+	const struct op_conv	*c = &d->conv;
+	enum elem_type		 in = d->lhs, fe = d->rhs;
+	int64_t			 ph, pw;
+	char			*tx, *tp, *tw, *ty, *buf = NULL;
+	size_t			 len = 0;
+	FILE			*f;
+
+	*text = NULL;
+	if (c->layout != CONV_NHWC_HWCF || c->n < 1 || c->h < 1 || c->w < 1 ||
+	    c->c < 1 || c->f < 1 || c->kh < 1 || c->kw < 1 || c->oh < 1 ||
+	    c->ow < 1 || d->lhs_unsigned || d->rhs_unsigned) {
+		util_seterr(err, "%s: not an NHWC/HWCF convolution of known "
+		    "sizes and signed or float types", fname);
+		return -1;
+	}
+	ph = c->h + c->pad[0] + c->pad[1];
+	pw = c->w + c->pad[2] + c->pad[3];
+	tx = tensor4(c->n, c->h, c->w, c->c, in);
+	tp = tensor4(c->n, ph, pw, c->c, in);
+	tw = tensor4(c->kh, c->kw, c->c, c->f, fe);
+	ty = tensor4(c->n, c->oh, c->ow, c->f, d->acc);
+	if ((f = open_memstream(&buf, &len)) == NULL) {
+		util_seterr(err, "open_memstream failed");
+		goto out;
+	}
+	fprintf(f, "  func.func @%s(%%x: %s, %%w: %s, %%y: %s) -> %s {\n",
+	    fname, tx, tw, ty, ty);
+	if (ph != c->h || pw != c->w) {
+		fprintf(f, "    %%z = arith.constant %s : %s\n", zero_of(in),
+		    analysis_elem_name(in));
+		fprintf(f, "    %%p = tensor.pad %%x low[0, %" PRId64 ", %"
+		    PRId64 ", 0] high[0, %" PRId64 ", %" PRId64 ", 0] {\n"
+		    "    ^bb0(%%a: index, %%b: index, %%c: index, %%d: index):\n"
+		    "      tensor.yield %%z : %s\n    } : %s to %s\n", c->pad[0],
+		    c->pad[2], c->pad[1], c->pad[3], analysis_elem_name(in),
+		    tx, tp);
+	}
+	fprintf(f, "    %%0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<[%"
+	    PRId64 ", %" PRId64 "]> : tensor<2xi64>, strides = dense<[%" PRId64
+	    ", %" PRId64 "]> : tensor<2xi64>} ins(%%%s, %%w : %s, %s) "
+	    "outs(%%y : %s) -> %s\n", c->dilation[0], c->dilation[1],
+	    c->stride[0], c->stride[1], ph != c->h || pw != c->w ? "p" : "x",
+	    tp, tw, ty, ty);
+	fprintf(f, "    return %%0 : %s\n  }\n", ty);
+	if (fclose(f) != 0) {
+		util_seterr(err, "writing the convolution failed");
+		free(buf);
+		buf = NULL;
+		goto out;
+	}
+	*text = buf;
+out:
+	free(tx);
+	free(tp);
+	free(tw);
+	free(ty);
+	return *text != NULL ? 0 : -1;
 }
