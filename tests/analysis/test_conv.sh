@@ -66,5 +66,11 @@ check "tuned build = direct convolution" nolsan deadline 120 "$CALL" "$T/tuned.s
 deadline 300 "$AS" build "$T/cnn.mlir" --untuned -o "$T/untuned.so" 2> "$T/b2"
 check "build --untuned exits 0" eq "$?" 0
 check "untuned build = direct convolution" nolsan deadline 120 "$CALL" "$T/untuned.so"
+
+# 4. annotate: a conv's config is its matmul's, not the conv op's.
+deadline 120 "$AS" annotate "$T/cnn.mlir" --db "$T/s.db" -o "$T/ann.mlir" 2> "$T/ann.err"
+check "annotate: nothing to annotate, exit 1" eq "$?" 1
+check "annotate: nothing written" [ ! -e "$T/ann.mlir" ]
+check "annotate: says why, naming the conv" grep -q "cnn.mlir:15:8 (linalg.conv_2d_nhwc_hwcf): a convolution tuned as a matmul is not annotated" "$T/ann.err"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
