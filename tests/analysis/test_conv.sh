@@ -6,11 +6,13 @@
 # each, every one verified); build, tuned and untuned, cuts them into
 # im2col and matmul and computes what a direct convolution loop computes
 # (exactly: small integers), the depthwise conv left as a conv included.
-#   test_conv.sh AUTOSCHED FIXTURES CONV_CALL
+#   test_conv.sh AUTOSCHED FIXTURES CONV_CALL MLIR_OPT PLUGIN
 set -u
 AS=$1
 FIX=$2
 CALL=$3
+OPT=$4
+PLUGIN=$5
 . "$(dirname "$0")/../checks.sh"
 scratch conv
 cp "$FIX/cnn.mlir" "$T/"
@@ -72,5 +74,14 @@ deadline 120 "$AS" annotate "$T/cnn.mlir" --db "$T/s.db" -o "$T/ann.mlir" 2> "$T
 check "annotate: nothing to annotate, exit 1" eq "$?" 1
 check "annotate: nothing written" [ ! -e "$T/ann.mlir" ]
 check "annotate: says why, naming the conv" grep -q "cnn.mlir:15:8 (linalg.conv_2d_nhwc_hwcf): a convolution tuned as a matmul is not annotated" "$T/ann.err"
+
+# 5. The im2col's rows are vector copies (the rest pass), not scalar loops.
+deadline 120 "$OPT" "$FIX/im2col.mlir" --load-pass-plugin="$PLUGIN" \
+    --pass-pipeline='builtin.module(func.func(autosched-vectorize-rest{threads=2 vector-bits=512}))' \
+    -o "$T/im2col.out" 2> "$T/im2col.err"
+check "the rest pass takes the im2col" eq "$?" 0
+check "the im2col: no linalg.generic left" eq "$(grep -c 'linalg.generic' "$T/im2col.out")" 0
+check "the im2col: its 64-float rows read and written as vectors" eq \
+    "$(grep -c 'vector.transfer_\(read\|write\) .*vector<64xf32>' "$T/im2col.out")" 2
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
