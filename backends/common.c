@@ -583,7 +583,7 @@ backend_harness_result(json_t *j, const struct op_desc *op,
 	    "ref_same_precision");
 	/* The counters: a number is measured, null or absent is not. */
 	for (i = 0; i < TRIAL_CTR_COUNT; i++) {
-		v = json_object_get(c, backend_counter_name(i));
+		v = json_object_get(c, trial_counter_name(i));
 		if (json_is_integer(v) && json_integer_value(v) >= 0) {
 			res->counters[i] = (int64_t)json_integer_value(v);
 			res->counters_have |= 1u << i;

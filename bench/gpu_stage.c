@@ -184,7 +184,7 @@ stage_one(const struct backend_ops *ops, struct backend *be,
 		fprintf(stderr, "autosched-gpu-stage: %s: %s\n", name, err);
 	} else if (art == NULL) {
 		fprintf(man, "%s\t%s\t%.2f\t%s\n", name,
-		    backend_status_name(res.status), res.compile_s,
+		    trial_status_name(res.status), res.compile_s,
 		    res.error ? res.error : "");
 	} else if (ops->stage(be, art, dir, name, &line, &err) != 0) {
 		fprintf(man, "%s\terror\t%.2f\tstage: %s\n", name, res.compile_s,
@@ -196,7 +196,7 @@ stage_one(const struct backend_ops *ops, struct backend *be,
 	fflush(man);
 	fflush(ks);
 	ops->release(art);
-	backend_result_clear(&res);
+	trial_result_clear(&res);
 	free(line);
 	free(err);
 }

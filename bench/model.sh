@@ -8,7 +8,13 @@
 # op its count, its share of the model's matmul time before and after, and
 # its speedup.
 #
-#   bench/model.sh [--iree] MODEL.mlir [CFG [CFG2]]
+#   bench/model.sh [--iree | --vs-iree] MODEL.mlir [CFG [CFG2]]
+# --vs-iree: the builds (untuned, tuned) and IREE's own default compile of
+# the same file (iree-compile, llvm-cpu, target-cpu=host; timed by
+# iree-benchmark-module, its workers pinned to CPUS) in the same
+# interleaved rounds: how the tuned build compares with what a user of
+# IREE ships. The builds' page faults per call (after the first) are
+# printed beside their times.
 # --iree: the model as IREE users run it: its distinct matmuls tuned with
 # backend = iree (at as many threads as CPUS names), one tuning spec
 # exported for the model (autosched export --format iree-spec), the model
@@ -26,18 +32,19 @@
 # resumes), TRIALS (default 200),
 # MIN_TIME (seconds of calls per timing, default 3), ROUNDS (timings of each
 # build, interleaved, default 3), FUNC (the entry function, default the
-# first public function with results), MALLOC (default: the timer keeps
-# freed memory mapped, mallopt, as a serving process would; "default":
-# glibc's own thresholds, under which page faults dominate and swing).
+# first public function with results), MALLOC (default "default": glibc's
+# own thresholds, as in a user's process that dlopens the library;
+# "serving": the timer keeps freed memory mapped, mallopt, as a tuned
+# serving process would).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/deadline.sh"
 . "$top/toolchain.env"
 build=${BUILD:-$top/build}
 if [ -z "${CPUS:-}" ] && [ "$(nproc)" -ge 2 ]; then cpus=0,1; else cpus=${CPUS:-0}; fi
-iree=0
-if [ "${1:-}" = --iree ]; then iree=1; shift; fi
-[ $# -ge 1 ] || { echo "usage: bench/model.sh [--iree] MODEL.mlir [CFG [CFG2]]" >&2; exit 2; }
+iree=0 vsiree=0
+if [ "${1:-}" = --iree ]; then iree=1; shift; elif [ "${1:-}" = --vs-iree ]; then vsiree=1; shift; fi
+[ $# -ge 1 ] || { echo "usage: bench/model.sh [--iree | --vs-iree] MODEL.mlir [CFG [CFG2]]" >&2; exit 2; }
 model=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 trials=${TRIALS:-200}
 if [ ! -x "$build/daemon/autosched" ]; then
@@ -89,13 +96,13 @@ for v in $variants; do
 	t1=$(date +%s)
 	echo "   $((t1 - t0)) s"
 done
+# IREE's tools as backend = iree finds them without iree_bin: PATH, else
+# the venv scripts/deps.sh makes.
+venv=${AUTOSCHED_IREE_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/autosched/iree-$IREE_VERSION}
+ic=$(command -v iree-compile || echo "$venv/bin/iree-compile")
+IREE_BENCHMARK=$(command -v iree-benchmark-module || echo "$venv/bin/iree-benchmark-module")
+export IREE_BENCHMARK
 if [ $iree = 1 ]; then
-	# IREE's tools as backend = iree finds them without iree_bin: PATH, else
-	# the venv scripts/deps.sh makes.
-	venv=${AUTOSCHED_IREE_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/autosched/iree-$IREE_VERSION}
-	ic=$(command -v iree-compile || echo "$venv/bin/iree-compile")
-	IREE_BENCHMARK=$(command -v iree-benchmark-module || echo "$venv/bin/iree-benchmark-module")
-	export IREE_BENCHMARK
 	echo "== compiling with iree-compile, without and with the spec"
 	t0=$(date +%s)
 	for k in untuned $variants; do
@@ -130,14 +137,21 @@ else
 	for v in $variants; do
 		deadline 3600 "$AS" build "$work/model.mlir" --db "$(dbof $v)" -o "$work/$v.so" >/dev/null
 	done
+	if [ $vsiree = 1 ]; then
+		deadline 3600 "$ic" "$work/model.mlir" --iree-hal-target-device=local \
+		    --iree-hal-local-target-device-backends=llvm-cpu \
+		    --iree-llvmcpu-target-cpu=host -o "$work/iree.vmfb" ||
+		    { echo "model.sh: iree-compile of the model failed (--vs-iree)" >&2; exit 1; }
+	fi
 	t1=$(date +%s)
 	echo "   $((t1 - t0)) s"
 fi
 deadline 600 "/usr/lib/llvm-$LLVM_VERSION/bin/mlir-opt" "$work/model.mlir" >"$work/printed.mlir"
 
-python3 - "$work" "$cpus" "${MIN_TIME:-3}" "${ROUNDS:-3}" "${FUNC:-}" "$iree" "$variants" "$db" "$(dbof tuned2)" <<'PY'
+python3 - "$work" "$cpus" "${MIN_TIME:-3}" "${ROUNDS:-3}" "${FUNC:-}" "$iree" "$variants" "$db" "$(dbof tuned2)" "$vsiree" <<'PY'
 import json, os, re, sqlite3, subprocess, sys
-work, cpus, min_time, rounds, want_fn, iree, variants, db1, db2 = sys.argv[1:]
+work, cpus, min_time, rounds, want_fn, iree, variants, db1, db2, vsiree = sys.argv[1:]
+vsiree = vsiree == "1"
 variants = variants.split()
 dbs = {"tuned": db1, "tuned2": db2}
 iree = iree == "1"
@@ -197,7 +211,7 @@ size = {"f32": 4, "f64": 8, "f16": 2, "bf16": 2, "i8": 1, "i16": 2, "i32": 4, "i
 ctype = {"f32": "float", "f64": "double", "i8": "int8_t", "i16": "int16_t", "i32": "int32_t",
          "i64": "int64_t", "i1": "_Bool", "index": "int64_t"}
 # The timer: the model's C interface with its exact prototype, compiled here.
-c = ["#include <dlfcn.h>", "#include <malloc.h>", "#include <stdint.h>", "#include <stdio.h>", "#include <stdlib.h>",
+c = ["#include <dlfcn.h>", "#include <malloc.h>", "#include <sys/resource.h>", "#include <stdint.h>", "#include <stdio.h>", "#include <stdlib.h>",
      "#include <string.h>", "#include <time.h>",
      "static double now(void){struct timespec t;clock_gettime(CLOCK_MONOTONIC,&t);return t.tv_sec+t.tv_nsec*1e-9;}",
      "static int cmp(const void*a,const void*b){double x=*(const double*)a,y=*(const double*)b;return x<y?-1:x>y;}"]
@@ -215,13 +229,12 @@ c.append("static void *desc(int64_t n, int rank, const int64_t *dims, size_t esz
 c.append(" int64_t *d=calloc(3+2*(size_t)rank,8); void *b=aligned_alloc(64,((size_t)n*esz+63)/64*64+64);")
 c.append(" memset(b,0,(size_t)n*esz); d[0]=d[1]=(int64_t)(intptr_t)b; int64_t s=1;")
 c.append(" for(int i=rank-1;i>=0;i--){d[3+i]=dims[i];d[3+rank+i]=s;s*=dims[i];} return d;}")
-# Freed buffers kept by malloc, as a process serving the model would have
-# it: with glibc's defaults a call's large buffers are unmapped when freed
-# and faulted in again by the next call, in one of two modes a process
-# keeps for its life (MobileBERT: ~100k or ~250k page faults a call, 450 or
-# 750 ms, the same library), which swamps what the schedules change.
-# MALLOC=default keeps glibc's own behaviour.
-c.append("int main(int argc,char**argv){ if(!getenv(\"AUTOSCHED_MALLOC_DEFAULT\")){"
+# glibc's own malloc, as a user's process that dlopens the library has it
+# (a library that allocates its intermediates each call pays page faults
+# for them every call: printed per call). MALLOC=serving keeps freed
+# buffers mapped (mallopt), as a tuned serving process would.
+c.append("static long faults(void){struct rusage u;getrusage(RUSAGE_SELF,&u);return u.ru_minflt+u.ru_majflt;}")
+c.append("int main(int argc,char**argv){ if(getenv(\"AUTOSCHED_MALLOC_SERVING\")){"
          " mallopt(M_MMAP_THRESHOLD,1<<30); mallopt(M_TRIM_THRESHOLD,0x7fffffff);}")
 c.append(" void*h=dlopen(argv[1],RTLD_NOW); if(!h){fprintf(stderr,\"%s\\n\",dlerror());return 1;}")
 c.append(" fn_t f=(fn_t)dlsym(h,\"_mlir_ciface_%s\"); if(!f){fprintf(stderr,\"no _mlir_ciface_%s\\n\");return 1;}" % (fn, fn))
@@ -238,24 +251,31 @@ for i, (k, dims, e) in enumerate(ain):
     else:
         call_args.append("0")
 nres_words = sum(3 + 2 * len(d) for k, d, e in aout)
-c.append(" int64_t *res=calloc(%d,8); double t0=now();" % max(1, nres_words))
+c.append(" int64_t *res=calloc(%d,8); double t0=now(); long f0=0;" % max(1, nres_words))
 c.append(" do{ double s=now(); f(%s); if(nt<100000) times[nt++]=now()-s;" % ", ".join(["res"] + call_args))
 off = 0
 for k, dims, e in aout:
     c.append("  free((void*)(intptr_t)res[%d]);" % off)
     off += 3 + 2 * len(dims)
+c.append("  if(nt==1) f0=faults();")
 c.append(" }while(now()-t0<mt||nt<3);")
-c.append(" qsort(times+1,(size_t)nt-1,sizeof*times,cmp); printf(\"%.6f\\n\",times[1+(nt-1)/2]*1e3); return 0;}")
+c.append(" double fpc=(double)(faults()-f0)/(nt-1);")
+c.append(" qsort(times+1,(size_t)nt-1,sizeof*times,cmp); printf(\"%.6f %.1f\\n\",times[1+(nt-1)/2]*1e3,fpc); return 0;}")
 open(work + "/timer.c", "w").write("\n".join(c) + "\n")
 subprocess.run(["cc", "-O2", "-rdynamic", "-o", work + "/timer", work + "/timer.c", "-ldl"], check=True, timeout=120)
 
+faults = {}
 def timed(lib):
+    """The built library called by the plain timer: ms per call (median);
+    its page faults per call after the first kept in faults[lib]."""
     env = dict(os.environ)
-    if os.environ.get("MALLOC") == "default":
-        env["AUTOSCHED_MALLOC_DEFAULT"] = "1"
+    if os.environ.get("MALLOC") == "serving":
+        env["AUTOSCHED_MALLOC_SERVING"] = "1"
     p = subprocess.run(["taskset", "-c", cpus, work + "/timer", lib, min_time],
                        check=True, capture_output=True, text=True, env=env, timeout=600)
-    return float(p.stdout)
+    ms, fpc = p.stdout.split()
+    faults.setdefault(lib, []).append(float(fpc))
+    return float(ms)
 
 def iree_input(k, dims, e):
     """An --input of zeros for one argument (a splat of 0)."""
@@ -275,14 +295,32 @@ def iree_timed(vmfb):
 ext = ".vmfb" if iree else ".so"
 if iree:
     timed = iree_timed
-builds = ["untuned"] + variants
+builds = ["untuned"] + variants + (["iree"] if vsiree else [])
 times = {k: [] for k in builds}
 for r in range(rounds):
     # The order rotated each round.
     for k in builds[r % len(builds):] + builds[:r % len(builds)]:
-        times[k].append(timed(work + "/" + k + ext))
+        if k == "iree":
+            times[k].append(iree_timed(work + "/iree.vmfb"))
+        else:
+            times[k].append(timed(work + "/" + k + ext))
 med = lambda v: sorted(v)[len(v) // 2] if v else 0
 u = med(times["untuned"])
+if vsiree:
+    print()
+    print("== against IREE's default compile of the same file, %d rounds interleaved, CPUs %s, malloc %s"
+          % (rounds, cpus, os.environ.get("MALLOC") or "default (glibc)"))
+    fmt = "%-22s %-10s %-28s %-14s %-16s"
+    print(fmt % ("", "ms/call", "rounds", "IREE/this", "faults/call"))
+    for k in builds:
+        lib = work + "/" + k + ".so"
+        print(fmt % ({"untuned": "autosched untuned", "tuned": "autosched tuned (CFG)", "tuned2": "autosched tuned (CFG2)",
+                      "iree": "IREE default"}[k], "%.3f" % med(times[k]), " ".join("%.3f" % x for x in times[k]),
+                     "%.2fx" % (med(times["iree"]) / med(times[k]) if med(times[k]) else 0),
+                     "%.0f" % med(faults[lib]) if lib in faults else "-"))
+    print("(IREE/this > 1: faster than IREE's default compile. IREE: iree-benchmark-module --device=local-task,")
+    print(" workers on CPUs %s; the builds: a plain dlopen caller on the same CPUs; faults: minor+major page" % cpus)
+    print(" faults per call after the first, from getrusage; IREE's are not measured: -)")
 
 def op_rows(v):
     """Per distinct op of variant v's job: (name, count, default ms, best ms, trials)."""

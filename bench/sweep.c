@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bench/sweep.h"
+#include "best/best.h"
 #include "store/store.h"
 #include "util/util.h"
 
@@ -162,7 +163,7 @@ sweep_target(struct sweep *s, struct store *st)
 	size_t n = 0, i;
 	char *err = NULL;
 
-	if (store_best(st, NULL, 0, &rows, &n, &err) != 0)
+	if (best_configs(st, NULL, 0, &rows, &n, &err) != 0)
 		free(err);
 	for (i = 0; i < n; i++) {
 		if (s->cpu == NULL) {

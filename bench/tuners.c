@@ -86,43 +86,167 @@ usage(void)
 	exit(2);
 }
 
-int
-main(int argc, char **argv)
+static const char *const tuner_names[] = { "grid", "random", "xgboost",
+    "xgboost+transfer" };
+
+/* The recorded sweeps, one line each. */
+static void
+print_sweeps(const struct sweep *sw, size_t nsw)
 {
-	static struct sweep sw[BENCH_MAX_SWEEPS];
-	static const char *const names[] = { "grid", "random", "xgboost",
-	    "xgboost+transfer" };
-	const char *keys[BENCH_MAX_SETS], *vals[BENCH_MAX_SETS];
-	const struct sweep *others[BENCH_MAX_SWEEPS];
-	struct bench_row rows[BENCH_MAX_SWEEPS][4];
-	struct tuner_record *rec;
-	struct sweep_run run;
 	struct config c;
-	char *err = NULL, *eq, name[160], a[64], b[64];
-	double t0 = util_now(), sum_frac[4] = { 0 }, sum_ratio = 0,
-	    sum_transfer = 0, tot_tuner = 0, tot_replay = 0, worst = 0;
-	size_t nsw = 0, nset = 0, nrec, no, i, j;
-	int seeds = 50, ch, r, s, rc = 1;
+	char name[160];
+
+	printf("Recorded sweeps (target: %s, %s; mlir-cpu backend)\n",
+	    sw[0].cpu, sw[0].toolchain);
+	for (size_t i = 0; i < nsw; i++) {
+		space_get(sw[i].space, sw[i].best_idx, &c);
+		space_config_name(&c, space_knobs(sw[i].space), name,
+		    sizeof name);
+		printf("  %-8s %-42s %4llu configs, best %6.1f GFLOP/s  %s\n",
+		    sw[i].name, sw[i].op.name,
+		    (unsigned long long)sw[i].count, sw[i].best, name);
+	}
+}
+
+/* XGBoost's settings (-o) and what the tuners are run with. */
+struct bench_opts {
+	const char	*keys[BENCH_MAX_SETS], *vals[BENCH_MAX_SETS];
+	size_t		 nset;
+	int		 seeds;
+};
+
+/*
+ * Tuner r (grid, random, xgboost, xgboost with transfer from the records
+ * rec) over seeds runs of sweep sw into row. 0, or -1 with a message.
+ */
+static int
+bench_tuner(const struct sweep *sw, int r, const struct bench_opts *bo,
+    struct tuner_record *rec, size_t nrec, struct bench_row *row)
+{
+	const struct tuner_ops *t = tuner_find(r < 2 ? tuner_names[r] : "xgboost");
+	struct sweep_run run;
+	double w0 = util_now();
+	char *err = NULL;
+
+	for (int s = 0; s < bo->seeds; s++) {
+		if (sweep_run(sw, t, 1000 + (uint64_t)s,
+		    r >= 2 ? bo->keys : NULL, r >= 2 ? bo->vals : NULL,
+		    r >= 2 ? bo->nset : 0, r == 3 ? rec : NULL,
+		    r == 3 ? nrec : 0, &run, &err) != 0) {
+			fprintf(stderr, "tuners: %s: %s: %s\n", sw->name,
+			    tuner_names[r], err);
+			free(err);
+			return -1;
+		}
+		bench_add(&row->to95, run.to95, (int64_t)sw->count);
+		bench_add(&row->to99, run.to99, (int64_t)sw->count);
+		row->tuner_s += run.tuner_s;
+		row->replay_s += run.replay_s;
+		if (run.worst_frac > row->worst_frac)
+			row->worst_frac = run.worst_frac;
+	}
+	row->wall_s = util_now() - w0;
+	return 0;
+}
+
+/* The sums the closing targets are made of. */
+struct bench_sums {
+	double	frac[4], ratio, transfer, tuner, replay, worst;
+};
+
+/* Sweep sw's four rows, printed once random's is in (for the ratio), and summed. */
+static void
+print_rows(const struct sweep *sw, struct bench_row rows[4],
+    struct bench_sums *su)
+{
+	char a[64], b[64];
+
+	for (int r = 0; r < 4; r++) {
+		struct bench_row *row = &rows[r];
+
+		bench_fmt(&row->to95, a, sizeof a);
+		bench_fmt(&row->to99, b, sizeof b);
+		printf("%-8s %-17s %-27s %-27s %9.2f", sw->name,
+		    tuner_names[r], a, b, bench_mean(&rows[1].to95) /
+		    bench_mean(&row->to95));
+		if (r >= 2) {
+			printf(" %8.2f%% %8.2f%% %6.1fs\n", 100 *
+			    row->tuner_s / row->replay_s,
+			    100 * row->worst_frac, row->wall_s);
+			su->tuner += row->tuner_s;
+			su->replay += row->replay_s;
+			if (row->worst_frac > su->worst)
+				su->worst = row->worst_frac;
+		} else
+			printf(" %9s %9s\n", "-", "-");
+		su->frac[r] += bench_mean(&row->to95) / (double)sw->count;
+	}
+	su->ratio += bench_mean(&rows[1].to95) / bench_mean(&rows[2].to95);
+	su->transfer += bench_mean(&rows[2].to95) / bench_mean(&rows[3].to95);
+}
+
+static void
+print_targets(const struct bench_sums *su, size_t nsw)
+{
+	printf("\nTargets (averaged over the %zu sweeps):\n", nsw);
+	printf("  XGBoost trials to 95%% / space size:  %5.1f%%  (target <= 10%%;"
+	    " random %.1f%%, with transfer %.1f%%)\n", 100 * su->frac[2] / nsw,
+	    100 * su->frac[1] / nsw, 100 * su->frac[3] / nsw);
+	printf("  random / XGBoost trials to 95%%:      %5.2f   (target >= 3)\n",
+	    su->ratio / nsw);
+	printf("  cold / transfer trials to 95%%:       %5.2f   (target >= 2)\n",
+	    su->transfer / nsw);
+	printf("  XGBoost overhead / replayed time:    %5.2f%%  (target <= 5%%;"
+	    " worst batch %.2f%%)\n", 100 * su->tuner / su->replay,
+	    100 * su->worst);
+	printf("  (\"overhead\": tuner seconds / recorded compile+measure seconds "
+	    "of its trials; \"*k\": k runs never got there, counted as the "
+	    "space size)\n");
+}
+
+static void
+parse_opts(int argc, char **argv, struct bench_opts *bo)
+{
+	char *eq;
+	int ch;
 
 	while ((ch = getopt(argc, argv, "s:o:")) != -1) {
 		switch (ch) {
 		case 's':
-			seeds = atoi(optarg);
-			if (seeds < 1 || seeds > 10000)
+			bo->seeds = atoi(optarg);
+			if (bo->seeds < 1 || bo->seeds > 10000)
 				usage();
 			break;
 		case 'o':
-			if (nset == BENCH_MAX_SETS ||
+			if (bo->nset == BENCH_MAX_SETS ||
 			    (eq = strchr(optarg, '=')) == NULL)
 				usage();
 			*eq = '\0';
-			keys[nset] = optarg;
-			vals[nset++] = eq + 1;
+			bo->keys[bo->nset] = optarg;
+			bo->vals[bo->nset++] = eq + 1;
 			break;
 		default:
 			usage();
 		}
 	}
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct sweep sw[BENCH_MAX_SWEEPS];
+	const struct sweep *others[BENCH_MAX_SWEEPS];
+	struct bench_row rows[BENCH_MAX_SWEEPS][4];
+	struct bench_opts bo = { .seeds = 50 };
+	struct bench_sums su;
+	struct tuner_record *rec;
+	char *err = NULL;
+	double t0 = util_now();
+	size_t nsw = 0, nrec, no, i, j;
+	int r, rc = 1;
+
+	memset(&su, 0, sizeof su);
+	parse_opts(argc, argv, &bo);
 	argc -= optind;
 	argv += optind;
 	if (argc < 1 || argc > BENCH_MAX_SWEEPS)
@@ -135,28 +259,17 @@ main(int argc, char **argv)
 		}
 		nsw++;
 	}
-
-	printf("Recorded sweeps (target: %s, %s; mlir-cpu backend)\n",
-	    sw[0].cpu, sw[0].toolchain);
-	for (i = 0; i < nsw; i++) {
-		space_get(sw[i].space, sw[i].best_idx, &c);
-		space_config_name(&c, space_knobs(sw[i].space), name,
-		    sizeof name);
-		printf("  %-8s %-42s %4llu configs, best %6.1f GFLOP/s  %s\n",
-		    sw[i].name, sw[i].op.name,
-		    (unsigned long long)sw[i].count, sw[i].best, name);
-	}
+	print_sweeps(sw, nsw);
 	printf("\nTrials to reach 95%% / 99%% of the exhaustive best: mean±sd "
-	    "[min-max] over %d seeds\n", seeds);
-	if (nset > 0) {
+	    "[min-max] over %d seeds\n", bo.seeds);
+	if (bo.nset > 0) {
 		printf("XGBoost settings:");
-		for (i = 0; i < nset; i++)
-			printf(" %s=%s", keys[i], vals[i]);
+		for (i = 0; i < bo.nset; i++)
+			printf(" %s=%s", bo.keys[i], bo.vals[i]);
 		printf("\n");
 	}
 	printf("%-8s %-17s %-27s %-27s %9s %9s %9s %7s\n", "sweep", "tuner",
 	    "to 95%", "to 99%", "rand/this", "overhead", "worst", "bench");
-
 	for (i = 0; i < nsw; i++) {
 		/* Transfer learns from every other sweep. */
 		for (j = no = 0; j < nsw; j++) {
@@ -166,75 +279,16 @@ main(int argc, char **argv)
 		rec = sweep_records(others, no, &nrec);
 		memset(rows[i], 0, sizeof rows[i]);
 		for (r = 0; r < 4; r++) {
-			const struct tuner_ops *t = tuner_find(r < 2 ? names[r] :
-			    "xgboost");
-			struct bench_row *row = &rows[i][r];
-			double w0 = util_now();
-
-			for (s = 0; s < seeds; s++) {
-				if (sweep_run(&sw[i], t, 1000 + (uint64_t)s,
-				    r >= 2 ? keys : NULL, r >= 2 ? vals : NULL,
-				    r >= 2 ? nset : 0, r == 3 ? rec : NULL,
-				    r == 3 ? nrec : 0, &run, &err) != 0) {
-					fprintf(stderr, "tuners: %s: %s: %s\n",
-					    sw[i].name, names[r], err);
-					free(err);
-					free(rec);
-					goto out;
-				}
-				bench_add(&row->to95, run.to95,
-				    (int64_t)sw[i].count);
-				bench_add(&row->to99, run.to99,
-				    (int64_t)sw[i].count);
-				row->tuner_s += run.tuner_s;
-				row->replay_s += run.replay_s;
-				if (run.worst_frac > row->worst_frac)
-					row->worst_frac = run.worst_frac;
+			if (bench_tuner(&sw[i], r, &bo, rec, nrec,
+			    &rows[i][r]) != 0) {
+				free(rec);
+				goto out;
 			}
-			row->wall_s = util_now() - w0;
 		}
-		/* Printed once random's row is in, for the ratio. */
-		for (r = 0; r < 4; r++) {
-			struct bench_row *row = &rows[i][r];
-
-			bench_fmt(&row->to95, a, sizeof a);
-			bench_fmt(&row->to99, b, sizeof b);
-			printf("%-8s %-17s %-27s %-27s %9.2f", sw[i].name,
-			    names[r], a, b, bench_mean(&rows[i][1].to95) /
-			    bench_mean(&row->to95));
-			if (r >= 2) {
-				printf(" %8.2f%% %8.2f%% %6.1fs\n", 100 *
-				    row->tuner_s / row->replay_s,
-				    100 * row->worst_frac, row->wall_s);
-				tot_tuner += row->tuner_s;
-				tot_replay += row->replay_s;
-				if (row->worst_frac > worst)
-					worst = row->worst_frac;
-			} else
-				printf(" %9s %9s\n", "-", "-");
-			sum_frac[r] += bench_mean(&row->to95) /
-			    (double)sw[i].count;
-		}
+		print_rows(&sw[i], rows[i], &su);
 		free(rec);
-		sum_ratio += bench_mean(&rows[i][1].to95) /
-		    bench_mean(&rows[i][2].to95);
-		sum_transfer += bench_mean(&rows[i][2].to95) /
-		    bench_mean(&rows[i][3].to95);
 	}
-
-	printf("\nTargets (averaged over the %zu sweeps):\n", nsw);
-	printf("  XGBoost trials to 95%% / space size:  %5.1f%%  (target <= 10%%;"
-	    " random %.1f%%, with transfer %.1f%%)\n", 100 * sum_frac[2] / nsw,
-	    100 * sum_frac[1] / nsw, 100 * sum_frac[3] / nsw);
-	printf("  random / XGBoost trials to 95%%:      %5.2f   (target >= 3)\n",
-	    sum_ratio / nsw);
-	printf("  cold / transfer trials to 95%%:       %5.2f   (target >= 2)\n",
-	    sum_transfer / nsw);
-	printf("  XGBoost overhead / replayed time:    %5.2f%%  (target <= 5%%;"
-	    " worst batch %.2f%%)\n", 100 * tot_tuner / tot_replay, 100 * worst);
-	printf("  (\"overhead\": tuner seconds / recorded compile+measure seconds "
-	    "of its trials; \"*k\": k runs never got there, counted as the "
-	    "space size)\n");
+	print_targets(&su, nsw);
 	printf("bench time %.1f s\n", util_now() - t0);
 	rc = 0;
 out:

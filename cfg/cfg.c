@@ -19,6 +19,7 @@
 #include "backends/backend.h"
 #include "cfg/cfg.h"
 #include "cfg/cfg_int.h"
+#include "executors/executor.h"
 #include "generate/generate.h"
 #include "tuners/tuner.h"
 #include "util/util.h"
@@ -482,23 +483,41 @@ cfg_srun_args(const char *value, char *why, size_t len)
 	}
 }
 
+/* executor: a name in the executors' registry, kept as its position there. */
+static int
+cfg_executor_name(struct cfg_exec *e, const char *value, char *why,
+    size_t len)
+{
+	const struct executor_ops *const *all;
+	char names[256];
+	size_t i, n, at = 0;
+
+	all = executor_all(&n);
+	for (i = 0; i < n; i++) {
+		if (strcmp(all[i]->name, value) == 0) {
+			e->executor = (int)i;
+			e->executor_set = 1;
+			return 0;
+		}
+	}
+	/* "local or slurm", "local, slurm or batch". */
+	names[0] = '\0';
+	for (i = 0; i < n && at < sizeof names; i++)
+		at += (size_t)snprintf(names + at, sizeof names - at, "%s%s",
+		    i == 0 ? "" : i + 1 == n ? " or " : ", ", all[i]->name);
+	snprintf(why, len, "unknown executor '%.*s'; expected %s", CFG_QUOTE,
+	    value, names);
+	return -1;
+}
+
 int
 cfg_exec_key(struct cfg_exec *e, const char *key, const char *value,
     char *why, size_t len)
 {
 	int64_t v;
 
-	if (strcmp(key, "executor") == 0) {
-		if (strcmp(value, "local") == 0 || strcmp(value, "slurm") == 0) {
-			e->executor = value[0] == 's' ? CFG_EXEC_SLURM :
-			    CFG_EXEC_LOCAL;
-			e->executor_set = 1;
-			return 0;
-		}
-		snprintf(why, len, "unknown executor '%.*s'; expected local or "
-		    "slurm", CFG_QUOTE, value);
-		return -1;
-	}
+	if (strcmp(key, "executor") == 0)
+		return cfg_executor_name(e, value, why, len);
 	if (strcmp(key, "slurm_partition") == 0) {
 		if (*value == '\0' || strlen(value) > 64 ||
 		    strpbrk(value, " \t,") != NULL) {

@@ -11,6 +11,7 @@
 
 #include "generate/generate.h"
 #include "search/space.h"
+#include "trial/trial.h"
 
 /* The one limit on a cfg's size, for every reader of one (run, submit, spool). */
 #define CFG_TEXT_MAX	((size_t)1024 * 1024)
@@ -18,13 +19,14 @@
 /*
  * The bounds on what [SearchSpace] and [Measure] hold, also the bounds of
  * autosched-measure's options (--threads, --warmup, --min-time, --reps,
- * --seed), so a cfg the reader takes is one the harness takes.
+ * --seed), so a cfg the reader takes is one the harness takes: both read
+ * them from the headers below them (search/space.h, trial/trial.h).
  */
 #define CFG_VALUE_MAX	SPACE_VALUE_MAX		/* largest [SearchSpace] value (search/space.h) */
-#define CFG_WARMUP_MAX	1000000			/* warmup runs */
-#define CFG_REPS_MAX	1000000			/* min_reps, max_reps (a time kept per repetition) */
-#define CFG_MIN_TIME_MAX 3600.0			/* min_time, seconds */
-#define CFG_SEED_MAX	INT64_MAX		/* seed */
+#define CFG_WARMUP_MAX	TRIAL_WARMUP_MAX	/* warmup runs */
+#define CFG_REPS_MAX	TRIAL_REPS_MAX		/* min_reps, max_reps */
+#define CFG_MIN_TIME_MAX TRIAL_MIN_TIME_MAX	/* min_time, seconds */
+#define CFG_SEED_MAX	TRIAL_SEED_MAX		/* seed */
 
 /* One [SearchSpace] list, as written (values sorted, duplicates removed). */
 struct cfg_knob {
@@ -41,6 +43,11 @@ struct cfg_kv {
 	int	 line;
 };
 
+/*
+ * The positions of local and slurm in the executors' registry
+ * (executors/executor.c: local first, the default; a new executor goes at
+ * its end).
+ */
 enum { CFG_EXEC_LOCAL = 0, CFG_EXEC_SLURM = 1 };
 
 /*
@@ -50,8 +57,10 @@ enum { CFG_EXEC_LOCAL = 0, CFG_EXEC_SLURM = 1 };
  */
 struct cfg_exec {
 	/*
-	 * CFG_EXEC_LOCAL (default: a child of this process) or CFG_EXEC_SLURM
-	 * (an srun job step on a Slurm node).
+	 * The executor the key names, by its position in the executors'
+	 * registry (executor_all): CFG_EXEC_LOCAL (default: a child of this
+	 * process), CFG_EXEC_SLURM (an srun job step on a Slurm node), or
+	 * any other the registry holds.
 	 */
 	int		 executor;
 	int		 executor_set;	/* the key was given */

@@ -14,6 +14,7 @@
 
 #include "analysis/analysis.h"
 #include "backends/backend.h"
+#include "best/best.h"
 #include "cfg/cfg.h"
 #include "daemon/daemon.h"
 #include "daemon/daemon_int.h"
@@ -700,7 +701,7 @@ cli_load_best(const char *db, const char *op, int64_t job,
 		goto out;
 	}
 	if (store_open_readonly(db, &st, &err) != 0 ||
-	    store_best(st, op, job, rows, n, &err) != 0) {
+	    best_configs(st, op, job, rows, n, &err) != 0) {
 		fprintf(stderr, "autosched: %s\n", err);
 		goto out;
 	}
@@ -710,6 +711,53 @@ out:
 	free(def);
 	free(err);
 	return rc;
+}
+
+/* v as JSON, null when 0 (not measured, not known). */
+static json_t *
+cli_json_num(double v)
+{
+	return v > 0 ? json_real(v) : json_null();
+}
+
+/* A count (a clock, °C) as JSON, null when 0 (not known). */
+static json_t *
+cli_json_int(int v)
+{
+	return v > 0 ? json_integer(v) : json_null();
+}
+
+/*
+ * What a best row adds to its JSON object: the reference's routine, the
+ * share of the measured peak, the GPU and its clocks, the job's choice
+ * with its interval; null where not measured (CPU rows have no GPU).
+ */
+static void
+cli_best_json_more(json_t *o, const struct store_best *r)
+{
+	json_t *g = json_null();
+
+	json_object_set_new(o, "reference", r->reference_routine[0] ?
+	    json_string(r->reference_routine) : json_null());
+	json_object_set_new(o, "vs_reference", cli_json_num(
+	    r->reference_gflops > 0 ? r->gflops / r->reference_gflops : 0));
+	json_object_set_new(o, "peak", r->peak_routine[0] ?
+	    json_string(r->peak_routine) : json_null());
+	json_object_set_new(o, "peak_gflops", cli_json_num(r->peak_gflops));
+	json_object_set_new(o, "of_peak", cli_json_num(r->peak_gflops > 0 ?
+	    r->gflops / r->peak_gflops : 0));
+	if (r->gpu[0] != '\0')
+		g = json_pack("{s:s, s:o, s:o, s:o}", "name", r->gpu, "sm_mhz",
+		    cli_json_int(r->sm_mhz), "mem_mhz", cli_json_int(r->mem_mhz),
+		    "temp_c", cli_json_int(r->temp_c));
+	json_object_set_new(o, "gpu", g);
+	if (r->choice_reason[0] != '\0' && r->speedup_rounds > 0)
+		json_object_set_new(o, "vs_default_ci", json_pack("{s:f, s:f, "
+		    "s:f, s:i, s:s}", "est", r->speedup, "lo", r->speedup_lo,
+		    "hi", r->speedup_hi, "rounds", r->speedup_rounds, "choice",
+		    r->choice_reason));
+	else
+		json_object_set_new(o, "vs_default_ci", json_null());
 }
 
 /* One best row as a JSON object. */
@@ -738,6 +786,7 @@ cli_best_json(const struct store_best *r)
 	json_object_set_new(o, "toolchain", json_string(r->toolchain));
 	json_object_set_new(o, "backend", json_string(r->backend));
 	json_object_set_new(o, "job_id", json_integer(r->job_id));
+	cli_best_json_more(o, r);
 	return o;
 }
 
@@ -771,6 +820,35 @@ best_csv_field(const char *str)
 	}
 	putchar('"');
 	free(e);
+}
+
+/* A CSV figure: empty when 0 (not measured, not known). */
+static void
+best_csv_num(const char *fmt, double v, int last)
+{
+	if (v > 0)
+		printf(fmt, v);
+	putchar(last ? '\n' : ',');
+}
+
+/* The columns after job_id: reference, GPU, clocks, peak, the CI. */
+static void
+best_csv_more(const struct store_best *r)
+{
+	int ci = r->choice_reason[0] != '\0' && r->speedup_rounds > 1;
+
+	best_csv_field(r->reference_routine);
+	putchar(',');
+	best_csv_field(r->gpu);
+	putchar(',');
+	best_csv_num("%.0f", r->sm_mhz, 0);
+	best_csv_num("%.0f", r->mem_mhz, 0);
+	best_csv_num("%.0f", r->temp_c, 0);
+	best_csv_num("%.3f", r->peak_gflops, 0);
+	best_csv_num("%.4f", r->peak_gflops > 0 ? r->gflops /
+	    r->peak_gflops : 0, 0);
+	best_csv_num("%.3f", ci ? r->speedup_lo : 0, 0);
+	best_csv_num("%.3f", ci ? r->speedup_hi : 0, 1);
 }
 
 int
@@ -849,7 +927,8 @@ cli_best(int argc, char **argv)
 	} else if (strcmp(format, "csv") == 0) {
 		printf("op,signature,config,gflops,runtime_ms,cv,baseline_gflops,"
 		    "speedup,reference_gflops,vs_reference,trials,backend,cpu,"
-		    "toolchain,job_id\n");
+		    "toolchain,job_id,reference,gpu,sm_mhz,mem_mhz,temp_c,"
+		    "peak_gflops,of_peak,vs_default_lo,vs_default_hi\n");
 		for (i = 0; i < n; i++) {
 			const struct store_best *r = &rows[i];
 
@@ -869,7 +948,8 @@ cli_best(int argc, char **argv)
 			best_csv_field(r->cpu);
 			putchar(',');
 			best_csv_field(r->toolchain);
-			printf(",%lld\n", (long long)r->job_id);
+			printf(",%lld,", (long long)r->job_id);
+			best_csv_more(r);
 		}
 	} else {
 		printf("%-40s %-36s %9s %8s %8s %6s\n", "op", "best config",

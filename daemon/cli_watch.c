@@ -138,7 +138,7 @@ watch_print(FILE *f, const struct store_job *j, const struct watch *w)
 			if (o->fails[s] > 0 && off < sizeof fails)
 				off += (size_t)snprintf(fails + off, sizeof fails -
 				    off, "%s%s %lld", off ? ", " : "",
-				    backend_status_name(s), (long long)o->fails[s]);
+				    trial_status_name(s), (long long)o->fails[s]);
 		}
 		fprintf(f, "  %-40s %6lld %10.2f %9s %9s  %s\n", o->name,
 		    (long long)o->tune, o->best, vb, vr, fails);

@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "analysis/analysis.h"
+#include "best/best.h"
 #include "cfg/cfg.h"
 #include "daemon/daemon.h"
 #include "daemon/daemon_int.h"
@@ -644,7 +645,7 @@ queue_status(int argc, char **argv)
 	if ((rc = queue_get("status", st, db, id, &j)) != 0)
 		goto out;
 	/* A store whose best config is refused is bad input, as for best. */
-	if (store_best(st, NULL, id, &best, &nbest, &err) != 0) {
+	if (best_configs(st, NULL, id, &best, &nbest, &err) != 0) {
 		fprintf(stderr, "autosched status: %s\n", err);
 		rc = 2;
 		goto out;

@@ -9,6 +9,11 @@
 #include "executors/executor_int.h"
 #include "util/util.h"
 
+/*
+ * A new executor is a file with its ops table and one line here, at the end:
+ * the cfg keeps an executor as its position (cfg/cfg.h's CFG_EXEC_LOCAL,
+ * CFG_EXEC_SLURM); the first is the default.
+ */
 static const struct executor_ops *const registry[] = {
 	&executor_local,
 	&executor_slurm,

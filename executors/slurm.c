@@ -898,45 +898,14 @@ slurm_state_ok(const char *st)
 	return 0;
 }
 
-static int
-slurm_begin(struct executor *ex, char *const probe[], const char *here_name,
-    char **err)
+/* Every node of nl asked at once for its target line (threads; signals left to the caller's). */
+static void
+slurm_ask_all(struct executor *ex, char *const probe[],
+    const struct slurm_node_list *nl, struct slurm_ask *asks)
 {
-	struct slurm *s = ex->state;
-	struct slurm_node_list *nl;
-	struct slurm_ask *asks, *here;
-	char prefix[80], diff[600], *cerr = NULL, refused[1024] = "";
-	json_t *mine = NULL, *theirs;
-	json_error_t jerr;
 	sigset_t all, old;
-	int i, k, n, ok = 0, rc = -1;
+	int i;
 
-	/* What a killed run of this job left (its srun outlived it). */
-	slurm_job_prefix(ex, prefix, sizeof prefix);
-	if ((n = slurm_cancel_all(ex, &cerr)) > 0)
-		fprintf(stderr, "autosched: cancelled %d Slurm job%s a previous "
-		    "run of this job left (%s.*)\n", n, n == 1 ? "" : "s",
-		    prefix);
-	else if (n < 0) {
-		util_seterr(err, "executor slurm: %s", cerr);
-		free(cerr);
-		return -1;
-	}
-	nl = xcalloc(1, sizeof *nl);
-	asks = xcalloc(SLURM_NODES_MAX + 1, sizeof *asks);
-	here = &asks[SLURM_NODES_MAX];
-	if (slurm_list_nodes(ex, nl, err) != 0)
-		goto out;
-	/* Ask every node at once (threads, signals left to the caller's). */
-	here->ex = ex;
-	here->probe = probe;
-	slurm_ask_node(here);
-	if (here->out == NULL || (mine = json_loads(here->out, 0,
-	    &jerr)) == NULL) {
-		util_seterr(err, "executor slurm: %s here: %s", probe[0],
-		    here->why[0] ? here->why : "no target line");
-		goto out;
-	}
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (i = 0; i < nl->n; i++) {
@@ -957,6 +926,23 @@ slurm_begin(struct executor *ex, char *const probe[], const char *here_name,
 		if (asks[i].started)
 			pthread_join(asks[i].th, NULL);
 	}
+}
+
+/*
+ * Each node's answer against the coordinator's target (mine): a node that
+ * differs is marked refused, said on stderr and added to refused. The
+ * number of nodes that measure for this target.
+ */
+static int
+slurm_judge_nodes(struct executor *ex, const struct slurm_node_list *nl,
+    const struct slurm_ask *asks, json_t *mine, char *refused, size_t rlen)
+{
+	struct slurm *s = ex->state;
+	json_error_t jerr;
+	json_t *theirs;
+	char diff[600];
+	int i, k, ok = 0;
+
 	for (i = 0; i < nl->n; i++) {
 		diff[0] = '\0';
 		if (asks[i].out == NULL)
@@ -975,13 +961,53 @@ slurm_begin(struct executor *ex, char *const probe[], const char *here_name,
 		if (diff[0] != '\0') {
 			fprintf(stderr, "autosched: Slurm node %s refused: %s\n",
 			    nl->name[i], diff);
-			snprintf(refused + strlen(refused), sizeof refused -
+			snprintf(refused + strlen(refused), rlen -
 			    strlen(refused), "%s%s: %s", *refused ? "; " : "",
 			    nl->name[i], diff);
 		} else
 			ok++;
 	}
-	if (ok == 0) {
+	return ok;
+}
+
+static int
+slurm_begin(struct executor *ex, char *const probe[], const char *here_name,
+    char **err)
+{
+	struct slurm_node_list *nl;
+	struct slurm_ask *asks, *here;
+	char prefix[80], *cerr = NULL, refused[1024] = "";
+	json_t *mine = NULL;
+	json_error_t jerr;
+	int i, n, rc = -1;
+
+	/* What a killed run of this job left (its srun outlived it). */
+	slurm_job_prefix(ex, prefix, sizeof prefix);
+	if ((n = slurm_cancel_all(ex, &cerr)) > 0)
+		fprintf(stderr, "autosched: cancelled %d Slurm job%s a previous "
+		    "run of this job left (%s.*)\n", n, n == 1 ? "" : "s",
+		    prefix);
+	else if (n < 0) {
+		util_seterr(err, "executor slurm: %s", cerr);
+		free(cerr);
+		return -1;
+	}
+	nl = xcalloc(1, sizeof *nl);
+	asks = xcalloc(SLURM_NODES_MAX + 1, sizeof *asks);
+	here = &asks[SLURM_NODES_MAX];
+	if (slurm_list_nodes(ex, nl, err) != 0)
+		goto out;
+	here->ex = ex;
+	here->probe = probe;
+	slurm_ask_node(here);
+	if (here->out == NULL || (mine = json_loads(here->out, 0,
+	    &jerr)) == NULL) {
+		util_seterr(err, "executor slurm: %s here: %s", probe[0],
+		    here->why[0] ? here->why : "no target line");
+		goto out;
+	}
+	slurm_ask_all(ex, probe, nl, asks);
+	if (slurm_judge_nodes(ex, nl, asks, mine, refused, sizeof refused) == 0) {
 		util_seterr(err, "executor slurm: no node of %s%s measures for "
 		    "this target (%s, on %s): %s", ex->cfg.partition ?
 		    "partition " : "the default partition",

@@ -479,7 +479,8 @@ struct build_files {
 	char	*outlined;	/* the program cut into dispatches */
 	char	*lib;		/* the transform library */
 	char	*llm;		/* the module in the LLVM dialect */
-	char	*ll;		/* LLVM IR */
+	char	*raw;	/* LLVM IR as mlir-translate writes it */
+	char	*ll;		/* the same, its unnamed globals named (bitcode) */
 	char	*glue;		/* the program's own functions (bitcode) */
 	char	*rest;		/* everything else: dispatches, helpers */
 	char	*marker;	/* marker.c */
@@ -495,6 +496,7 @@ files_free(struct build_files *f)
 	free(f->outlined);
 	free(f->lib);
 	free(f->llm);
+	free(f->raw);
 	free(f->ll);
 	free(f->glue);
 	free(f->rest);
@@ -578,16 +580,17 @@ export_build(const struct export_set *s, const char *program, int untuned,
     const struct export_rest *rest, const char *out_so, const char *db,
     struct export_build_info *info, char **err)
 {
-	const struct backend_ops *be = backend_find("mlir-cpu");
+	const struct backend_ops *be = backend_emitter();
 	struct analysis *an = NULL;
 	struct export_set *b = NULL;
 	const struct analysis_lowering *how;
 	struct build_files fl;
-	struct build_cmd opt, tr, ext[2], split, link, *cc = NULL;
+	struct build_cmd opt, tr, anon, ext[2], split, link, *cc = NULL;
 	char *dir = NULL, *tmpl = NULL, *otext = NULL, *text = NULL;
 	char *plugin = NULL, *cflags = NULL, *map = NULL, *buf = NULL;
 	char *marker = build_marker(), *mtext = NULL, *pipe = NULL;
 	char *optp = NULL, *trp = NULL, *ccp = NULL, *extp = NULL, *splitp = NULL;
+	char *anonp = NULL;
 	char *rest_pass = NULL, *rest_plugin = NULL, *rest_text = NULL;
 	char *math_pass = NULL, *math_plugin = NULL, *math_text = NULL;
 	char *plugins[3];
@@ -601,11 +604,18 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	size_t i, j;
 
 	memset(info, 0, sizeof *info);
+	if (be == NULL) {
+		util_seterr(err, "no backend of this build emits whole programs "
+		    "(a transform library's parts)");
+		free(marker);
+		return -1;
+	}
 	memset(&fl, 0, sizeof fl);
 	memset(&opt, 0, sizeof opt);
 	memset(&tr, 0, sizeof tr);
 	memset(ext, 0, sizeof ext);
 	memset(&split, 0, sizeof split);
+	memset(&anon, 0, sizeof anon);
 	memset(&link, 0, sizeof link);
 	if (jobs < 1)
 		jobs = 1;
@@ -693,7 +703,8 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	fl.outlined = util_path_join(dir, "program.mlir");
 	fl.lib = util_path_join(dir, "lib.mlir");
 	fl.llm = util_path_join(dir, "program.ll.mlir");
-	fl.ll = util_path_join(dir, "program.ll");
+	fl.raw = util_path_join(dir, "program.ll");
+	fl.ll = util_path_join(dir, "program.bc");
 	fl.glue = util_path_join(dir, "glue.bc");
 	fl.rest = util_path_join(dir, "rest.bc");
 	fl.marker = util_path_join(dir, "marker.c");
@@ -727,6 +738,7 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	trp = util_path_join(bin, "mlir-translate");
 	extp = util_path_join(bin, "llvm-extract");
 	splitp = util_path_join(bin, "llvm-split");
+	anonp = util_path_join(bin, "opt");
 	ccp = util_path_join(bin, "clang-" AUTOSCHED_LLVM_VERSION);
 	/* The kernels' own flags, so the program runs what was measured. */
 	cflags = be->export_cflags != NULL ? be->export_cflags() :
@@ -763,8 +775,23 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	cmd_add(&tr, "--mlir-to-llvmir");
 	cmd_add(&tr, fl.llm);
 	cmd_add(&tr, "-o");
-	cmd_add(&tr, fl.ll);
+	cmd_add(&tr, fl.raw);
 	if (tool(tr.what, tr.argv, err) != 0)
+		goto out;
+	/*
+	 * Unnamed globals (OpenMP's ident_t locations) named: llvm-extract
+	 * and llvm-split make a piece's private globals hidden externals,
+	 * and each piece would name an unnamed one __unnamed_N by its own
+	 * count, so one piece's reference missed another's definition at
+	 * the link (the DeepSeek decode step).
+	 */
+	anon.what = "opt";
+	cmd_add(&anon, anonp);
+	cmd_add(&anon, "--passes=name-anon-globals");
+	cmd_add(&anon, fl.raw);
+	cmd_add(&anon, "-o");
+	cmd_add(&anon, fl.ll);
+	if (tool(anon.what, anon.argv, err) != 0)
 		goto out;
 	info->translate_s = util_now() - t;
 
@@ -914,6 +941,7 @@ out:
 	cmd_free(&ext[0]);
 	cmd_free(&ext[1]);
 	cmd_free(&split);
+	cmd_free(&anon);
 	cmd_free(&link);
 	files_free(&fl);
 	export_free(b);
@@ -934,6 +962,7 @@ out:
 	free(ccp);
 	free(extp);
 	free(splitp);
+	free(anonp);
 	free(rest_pass);
 	free(rest_plugin);
 	free(rest_text);

@@ -12,6 +12,7 @@
 
 #include "analysis/analysis.h"
 #include "backends/backend.h"
+#include "best/best.h"
 #include "export/export.h"
 #include "export/export_int.h"
 #include "store/store.h"
@@ -92,7 +93,7 @@ export_load(const char *db, const char *op_filter, int64_t job,
 		goto out;
 	}
 	if (store_open_readonly(db, &st, err) != 0 ||
-	    store_best(st, op_filter, job, &rows, &n, err) != 0)
+	    best_configs(st, op_filter, job, &rows, &n, err) != 0)
 		goto out;
 	if (n > EXPORT_MAX_OPS)
 		n = EXPORT_MAX_OPS;
@@ -746,7 +747,7 @@ export_iree_spec(const struct export_set *s, const char *syntax,
 {
 	const char *tpl = iree_template(syntax, err);
 	char *buf = NULL, **keys, **attrs;
-	size_t len = 0, i, j, nk = 0, *use;
+	size_t len = 0, i, j, nk = 0, nnote = 0, *use;
 	FILE *f;
 
 	*text = NULL;
@@ -758,9 +759,15 @@ export_iree_spec(const struct export_set *s, const char *syntax,
 	for (i = 0; i < s->n; i++) {
 		char *k, *attr = iree_attr(&s->e[i], syntax, tpl);
 
-		if (s->e[i].be != NULL && s->e[i].be->spec_note != NULL)
-			fprintf(stderr, "autosched: note: %s (backend %s): %s\n",
-			    s->e[i].sig, s->e[i].be->name, s->e[i].be->spec_note);
+		/* No spec applies to the rows of such a backend: left out. */
+		if (s->e[i].be != NULL && s->e[i].be->spec_note != NULL) {
+			fprintf(stderr, "autosched: note: %s (backend %s): left "
+			    "out of the spec: %s\n", s->e[i].sig,
+			    s->e[i].be->name, s->e[i].be->spec_note);
+			nnote++;
+			free(attr);
+			continue;
+		}
 
 		if (attr == NULL) {
 			fprintf(stderr, "autosched: note: %s: IREE's own config "
@@ -800,8 +807,16 @@ export_iree_spec(const struct export_set *s, const char *syntax,
 		free(keys);
 		free(attrs);
 		free(use);
-		util_seterr(err, "no op to put in the spec: IREE's own config "
-		    "was kept for every one");
+		if (nnote > 0)
+			util_seterr(err, "no op to put in the spec: %zu of %zu "
+			    "measured on a target no IREE tuning spec applies "
+			    "to (IREE 3.13 ignores --iree-codegen-tuning-spec-"
+			    "path for CUDA); use `autosched annotate "
+			    "PROGRAM.mlir` for those, the rest kept IREE's own "
+			    "config", nnote, s->n);
+		else
+			util_seterr(err, "no op to put in the spec: IREE's own "
+			    "config was kept for every one");
 		return 1;
 	}
 	f = open_memstream(&buf, &len);
@@ -809,7 +824,7 @@ export_iree_spec(const struct export_set *s, const char *syntax,
 	    "syntax %s, %s matchers).\n// iree-compile --mlir-disable-threading "
 	    "--iree-codegen-tuning-spec-path=THIS_FILE …\n// (IREE 3.13 can "
 	    "deadlock loading a spec while it configures executables\n// in "
-	    "parallel: see autosched's README.)\n// Each figure was "
+	    "parallel: see autosched's docs/iree-spec-deadlock.)\n// Each figure was "
 	    "measured by the backend its line names: iree is IREE's own\n"
 	    "// codegen with this config, mlir-cpu autosched's own codegen "
 	    "(not IREE's).\n", syntax ? syntax : export_iree_syntax[0],

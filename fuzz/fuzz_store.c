@@ -20,6 +20,7 @@
 
 #include <sqlite3.h>
 
+#include "best/best.h"
 #include "cfg/cfg.h"
 #include "export/export.h"
 #include "html/html.h"
@@ -390,7 +391,7 @@ read_store(struct store *s, int report)
 	size_t n, i, sum = 0, len;
 	char *err = NULL, *text = NULL;
 
-	if (store_best(s, NULL, 0, &b, &n, &err) == 0) {
+	if (best_configs(s, NULL, 0, &b, &n, &err) == 0) {
 		for (i = 0; i < n; i++)
 			store_best_clear(&b[i]);
 		free(b);
@@ -401,7 +402,7 @@ read_store(struct store *s, int report)
 	free(err);
 	err = NULL;
 	if (store_trial_find(s, 1, 1, "tile_8x16x8", &r, &err) == 1)
-		backend_result_clear(&r);
+		trial_result_clear(&r);
 	free(err);
 	err = NULL;
 	if (store_job_list(s, &jobs, &n, &err) == 0) {

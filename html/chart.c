@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backends/backend.h"
 #include "html/html_int.h"
+#include "trial/trial.h"
 
 void
 html_esc(FILE *f, const char *s)

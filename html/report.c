@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "backends/backend.h"
+#include "best/best.h"
 #include "build_config.h"
 #include "html/html.h"
 #include "html/html_int.h"
@@ -41,6 +42,7 @@ struct rtrial {
 struct rop {
 	int64_t		 id;
 	char		*name, *signature;
+	char		*ref;	/* the reference's routine, NULL if none */
 };
 
 struct report {
@@ -132,6 +134,7 @@ report_collect(const struct store_trial *t, const struct op_desc *op,
 			r->ops[r->nops].id = t->op_id;
 			r->ops[r->nops].name = NULL;
 			r->ops[r->nops].signature = NULL;
+			r->ops[r->nops].ref = NULL;
 			r->nops++;
 			return 0;
 		}
@@ -139,9 +142,12 @@ report_collect(const struct store_trial *t, const struct op_desc *op,
 		r->ops[r->nops].id = t->op_id;
 		r->ops[r->nops].name = xstrdup(name);
 		r->ops[r->nops].signature = sig;
+		r->ops[r->nops].ref = NULL;
 		r->nops++;
 	} else if (r->ops[i].name == NULL)
 		return 0;
+	if (r->ops[i].ref == NULL && t->result.ref_routine[0] != '\0')
+		r->ops[i].ref = report_clean(t->result.ref_routine);
 	if (r->nt == HTML_TRIAL_MAX) {
 		r->too_many = 1;
 		return 1;
@@ -180,6 +186,7 @@ report_free(struct report *r)
 	for (i = 0; i < r->nops; i++) {
 		free(r->ops[i].name);
 		free(r->ops[i].signature);
+		free(r->ops[i].ref);
 	}
 	free(r->ops);
 	for (i = 0; i < r->nphases; i++)
@@ -332,7 +339,8 @@ report_head(FILE *f, const struct report *r)
 	    "side by side to choose, <b>final</b> measures the chosen config "
 	    "again after the choice (the figure reported), <b>noise</b> "
 	    "re-measures the default through the job (how much a figure moves "
-	    "by itself), <b>reference</b> is OpenBLAS on the same shape; any "
+	    "by itself), <b>reference</b> is a library on the same shape "
+	    "(OpenBLAS or oneDNN on a CPU, cuBLAS on a GPU); any "
 	    "other phase in the store is drawn under its own name. "
 	    "Higher GFLOP/s is better. Failed trials (did not compile, crashed, "
 	    "wrong result, …) are drawn as crosses on the zero line.</p>\n", f);
@@ -357,14 +365,94 @@ report_legend_phases(FILE *f, const struct report *r, int64_t op)
 	fputs("</div>\n", f);
 }
 
+/* A figure not measured: "–" and why, in the cell's title and its text. */
+static void
+report_missing(FILE *f, const char *why)
+{
+	fputs("<td class=\"n missing\" data-v=\"0\" title=\"", f);
+	html_esc(f, why);
+	fputs("\">–<br><span class=\"note\">", f);
+	html_esc(f, why);
+	fputs("</span></td>", f);
+}
+
+/* After "vs default": the job's paired ratio with its 95% interval. */
+static void
+report_summary_ci(FILE *f, const struct store_best *b)
+{
+	if (b->choice_reason[0] == '\0' || b->speedup_rounds < 2)
+		return;
+	if (strcmp(b->choice_reason, "faster than the default") == 0)
+		fprintf(f, "<br><span class=\"note ci\">%.2fx [%.2f, %.2f] "
+		    "over %d rounds</span>", b->speedup, b->speedup_lo,
+		    b->speedup_hi, b->speedup_rounds);
+	else {
+		fputs("<br><span class=\"note ci\">", f);
+		html_esc(f, b->choice_reason);
+		fprintf(f, " (%.2fx [%.2f, %.2f])</span>", b->speedup,
+		    b->speedup_lo, b->speedup_hi);
+	}
+}
+
+/* The "vs library" and "of peak" cells: measured figures, else "–" and why. */
+static void
+report_summary_ref(FILE *f, const struct store_best *b)
+{
+	if (b->reference_gflops > 0) {
+		fprintf(f, "<td class=\"n\" data-v=\"%.6f\">%.2fx<br><span "
+		    "class=\"note\">", b->gflops / b->reference_gflops,
+		    b->gflops / b->reference_gflops);
+		html_esc(f, b->reference_routine[0] ? b->reference_routine :
+		    "reference");
+		fprintf(f, " %.1f GFLOP/s%s</span></td>", b->reference_gflops,
+		    b->reference_same ? "" : ", not the op's precision");
+	} else
+		report_missing(f, "no reference measured in the winning job");
+	if (b->peak_gflops > 0) {
+		fprintf(f, "<td class=\"n\" data-v=\"%.6f\">%.1f%%<br><span "
+		    "class=\"note\">of ", b->gflops / b->peak_gflops,
+		    100 * b->gflops / b->peak_gflops);
+		html_esc(f, b->peak_routine);
+		fprintf(f, " %.1f GFLOP/s</span></td>", b->peak_gflops);
+	} else
+		report_missing(f, b->gpu[0] != '\0' ? "the harness measured no "
+		    "peak for these types" : "no peak measured by this backend");
+}
+
+/* The GPU that measured the winner, with its clocks then ("–": not known). */
+static void
+report_summary_gpu(FILE *f, const struct store_best *b)
+{
+	if (b->gpu[0] == '\0') {
+		report_missing(f, "not measured on a GPU");
+		return;
+	}
+	fputs("<td class=\"gpu\">", f);
+	html_esc(f, b->gpu);
+	if (b->sm_mhz > 0)
+		fprintf(f, "<br>SM %d MHz", b->sm_mhz);
+	else
+		fputs("<br>SM – (not known: no NVML)", f);
+	if (b->mem_mhz > 0)
+		fprintf(f, ", memory %d MHz", b->mem_mhz);
+	else
+		fputs(", memory –", f);
+	if (b->temp_c > 0)
+		fprintf(f, ", %d °C", b->temp_c);
+	else
+		fputs(", temperature –", f);
+	fputs("</td>", f);
+}
+
 /* The summary table: the best config per op, as `autosched best` says. */
 static int
 report_summary(FILE *f, struct report *r, struct store *st, char **err)
 {
 	struct store_best *rows = NULL;
 	size_t n = 0, i;
+	int gpu;
 
-	if (store_best(st, r->o->op_filter, r->o->job_id, &rows, &n, err) != 0)
+	if (best_configs(st, r->o->op_filter, r->o->job_id, &rows, &n, err) != 0)
 		return -1;
 	fputs("<h2 id=\"summary\">Summary: the best config of each op</h2>\n"
 	    "<p class=\"note\">As <code>autosched best</code>: the figure "
@@ -373,13 +461,19 @@ report_summary(FILE *f, struct report *r, struct store *st, char **err)
 	    "a column to sort.</p>\n"
 	    "<div class=\"wrap\"><table class=\"sortable\" id=\"best\">"
 	    "<thead><tr><th>op</th>"
-	    "<th>best config</th><th>GFLOP/s</th><th>ms</th><th>vs baseline</th>"
-	    "<th>vs OpenBLAS</th><th>tune trials</th><th>re-measured</th>"
-	    "<th>job</th><th>cpu</th></tr></thead><tbody>\n", f);
+	    "<th>best config</th><th>GFLOP/s</th><th>ms</th><th>vs baseline "
+	    "(the job's 95% CI)</th>"
+	    "<th>vs library</th><th>of peak</th>"
+	    "<th>tune trials</th><th>re-measured</th>"
+	    "<th>job</th><th>target</th>", f);
+	for (i = gpu = 0; i < n; i++)
+		gpu |= rows[i].gpu[0] != '\0';
+	if (gpu)
+		fputs("<th>GPU (SM clock, memory clock, temperature)</th>", f);
+	fputs("</tr></thead><tbody>\n", f);
 	for (i = 0; i < n; i++) {
 		const struct store_best *b = &rows[i];
 		double vb = b->baseline_gflops > 0 ? b->gflops / b->baseline_gflops : 0;
-		double vr = b->reference_gflops > 0 ? b->gflops / b->reference_gflops : 0;
 
 		fputs("<tr><td><a href=\"#op-", f);
 		fprintf(f, "%lld\">", (long long)b->op_id);
@@ -389,18 +483,20 @@ report_summary(FILE *f, struct report *r, struct store *st, char **err)
 		fprintf(f, "</td><td class=\"n\">%.2f</td><td class=\"n\">%.4f</td>",
 		    b->gflops, b->median_ms);
 		if (vb > 0)
-			fprintf(f, "<td class=\"n\">%.2fx</td>", vb);
+			fprintf(f, "<td class=\"n\">%.2fx", vb);
 		else
-			fputs("<td class=\"n\" data-v=\"0\">-</td>", f);
-		if (vr > 0)
-			fprintf(f, "<td class=\"n\">%.2fx</td>", vr);
-		else
-			fputs("<td class=\"n\" data-v=\"0\">-</td>", f);
+			fputs("<td class=\"n\" data-v=\"0\">-", f);
+		report_summary_ci(f, b);
+		fputs("</td>", f);
+		report_summary_ref(f, b);
 		fprintf(f, "<td class=\"n\">%lld</td><td>%s</td><td class=\"n\">"
 		    "%lld</td><td>", (long long)b->trials, b->confirmed ? "yes" :
 		    "no", (long long)b->job_id);
 		html_esc(f, b->cpu);
-		fputs("</td></tr>\n", f);
+		fputs("</td>", f);
+		if (gpu)
+			report_summary_gpu(f, b);
+		fputs("</tr>\n", f);
 	}
 	fputs("</tbody></table></div>\n", f);
 	if (n == 0)
@@ -579,7 +675,7 @@ report_model(FILE *f, const struct report *r, struct store *st,
 
 	if (store_job_op_list(st, j->id, &jo, &njo, &err) != 0 || njo == 0)
 		goto out;
-	if (store_best(st, NULL, j->id, &rows, &nrows, &err) != 0)
+	if (best_configs(st, NULL, j->id, &rows, &nrows, &err) != 0)
 		goto out;
 	before = xcalloc(njo, sizeof *before);
 	after = xcalloc(njo, sizeof *after);
@@ -697,13 +793,17 @@ report_job(FILE *f, const struct report *r, struct store *st,
 	fputs("</td></tr><tr><th>finished</th><td>", f);
 	report_time(f, j->finished);
 	fputs("</td></tr>", f);
-	if (store_best(st, NULL, j->id, &rows, &nrows, &err) == 0 && nrows > 0) {
+	if (best_configs(st, NULL, j->id, &rows, &nrows, &err) == 0 && nrows > 0) {
 		fputs("<tr><th>target</th><td>", f);
 		html_esc(f, rows[0].cpu);
 		fputs("; backend ", f);
 		html_esc(f, rows[0].backend);
 		fputs("; toolchain ", f);
 		html_esc(f, rows[0].toolchain);
+		if (rows[0].gpu[0] != '\0') {
+			fputs("; measured on ", f);
+			html_esc(f, rows[0].gpu);
+		}
 		fputs("</td></tr>", f);
 	}
 	for (i = 0; i < nrows; i++)
@@ -715,7 +815,7 @@ report_job(FILE *f, const struct report *r, struct store *st,
 	/* Status counts, phase by phase. */
 	fputs("<table class=\"counts\"><tr><th>phase</th>", f);
 	for (s = 0; s < TRIAL_STATUS_COUNT; s++)
-		fprintf(f, "<th>%s</th>", backend_status_name(s));
+		fprintf(f, "<th>%s</th>", trial_status_name(s));
 	fputs("<th>total</th></tr>\n", f);
 	for (p = 0; p < r->nphases; p++) {
 		size_t cnt[TRIAL_STATUS_COUNT + 1] = { 0 }, tot = 0;
@@ -735,7 +835,7 @@ report_job(FILE *f, const struct report *r, struct store *st,
 		fputs("</td>", f);
 		for (s = 0; s < TRIAL_STATUS_COUNT; s++)
 			fprintf(f, "<td class=\"n\" data-status=\"%s\">%zu</td>",
-			    backend_status_name(s), cnt[s]);
+			    trial_status_name(s), cnt[s]);
 		fprintf(f, "<td class=\"n\">%zu</td></tr>\n", tot);
 	}
 	fputs("</table>\n", f);
@@ -958,13 +1058,13 @@ report_trials(FILE *f, const struct report *r, int64_t op, double ymax)
 			    "data-status=\"%s\" d=\"M%.1f %.1fl6 -6m-6 0l6 6\" "
 			    "transform=\"translate(-3 3)\" stroke=\"%s\" "
 			    "stroke-width=\"2\"><title>#%lld ", (long long)t->id,
-			    backend_status_name(s), x, y, html_status_color(s),
+			    trial_status_name(s), x, y, html_status_color(s),
 			    (long long)t->id);
 			html_esc(f, r->phases[t->phase]);
 			fputs(" ", f);
 			html_esc(f, t->config);
 			fprintf(f, ": %s</title></path>\n",
-			    backend_status_name(s));
+			    trial_status_name(s));
 		}
 	}
 	chart_end(&c);
@@ -976,7 +1076,7 @@ report_trials(FILE *f, const struct report *r, int64_t op, double ymax)
 			continue;
 		fprintf(f, "<span><i class=\"sw\" style=\"background:%s\"></i>"
 		    "&#x2715; %s (%zu)</span>", html_status_color(s),
-		    backend_status_name(s), nfail[s]);
+		    trial_status_name(s), nfail[s]);
 	}
 	fputs("</div>\n", f);
 }
@@ -1237,12 +1337,13 @@ report_op(FILE *f, const struct report *r, const struct rop *op)
 	double ymax = 0;
 	size_t i, nlv;
 
-	/* The levels: the default, the figure reported after the choice, OpenBLAS. */
+	/* The levels: the default, the figure reported after the choice, the library. */
 	nlv = report_levels(r, op->id, "baseline", "baseline", lv,
 	    REPORT_LEVEL_MAX);
 	nlv += report_levels(r, op->id, "final", "final (chosen)", lv + nlv,
 	    REPORT_LEVEL_MAX);
-	nlv += report_levels(r, op->id, "reference", "OpenBLAS", lv + nlv,
+	nlv += report_levels(r, op->id, "reference", op->ref != NULL ?
+	    op->ref : "reference", lv + nlv,
 	    REPORT_LEVEL_MAX);
 	for (i = 0; i < r->nt; i++) {
 		if (r->t[i].op_id == op->id && report_valid(&r->t[i]) &&

@@ -288,8 +288,17 @@ int
 job_executor(const struct cfg_exec *ex, const char *job_name, double timeout,
     struct executor **out, char **err)
 {
+	const struct executor_ops *const *all;
 	struct executor_config ec;
+	size_t n;
 
+	all = executor_all(&n);
+	if (ex->executor < 0 || (size_t)ex->executor >= n) {
+		util_seterr(err, "executor %d: not in the executors' registry "
+		    "(%zu of them)", ex->executor, n);
+		*out = NULL;
+		return -1;
+	}
 	memset(&ec, 0, sizeof ec);
 	ec.partition = ex->slurm_partition;
 	ec.srun_args = ex->slurm_srun_args;
@@ -297,8 +306,7 @@ job_executor(const struct cfg_exec *ex, const char *job_name, double timeout,
 	ec.max_steps = ex->slurm_max_steps;
 	ec.job_name = job_name;
 	ec.timeout = timeout;
-	return executor_open(ex->executor == CFG_EXEC_SLURM ? &executor_slurm :
-	    &executor_local, &ec, out, err);
+	return executor_open(all[ex->executor], &ec, out, err);
 }
 
 /*

@@ -132,6 +132,18 @@ struct job_op {
 	double			 reference_gflops;
 	char			 reference_name[96];	/* what the reference computed */
 	int			 reference_same;	/* it computes the op's own precision */
+	/*
+	 * GPU backends: the GPU of the final rounds (the winner's trials and
+	 * the reference's), the ranges of its SM clock and temperature and
+	 * its memory clock then (0: not known), and the device's peak for
+	 * the op's types: the median of the reference rounds' (0: none).
+	 */
+	char			 gpu[64];
+	int			 sm_mhz_lo, sm_mhz_hi, mem_mhz, temp_lo, temp_hi;
+	double			 peak_v[JOB_FINAL_ROUNDS];
+	int			 npeak;
+	double			 peak_gflops;
+	char			 peak_name[64];
 	double			 noise[JOB_NOISE_MAX];	/* the 1-thread default, in time order */
 	int			 nnoise;
 	double			 noise_cv;	/* CV of noise[]: this op's noise floor */

@@ -277,19 +277,24 @@ job_group_ops(struct job *c)
 }
 
 /*
- * Under executor slurm the nodes measure: the threads a candidate may ask
- * are their CPUs (the smallest node of the partition), not this machine's.
- * 0, or -1 with *err when Slurm cannot be asked.
+ * Under an executor that places its children (slurm: the nodes measure),
+ * the threads a candidate may ask are their CPUs (the smallest node of the
+ * partition), not this machine's. 0, or -1 with *err when Slurm cannot be
+ * asked.
  */
 static int
 job_node_cpus(struct job *c, char **err)
 {
+	const struct executor_ops *const *all;
 	struct cfg_exec ex = c->cfg->exec;
 	struct executor *exe;
+	size_t n;
 
 	cfg_exec_merge(&ex, c->o->exec_default);
 	c->node_cpus = 0;
-	if (ex.executor != CFG_EXEC_SLURM)
+	all = executor_all(&n);
+	if (ex.executor < 0 || (size_t)ex.executor >= n ||
+	    !all[ex.executor]->places)
 		return 0;
 	if (job_executor(&ex, NULL, c->cfg->timeout, &exe, err) != 0)
 		return -1;

@@ -62,7 +62,7 @@ report_block(struct job_report *rep, const struct op_desc *op,
 	else
 		printf("Verification  : %s\n", report_verification(r));
 	if (r->status != TRIAL_OK)
-		printf("Status        : %s%s%s%s\n", backend_status_name(r->status),
+		printf("Status        : %s%s%s%s\n", trial_status_name(r->status),
 		    r->error ? " (" : "", r->error ? r->error : "",
 		    r->error ? ")" : "");
 	if (r->status == TRIAL_OK || r->status == TRIAL_UNSTABLE) {
@@ -96,6 +96,28 @@ report_csv_field(FILE *f, const char *s, int last)
 	fputc(last ? '\n' : ',', f);
 }
 
+/*
+ * The CSV's Core class: "cpu", or on a GPU (backend iree-cuda) what runs the
+ * products, "tensorop" (mma.sync: f16, bf16) or "simt" (f32).
+ */
+static const char *
+report_core_class(const struct job_report *rep, const struct op_desc *op)
+{
+	if (strcmp(rep->backend, "iree-cuda") != 0)
+		return "cpu";
+	return op->lhs == ELEM_F16 || op->lhs == ELEM_BF16 ? "tensorop" :
+	    "simt";
+}
+
+/* A CSV count: empty when 0 (not known). */
+static void
+report_csv_int(FILE *f, int v, int last)
+{
+	if (v > 0)
+		fprintf(f, "%d", v);
+	fputc(last ? '\n' : ',', f);
+}
+
 void
 report_csv_header(struct job_report *rep)
 {
@@ -108,7 +130,8 @@ report_csv_header(struct job_report *rep)
 	    "Instruction class,Verification,Runtime(ms),GFLOPs", rep->csv);
 	for (k = 0; k < KNOB_COUNT; k++)
 		fprintf(rep->csv, ",%s", space_knob_name(k));
-	fputs(",phase,status,cv,reps,compile_s,measure_s,error\n", rep->csv);
+	fputs(",phase,status,cv,reps,compile_s,measure_s,error,gpu,sm_mhz,"
+	    "mem_mhz,temp_c,power_w\n", rep->csv);
 	fflush(rep->csv);
 }
 
@@ -139,7 +162,8 @@ report_csv_row(struct job_report *rep, const struct op_desc *op,
 	    report_layout(op->transpose_b),
 	    analysis_elem_name(op->acc));
 	report_csv_field(f, config_name, 0);
-	fprintf(f, "cpu,%s,%s,", rep->backend, report_verification(r));
+	fprintf(f, "%s,%s,%s,", report_core_class(rep, op), rep->backend,
+	    report_verification(r));
 	if (ran)
 		fprintf(f, "%.6f,%.3f", r->median_ms, r->gflops);
 	else
@@ -147,9 +171,15 @@ report_csv_row(struct job_report *rep, const struct op_desc *op,
 	for (k = 0; k < KNOB_COUNT; k++)
 		fprintf(f, ",%lld", (long long)cf->v[k]);
 	fprintf(f, ",%s,%s,%.4f,%d,%.3f,%.3f,", phase,
-	    backend_status_name(r->status), r->cv, r->reps, r->compile_s,
+	    trial_status_name(r->status), r->cv, r->reps, r->compile_s,
 	    r->measure_s);
-	report_csv_field(f, r->error, 1);
+	report_csv_field(f, r->error, 0);
+	/* GPU backends: the GPU and its clocks then; empty when not known. */
+	report_csv_field(f, r->gpu, 0);
+	report_csv_int(f, r->sm_mhz, 0);
+	report_csv_int(f, r->mem_mhz, 0);
+	report_csv_int(f, r->temp_c, 0);
+	report_csv_int(f, r->power_w, 1);
 	fflush(f);
 }
 
@@ -190,6 +220,47 @@ report_ratio(FILE *f, const struct stats_ratio *r)
 		fprintf(f, "%.2fx [%.2f, %.2f] 95%% CI", r->est, r->lo, r->hi);
 	else
 		fprintf(f, "%.2fx (one round: no interval)", r->est);
+}
+
+/* " (SM 1755-1980 MHz" and so on: a range of a figure, or "–" when unknown. */
+static void
+report_range(FILE *f, const char *what, int lo, int hi, const char *unit)
+{
+	if (hi <= 0)
+		fprintf(f, "%s – (not known: no NVML)", what);
+	else if (lo > 0 && lo != hi)
+		fprintf(f, "%s %d-%d %s", what, lo, hi, unit);
+	else
+		fprintf(f, "%s %d %s", what, hi, unit);
+}
+
+/*
+ * A GPU op's lines: the library (cuBLAS) ratio, the share of the device's
+ * measured peak, the GPU and its clocks in the final rounds. A figure not
+ * measured is "–" with the reason, never made up.
+ */
+static void
+report_gpu(FILE *f, const struct job_op *jo)
+{
+	if (jo->reference_gflops > 0)
+		fprintf(f, "  vs library  : %.2fx (%s: %.2f GFLOP/s, median of "
+		    "the final rounds)\n", jo->best_gflops / jo->reference_gflops,
+		    jo->reference_name, jo->reference_gflops);
+	else
+		fprintf(f, "  vs library  : – (no valid reference measurement "
+		    "in the final rounds)\n");
+	if (jo->peak_gflops > 0)
+		fprintf(f, "  of peak     : %.1f%% (%s: %.2f GFLOP/s, measured "
+		    "beside the reference)\n", 100 * jo->best_gflops /
+		    jo->peak_gflops, jo->peak_name, jo->peak_gflops);
+	else
+		fprintf(f, "  of peak     : – (the harness measured no peak for "
+		    "this op's types)\n");
+	fprintf(f, "  GPU         : %s (", jo->gpu);
+	report_range(f, "SM", jo->sm_mhz_lo, jo->sm_mhz_hi, "MHz");
+	report_range(f, ", memory", jo->mem_mhz, jo->mem_mhz, "MHz");
+	report_range(f, ",", jo->temp_lo, jo->temp_hi, "°C");
+	fprintf(f, " in the final rounds)\n");
 }
 
 void
@@ -246,9 +317,14 @@ report_summary(FILE *f, const struct job_op *ops, size_t n)
 		if (jo->speedup.n > 0) {
 			fprintf(f, "  vs default  : ");
 			report_ratio(f, &jo->speedup);
-			fprintf(f, " (the default at %d thread%s: %.2f GFLOP/s, "
-			    "interleaved)\n", jo->base_threads,
-			    jo->base_threads == 1 ? "" : "s", jo->base_thr_gflops);
+			if (jo->gpu[0] != '\0')
+				fprintf(f, " (the default: %.2f GFLOP/s, "
+				    "interleaved)\n", jo->base_thr_gflops);
+			else
+				fprintf(f, " (the default at %d thread%s: %.2f "
+				    "GFLOP/s, interleaved)\n", jo->base_threads,
+				    jo->base_threads == 1 ? "" : "s",
+				    jo->base_thr_gflops);
 		}
 		if (jo->base_threads != 1 && jo->speedup1.n > 0) {
 			fprintf(f, "  vs default@1: ");
@@ -256,7 +332,9 @@ report_summary(FILE *f, const struct job_op *ops, size_t n)
 			fprintf(f, " (the default at 1 thread: %.2f GFLOP/s)\n",
 			    jo->base1_gflops);
 		}
-		if (jo->reference_gflops > 0)
+		if (jo->gpu[0] != '\0')
+			report_gpu(f, jo);
+		else if (jo->reference_gflops > 0)
 			fprintf(f, "  %-12s: %.2fx (%s, %d thread%s: %.2f GFLOP/s%s)\n",
 			    jo->reference_same ? "vs library" : "of library",
 			    jo->best_gflops / jo->reference_gflops,
@@ -283,6 +361,38 @@ report_summary(FILE *f, const struct job_op *ops, size_t n)
 		    floor * 100, nm);
 	fprintf(f, "********************************************************\n");
 	fflush(f);
+}
+
+/* The GPU fields of a --json op: null for CPU ops and figures not known. */
+static void
+report_json_gpu(json_t *o, const struct job_op *jo)
+{
+	json_t *g;
+
+	if (jo->gpu[0] == '\0') {
+		json_object_set_new(o, "gpu", json_null());
+		return;
+	}
+	g = json_object();
+	json_object_set_new(g, "name", json_string(jo->gpu));
+	json_object_set_new(g, "sm_mhz_min", jo->sm_mhz_lo > 0 ?
+	    json_integer(jo->sm_mhz_lo) : json_null());
+	json_object_set_new(g, "sm_mhz_max", jo->sm_mhz_hi > 0 ?
+	    json_integer(jo->sm_mhz_hi) : json_null());
+	json_object_set_new(g, "mem_mhz", jo->mem_mhz > 0 ?
+	    json_integer(jo->mem_mhz) : json_null());
+	json_object_set_new(g, "temp_c_min", jo->temp_lo > 0 ?
+	    json_integer(jo->temp_lo) : json_null());
+	json_object_set_new(g, "temp_c_max", jo->temp_hi > 0 ?
+	    json_integer(jo->temp_hi) : json_null());
+	json_object_set_new(o, "gpu", g);
+	json_object_set_new(o, "peak", jo->peak_gflops > 0 ?
+	    json_string(jo->peak_name) : json_null());
+	json_object_set_new(o, "peak_gflops", jo->peak_gflops > 0 ?
+	    json_real(jo->peak_gflops) : json_null());
+	json_object_set_new(o, "of_peak", jo->peak_gflops > 0 &&
+	    jo->have_best ? json_real(jo->best_gflops / jo->peak_gflops) :
+	    json_null());
 }
 
 static json_t *
@@ -383,6 +493,7 @@ report_json(int64_t job_id, const struct job_op *ops, size_t n, int outcome)
 		json_object_set_new(o, "vs_reference", json_real(
 		    jo->reference_gflops > 0 ? jo->best_gflops /
 		    jo->reference_gflops : 0));
+		report_json_gpu(o, jo);
 		json_object_set_new(o, "tuner_seconds", json_real(jo->tuner_s));
 		json_array_append_new(arr, o);
 	}

@@ -63,7 +63,7 @@ job_record(struct job *c, struct job_op *jo, const struct config *cf,
 	space_config_name(cf, c->rep.knobs, name, sizeof name);
 	if (job_stop_asked(c)) {
 		/* Our own stop killed the child: not the candidate's outcome. */
-		backend_result_clear(res);
+		trial_result_clear(res);
 		c->stopped = 1;
 		return 1;
 	}
@@ -73,11 +73,11 @@ job_record(struct job *c, struct job_op *jo, const struct config *cf,
 		    " %s; nothing recorded for it, the job stops (run it again"
 		    " once this is fixed: it resumes)", jo->op->name, name,
 		    res->error ? res->error : "?");
-		backend_result_clear(res);
+		trial_result_clear(res);
 		return -1;
 	}
 	if (job_store_gone(c, err)) {
-		backend_result_clear(res);
+		trial_result_clear(res);
 		return -1;
 	}
 	memset(&t, 0, sizeof t);
@@ -226,6 +226,30 @@ job_noise_add(struct job_op *jo, const struct trial_result *r)
 		jo->noise[jo->nnoise++] = r->gflops;
 }
 
+/* A final-round result's GPU and clocks into jo's ranges (GPU backends). */
+static void
+job_gpu_note(struct job_op *jo, const struct trial_result *r)
+{
+	if (r->gpu[0] == '\0')
+		return;
+	snprintf(jo->gpu, sizeof jo->gpu, "%s", r->gpu);
+	if (r->sm_mhz > 0 && (jo->sm_mhz_lo == 0 || r->sm_mhz < jo->sm_mhz_lo))
+		jo->sm_mhz_lo = r->sm_mhz;
+	if (r->sm_mhz > jo->sm_mhz_hi)
+		jo->sm_mhz_hi = r->sm_mhz;
+	if (r->temp_c > 0 && (jo->temp_lo == 0 || r->temp_c < jo->temp_lo))
+		jo->temp_lo = r->temp_c;
+	if (r->temp_c > jo->temp_hi)
+		jo->temp_hi = r->temp_c;
+	if (r->mem_mhz > 0)
+		jo->mem_mhz = r->mem_mhz;
+	if (r->peak_gflops > 0 && jo->npeak < JOB_FINAL_ROUNDS) {
+		jo->peak_v[jo->npeak++] = r->peak_gflops;
+		snprintf(jo->peak_name, sizeof jo->peak_name, "%s",
+		    r->peak_routine);
+	}
+}
+
 /*
  * Measure one config of a step and keep its GFLOP/s in *gflops (0 when it
  * failed) and, when measure_s is not NULL, the seconds its measurement took
@@ -252,8 +276,10 @@ job_measure(struct job *c, struct backend *b, struct job_op *jo,
 		*gflops = res.gflops;
 		if (memcmp(cf, &jo->deflt, sizeof *cf) == 0)
 			job_noise_add(jo, &res);
+		if (strcmp(phase, "final") == 0)
+			job_gpu_note(jo, &res);
 	}
-	backend_result_clear(&res);
+	trial_result_clear(&res);
 	return r;
 }
 
@@ -725,7 +751,7 @@ job_batch_end(struct job_batch *bt)
 		bt->c->be->release(bt->slot[i].art);
 		free(bt->slot[i].err);
 		if (i >= bt->rec)
-			backend_result_clear(&bt->res[i]);
+			trial_result_clear(&bt->res[i]);
 	}
 	bt->jo->compiled += bt->compiles;
 	if (bt->most > bt->jo->compile_most)
@@ -904,7 +930,7 @@ steps_search_round(struct job *c, struct job_op *jo, int64_t n,
 out:
 	*done = jo->trials - before;
 	for (i = 0; i < JOB_BATCH_MAX; i++)
-		backend_result_clear(&res[i]);
+		trial_result_clear(&res[i]);
 	return rc;
 }
 
@@ -1020,15 +1046,17 @@ job_reference_once(struct job *c, struct job_op *jo, struct backend *b,
 	st.result = res;
 	if (store_trial_add(c->st, &st, err) < 0)
 		goto out;
-	if (steps_valid(&res))
+	if (steps_valid(&res)) {
 		*g = res.gflops;
+		job_gpu_note(jo, &res);
+	}
 	/* What it computed, and whether a "vs" ratio is like for like. */
 	snprintf(jo->reference_name, sizeof jo->reference_name, "%s",
 	    res.ref_routine[0] != '\0' ? res.ref_routine : "reference");
 	jo->reference_same = res.ref_routine[0] != '\0' && res.ref_same_precision;
 	rc = 0;
 out:
-	backend_result_clear(&res);
+	trial_result_clear(&res);
 	return rc;
 }
 
@@ -1083,6 +1111,7 @@ job_step_final(struct job *c, struct job_op *jo, struct backend *b,
 			v[nv++] = ref[i];
 	}
 	jo->reference_gflops = stats_median(v, nv);
+	jo->peak_gflops = stats_median(jo->peak_v, jo->npeak);
 	jo->best_gflops = stats_median(w, JOB_FINAL_ROUNDS);
 	if (jo->default_best)
 		memcpy(d, w, sizeof d);

@@ -118,7 +118,17 @@ store_result_check(struct store *s, int64_t row, const struct trial_result *r,
 	    store_row_num(s, err, t, row, "compile_s", r->compile_s, 0,
 	    STORE_SECONDS_MAX) != 0 ||
 	    store_row_num(s, err, t, row, "measure_s", r->measure_s, 0,
-	    STORE_SECONDS_MAX) != 0)
+	    STORE_SECONDS_MAX) != 0 ||
+	    store_row_int(s, err, t, row, "sm_mhz", r->sm_mhz, 0,
+	    STORE_MHZ_MAX) != 0 ||
+	    store_row_int(s, err, t, row, "mem_mhz", r->mem_mhz, 0,
+	    STORE_MHZ_MAX) != 0 ||
+	    store_row_int(s, err, t, row, "temp_c", r->temp_c, 0,
+	    STORE_TEMP_MAX) != 0 ||
+	    store_row_int(s, err, t, row, "power_w", r->power_w, 0,
+	    STORE_POWER_MAX) != 0 ||
+	    store_row_num(s, err, t, row, "peak_gflops", r->peak_gflops, 0,
+	    STORE_GFLOPS_MAX) != 0)
 		return -1;
 	return 0;
 }

@@ -471,6 +471,12 @@ fail:
 	return -1;
 }
 
+const char *
+store_path(const struct store *s)
+{
+	return s->path;
+}
+
 void
 store_close(struct store *s)
 {

@@ -9,10 +9,10 @@
 #include <stdint.h>
 
 #include "analysis/analysis.h"
-#include "backends/backend.h"
 #include "search/space.h"
+#include "trial/trial.h"
 
-#define STORE_SCHEMA_VERSION 7
+#define STORE_SCHEMA_VERSION 8
 
 /*
  * What autosched's writers write, and so all a reader takes back: values
@@ -25,6 +25,9 @@
 #define STORE_MS_MAX		1e10	/* a trial's time: four months */
 #define STORE_SECONDS_MAX	1e10
 #define STORE_CV_MAX		1e6
+#define STORE_MHZ_MAX		100000	/* a GPU's clocks */
+#define STORE_TEMP_MAX		200	/* °C */
+#define STORE_POWER_MAX		100000	/* W */
 
 struct store;
 
@@ -52,6 +55,8 @@ int	 store_open(const char *path, struct store **out, char **err)
 int	 store_open_readonly(const char *path, struct store **out, char **err)
 	    __attribute__((warn_unused_result));
 void	 store_close(struct store *);
+/* The path the store was opened with; borrowed until store_close. */
+const char *store_path(const struct store *);
 /* The schema version (PRAGMA user_version) of an open store, or -1. */
 int	 store_schema_version(struct store *, char **err);
 
@@ -200,6 +205,30 @@ struct store_best {
 	int64_t		 target_id;
 	int64_t		 trial_id;	/* the winning row */
 	int		 confirmed;	/* 1 if the figures are confirm-phase */
+	/* The reference's routine ("cublas:GemmEx", "openblas:sgemm"), "" if none. */
+	char		*reference_routine;
+	int		 reference_same;	/* it computes in the op's precision */
+	/*
+	 * GPU rows (schema 8): the GPU that measured the winning row, its SM
+	 * and memory clocks and temperature then (0: not known), and the
+	 * winning job's mean measured peak for the op's types with what was
+	 * timed (0, "": not measured). "" and 0 for CPU rows.
+	 */
+	char		*gpu;
+	int		 sm_mhz, mem_mhz, temp_c;
+	double		 peak_gflops;
+	char		*peak_routine;
+	/*
+	 * The winning job's choice of this config, if it recorded one: why
+	 * (choices.reason, "" if none), and the paired ratio to the default
+	 * in the final rounds with its 95% interval (0 when none; for "default
+	 * kept" rows the search's best against the default).
+	 */
+	char		*choice_reason;
+	double		 speedup, speedup_lo, speedup_hi;
+	int		 speedup_rounds;
+	/* The op as stored: its strings the row's (function and loc ""). */
+	struct op_desc	 op;
 };
 void	 store_best_clear(struct store_best *);
 /*
@@ -207,6 +236,9 @@ void	 store_best_clear(struct store_best *);
  * op name or signature substring (NULL = all) and job (0 = all; with a job,
  * baseline, reference and trial count come from that job too). trials
  * counts the "tune" trials. Caller clears each row and frees the array.
+ * The rows' ops and figures are checked here; their configs against the
+ * space's rules of their backend are not (the store knows no backend):
+ * readers take them through best_configs (best/best.h), which does.
  */
 int	 store_best(struct store *, const char *op_filter, int64_t job_id,
 	    struct store_best **rows, size_t *n, char **err);

@@ -19,9 +19,11 @@
 	"measure_s, verified, max_err, artifact, error, checked_by, "	\
 	"ref_routine, ref_same_precision, reps_dropped, context_switches, "	\
 	"cpu_migrations, page_faults, task_clock_ns, cycles, instructions, "	\
-	"cache_misses, host"
-/* How many RESULT_COLUMNS there are; the counters, then host, are last. */
-#define RESULT_NCOLS	(18 + TRIAL_CTR_COUNT)
+	"cache_misses, host, gpu, sm_mhz, mem_mhz, temp_c, power_w, "	\
+	"peak_gflops, peak_routine"
+/* How many RESULT_COLUMNS there are: the counters, host, then the GPU's. */
+#define RESULT_NCOLS	(18 + TRIAL_CTR_COUNT + RESULT_GPU_NCOLS)
+#define RESULT_GPU_NCOLS	7
 _Static_assert(TRIAL_CTR_COUNT == 7, "a new counter needs a column");
 
 static const char *const trial_phases[] = {
@@ -97,6 +99,62 @@ config_from_row(sqlite3_stmt *st, int col, struct config *c)
 		c->v[k] = sqlite3_column_int64(st, col + k);
 }
 
+/* An int column; -1 (refused by the row check) when outside an int. */
+static int
+gpu_column_int(sqlite3_stmt *st, int col)
+{
+	int64_t	v = sqlite3_column_int64(st, col);
+
+	return v >= 0 && v <= INT32_MAX ? (int)v : -1;
+}
+
+/* The GPU's columns (NULL in CPU rows and rows before version 8: "", 0). */
+static void
+gpu_from_row(sqlite3_stmt *st, int col, struct trial_result *r)
+{
+	const char	*text;
+
+	text = (const char *)sqlite3_column_text(st, col);
+	snprintf(r->gpu, sizeof r->gpu, "%s", text ? text : "");
+	r->sm_mhz = gpu_column_int(st, col + 1);
+	r->mem_mhz = gpu_column_int(st, col + 2);
+	r->temp_c = gpu_column_int(st, col + 3);
+	r->power_w = gpu_column_int(st, col + 4);
+	r->peak_gflops = store_column_num(st, col + 5);
+	text = (const char *)sqlite3_column_text(st, col + 6);
+	snprintf(r->peak_routine, sizeof r->peak_routine, "%s",
+	    text ? text : "");
+}
+
+/* Bind the GPU's columns from i on: "" and 0 (not known) as NULL. */
+static void
+gpu_bind(sqlite3_stmt *st, int i, const char *phase,
+    const struct trial_result *r)
+{
+	const int	 v[4] = { r->sm_mhz, r->mem_mhz, r->temp_c, r->power_w };
+	int		 k, ref = strcmp(phase, "reference") == 0;
+
+	sqlite3_bind_text(st, i, r->gpu, (int)strnlen(r->gpu, sizeof r->gpu),
+	    SQLITE_TRANSIENT);
+	if (r->gpu[0] == '\0')
+		sqlite3_bind_null(st, i);
+	for (k = 0; k < 4; k++) {
+		if (v[k] > 0)
+			sqlite3_bind_int(st, i + 1 + k, v[k]);
+		else
+			sqlite3_bind_null(st, i + 1 + k);
+	}
+	/* The peak belongs to reference rows only. */
+	if (ref && r->peak_gflops > 0 && r->peak_routine[0] != '\0') {
+		sqlite3_bind_double(st, i + 5, r->peak_gflops);
+		sqlite3_bind_text(st, i + 6, r->peak_routine, (int)strnlen(
+		    r->peak_routine, sizeof r->peak_routine), SQLITE_TRANSIENT);
+	} else {
+		sqlite3_bind_null(st, i + 5);
+		sqlite3_bind_null(st, i + 6);
+	}
+}
+
 /*
  * Fill r from RESULT_COLUMNS starting at col. The error text is copied when
  * copy is set (caller clears), else borrowed from the statement.
@@ -109,7 +167,7 @@ result_from_row(sqlite3_stmt *st, int col, struct trial_result *r, int copy)
 
 	memset(r, 0, sizeof *r);
 	status = (const char *)sqlite3_column_text(st, col);
-	s = status != NULL ? backend_status_lookup(status) : -1;
+	s = status != NULL ? trial_status_lookup(status) : -1;
 	r->status = s >= 0 ? (enum trial_status)s : TRIAL_ERROR;
 	r->median_ms = store_column_num(st, col + 1);
 	r->min_ms = store_column_num(st, col + 2);
@@ -141,6 +199,7 @@ result_from_row(sqlite3_stmt *st, int col, struct trial_result *r, int copy)
 	}
 	text = (const char *)sqlite3_column_text(st, col + 17 + TRIAL_CTR_COUNT);
 	snprintf(r->host, sizeof r->host, "%s", text ? text : "");
+	gpu_from_row(st, col + 18 + TRIAL_CTR_COUNT, r);
 }
 
 static const char sql_trial_add[] =
@@ -148,7 +207,8 @@ static const char sql_trial_add[] =
 	KNOB_COLUMNS ", " RESULT_COLUMNS ", created) VALUES (?1, ?2, ?3, ?4, "
 	"?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
 	"?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, "
-	"?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43)";
+	"?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, "
+	"?45, ?46, ?47, ?48, ?49, ?50)";
 
 int64_t
 store_trial_add(struct store *s, const struct store_trial *t, char **err)
@@ -185,7 +245,7 @@ store_trial_add(struct store *s, const struct store_trial *t, char **err)
 	store_bind_text(st, 5, config_name);
 	for (k = 0; k < KNOB_COUNT; k++)
 		sqlite3_bind_int64(st, 6 + k, t->config.v[k]);
-	store_bind_text(st, 18, backend_status_name(r->status));
+	store_bind_text(st, 18, trial_status_name(r->status));
 	sqlite3_bind_double(st, 19, r->median_ms);
 	sqlite3_bind_double(st, 20, r->min_ms);
 	sqlite3_bind_double(st, 21, r->max_ms);
@@ -224,7 +284,9 @@ store_trial_add(struct store *s, const struct store_trial *t, char **err)
 	    r->host, sizeof r->host), SQLITE_TRANSIENT);
 	if (r->host[0] == '\0')
 		sqlite3_bind_null(st, 35 + TRIAL_CTR_COUNT);
-	sqlite3_bind_double(st, 36 + TRIAL_CTR_COUNT, t->created != 0 ?
+	gpu_bind(st, 36 + TRIAL_CTR_COUNT, t->phase, r);
+	sqlite3_bind_double(st, 36 + TRIAL_CTR_COUNT + RESULT_GPU_NCOLS,
+	    t->created != 0 ?
 	    t->created : util_wall());
 
 	/* Autocommit: the row is durable (against kill -9) once step returns. */
@@ -262,7 +324,7 @@ store_trial_find(struct store *s, int64_t op_id, int64_t target_id,
 		rc = store_result_check(s, sqlite3_column_int64(st,
 		    RESULT_NCOLS), res, err) == 0 ? 1 : -1;
 		if (rc < 0)
-			backend_result_clear(res);
+			trial_result_clear(res);
 	} else if (rc == SQLITE_DONE)
 		rc = 0;
 	else
@@ -378,8 +440,39 @@ store_best_clear(struct store_best *b)
 	free(b->cpu);
 	free(b->toolchain);
 	free(b->backend);
+	free(b->gpu);
+	free(b->peak_routine);
+	free(b->reference_routine);
+	free(b->choice_reason);
+	free((char *)b->op.kind);
+	free((char *)b->op.op_name);
 	memset(b, 0, sizeof *b);
 }
+
+/*
+ * What store_best adds after OP_COLUMNS: the winner's GPU and clocks, the
+ * job's mean peak and what it timed, the reference's routine, and the
+ * job's choice for the op (its reason and paired ratio to the default).
+ */
+#define BEST_REF(WHAT)							\
+	"(SELECT " WHAT " FROM trials b WHERE b.op_id = r.op_id"		\
+	" AND b.target_id = r.target_id AND b.job_id IS r.job_id"		\
+	" AND b.phase = 'reference' AND max(b.threads, 1) = max(r.threads, 1)"	\
+	" AND b.status IN ('ok','unstable')"
+#define BEST_CHOICE(WHAT)						\
+	"(SELECT " WHAT " FROM choices ch WHERE ch.job_id IS r.job_id"	\
+	" AND ch.op_id = r.op_id AND ch.target_id = r.target_id"		\
+	" AND ch.config_name = r.config_name ORDER BY ch.id DESC LIMIT 1)"
+#define BEST_GPU_COLUMNS						\
+	" r.gpu, r.sm_mhz, r.mem_mhz, r.temp_c, "				\
+	BEST_REF("avg(b.peak_gflops)") "), "				\
+	BEST_REF("b.peak_routine") " AND b.peak_routine IS NOT NULL"	\
+	" ORDER BY b.id DESC LIMIT 1), "					\
+	BEST_REF("b.ref_routine") " ORDER BY b.id DESC LIMIT 1), "	\
+	BEST_REF("b.ref_same_precision") " ORDER BY b.id DESC LIMIT 1), "	\
+	BEST_CHOICE("ch.reason") ", " BEST_CHOICE("ch.speedup") ", "	\
+	BEST_CHOICE("ch.speedup_lo") ", " BEST_CHOICE("ch.speedup_hi") ", "	\
+	BEST_CHOICE("ch.rounds")
 
 /*
  * The winner per op and target. Within one job, the figure measured after
@@ -425,59 +518,46 @@ static const char sql_best[] =
 	"  AND b.status IN ('ok','unstable')),"
 	" (SELECT avg(b.gflops) FROM trials b WHERE b.op_id = r.op_id"
 	"  AND b.target_id = r.target_id AND b.job_id IS r.job_id"
-	"  AND b.phase = 'reference' AND b.threads = r.threads"
+	"  AND b.phase = 'reference' AND max(b.threads, 1) = max(r.threads, 1)"
 	"  AND b.status IN ('ok','unstable')),"
 	" (SELECT count(*) FROM trials c WHERE c.op_id = r.op_id"
 	"  AND c.target_id = r.target_id AND c.phase = 'tune'"
 	"  AND (?2 = 0 OR c.job_id = ?2)),"
 	" g.cpu, g.toolchain, g.backend, r.job_id, r.target_id, r.id,"
-	" r.phase IN ('confirm', 'final') OR r.chosen, " OP_COLUMNS " "
+	" r.phase IN ('confirm', 'final') OR r.chosen, " OP_COLUMNS ", "
+	BEST_GPU_COLUMNS " "
 	"FROM ranked r JOIN ops o ON o.id = r.op_id"
 	" JOIN targets g ON g.id = r.target_id "
 	"WHERE r.rn = 1 AND (?1 IS NULL OR instr(o.name, ?1) > 0"
 	" OR instr(o.signature, ?1) > 0) "
 	"ORDER BY o.name, o.signature, r.target_id";
 
-/*
- * The one check of a config read back from the store: the space's rules of
- * its op under its backend (space_config_check). -1 with *err naming the
- * store, the op, the config and the knob.
- */
-static int
-store_config_check(struct store *s, const struct store_best *b,
-    const struct op_desc *op, char **err)
+/* A text column copied, "" when NULL. Caller frees. */
+static char *
+best_text(sqlite3_stmt *st, int col)
 {
-	const struct backend_ops *be = backend_find(b->backend ? b->backend : "");
-	struct space_rules	 rules;
-	char			*why = NULL, *on, *cn;
-	const char		*reason;
-	int			 rc = 0;
+	char	*v = store_column_dup(st, col);
 
-	memset(&rules, 0, sizeof rules);
-	if (be != NULL && be->supports != NULL && !be->supports(op, &reason)) {
-		on = util_escape(op->kind ? op->kind : "");
-		why = xasprintf("kind \"%s\", %lldx%lldx%lldx%lld: not an op "
-		    "backend %s runs (%s)", on, (long long)op->batch,
-		    (long long)op->m, (long long)op->n, (long long)op->k,
-		    be->name, reason ? reason : "?");
-		free(on);
-		rc = -1;
-	} else {
-		if (be != NULL && be->rules != NULL)
-			be->rules(op, &rules);
-		rc = space_config_check(op, be != NULL && be->rules != NULL ?
-		    &rules : NULL, &b->config, &why);
-	}
-	if (rc != 0) {
-		on = util_escape(b->op_name ? b->op_name : "?");
-		cn = util_escape(b->config_name ? b->config_name : "?");
-		util_seterr(err, "store %s: op %s: config %s: %s", s->path, on,
-		    cn, why);
-		free(on);
-		free(cn);
-	}
-	free(why);
-	return rc;
+	return v != NULL ? v : xstrdup("");
+}
+
+/* BEST_GPU_COLUMNS from col on into b. */
+static void
+best_gpu_from_row(sqlite3_stmt *st, int col, struct store_best *b)
+{
+	b->gpu = best_text(st, col);
+	b->sm_mhz = gpu_column_int(st, col + 1);
+	b->mem_mhz = gpu_column_int(st, col + 2);
+	b->temp_c = gpu_column_int(st, col + 3);
+	b->peak_gflops = store_column_num(st, col + 4);
+	b->peak_routine = best_text(st, col + 5);
+	b->reference_routine = best_text(st, col + 6);
+	b->reference_same = sqlite3_column_int(st, col + 7);
+	b->choice_reason = best_text(st, col + 8);
+	b->speedup = store_column_num(st, col + 9);
+	b->speedup_lo = store_column_num(st, col + 10);
+	b->speedup_hi = store_column_num(st, col + 11);
+	b->speedup_rounds = gpu_column_int(st, col + 12);
 }
 
 /* The winning row's figures, and the baseline's and the reference's. */
@@ -499,7 +579,22 @@ store_best_figures_check(struct store *s, const struct store_best *b,
 	    STORE_GFLOPS_MAX) != 0 ||
 	    store_row_num(s, err, "trials", b->trial_id, "gflops (the mean of"
 	    " the job's reference rows)", b->reference_gflops, 0,
-	    STORE_GFLOPS_MAX) != 0)
+	    STORE_GFLOPS_MAX) != 0 ||
+	    store_row_num(s, err, "trials", b->trial_id, "peak_gflops (the "
+	    "mean of the job's reference rows)", b->peak_gflops, 0,
+	    STORE_GFLOPS_MAX) != 0 ||
+	    store_row_int(s, err, "trials", b->trial_id, "sm_mhz", b->sm_mhz,
+	    0, STORE_MHZ_MAX) != 0 ||
+	    store_row_int(s, err, "trials", b->trial_id, "mem_mhz",
+	    b->mem_mhz, 0, STORE_MHZ_MAX) != 0 ||
+	    store_row_int(s, err, "trials", b->trial_id, "temp_c", b->temp_c,
+	    0, STORE_TEMP_MAX) != 0 ||
+	    store_row_num(s, err, "choices", b->trial_id, "speedup (of the "
+	    "winning row's job)", b->speedup, 0, STORE_GFLOPS_MAX) != 0 ||
+	    store_row_num(s, err, "choices", b->trial_id, "speedup_lo",
+	    b->speedup_lo, 0, STORE_GFLOPS_MAX) != 0 ||
+	    store_row_num(s, err, "choices", b->trial_id, "speedup_hi",
+	    b->speedup_hi, 0, STORE_GFLOPS_MAX) != 0)
 		return -1;
 	return 0;
 }
@@ -561,11 +656,15 @@ store_best(struct store *s, const char *op_filter, int64_t job_id,
 		b->trial_id = sqlite3_column_int64(st, 27);
 		b->confirmed = sqlite3_column_int(st, 28);
 		op_from_row(st, 29, &op);
+		best_gpu_from_row(st, 43, b);
 		/* Refused here, no reader of the best configs ever sees it. */
 		if ((bad = store_op_check(s, b->op_id, &op, err)) != 0 ||
-		    (bad = store_best_figures_check(s, b, err)) != 0 ||
-		    (bad = store_config_check(s, b, &op, err)) != 0)
+		    (bad = store_best_figures_check(s, b, err)) != 0)
 			break;
+		b->op = op;
+		b->op.name = b->op_name;
+		b->op.kind = xstrdup(op.kind != NULL ? op.kind : "");
+		b->op.op_name = xstrdup(op.op_name != NULL ? op.op_name : "");
 	}
 	if (bad || rc != SQLITE_DONE) {
 		if (!bad)

@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backends/backend.h"
 #include "search/space.h"
+#include "trial/trial.h"
 
 struct op_desc;
 

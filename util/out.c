@@ -138,26 +138,15 @@ out_probe(const char *pre, const char *dir, const char *what, char **err)
 	return 0;
 }
 
-int
-util_out_check(const char *path, const struct util_out_guard *g, char **err)
+/* Refuses path when it names one of g's stores (or their side files) or inputs. */
+static int
+out_not_input(const char *pre, const char *path,
+    const struct util_out_guard *g, const char *what, char **err)
 {
 	static const char *const sfx[] = { "", "-wal", "-shm", "-journal" };
-	const char *what = g != NULL && g->what != NULL ? g->what : "the output";
-	char *pre, *p, *dir = NULL, link[PATH_MAX];
-	struct stat sb, fb;
 	size_t i, j;
-	ssize_t ln;
-	int rc = -1, fd, ours;
+	char *p;
 
-	/* "WHERE: [Env] output_file: PATH", "-o PATH", "PATH". */
-	pre = xasprintf("%s%s%s%s%s", g && g->where ? g->where : "",
-	    g && g->where ? ": " : "", g && g->key ? g->key : "",
-	    g && g->key ? (g->key[0] == '-' ? " " : ": ") : "", path);
-	if (*path == '\0') {
-		util_seterr(err, "%s: empty file name; expected a file for %s",
-		    pre, what);
-		goto out;
-	}
 	for (i = 0; g != NULL && i < UTIL_OUT_STORES; i++) {
 		for (j = 0; g->stores[i] && j < sizeof sfx / sizeof sfx[0]; j++) {
 			p = xasprintf("%s%s", g->stores[i], sfx[j]);
@@ -166,7 +155,7 @@ util_out_check(const char *path, const struct util_out_guard *g, char **err)
 				    " new file for %s", pre, j == 0 ? "the store" :
 				    "a side file of the store", p, what);
 				free(p);
-				goto out;
+				return -1;
 			}
 			free(p);
 		}
@@ -178,9 +167,76 @@ util_out_check(const char *path, const struct util_out_guard *g, char **err)
 			util_seterr(err, "%s: that is %s; expected a new file"
 			    " for %s", pre, in->what ? in->what : "an input",
 			    what);
-			goto out;
+			return -1;
 		}
 	}
+	return 0;
+}
+
+/*
+ * path exists (lstat sb): a regular file, not a link, and (with a guard)
+ * one autosched wrote. 0, or -1 with *err.
+ */
+static int
+out_check_existing(const char *pre, const char *path, const struct stat *sb,
+    const struct util_out_guard *g, const char *what, char **err)
+{
+	char link[PATH_MAX];
+	struct stat fb;
+	ssize_t ln;
+	int fd, ours = 0;
+
+	if (S_ISLNK(sb->st_mode)) {
+		ln = readlink(path, link, sizeof link - 1);
+		link[ln > 0 ? ln : 0] = '\0';
+		util_seterr(err, "%s: that is a symbolic link (to %s); expected"
+		    " a regular file for %s: name the file itself", pre, link,
+		    what);
+		return -1;
+	}
+	if (!S_ISREG(sb->st_mode)) {
+		util_seterr(err, "%s: that is %s; expected a regular file for %s",
+		    pre, out_kind(sb->st_mode), what);
+		return -1;
+	}
+	if (g == NULL)
+		return 0;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+	    O_CLOEXEC);
+	if (fd != -1) {
+		if (fstat(fd, &fb) == 0 && fb.st_dev == sb->st_dev &&
+		    fb.st_ino == sb->st_ino)
+			ours = out_ours(fd, g);
+		close(fd);
+	}
+	if (!ours) {
+		util_seterr(err, "%s: exists and is not a file autosched wrote;"
+		    " expected a new file (or a previous one of autosched's)"
+		    " for %s: move it away or name another", pre, what);
+		return -1;
+	}
+	return 0;
+}
+
+int
+util_out_check(const char *path, const struct util_out_guard *g, char **err)
+{
+	const char *what = g != NULL && g->what != NULL ? g->what : "the output";
+	char *pre, *dir = NULL;
+	struct stat sb, fb;
+	int rc = -1;
+
+	/* "WHERE: [Env] output_file: PATH", "-o PATH", "PATH". */
+	pre = xasprintf("%s%s%s%s%s", g && g->where ? g->where : "",
+	    g && g->where ? ": " : "", g && g->key ? g->key : "",
+	    g && g->key ? (g->key[0] == '-' ? " " : ": ") : "", path);
+	if (*path == '\0') {
+		util_seterr(err, "%s: empty file name; expected a file for %s",
+		    pre, what);
+		goto out;
+	}
+	if (out_not_input(pre, path, g, what, err) != 0)
+		goto out;
 	if (lstat(path, &sb) != 0) {
 		if (errno != ENOENT) {
 			util_seterr(err, "%s: %s", pre, strerror(errno));
@@ -195,39 +251,7 @@ util_out_check(const char *path, const struct util_out_guard *g, char **err)
 		rc = out_probe(pre, dir, what, err);
 		goto out;
 	}
-	if (S_ISLNK(sb.st_mode)) {
-		ln = readlink(path, link, sizeof link - 1);
-		link[ln > 0 ? ln : 0] = '\0';
-		util_seterr(err, "%s: that is a symbolic link (to %s); expected"
-		    " a regular file for %s: name the file itself", pre, link,
-		    what);
-		goto out;
-	}
-	if (!S_ISREG(sb.st_mode)) {
-		util_seterr(err, "%s: that is %s; expected a regular file for %s",
-		    pre, out_kind(sb.st_mode), what);
-		goto out;
-	}
-	if (g == NULL) {
-		rc = 0;
-		goto out;
-	}
-	ours = 0;
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
-	    O_CLOEXEC);
-	if (fd != -1) {
-		if (fstat(fd, &fb) == 0 && fb.st_dev == sb.st_dev &&
-		    fb.st_ino == sb.st_ino)
-			ours = out_ours(fd, g);
-		close(fd);
-	}
-	if (!ours) {
-		util_seterr(err, "%s: exists and is not a file autosched wrote;"
-		    " expected a new file (or a previous one of autosched's)"
-		    " for %s: move it away or name another", pre, what);
-		goto out;
-	}
-	rc = 0;
+	rc = out_check_existing(pre, path, &sb, g, what, err);
 out:
 	free(dir);
 	free(pre);

@@ -179,31 +179,173 @@ proc_drain(int fd, char **buf, size_t *len, size_t *cap, size_t max)
 	return 1;
 }
 
+/* One child under proc_run: its pipes, its pid and what became of it. */
+struct proc_run {
+	struct proc_opts	 o;
+	int			 outp[2], errp[2], failp[2];
+	pid_t			 pid;
+	int			 slot;		/* proc_track's, or -1 */
+	double			 start, deadline;
+	size_t			 olen, ocap, elen, ecap;
+	int			 status, killed, stopped;
+};
+
+/*
+ * Forks and execs prog with the pipes and signals as proc_child wants
+ * them. 0 (r->pid set, the parent's ends of the pipes open), or -1 with
+ * *err.
+ */
+static int
+proc_start(struct proc_run *r, const char *prog, char *const argv[],
+    char **err)
+{
+	sigset_t all, old;
+	pid_t self = getpid();
+	char **envp;
+	int e;
+
+	if (pipe2(r->outp, O_CLOEXEC) != 0 || pipe2(r->errp, O_CLOEXEC) != 0 ||
+	    pipe2(r->failp, O_CLOEXEC) != 0) {
+		util_seterr(err, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	envp = proc_envp(r->o.env);
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	if (r->o.stop != NULL && *r->o.stop) {
+		/* Signals are blocked: none can come between this and the fork. */
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		free(envp);
+		util_seterr(err, "%s: not started: interrupted", argv[0]);
+		return -1;
+	}
+	r->start = util_now();
+	r->pid = fork();
+	if (r->pid == 0)
+		proc_child(prog, argv, envp, &r->o, r->outp[1], r->errp[1],
+		    r->failp[1], &old, self);
+	e = errno;
+	if (r->pid > 0) {
+		setpgid(r->pid, r->pid);	/* both sides, so kill(-pid) never misses */
+		r->slot = proc_track(r->pid);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	free(envp);
+	if (r->pid < 0) {
+		util_seterr(err, "fork: %s", strerror(e));
+		return -1;
+	}
+	close(r->outp[1]);
+	close(r->errp[1]);
+	close(r->failp[1]);
+	r->outp[1] = r->errp[1] = r->failp[1] = -1;
+	return 0;
+}
+
+/*
+ * Reads the child's stdout and stderr into res until both close, the
+ * deadline passes (r->killed) or a stop comes (r->stopped).
+ */
+static void
+proc_collect(struct proc_run *r, struct proc_result *res)
+{
+	int open_out = 1, open_err = 1;
+
+	while (open_out || open_err) {
+		struct pollfd pfd[2];
+		int nfd = 0, wait_ms = -1;
+
+		if (open_out)
+			pfd[nfd++] = (struct pollfd){ r->outp[0], POLLIN, 0 };
+		if (open_err)
+			pfd[nfd++] = (struct pollfd){ r->errp[0], POLLIN, 0 };
+		if (r->o.stop != NULL && *r->o.stop) {
+			r->stopped = 1;
+			return;
+		}
+		if (r->deadline > 0) {
+			double left = r->deadline - util_now();
+
+			if (left <= 0) {
+				r->killed = 1;
+				return;
+			}
+			wait_ms = (int)(left * 1000) + 1;
+		}
+		if (poll(pfd, (nfds_t)nfd, wait_ms) < 0) {
+			if (errno == EINTR)
+				continue;
+			return;
+		}
+		for (int i = 0; i < nfd; i++) {
+			if (pfd[i].revents == 0)
+				continue;
+			if (pfd[i].fd == r->outp[0])
+				open_out = proc_drain(r->outp[0], &res->out,
+				    &r->olen, &r->ocap, r->o.out_max);
+			else
+				open_err = proc_drain(r->errp[0], &res->err,
+				    &r->elen, &r->ecap, r->o.out_max);
+		}
+	}
+}
+
+/*
+ * Waits for the child's exit, still under the deadline; past it, or on a
+ * stop, kills its process group. Either way its group is killed once it
+ * is reaped (grandchildren left behind) and r->status is its status.
+ */
+static void
+proc_reap(struct proc_run *r)
+{
+	while (!r->killed && !r->stopped) {
+		pid_t w = waitpid(r->pid, &r->status, WNOHANG);
+		struct timespec ts = { 0, 2 * 1000 * 1000 };
+
+		if (w == r->pid)
+			goto reaped;
+		if (w < 0 && errno != EINTR)
+			break;
+		if (r->o.stop != NULL && *r->o.stop) {
+			r->stopped = 1;
+			break;
+		}
+		if (r->deadline > 0 && util_now() >= r->deadline) {
+			r->killed = 1;
+			break;
+		}
+		nanosleep(&ts, NULL);
+	}
+	kill(-r->pid, SIGKILL);
+	while (waitpid(r->pid, &r->status, 0) < 0 && errno == EINTR)
+		;
+reaped:
+	kill(-r->pid, SIGKILL);	/* any grandchildren left in the group */
+	if (r->slot >= 0)	/* atomic, as proc_track takes it: other threads do */
+		__atomic_store_n(&proc_current_pgid[r->slot], 0, __ATOMIC_SEQ_CST);
+}
+
 int
 proc_run(char *const argv[], const struct proc_opts *opts,
     struct proc_result *res, char **err)
 {
-	struct proc_opts o;
-	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, failp[2] = { -1, -1 };
-	sigset_t all, old;
-	pid_t pid, self = getpid();
-	char **envp, *prog = NULL;
-	size_t olen = 0, ocap = 0, elen = 0, ecap = 0;
-	double start, deadline = 0;
-	int status, open_out = 1, open_err = 1, e, killed = 0, stopped = 0;
-	int rc = -1;
-	int slot = -1;
+	struct proc_run r;
+	char *prog = NULL;
+	int rc = -1, e;
 	ssize_t n;
 
 	memset(res, 0, sizeof *res);
-	memset(&o, 0, sizeof o);
+	memset(&r, 0, sizeof r);
+	r.outp[0] = r.outp[1] = r.errp[0] = r.errp[1] = -1;
+	r.failp[0] = r.failp[1] = -1;
+	r.slot = -1;
 	if (opts != NULL)
-		o = *opts;
-	if (o.out_max == 0)
-		o.out_max = 1 << 20;
+		r.o = *opts;
+	if (r.o.out_max == 0)
+		r.o.out_max = 1 << 20;
 	res->out = xstrdup("");
 	res->err = xstrdup("");
-	ocap = ecap = 1;
+	r.ocap = r.ecap = 1;
 	/* A bare name: from a trusted PATH folder only (util_program_find). */
 	if ((prog = strchr(argv[0], '/') != NULL ? xstrdup(argv[0]) :
 	    util_program_find(argv[0])) == NULL) {
@@ -213,135 +355,38 @@ proc_run(char *const argv[], const struct proc_opts *opts,
 		    argv[0]);
 		goto out;
 	}
-
-	if (pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0 ||
-	    pipe2(failp, O_CLOEXEC) != 0) {
-		util_seterr(err, "pipe: %s", strerror(errno));
+	if (proc_start(&r, prog, argv, err) != 0)
 		goto out;
-	}
-	envp = proc_envp(o.env);
-	sigfillset(&all);
-	sigprocmask(SIG_BLOCK, &all, &old);
-	if (o.stop != NULL && *o.stop) {
-		/* Signals are blocked: none can come between this and the fork. */
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		free(envp);
-		util_seterr(err, "%s: not started: interrupted", argv[0]);
-		goto out;
-	}
-	start = util_now();
-	pid = fork();
-	if (pid == 0)
-		proc_child(prog, argv, envp, &o, outp[1], errp[1], failp[1],
-		    &old, self);
-	e = errno;
-	if (pid > 0) {
-		setpgid(pid, pid);	/* both sides, so kill(-pid) never misses */
-		slot = proc_track(pid);
-	}
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	free(envp);
-	if (pid < 0) {
-		util_seterr(err, "fork: %s", strerror(e));
-		goto out;
-	}
-	close(outp[1]);
-	close(errp[1]);
-	close(failp[1]);
-	outp[1] = errp[1] = failp[1] = -1;
 
 	/* Did exec work? The pipe closes on exec, or carries errno. */
-	while ((n = read(failp[0], &e, sizeof e)) < 0 && errno == EINTR)
+	while ((n = read(r.failp[0], &e, sizeof e)) < 0 && errno == EINTR)
 		;
 	if (n == (ssize_t)sizeof e) {
 		res->exec_failed = 1;
 		util_seterr(err, "%s: %s", argv[0], strerror(e));
 	}
-
-	if (o.timeout > 0)
-		deadline = start + o.timeout;
-	while (open_out || open_err) {
-		struct pollfd pfd[2];
-		int nfd = 0, wait_ms = -1;
-
-		if (open_out)
-			pfd[nfd++] = (struct pollfd){ outp[0], POLLIN, 0 };
-		if (open_err)
-			pfd[nfd++] = (struct pollfd){ errp[0], POLLIN, 0 };
-		if (o.stop != NULL && *o.stop) {
-			stopped = 1;
-			break;
-		}
-		if (deadline > 0) {
-			double left = deadline - util_now();
-
-			if (left <= 0) {
-				killed = 1;
-				break;
-			}
-			wait_ms = (int)(left * 1000) + 1;
-		}
-		if (poll(pfd, (nfds_t)nfd, wait_ms) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		for (int i = 0; i < nfd; i++) {
-			if (pfd[i].revents == 0)
-				continue;
-			if (pfd[i].fd == outp[0])
-				open_out = proc_drain(outp[0], &res->out, &olen, &ocap, o.out_max);
-			else
-				open_err = proc_drain(errp[0], &res->err, &elen, &ecap, o.out_max);
-		}
-	}
-	/* Output closed: wait for the exit, still under the deadline. */
-	while (!killed && !stopped) {
-		pid_t w = waitpid(pid, &status, WNOHANG);
-
-		if (w == pid)
-			goto reaped;
-		if (w < 0 && errno != EINTR)
-			break;
-		if (o.stop != NULL && *o.stop) {
-			stopped = 1;
-			break;
-		}
-		if (deadline > 0 && util_now() >= deadline) {
-			killed = 1;
-			break;
-		}
-		{
-			struct timespec ts = { 0, 2 * 1000 * 1000 };
-
-			nanosleep(&ts, NULL);
-		}
-	}
-	kill(-pid, SIGKILL);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-reaped:
-	kill(-pid, SIGKILL);	/* any grandchildren left in the group */
-	if (slot >= 0)	/* atomic, as proc_track takes it: other threads do */
-		__atomic_store_n(&proc_current_pgid[slot], 0, __ATOMIC_SEQ_CST);
-	res->seconds = util_now() - start;
-	res->timed_out = killed;
-	res->stopped = stopped;
-	if (WIFEXITED(status)) {
+	if (r.o.timeout > 0)
+		r.deadline = r.start + r.o.timeout;
+	proc_collect(&r, res);
+	proc_reap(&r);
+	res->seconds = util_now() - r.start;
+	res->timed_out = r.killed;
+	res->stopped = r.stopped;
+	if (WIFEXITED(r.status)) {
 		res->exited = 1;
-		res->status = WEXITSTATUS(status);
-	} else if (WIFSIGNALED(status))
-		res->signal = WTERMSIG(status);
+		res->status = WEXITSTATUS(r.status);
+	} else if (WIFSIGNALED(r.status))
+		res->signal = WTERMSIG(r.status);
 	rc = 0;
 out:
 	free(prog);
 	for (int i = 0; i < 2; i++) {
-		if (outp[i] != -1)
-			close(outp[i]);
-		if (errp[i] != -1)
-			close(errp[i]);
-		if (failp[i] != -1)
-			close(failp[i]);
+		if (r.outp[i] != -1)
+			close(r.outp[i]);
+		if (r.errp[i] != -1)
+			close(r.errp[i]);
+		if (r.failp[i] != -1)
+			close(r.failp[i]);
 	}
 	return rc;
 }

@@ -269,7 +269,7 @@ cuda_prepare(struct backend *be, const struct config *cfg,
 
 	(void)err;
 	*art = NULL;
-	backend_result_clear(res);
+	trial_result_clear(res);
 	if ((why = cuda_rule_broken(&be->op, cfg, be->arch)) != NULL) {
 		res->status = TRIAL_COMPILE_FAILED;
 		util_seterr(&res->error, "refused: %s", why);
@@ -352,13 +352,68 @@ cuda_result(json_t *j, const struct op_desc *op, struct trial_result *res)
 	snprintf(res->checked_by, sizeof res->checked_by, "%s", by);
 }
 
-/* Run the harness on the op with spec (NULL: cuBLAS alone); fill res from kind. */
+/* A small count of j's key (clocks, °C, W): 0 when absent or not one. */
+static int
+json_small(json_t *j, const char *key)
+{
+	double v = backend_json_num(j, key);
+
+	return v >= 0 && v <= 1e6 ? (int)v : 0;
+}
+
+/*
+ * The GPU's fields of res: its name and memory clock from the harness's
+ * device line, the SM clock, temperature and power from the result line j
+ * (as NVML read them at the end of the timed samples; 0: NVML absent).
+ */
+static void
+cuda_gpu_fields(const char *out, json_t *j, struct trial_result *res)
+{
+	json_t *dev = line_of(out, "device");
+
+	if (dev != NULL) {
+		backend_json_str(dev, "name", res->gpu, sizeof res->gpu);
+		res->mem_mhz = json_small(dev, "mem_mhz");
+		json_decref(dev);
+	}
+	res->sm_mhz = json_small(j, "sm_mhz");
+	res->temp_c = json_small(j, "temp_c");
+	res->power_w = json_small(j, "power_w");
+}
+
+/*
+ * The peak line of out into res (reference runs): GFLOP/s and what was
+ * timed; left 0 and "" when the harness could not measure it.
+ */
+static void
+cuda_peak_fields(const char *out, const struct op_desc *op,
+    struct trial_result *res)
+{
+	json_t *p = line_of(out, "peak");
+	char st[32];
+
+	if (p == NULL)
+		return;
+	backend_json_str(p, "status", st, sizeof st);
+	if (strcmp(st, "ok") == 0 && backend_json_num(p, "tflops") > 0) {
+		res->peak_gflops = backend_json_num(p, "tflops") * 1e3;
+		snprintf(res->peak_routine, sizeof res->peak_routine, "%s",
+		    cuda_is_mma(op) ? "peak:mma.sync.m16n8k16" :
+		    "peak:fma.rn.f32");
+	}
+	json_decref(p);
+}
+
+/*
+ * Run the harness on the op with spec (NULL: cuBLAS alone, and with peak
+ * the peak loop after it); fill res from kind.
+ */
 static int
 harness_run(struct backend *be, const char *spec, const char *kind,
-    struct trial_result *res, char **err)
+    int peak, struct trial_result *res, char **err)
 {
 	char *opa = op_arg(&be->op), mt[32], seed[24];
-	char *argv[12];
+	char *argv[14];
 	struct executor_run run;
 	struct executor_result x;
 	json_t *j = NULL;
@@ -373,6 +428,8 @@ harness_run(struct backend *be, const char *spec, const char *kind,
 	argv[n++] = seed;
 	if (spec != NULL)
 		argv[n++] = "--kernel", argv[n++] = (char *)spec;
+	if (peak)
+		argv[n++] = "--peak";
 	argv[n] = NULL;
 	memset(&run, 0, sizeof run);
 	memset(&x, 0, sizeof x);
@@ -406,8 +463,12 @@ harness_run(struct backend *be, const char *spec, const char *kind,
 		    TRIAL_CRASHED;
 		util_seterr(&res->error, "autosched-gpu-measure: no %s result "
 		    "(exit %d): %s", kind, x.status, x.err);
-	} else
+	} else {
 		cuda_result(j, &be->op, res);
+		cuda_gpu_fields(x.out, j, res);
+		if (peak)
+			cuda_peak_fields(x.out, &be->op, res);
+	}
 	snprintf(res->host, sizeof res->host, "%s", x.host);
 	json_decref(j);
 	executor_result_free(&x);
@@ -426,7 +487,7 @@ cuda_measure(struct backend *be, void *art, struct trial_result *res,
 	if (a == NULL)
 		return 0;
 	spec = kernel_spec("candidate", a->ptx, &a->l);
-	rc = harness_run(be, spec, "kernel", res, err);
+	rc = harness_run(be, spec, "kernel", 0, res, err);
 	free(spec);
 	if (rc == 0 && res->status == TRIAL_OK && be->params.cv_max > 0 &&
 	    res->cv > be->params.cv_max)
@@ -448,14 +509,18 @@ cuda_evaluate(struct backend *be, const struct config *cfg,
 	return rc;
 }
 
-/* cuBLAS at the op's shape and types, through the same timing. */
+/*
+ * cuBLAS at the op's shape and types, through the same timing, and the
+ * device's peak for those types (--peak) beside it: what best/cuBLAS and
+ * the % of peak of the reports are made of.
+ */
 static int
 cuda_reference(struct backend *be, int threads, struct trial_result *res,
     char **err)
 {
 	(void)threads;
-	backend_result_clear(res);
-	if (harness_run(be, NULL, "cublas", res, err) != 0)
+	trial_result_clear(res);
+	if (harness_run(be, NULL, "cublas", 1, res, err) != 0)
 		return -1;
 	snprintf(res->ref_routine, sizeof res->ref_routine, "cublas:GemmEx");
 	res->ref_same_precision = 1;
@@ -548,7 +613,7 @@ const struct backend_ops iree_cuda_backend = {
 	    "vector_n, promote_operands is pack_b",
 	.spec_note = "IREE 3.13 never reads a tuning spec for CUDA "
 	    "(--iree-codegen-tuning-spec-path is silently ignored there, even a "
-	    "missing file): the spec below will not change what IREE compiles. "
-	    "Use `autosched annotate PROGRAM.mlir` instead: it writes the tuned "
+	    "missing file): no spec can carry this config. Use `autosched "
+	    "annotate PROGRAM.mlir` instead: it writes the tuned "
 	    "compilation_info on the op, which IREE's CUDA path reads",
 };

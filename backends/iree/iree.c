@@ -236,7 +236,7 @@ iree_prepare(struct backend *be, const struct config *cfg,
 	int rc;
 
 	*art = NULL;
-	backend_result_clear(res);
+	trial_result_clear(res);
 	/* The op's data, once, before measurements run at once. */
 	if (iree_data_make(be, err) != 0)
 		return -1;
@@ -309,7 +309,7 @@ static int
 iree_reference_op(struct backend *be, int threads, struct trial_result *res,
     char **err)
 {
-	backend_result_clear(res);
+	trial_result_clear(res);
 	return iree_reference(be, threads, res, err);
 }
 

@@ -27,7 +27,8 @@
 #include <unistd.h>
 
 #include "backends/mlir-cpu/measure_int.h"
-#include "cfg/cfg.h"
+#include "search/space.h"
+#include "trial/trial.h"
 
 /* OpenBLAS extension, not in every cblas.h. */
 void	openblas_set_num_threads(int);
@@ -1032,21 +1033,21 @@ parse_args(int argc, char **argv, struct job *j)
 			j->tb = (int)y;
 		} else if (strcmp(o, "--threads") == 0)
 			j->threads = (int)arg_int(o, v, 1,
-			    CFG_VALUE_MAX < INT_MAX ? CFG_VALUE_MAX : INT_MAX);
+			    SPACE_VALUE_MAX < INT_MAX ? SPACE_VALUE_MAX : INT_MAX);
 		else if (strcmp(o, "--warmup") == 0)
-			j->warmup = (int)arg_int(o, v, 0, CFG_WARMUP_MAX);
+			j->warmup = (int)arg_int(o, v, 0, TRIAL_WARMUP_MAX);
 		else if (strcmp(o, "--min-time") == 0)
-			j->min_time = arg_seconds(o, v, 0, CFG_MIN_TIME_MAX);
+			j->min_time = arg_seconds(o, v, 0, TRIAL_MIN_TIME_MAX);
 		else if (strcmp(o, "--reps") == 0) {
-			arg_pair(o, v, 1, CFG_REPS_MAX, &x, &y);
+			arg_pair(o, v, 1, TRIAL_REPS_MAX, &x, &y);
 			if (y < x)
 				die("--reps: %s: MAX is below MIN; expected "
 				    "MIN,MAX with 1 <= MIN <= MAX <= %d", v,
-				    CFG_REPS_MAX);
+				    TRIAL_REPS_MAX);
 			j->min_reps = (int)x;
 			j->max_reps = (int)y;
 		} else if (strcmp(o, "--seed") == 0)
-			j->seed = (uint64_t)arg_int(o, v, 0, CFG_SEED_MAX);
+			j->seed = (uint64_t)arg_int(o, v, 0, TRIAL_SEED_MAX);
 		else if (strcmp(o, "--verify") == 0)
 			j->verify = (int)arg_int(o, v, 0, 1);
 		else if (strcmp(o, "--cpus") == 0)

@@ -376,7 +376,7 @@ mlircpu_prepare(struct backend *be, const struct config *cfg,
 
 	(void)err;
 	*art = NULL;
-	backend_result_clear(res);
+	trial_result_clear(res);
 	space_config_name(cfg, (KNOB_BIT(KNOB_THREADS) << 1) - 1, name,
 	    sizeof name);
 	fault = fault_for(name);
@@ -445,7 +445,7 @@ static int
 mlircpu_reference(struct backend *be, int threads, struct trial_result *res,
     char **err)
 {
-	backend_result_clear(res);
+	trial_result_clear(res);
 	return mlircpu_measure(be, NULL, threads > 0 ? threads : 1, FAULT_NONE,
 	    1, res, err);
 }

@@ -137,7 +137,7 @@ replay_collect(const struct store_trial *t, const struct op_desc *op,
 	if (!w->last_match)
 		return 0;
 	if (strcmp(t->phase, "reference") == 0) {
-		backend_result_clear(&w->ref.res);
+		trial_result_clear(&w->ref.res);
 		replay_copy(&w->ref.res, &t->result);
 		w->ref.target_id = t->target_id;
 		w->have_ref = 1;
@@ -228,7 +228,7 @@ replay_index(struct backend *be)
 	}
 	for (i = j = 0; i < be->nrec; i++) {
 		if (be->rec[i].target_id != be->target_id || be->rec[i].rank == 0) {
-			backend_result_clear(&be->rec[i].res);
+			trial_result_clear(&be->rec[i].res);
 			continue;
 		}
 		replay_key(be, &be->rec[i].key, &be->rec[j].key);
@@ -245,7 +245,7 @@ replay_index(struct backend *be)
 		qsort(be->rec, be->nrec, sizeof *be->rec, replay_cmp);
 	for (i = j = 0; i < be->nrec; i++) {
 		if (j > 0 && replay_cmp_key(&be->rec[j - 1], &be->rec[i]) == 0) {
-			backend_result_clear(&be->rec[i].res);
+			trial_result_clear(&be->rec[i].res);
 			continue;
 		}
 		be->rec[j++] = be->rec[i];
@@ -261,8 +261,8 @@ replay_close(struct backend *be)
 	if (be == NULL)
 		return;
 	for (i = 0; i < be->nrec; i++)
-		backend_result_clear(&be->rec[i].res);
-	backend_result_clear(&be->reference);
+		trial_result_clear(&be->rec[i].res);
+	trial_result_clear(&be->reference);
 	free(be->rec);
 	free(be->sig);
 	free(be->path);
@@ -343,12 +343,12 @@ replay_open(const struct backend_params *p, const struct op_desc *op,
 	}
 	if (replay_target_names(be, st, err) != 0)
 		goto fail;
-	backend_result_clear(&w.ref.res);
+	trial_result_clear(&w.ref.res);
 	store_close(st);
 	*out = be;
 	return 0;
 fail:
-	backend_result_clear(&w.ref.res);
+	trial_result_clear(&w.ref.res);
 	if (st != NULL)
 		store_close(st);
 	replay_close(be);
@@ -371,7 +371,7 @@ replay_evaluate(struct backend *be, const struct config *c,
 	struct replay_record key, *r;
 	char name[160];
 
-	backend_result_clear(res);
+	trial_result_clear(res);
 	memset(&key, 0, sizeof key);
 	replay_key(be, c, &key.key);
 	r = bsearch(&key, be->rec, be->nrec, sizeof *be->rec, replay_cmp_key);
@@ -391,7 +391,7 @@ static int
 replay_reference(struct backend *be, int threads, struct trial_result *res,
     char **err)
 {
-	backend_result_clear(res);
+	trial_result_clear(res);
 	if (!be->have_reference) {
 		res->status = TRIAL_ERROR;
 		res->error = xasprintf("replay: no reference trial recorded for "

@@ -198,7 +198,7 @@ run_one(const struct backend_params *p, const struct op_desc *op,
 	if (rc != 0)
 		fprintf(stderr, "evaluate: %s\n", err);
 	fprintf(stderr, "%s %s: %s %.1f GFLOP/s compile %.2fs verified %d%s%s\n",
-	    op->name, name, backend_status_name(res->status), res->gflops,
+	    op->name, name, trial_status_name(res->status), res->gflops,
 	    res->compile_s, res->verified, res->error ? " -- " : "",
 	    res->error ? res->error : "");
 	CHECK(res->status == want);
@@ -229,7 +229,7 @@ run_generic(const struct backend_params *p, const struct op_desc *op,
 
 	memset(&r, 0, sizeof r);
 	run_one(p, op, d, cfg, want, &r);
-	backend_result_clear(&r);
+	trial_result_clear(&r);
 	free(d);
 }
 
@@ -254,12 +254,12 @@ test_eval(void)
 	d = named_dispatch(&op);
 	cfg_set(&c, 32, 48, 32, 4, 16, 1, 1);
 	run_one(&p, &op, d, &c, TRIAL_OK, &r);
-	backend_result_clear(&r);
+	trial_result_clear(&r);
 	free(d);
 	d = generic_dispatch(&op);
 	cfg_set(&c, 32, 16, 16, 8, 8, 2, 2);
 	run_one(&p, &op, d, &c, TRIAL_OK, &r);
-	backend_result_clear(&r);
+	trial_result_clear(&r);
 
 	/* The reference and the target description. */
 	CHECK(ops->open(&p, &op, d, &be, &err) == 0);
@@ -270,7 +270,7 @@ test_eval(void)
 		CHECK(strncmp(r.ref_routine, "openblas:sgemm[", 15) == 0);
 		CHECK(r.ref_same_precision == 1);
 		CHECK(r.counters_have & (1u << TRIAL_CTR_TASK_CLOCK_NS));
-		backend_result_clear(&r);
+		trial_result_clear(&r);
 		ops->target(be, &cpu, &flags, &tc);
 		fprintf(stderr, "target: %s | %s | %s\n", cpu, flags, tc);
 		CHECK(*cpu != '\0' && strstr(tc, "mlir-opt") != NULL);
@@ -306,10 +306,10 @@ test_eval(void)
 	d = generic_dispatch(&op);
 	cfg_set(&c, 32, 48, 32, 6, 16, 1, 1);
 	run_one(&p, &op, d, &c, TRIAL_OK, &r);
-	backend_result_clear(&r);
+	trial_result_clear(&r);
 	cfg_set(&c, 32, 16, 16, 6, 16, 2, 2);
 	run_one(&p, &op, d, &c, TRIAL_OK, &r);
-	backend_result_clear(&r);
+	trial_result_clear(&r);
 	free(d);
 	op_init(&op, "batch_matmul", 3, 32, 48, 16, ELEM_F32, ELEM_F32, 0, 0);
 	op.name = "batch_matmul_ragged_m";
@@ -394,7 +394,7 @@ test_types(void)
 	d = generic_dispatch(&op);
 	run_one(&p, &op, d, &c, TRIAL_OK, &r);
 	CHECK(strstr(r.checked_by, "sparse") != NULL);
-	backend_result_clear(&r);
+	trial_result_clear(&r);
 	free(d);
 	op_init(&op, "matmul", 1, 64, 48, 2048, ELEM_F16, ELEM_F16, 0, 1);
 	op.name = "matmul_f16_f16_k2048_tb";
@@ -524,7 +524,7 @@ test_split(void)
 			}
 			run_one(&p, &op, d, &c, same ? TRIAL_OK :
 			    TRIAL_COMPILE_FAILED, &r);
-			backend_result_clear(&r);
+			trial_result_clear(&r);
 			free(d);
 			op_init(&op, "batch_matmul", 2, 16, vn, 7, types[t].in,
 			    types[t].acc, 0, 0);
@@ -534,7 +534,7 @@ test_split(void)
 			c.v[KNOB_PACK_B] = 0;
 			run_one(&p, &op, d, &c, same ? TRIAL_OK :
 			    TRIAL_COMPILE_FAILED, &r);
-			backend_result_clear(&r);
+			trial_result_clear(&r);
 			free(d);
 			/* Transposed B in place: refused, never compiled. */
 			op_init(&op, "matmul", 1, 37, vn, 13, types[t].in,
@@ -545,7 +545,7 @@ test_split(void)
 			c.v[KNOB_PACK_B] = 0;
 			run_one(&p, &op, d, &c, TRIAL_COMPILE_FAILED, &r);
 			CHECK(r.error != NULL && strstr(r.error, "pack_b") != NULL);
-			backend_result_clear(&r);
+			trial_result_clear(&r);
 			free(d);
 			/* The batch, odd (3: M chunks) and even (2). */
 			op_init(&op, "batch_matmul", 3 - (thr == 2), 74, vn, 7,
@@ -745,7 +745,7 @@ test_ragged(void)
 		c.v[KNOB_PACK_B] = shapes[s].pack;
 		d = generic_dispatch(&op);
 		run_one(&p, &op, d, &c, TRIAL_OK, &r);
-		backend_result_clear(&r);
+		trial_result_clear(&r);
 		free(d);
 	}
 	/*
@@ -765,7 +765,7 @@ test_ragged(void)
 		    shapes[s].vm, shapes[s].vn, shapes[s].vk, thr);
 		d = quantized_dispatch(&op);
 		run_one(&p, &op, d, &c, TRIAL_OK, &r);
-		backend_result_clear(&r);
+		trial_result_clear(&r);
 		free(d);
 	}
 }
@@ -974,7 +974,7 @@ test_dot(void)
 					else
 						CHECK(has == 1);
 				}
-				backend_result_clear(&r);
+				trial_result_clear(&r);
 				free(d);
 			}
 		}
@@ -1006,7 +1006,7 @@ test_reference(void)
 		CHECK(r.status == TRIAL_OK);
 		CHECK(strncmp(r.ref_routine, "onednn:matmul_u8s8s32", 21) == 0);
 		CHECK(r.ref_same_precision == 1);
-		backend_result_clear(&r);
+		trial_result_clear(&r);
 		ops->close(be);
 	}
 	free(d);
@@ -1024,7 +1024,7 @@ test_reference(void)
 		    strncmp(r.ref_routine, "openblas:sgemm[", 15) == 0) ||
 		    (r.ref_same_precision == 1 &&
 		    strncmp(r.ref_routine, "onednn:matmul_f16f16f16", 23) == 0));
-		backend_result_clear(&r);
+		trial_result_clear(&r);
 		ops->close(be);
 	}
 	free(d);
@@ -1069,17 +1069,17 @@ test_faults(void)
 		setenv("AUTOSCHED_TEST_FAULT", env, 1);
 		run_one(&p, &op, d, &c, faults[i].want, &r);
 		CHECK(r.error != NULL);
-		backend_result_clear(&r);
+		trial_result_clear(&r);
 	}
 	/* Switched out during timed repetitions: dropped and measured again. */
 	setenv("AUTOSCHED_TEST_FAULT", "sleep:tile_16x48x32", 1);
 	run_one(&p, &op, d, &c, TRIAL_OK, &r);
 	CHECK(r.reps_dropped >= 1);
-	backend_result_clear(&r);
+	trial_result_clear(&r);
 	/* The switch aims at one config only: the others still run right. */
 	p.compile_timeout = 120;
 	run_one(&p, &op, d, &other, TRIAL_OK, &r);
-	backend_result_clear(&r);
+	trial_result_clear(&r);
 	unsetenv("AUTOSCHED_TEST_FAULT");
 	free(d);
 }
@@ -1105,8 +1105,8 @@ test_cache(void)
 	CHECK(r1.compile_s > 0);
 	CHECK(r2.compile_s == 0);
 	CHECK(strcmp(r1.artifact, r2.artifact) == 0);
-	backend_result_clear(&r1);
-	backend_result_clear(&r2);
+	trial_result_clear(&r1);
+	trial_result_clear(&r2);
 	free(d);
 }
 

@@ -125,7 +125,7 @@ n=200
 	echo "}"
 } > "$T/chain.mlir"
 mkdir "$T/par"
-for t in mlir-opt mlir-translate llvm-extract llvm-split; do
+for t in mlir-opt mlir-translate opt llvm-extract llvm-split; do
 	ln -s "$LLVM_BIN/$t" "$T/par/$t"
 done
 clang=$(basename "$(ls "$LLVM_BIN"/clang-[0-9]* | head -1)")

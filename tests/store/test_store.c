@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "best/best.h"
 #include "store/store.h"
 #include "util/util.h"
 #include "tests/check.h"
@@ -158,7 +159,8 @@ test_migrate_v3(void)
 	static const char *const added[] = { "checked_by", "ref_routine",
 	    "ref_same_precision", "reps_dropped", "context_switches",
 	    "cpu_migrations", "page_faults", "task_clock_ns", "cycles",
-	    "instructions", "cache_misses", "host", "pack_b" };
+	    "instructions", "cache_misses", "host", "pack_b", "gpu", "sm_mhz",
+	    "mem_mhz", "temp_c", "power_w", "peak_gflops", "peak_routine" };
 	struct op_desc	 op = make_op("matmul_32x32x32_f32t_f32t_f32t", 32, 32,
 			    32, 0, 0);
 	struct store	*s;
@@ -168,7 +170,7 @@ test_migrate_v3(void)
 	int64_t		 opid, tgt;
 	size_t		 i;
 
-	/* Make a version-2 store: today's, less what versions 3, 4, 6, 7 add. */
+	/* Make a version-2 store: today's, less what versions 3, 4, 6, 7, 8 add. */
 	CHECK(store_open(path, &s, &err) == 0);
 	opid = store_op(s, &op, &err);
 	tgt = store_target(s, "cpu-v2", "", "tc", "mlir-cpu", &err);
@@ -210,7 +212,7 @@ test_migrate_v3(void)
 	CHECK(store_trial_find(s, opid, tgt, "old_cfg", &r, &err) == 1);
 	CHECK(r.counters_have == 0 && r.checked_by[0] == '\0' &&
 	    r.reps_dropped == 0 && r.gflops == 5.0 && r.host[0] == '\0');
-	backend_result_clear(&r);
+	trial_result_clear(&r);
 	CHECK(strcmp(raw_text(path, "SELECT coalesce(task_clock_ns, 'null') "
 	    "FROM trials WHERE config_name = 'old_cfg'", buf, sizeof buf),
 	    "null") == 0);
@@ -230,7 +232,7 @@ test_migrate_v3(void)
 	free(t.result.error);
 	CHECK(store_trial_find(s, opid, tgt, "new_cfg", &r, &err) == 1);
 	CHECK_STR(r.host, "n2");
-	backend_result_clear(&r);
+	trial_result_clear(&r);
 	CHECK_STR(raw_text(path, "SELECT coalesce(host, 'null') FROM trials "
 	    "WHERE config_name = 'old_cfg'", buf, sizeof buf), "null");
 	CHECK_STR(raw_text(path, "SELECT ref_routine || ' ' || ref_same_precision"
@@ -240,6 +242,148 @@ test_migrate_v3(void)
 	    " context_switches || ' ' || coalesce(page_faults, 'null') || ' ' ||"
 	    " checked_by FROM trials WHERE config_name = 'new_cfg'", buf,
 	    sizeof buf), "null 1000 null exact:openblas-dgemm(dense data)");
+	CHECK(store_check(s, &err) == 0);
+	store_close(s);
+	free(path);
+}
+
+/* A GPU trial of the CUDA space's config 64x64x16, thread tile 4x4. */
+static void
+make_gpu_trial(struct store_trial *t, int64_t job, int64_t op, int64_t tgt,
+    const char *phase, const char *name, double gflops)
+{
+	make_trial(t, job, op, tgt, phase, name, 2, gflops);
+	memset(&t->config, 0, sizeof t->config);
+	if (strcmp(phase, "reference") == 0)
+		t->config.v[KNOB_THREADS] = 1;	/* as the engine records it */
+	else if (strcmp(name, "baseline") != 0) {
+		t->config.v[KNOB_TILE_M] = t->config.v[KNOB_TILE_N] = 64;
+		t->config.v[KNOB_TILE_K] = 16;
+		t->config.v[KNOB_VECTOR_M] = t->config.v[KNOB_VECTOR_N] = 4;
+	}
+	t->result.status = TRIAL_OK;
+	free(t->result.error);
+	t->result.error = NULL;
+	snprintf(t->result.gpu, sizeof t->result.gpu, "NVIDIA H200");
+	t->result.sm_mhz = 1980;
+	t->result.temp_c = 41;
+	t->result.power_w = 350;
+	t->result.mem_mhz = strcmp(phase, "final") == 0 ? 3201 : 0;
+}
+
+/*
+ * Schema 7 -> 8: a store written before the GPU's fields migrates (old rows
+ * read "" and 0); GPU trials keep their GPU and clocks, a reference row its
+ * peak (no other phase has one); best gives the winner's GPU and clocks,
+ * the job's peak, the reference's routine and the choice's interval; a
+ * clock out of range read back is refused, naming the column.
+ */
+static void
+test_migrate_v8(void)
+{
+	static const char *const added[] = { "gpu", "sm_mhz", "mem_mhz",
+	    "temp_c", "power_w", "peak_gflops", "peak_routine" };
+	struct op_desc	 op = make_op("matmul_256x256x256_f32t_f32t_f32t", 256,
+			    256, 256, 0, 0);
+	struct store	*s;
+	struct store_trial t;
+	struct store_choice ch;
+	struct store_job j;
+	struct store_best *rows = NULL;
+	struct trial_result r;
+	char		*path = db_path("v7"), *err = NULL, *sql, buf[128];
+	int64_t		 opid, tgt, job;
+	size_t		 i, n = 0;
+
+	CHECK(store_open(path, &s, &err) == 0);
+	opid = store_op(s, &op, &err);
+	tgt = store_target(s, "NVIDIA GPU sm_80", "", "tc", "iree-cuda", &err);
+	make_trial(&t, 0, opid, tgt, "tune", "old_cfg", 2, 5.0);
+	CHECK(store_trial_add(s, &t, &err) > 0);
+	free(t.result.error);
+	store_close(s);
+	raw_exec(path, "DROP VIEW best");
+	raw_exec(path, "CREATE VIEW best AS SELECT 1");
+	for (i = 0; i < sizeof added / sizeof added[0]; i++) {
+		sql = xasprintf("ALTER TABLE trials DROP COLUMN %s", added[i]);
+		raw_exec(path, sql);
+		free(sql);
+	}
+	raw_exec(path, "PRAGMA user_version = 7");
+	CHECK(store_open_readonly(path, &s, &err) == -1);
+	CHECK(err != NULL && strstr(err, "is older than") != NULL);
+	free(err);
+	err = NULL;
+
+	CHECK(store_open(path, &s, &err) == 0);
+	CHECK(store_schema_version(s, NULL) == 8);
+	CHECK(store_trial_find(s, opid, tgt, "old_cfg", &r, &err) == 1);
+	CHECK(r.gpu[0] == '\0' && r.sm_mhz == 0 && r.peak_gflops == 0);
+	trial_result_clear(&r);
+
+	memset(&j, 0, sizeof j);
+	job = store_job_add(s, &j, &err);
+	make_gpu_trial(&t, job, opid, tgt, "baseline", "baseline", 500);
+	CHECK(store_trial_add(s, &t, &err) > 0);
+	make_gpu_trial(&t, job, opid, tgt, "final", "t64", 1000);
+	t.result.peak_gflops = 9999;	/* not a reference row: not kept */
+	snprintf(t.result.peak_routine, sizeof t.result.peak_routine, "x");
+	CHECK(store_trial_add(s, &t, &err) > 0);
+	make_gpu_trial(&t, job, opid, tgt, "reference", "reference_thr_1",
+	    2000);
+	snprintf(t.result.ref_routine, sizeof t.result.ref_routine,
+	    "cublas:GemmEx");
+	t.result.ref_same_precision = 1;
+	t.result.peak_gflops = 4000;
+	snprintf(t.result.peak_routine, sizeof t.result.peak_routine,
+	    "peak:fma.rn.f32");
+	CHECK(store_trial_add(s, &t, &err) > 0);
+	memset(&ch, 0, sizeof ch);
+	ch.job_id = job;
+	ch.op_id = opid;
+	ch.target_id = tgt;
+	ch.config_name = "t64";
+	ch.reason = "faster than the default";
+	ch.speedup = 2;
+	ch.lo = 1.9;
+	ch.hi = 2.1;
+	ch.rounds = 5;
+	CHECK(store_choice_add(s, &ch, &err) > 0);
+	CHECK_STR(raw_text(path, "SELECT coalesce(peak_gflops, 'null') || ' ' "
+	    "|| gpu || ' ' || sm_mhz || ' ' || coalesce(mem_mhz, 'null') FROM "
+	    "trials WHERE config_name = 't64'", buf, sizeof buf),
+	    "null NVIDIA H200 1980 3201");
+	CHECK_STR(raw_text(path, "SELECT peak_gflops || ' ' || peak_routine "
+	    "FROM trials WHERE phase = 'reference'", buf, sizeof buf),
+	    "4000.0 peak:fma.rn.f32");
+	CHECK_STR(raw_text(path, "SELECT gpu || ' ' || peak_gflops || ' ' || "
+	    "reference_gflops FROM best", buf, sizeof buf),
+	    "NVIDIA H200 4000.0 2000.0");
+	CHECK(store_best(s, NULL, job, &rows, &n, &err) == 0);
+	CHECK(n == 1);
+	if (n == 1) {
+		CHECK_STR(rows[0].config_name, "t64");
+		CHECK_STR(rows[0].gpu, "NVIDIA H200");
+		CHECK(rows[0].sm_mhz == 1980 && rows[0].mem_mhz == 3201 &&
+		    rows[0].temp_c == 41);
+		CHECK(rows[0].reference_gflops == 2000 &&
+		    rows[0].peak_gflops == 4000);
+		CHECK_STR(rows[0].reference_routine, "cublas:GemmEx");
+		CHECK_STR(rows[0].peak_routine, "peak:fma.rn.f32");
+		CHECK_STR(rows[0].choice_reason, "faster than the default");
+		CHECK(rows[0].speedup == 2 && rows[0].speedup_lo == 1.9 &&
+		    rows[0].speedup_hi == 2.1 && rows[0].speedup_rounds == 5);
+	}
+	for (i = 0; i < n; i++)
+		store_best_clear(&rows[i]);
+	free(rows);
+	/* A clock no GPU has, written by hand: refused on read, named. */
+	raw_exec(path, "UPDATE trials SET sm_mhz = 5000000 WHERE "
+	    "config_name = 't64'");
+	CHECK(store_best(s, NULL, job, &rows, &n, &err) == -1);
+	CHECK(err != NULL && strstr(err, "sm_mhz") != NULL);
+	free(err);
+	err = NULL;
 	CHECK(store_check(s, &err) == 0);
 	store_close(s);
 	free(path);
@@ -372,7 +516,7 @@ test_trials(struct store *s)
 		CHECK((id = store_trial_add(s, &t, &err)) > 0);
 		CHECK(store_trial_find(s, opid, tgt, name, &r, &err) == 1);
 		CHECK(result_equal(&r, &t.result));
-		backend_result_clear(&r);
+		trial_result_clear(&r);
 		free(t.result.error);
 	}
 
@@ -382,7 +526,7 @@ test_trials(struct store *s)
 	CHECK(store_trial_find(s, opid, tgt, "cfg_1", &r, &err) == 1);
 	CHECK(r.gflops == 99.0 && r.error != NULL &&
 	    strcmp(r.error, t.result.error) == 0);
-	backend_result_clear(&r);
+	trial_result_clear(&r);
 	free(t.result.error);
 
 	/* Confirm trials, other targets and unknown configs are not resumed. */
@@ -444,7 +588,7 @@ walk_fn(const struct store_trial *t, const struct op_desc *op, void *arg)
 	if (w->s != NULL && store_trial_find(w->s, t->op_id, t->target_id,
 	    t->config_name, &r, NULL) >= 0) {
 		w->nested++;
-		backend_result_clear(&r);
+		trial_result_clear(&r);
 	}
 	return w->stop_at != 0 && w->n == w->stop_at ? 7 : 0;
 }
@@ -551,7 +695,7 @@ test_best(struct store *s)
 	ADD(j2, oa, "tune", "c9", TRIAL_OK, 91);
 	ADD(j2, oa, "baseline", "base", TRIAL_OK, 21);
 
-	CHECK(store_best(s, "best_", 0, &rows, &n, &err) == 0);
+	CHECK(best_configs(s, "best_", 0, &rows, &n, &err) == 0);
 	CHECK(n == 2);
 	if (n == 2) {
 		CHECK_STR(rows[0].op_name, "best_a");
@@ -575,19 +719,19 @@ test_best(struct store *s)
 	free(rows);
 
 	/* Filter by signature substring and by job. */
-	CHECK(store_best(s, "matmul_1024x64x64", 0, &rows, &n, &err) == 0);
+	CHECK(best_configs(s, "matmul_1024x64x64", 0, &rows, &n, &err) == 0);
 	CHECK(n == 1 && strcmp(rows[0].op_name, "best_b") == 0);
 	for (i = 0; i < n; i++)
 		store_best_clear(&rows[i]);
 	free(rows);
-	CHECK(store_best(s, "best_a", j2, &rows, &n, &err) == 0);
+	CHECK(best_configs(s, "best_a", j2, &rows, &n, &err) == 0);
 	CHECK(n == 1 && strcmp(rows[0].config_name, "c9") == 0 &&
 	    rows[0].trials == 1 && rows[0].reference_gflops == 0 &&
 	    rows[0].baseline_gflops == 21);
 	for (i = 0; i < n; i++)
 		store_best_clear(&rows[i]);
 	free(rows);
-	CHECK(store_best(s, "no such op", 0, &rows, &n, &err) == 0 && n == 0);
+	CHECK(best_configs(s, "no such op", 0, &rows, &n, &err) == 0 && n == 0);
 	free(rows);
 	CHECK(err == NULL);
 
@@ -598,7 +742,7 @@ test_best(struct store *s)
 	oc = store_op(s, &c, &err);
 	cfg.v[KNOB_VECTOR_N] = 80;		/* wider than its tile, 64 */
 	ADD(j1, oc, "tune", "bad\x1b[2Jname", TRIAL_OK, 1000);
-	CHECK(store_best(s, "best_c", 0, &rows, &n, &err) == -1 && n == 0);
+	CHECK(best_configs(s, "best_c", 0, &rows, &n, &err) == -1 && n == 0);
 	CHECK(err != NULL && strstr(err, "op best_c: config "
 	    "bad\\x1b[2Jname: vector_n 80: does not fit in the N tile 64") !=
 	    NULL);
@@ -606,7 +750,7 @@ test_best(struct store *s)
 	free(err);
 	err = NULL;
 	/* The others are still read (the filter leaves the bad one out). */
-	CHECK(store_best(s, "best_a", 0, &rows, &n, &err) == 0 && n == 1);
+	CHECK(best_configs(s, "best_a", 0, &rows, &n, &err) == 0 && n == 1);
 	for (i = 0; i < n; i++)
 		store_best_clear(&rows[i]);
 	free(rows);
@@ -1091,6 +1235,7 @@ main(void)
 	}
 	test_schema();
 	test_migrate_v3();
+	test_migrate_v8();
 	test_special_files();
 
 	path = db_path("main");

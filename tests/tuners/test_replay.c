@@ -230,7 +230,7 @@ main(void)
 	rb->baseline(&op, &c);
 	CHECK(c.v[KNOB_TILE_M] > 0);
 
-	backend_result_clear(&res);
+	trial_result_clear(&res);
 	rb->close(b);
 	unlink(db);
 	free(db);
