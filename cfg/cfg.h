@@ -212,6 +212,9 @@ const char *cfg_submitted_why(const char *key);
  */
 int	 cfg_parse_values(const char *s, int64_t **values, size_t *n,
 	    char **err) __attribute__((warn_unused_result));
+/* The same with values of at least min (0: a padding). */
+int	 cfg_parse_values_from(const char *s, int64_t min, int64_t **values,
+	    size_t *n, char **err) __attribute__((warn_unused_result));
 
 /* The value of a tuner-specific key, or NULL. Borrowed. */
 const char *cfg_extra(const struct cfg *, const char *key);

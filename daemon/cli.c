@@ -212,6 +212,27 @@ analyze_usage(FILE *f)
 	    "  --emit-dispatch N  print op N as a standalone dispatch function\n");
 }
 
+/* A convolution's geometry: {name, n, h, w, c, f, kh, kw, oh, ow, ...}. */
+static json_t *
+analyze_conv_json(const struct op_desc *op)
+{
+	const struct op_conv *c = &op->conv;
+	char *name = analysis_conv_name(op);
+	json_t *o;
+
+	o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+	    "s:[I, I], s:[I, I], s:[I, I, I, I]}", "name", name, "n",
+	    (json_int_t)c->n, "h", (json_int_t)c->h, "w", (json_int_t)c->w,
+	    "c", (json_int_t)c->c, "f", (json_int_t)c->f, "kh",
+	    (json_int_t)c->kh, "kw", (json_int_t)c->kw, "oh", (json_int_t)c->oh,
+	    "ow", (json_int_t)c->ow, "stride", (json_int_t)c->stride[0],
+	    (json_int_t)c->stride[1], "dilation", (json_int_t)c->dilation[0],
+	    (json_int_t)c->dilation[1], "padding", (json_int_t)c->pad[0],
+	    (json_int_t)c->pad[1], (json_int_t)c->pad[2], (json_int_t)c->pad[3]);
+	free(name);
+	return o;
+}
+
 static json_t *
 analyze_op_json(const struct op_desc *op)
 {
@@ -235,6 +256,9 @@ analyze_op_json(const struct op_desc *op)
 	json_object_set_new(o, "tunable", json_boolean(op->tunable));
 	json_object_set_new(o, "reason", op->reason ? json_string(op->reason) :
 	    json_null());
+	json_object_set_new(o, "flops", json_real(analysis_op_flops(op)));
+	if (op->conv.layout != CONV_NONE)
+		json_object_set_new(o, "conv", analyze_conv_json(op));
 	return o;
 }
 
@@ -314,6 +338,29 @@ analyze_json(const struct analysis *an, const char *file, const size_t *first,
 	puts(s);
 	free(s);
 	json_decref(root);
+}
+
+/*
+ * A convolution's line under its op: its shapes, stride, dilation and
+ * padding, and the matmul it is tuned as.
+ */
+static void
+analyze_conv_line(const struct op_desc *op)
+{
+	const struct op_conv *c = &op->conv;
+
+	printf("     conv: N=%lld H=%lld W=%lld C=%lld F=%lld KH=%lld KW=%lld "
+	    "-> %lldx%lld, stride %lldx%lld, dilation %lldx%lld, padding "
+	    "%lld,%lld,%lld,%lld (top,bottom,left,right), %.3g GFLOP%s\n",
+	    (long long)c->n, (long long)c->h, (long long)c->w, (long long)c->c,
+	    (long long)c->f, (long long)c->kh, (long long)c->kw,
+	    (long long)c->oh, (long long)c->ow, (long long)c->stride[0],
+	    (long long)c->stride[1], (long long)c->dilation[0],
+	    (long long)c->dilation[1], (long long)c->pad[0],
+	    (long long)c->pad[1], (long long)c->pad[2], (long long)c->pad[3],
+	    analysis_op_flops(op) / 1e9, strcmp(op->kind, "matmul") != 0 ? "" :
+	    analysis_conv_im2col(op) ? "; tuned as the matmul of its im2col" :
+	    "; tuned as the matmul it is");
 }
 
 int
@@ -422,6 +469,8 @@ cli_analyze(int argc, char **argv)
 			    op->index, op->kind, op->name ? op->name : "-",
 			    count[i], op->tunable ? "yes" : "no", op->function,
 			    op->loc, count[i] > 1 ? " (first of them)" : "");
+			if (op->conv.layout != CONV_NONE)
+				analyze_conv_line(op);
 			if (!op->tunable)
 				printf("     not tunable: %s\n", op->reason);
 		}

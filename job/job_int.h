@@ -334,7 +334,7 @@ char	*report_json(int64_t job_id, const struct job_op *, size_t n,
 double	 report_noise_floor(const struct job_op *, size_t n, int *nmeas);
 
 /* stats.c */
-/* Floating-point operations of op: 2·M·N·K·batch. */
+/* Floating-point operations of op (analysis_op_flops). */
 double	 stats_flops(const struct op_desc *);
 double	 stats_t(double df, int level99);	/* Student's t, 97.5% or 99.5% */
 double	 stats_median(const double *, int n);
