@@ -217,7 +217,7 @@ test_executor(void)
 	    "slurm_srun_args = --account=perf --qos=low\n"
 	    "slurm_step_timeout = 90\ncompile_jobs = 6\nops_at_once = 3\n";
 	static const char *const bad[] = {
-	    "[Env]\nexecutor = pbs\n", "expected local or slurm",
+	    "[Env]\nexecutor = pbs\n", "expected local, slurm or batch",
 	    "[Env]\ncompile_jobs = 0\n", "compile_jobs",
 	    "[Env]\ncompile_jobs = 2000\n", "compile_jobs",
 	    "[Env]\nops_at_once = 0\n", "ops_at_once",
