@@ -1,0 +1,203 @@
+/*
+ * autosched-measure --batch DIR: every measurement of a staged round run
+ * here, one after the other, each with its own deadline (proc_run), its
+ * files read from DIR; a crash, a timeout or a wrong answer is that entry's
+ * result. The results file is written whole at the end, atomically: one
+ * line per manifest entry, then the end line with the manifest's sha256.
+ */
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "executors/batch_int.h"
+#include "util/util.h"
+
+/*
+ * The GPU harness: $AUTOSCHED_GPU_MEASURE, beside self, the build tree's
+ * (self in backends/mlir-cpu, it in measure), else on PATH. Caller frees.
+ */
+static char *
+gpu_harness(const char *self)
+{
+	const char *env = getenv("AUTOSCHED_GPU_MEASURE");
+	char *dir = util_dirname(self), *p;
+
+	if (env != NULL && *env != '\0') {
+		free(dir);
+		return xstrdup(env);
+	}
+	p = util_path_join(dir, "autosched-gpu-measure");
+	if (access(p, X_OK) != 0) {
+		free(p);
+		p = xasprintf("%s/../../measure/autosched-gpu-measure", dir);
+		if (access(p, X_OK) != 0) {
+			free(p);
+			p = util_program_find("autosched-gpu-measure");
+		}
+	}
+	free(dir);
+	return p;
+}
+
+/* "@/NAME" fields (comma-separated) of arg made DIR/NAME. Caller frees. */
+static char *
+arg_resolve(const char *arg, const char *dir)
+{
+	size_t cap = strlen(arg) + 1, len = 0;
+	char *s = xmalloc(cap);
+	const char *p = arg;
+
+	while (*p != '\0') {
+		if (strncmp(p, "@/", 2) == 0 && (p == arg || p[-1] == ',')) {
+			cap += strlen(dir) + 1;
+			s = xrealloc(s, cap);
+			len += (size_t)sprintf(s + len, "%s/", dir);
+			p += 2;
+			continue;
+		}
+		s[len++] = *p++;
+	}
+	s[len] = '\0';
+	return s;
+}
+
+/* One entry run to its end into e->res. 0, or -1 when it could not start. */
+static int
+entry_run(struct batch_entry *e, const char *prog, const char *dir)
+{
+	struct proc_opts o;
+	struct proc_result pr;
+	char *argv[BATCH_ARGS_MAX + 2], *perr = NULL;
+	size_t i, n = 0;
+	int rc = 0;
+
+	argv[n++] = (char *)prog;
+	for (i = 0; e->argv[i] != NULL; i++)
+		argv[n++] = arg_resolve(e->argv[i], dir);
+	argv[n] = NULL;
+	memset(&o, 0, sizeof o);
+	/* Its own limit, and a minute more for the data; never without one. */
+	o.timeout = e->timeout > 0 ? e->timeout : 600;
+	o.env = e->env;
+	executor_hostname(e->res.host, sizeof e->res.host);
+	if (proc_run(argv, &o, &pr, &perr) != 0) {
+		e->res.outcome = EXECUTOR_ENV_FAILED;
+		e->res.why = xasprintf("cannot run %s: %s", prog, perr);
+		e->res.out = xstrdup("");
+		e->res.err = xstrdup("");
+		free(perr);
+		rc = -1;
+		goto out;
+	}
+	e->res.seconds = pr.seconds;
+	if (pr.timed_out)
+		e->res.outcome = EXECUTOR_TIMEOUT;
+	else if (pr.exec_failed) {
+		e->res.outcome = EXECUTOR_ENV_FAILED;
+		e->res.why = xasprintf("cannot run %s", prog);
+	} else if (!pr.exited) {
+		e->res.outcome = EXECUTOR_SIGNALED;
+		e->res.signal = pr.signal;
+	} else {
+		e->res.outcome = EXECUTOR_EXITED;
+		e->res.status = pr.status;
+	}
+	executor_take_output(&pr, &e->res);
+	proc_result_free(&pr);
+out:
+	for (i = 1; i < n; i++)
+		free(argv[i]);
+	e->have = 1;
+	return rc;
+}
+
+/* Entry e's results line (no newline). Caller frees. */
+static char *
+entry_line(const struct batch_entry *e)
+{
+	json_t *j = json_pack("{s:I,s:s,s:s,s:s,s:i,s:i,s:f,s:s,s:s,s:s}",
+	    "id", (json_int_t)e->id, "entry", e->sha, "op", e->op,
+	    "outcome", batch_outcome_name(e->res.outcome),
+	    "status", e->res.status, "signal", e->res.signal,
+	    "seconds", e->res.seconds, "host", e->res.host,
+	    "out", e->res.out ? e->res.out : "",
+	    "err", e->res.err ? e->res.err : "");
+	char *s;
+
+	if (e->res.why != NULL)
+		json_object_set_new(j, "why", json_string(e->res.why));
+	s = json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII);
+	json_decref(j);
+	return s;
+}
+
+static int
+results_write(struct batch_dir *d, char **err)
+{
+	char *path = util_path_join(d->dir, BATCH_RESULTS), *buf = NULL, *l;
+	size_t len = 0, i;
+	int rc;
+
+	for (i = 0; i < d->n; i++) {
+		l = entry_line(&d->v[i]);
+		buf = xrealloc(buf, len + strlen(l) + 2);
+		len += (size_t)sprintf(buf + len, "%s\n", l);
+		free(l);
+	}
+	l = xasprintf("{\"end\":%zu,\"manifest\":\"%s\"}\n", d->n, d->msha);
+	buf = xrealloc(buf, len + strlen(l) + 1);
+	len += (size_t)sprintf(buf + len, "%s", l);
+	free(l);
+	rc = util_write_file(path, buf, len, err);
+	free(buf);
+	free(path);
+	return rc;
+}
+
+int
+executor_batch_measure(const char *dir, const char *self, char **err)
+{
+	struct batch_dir *d = NULL;
+	char *abs = NULL, *gpu = NULL, *rp;
+	size_t i;
+	int rc = -1;
+
+	if ((rp = realpath(dir, NULL)) == NULL) {
+		util_seterr(err, "%s: no such folder", dir);
+		return -1;
+	}
+	abs = rp;
+	if (batch_dir_read(abs, 0, &d, err) != 0)
+		goto out;
+	for (i = 0; i < d->n; i++) {
+		struct batch_entry *e = &d->v[i];
+		const char *prog = self;
+
+		if (strcmp(e->harness, "gpu") == 0) {
+			if (gpu == NULL && (gpu = gpu_harness(self)) == NULL) {
+				util_seterr(err, "%s:%d: needs autosched-gpu-measure:"
+				    " not beside %s nor on PATH (set "
+				    "AUTOSCHED_GPU_MEASURE); nothing written",
+				    d->manifest, e->line, self);
+				goto out;
+			}
+			prog = gpu;
+		}
+		fprintf(stderr, "autosched-measure: %zu/%zu %s (%s)\n", i + 1,
+		    d->n, e->op, e->tag);
+		(void)entry_run(e, prog, abs);
+	}
+	if (results_write(d, err) != 0)
+		goto out;
+	fprintf(stderr, "autosched-measure: %zu results written to %s/%s\n",
+	    d->n, abs, BATCH_RESULTS);
+	rc = 0;
+out:
+	batch_dir_free(d);
+	free(gpu);
+	free(abs);
+	return rc;
+}
