@@ -18,6 +18,7 @@
 #include "cfg/cfg.h"
 #include "daemon/daemon.h"
 #include "daemon/daemon_int.h"
+#include "executors/executor.h"
 #include "export/export.h"
 #include "job/job.h"
 #include "search/space.h"
@@ -54,7 +55,7 @@ run_usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: autosched run CFG [--db PATH] [--json] [--fresh] [--quiet]\n"
-	    "                         [--cpus LIST]\n"
+	    "                         [--cpus LIST] [--stage DIR] [--ingest DIR]\n"
 	    "Tune every matmul of the cfg's input_file in the foreground.\n"
 	    "  --db PATH    the store (default: the cfg's database, $AUTOSCHED_DB,\n"
 	    "               or ./autosched.db)\n"
@@ -63,8 +64,62 @@ run_usage(FILE *f)
 	    "  --quiet      no per-candidate blocks, only the summary\n"
 	    "  --cpus LIST  CPUs for measurements, e.g. 1 or 0,1 (default: 0,1,…\n"
 	    "               as many as the largest threads value needs)\n"
+	    "  --stage DIR  executor = batch: compile the next round into DIR for\n"
+	    "               autosched-measure --batch DIR on another host; exit 3\n"
+	    "  --ingest DIR executor = batch: record DIR's measured results, then\n"
+	    "               stage the next round (--stage) or finish\n"
 	    "Exit: 0 found a valid config for every op, 1 found nothing valid for\n"
-	    "some op, 2 bad usage or input (nothing written).\n");
+	    "some op, 2 bad usage or input (nothing written), 3 waiting for\n"
+	    "measurements (executor = batch).\n");
+}
+
+/*
+ * `run --ingest DIR`: the folder checked whole (executor_batch_check), made
+ * for this cfg and for a job of the store db whose cfg is unchanged; that
+ * job runs again on its snapshot of the program (o->job_id, o->mlir_text
+ * borrowed from *sj, which the caller clears). 0, or -1 with *err.
+ */
+static int
+cli_ingest_check(const struct cfg *cfg, const char *db, struct job_opts *o,
+    struct store_job *sj, char **err)
+{
+	struct executor_batch_info info;
+	struct store *st = NULL;
+	char *rp = NULL;
+	int rc = -1, r;
+
+	if (executor_batch_check(o->ingest_dir, &info, err) != 0)
+		return -1;
+	rp = realpath(cfg->path, NULL);
+	if (rp == NULL || strcmp(rp, info.cfg) != 0) {
+		util_seterr(err, "%s/manifest: staged for the cfg %s, not %s; "
+		    "nothing recorded", o->ingest_dir, info.cfg, cfg->path);
+		goto out;
+	}
+	if (store_open_readonly(db, &st, err) != 0)
+		goto out;
+	if ((r = store_job_get(st, info.job, sj, err)) <= 0) {
+		if (r == 0)
+			util_seterr(err, "%s/manifest: job %lld is not in %s; "
+			    "nothing recorded", o->ingest_dir,
+			    (long long)info.job, db);
+		goto out;
+	}
+	if (sj->cfg_text == NULL || strcmp(sj->cfg_text, cfg->text) != 0 ||
+	    sj->mlir_text == NULL) {
+		util_seterr(err, "%s: changed since job %lld was staged from it "
+		    "(its text differs from the job's): refused, nothing "
+		    "recorded; stage again with `run --stage`", cfg->path,
+		    (long long)info.job);
+		goto out;
+	}
+	o->job_id = info.job;
+	o->mlir_text = sj->mlir_text;
+	rc = 0;
+out:
+	store_close(st);
+	free(rp);
+	return rc;
 }
 
 int
@@ -76,9 +131,12 @@ cli_run(int argc, char **argv)
 		{ "fresh", no_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "cpus", required_argument, NULL, 'c' },
+		{ "stage", required_argument, NULL, 'S' },
+		{ "ingest", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
+	struct store_job sj;
 	struct job_opts o;
 	struct cfg *cfg = NULL;
 	struct store *st = NULL;
@@ -90,6 +148,7 @@ cli_run(int argc, char **argv)
 	enum job_outcome out;
 
 	memset(&o, 0, sizeof o);
+	memset(&sj, 0, sizeof sj);
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -104,6 +163,12 @@ cli_run(int argc, char **argv)
 			break;
 		case 'q':
 			o.quiet = 1;
+			break;
+		case 'S':
+			o.stage_dir = optarg;
+			break;
+		case 'I':
+			o.ingest_dir = optarg;
 			break;
 		case 'c':
 			free(cpus);
@@ -148,6 +213,12 @@ cli_run(int argc, char **argv)
 	o.work_dir = work;
 	o.db = db;
 	o.stop = &cli_stop;
+	/* A measured folder: checked whole, its job's snapshot the input. */
+	if (o.ingest_dir != NULL && cli_ingest_check(cfg, db, &o, &sj,
+	    &err) != 0) {
+		fprintf(stderr, "autosched: %s\n", err);
+		goto out;
+	}
 	/* Everything about the input is checked before the store is touched. */
 	if (job_prepare(cfg, &o, &job, &err) != 0) {
 		fprintf(stderr, "autosched: %s\n", err);
@@ -178,6 +249,14 @@ cli_run(int argc, char **argv)
 		fprintf(stderr, "autosched: stopped; run it again to resume\n");
 		rc = 1;
 		break;
+	case JOB_STAGED:
+		if (o.stage_dir != NULL)
+			fprintf(o.json ? stderr : stdout, "waiting for measurements"
+			    " in %s\n", o.stage_dir);
+		else
+			fprintf(stderr, "autosched: %s\n", err);
+		rc = 3;
+		break;
 	case JOB_BAD_INPUT:
 		fprintf(stderr, "autosched: %s\n", err ? err : "bad input");
 		rc = 2;
@@ -191,6 +270,7 @@ out:
 	job_free(job);
 	store_close(st);
 	cfg_free(cfg);
+	store_job_clear(&sj);
 	free(err);
 	free(db);
 	free(dbdir);
