@@ -162,9 +162,9 @@ carry_begin(struct job *c, const struct job_op *jo, const char *phase,
 }
 
 int
-carry_staged(struct job *c)
+carry_staged(struct job *c, int64_t since)
 {
-	if (c->deferred == 0)
+	if (c->deferred <= since)
 		return 0;
 	c->stopped = 3;
 	return 1;

@@ -749,7 +749,7 @@ job_work(struct job *c, int *bad_input, char **err)
 			return -1;
 	}
 	/* Staged baselines: the scheduler weighs the ops by them. */
-	(void)carry_staged(c);
+	(void)carry_staged(c, 0);
 	while (!job_should_stop(c) && sched_next(c, &i, &n, &gain, &why) > 0) {
 		if (job_time_up(c))
 			break;
@@ -768,6 +768,9 @@ job_work(struct job *c, int *bad_input, char **err)
 			return -1;
 		job_close_op(c, jo);
 	}
+	/* Anything staged and not waited for yet (a noise measurement). */
+	if (!c->stopped)
+		(void)carry_staged(c, 0);
 	return 0;
 }
 

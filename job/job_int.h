@@ -285,9 +285,10 @@ int	 carry_begin(struct job *, const struct job_op *, const char *phase,
 	    const char *name, struct trial_result *res);
 /*
  * At the end of a step: 1 (the job stops, c->stopped 3) when a measurement
- * of it was staged, so that what needs its result waits for the next run.
+ * of it was staged (c->deferred grew past since, its value when the step
+ * began), so that what needs its result waits for the next run.
  */
-int	 carry_staged(struct job *);
+int	 carry_staged(struct job *, int64_t since);
 
 /* lanes.c */
 /*

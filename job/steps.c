@@ -891,7 +891,7 @@ steps_search_round(struct job *c, struct job_op *jo, int64_t n,
 	struct trial_result res[JOB_BATCH_MAX];
 	const char **ek = NULL, **ev = NULL;
 	int *el = NULL;
-	int64_t before = jo->trials;
+	int64_t before = jo->trials, d0 = c->deferred;
 	double g;
 	size_t i, k;
 	int rc = -1, r;
@@ -950,7 +950,7 @@ steps_search_round(struct job *c, struct job_op *jo, int64_t n,
 		}
 		job_tune_done(c, jo, &cf, &res[i], found == 1);
 	}
-	if (carry_staged(c)) {
+	if (carry_staged(c, d0)) {
 		rc = 1;
 		goto out;
 	}
@@ -962,7 +962,7 @@ steps_search_round(struct job *c, struct job_op *jo, int64_t n,
 		    NULL, err)) < 0)
 			goto out;
 	}
-	(void)carry_staged(c);
+	/* A staged noise measurement holds nothing up: its round goes on. */
 	rc = c->stopped ? 1 : 0;
 out:
 	*done = jo->trials - before;
@@ -992,6 +992,7 @@ job_step_confirm(struct job *c, struct job_op *jo, char **err)
 	struct job_cands *cs = &jo->cs;
 	struct space *sp = jo->sp;
 	struct backend *b = jo->b;
+	int64_t d0 = c->deferred;
 	size_t i, k;
 	double best = 0;
 	int round, r;
@@ -1036,7 +1037,7 @@ job_step_confirm(struct job *c, struct job_op *jo, char **err)
 			cd->nconfirm++;
 		}
 	}
-	if (carry_staged(c))
+	if (carry_staged(c, d0))
 		return 1;	/* the choice waits for the figures */
 	for (i = 0; i < k; i++) {
 		double m = stats_median(cs->v[i].confirm, cs->v[i].nconfirm);
@@ -1131,6 +1132,7 @@ job_step_final(struct job *c, struct job_op *jo, struct backend *b,
 	const struct config *order[4];
 	double *into[4];
 	const char *phase[4];
+	int64_t d0 = c->deferred;
 	int round, n, i, j, r, nv;
 
 	if (!jo->have_best)
@@ -1159,7 +1161,7 @@ job_step_final(struct job *c, struct job_op *jo, struct backend *b,
 		}
 		jo->final_rounds++;
 	}
-	if (carry_staged(c))
+	if (carry_staged(c, d0))
 		return 1;
 	for (i = nv = 0; i < JOB_FINAL_ROUNDS; i++) {
 		if (ref[i] > 0)
@@ -1235,6 +1237,14 @@ job_choice(struct job *c, struct job_op *jo, char **err)
 	const struct stats_ratio *r = jo->kept_default ? &jo->winner_speedup :
 	    &jo->speedup;
 
+	if (c->carry != NULL) {
+		/* A batch job run again: its choice is recorded once. */
+		int h = store_choice_has(c->st, c->job_id, jo->op_id,
+		    c->target_id, err);
+
+		if (h != 0)
+			return h < 0 ? -1 : 0;
+	}
 	memset(&ch, 0, sizeof ch);
 	ch.job_id = c->job_id;
 	ch.op_id = jo->op_id;
