@@ -262,6 +262,11 @@ test_executor(void)
 		CHECK_STR(cfg->exec.slurm_srun_args, "--account=perf --qos=low");
 		cfg_free(cfg);
 	}
+	if ((cfg = LOAD_OK("[Env]\ninput_file = matmul.mlir\nexecutor = batch\n"))
+	    != NULL) {
+		CHECK(cfg->exec.executor == CFG_EXEC_BATCH && cfg->exec.executor_set);
+		cfg_free(cfg);
+	}
 	if ((cfg = LOAD_OK("[Env]\ninput_file = matmul.mlir\nslurm_srun_args ="
 	    " --reservation=r1 --constraint=avx512&hbm --comment=tune:v8"
 	    " --mem=4G --mem-per-cpu=512M\n")) != NULL)
