@@ -105,8 +105,10 @@ req_make(const struct executor_run *run, struct batch_req *q, char **err)
 	base = base != NULL ? base + 1 : prog;
 	if (strcmp(base, "autosched-measure") == 0)
 		q->harness = "mlir-cpu";
-	else if (strcmp(base, "autosched-gpu-measure") == 0)
-		q->harness = "gpu";
+	else if (strcmp(base, "autosched-gpu-measure") == 0 ||
+	    (getenv("AUTOSCHED_GPU_MEASURE") != NULL &&
+	    strcmp(prog, getenv("AUTOSCHED_GPU_MEASURE")) == 0))
+		q->harness = "gpu";	/* (or the one the backend was told of) */
 	else {
 		util_seterr(err, "executor batch: cannot carry a run of %s "
 		    "(autosched-measure and autosched-gpu-measure only)", prog);

@@ -1,6 +1,6 @@
 /*
- * autosched-measure --batch DIR: every measurement of a staged round run
- * here, one after the other, each with its own deadline (proc_run), its
+ * autosched-measure --batch DIR (or autosched-gpu-measure --batch DIR):
+ * every measurement of a staged round run here, one after the other, each with its own deadline (proc_run), its
  * files read from DIR; a crash, a timeout or a wrong answer is that entry's
  * result. The results file is written whole at the end, atomically: one
  * line per manifest entry, then the end line with the manifest's sha256.
@@ -16,26 +16,37 @@
 #include "util/util.h"
 
 /*
- * The GPU harness: $AUTOSCHED_GPU_MEASURE, beside self, the build tree's
- * (self in backends/mlir-cpu, it in measure), else on PATH. Caller frees.
+ * The program that runs entries of harness kind name ("autosched-measure"
+ * for mlir-cpu, "autosched-gpu-measure" for gpu): self when it is that
+ * program; else env (for the GPU one, AUTOSCHED_GPU_MEASURE), the program
+ * beside self, the build tree's (backends/mlir-cpu and measure, side by
+ * side), else on PATH. NULL when none. Caller frees.
  */
 static char *
-gpu_harness(const char *self)
+harness_find(const char *self, const char *name, const char *env,
+    const char *build_dir)
 {
-	const char *env = getenv("AUTOSCHED_GPU_MEASURE");
-	char *dir = util_dirname(self), *p;
+	const char *base = strrchr(self, '/') ? strrchr(self, '/') + 1 : self;
+	const char *e = env != NULL ? getenv(env) : NULL;
+	char *dir, *p;
 
-	if (env != NULL && *env != '\0') {
-		free(dir);
-		return xstrdup(env);
-	}
-	p = util_path_join(dir, "autosched-gpu-measure");
+	if (strcmp(base, name) == 0)
+		return xstrdup(self);
+	if (e != NULL && *e != '\0')
+		return xstrdup(e);
+	dir = util_dirname(self);
+	p = util_path_join(dir, name);
 	if (access(p, X_OK) != 0) {
+		/* The build tree's root is one or two folders up. */
 		free(p);
-		p = xasprintf("%s/../../measure/autosched-gpu-measure", dir);
+		p = xasprintf("%s/../%s/%s", dir, build_dir, name);
 		if (access(p, X_OK) != 0) {
 			free(p);
-			p = util_program_find("autosched-gpu-measure");
+			p = xasprintf("%s/../../%s/%s", dir, build_dir, name);
+		}
+		if (access(p, X_OK) != 0) {
+			free(p);
+			p = util_program_find(name);
 		}
 	}
 	free(dir);
@@ -161,7 +172,8 @@ int
 executor_batch_measure(const char *dir, const char *self, char **err)
 {
 	struct batch_dir *d = NULL;
-	char *abs = NULL, *gpu = NULL, *rp;
+	char *abs = NULL, *gpu = NULL, *cpu = NULL, *rp;
+	const char *me = strrchr(self, '/') ? strrchr(self, '/') + 1 : self;
 	size_t i;
 	int rc = -1;
 
@@ -174,30 +186,32 @@ executor_batch_measure(const char *dir, const char *self, char **err)
 		goto out;
 	for (i = 0; i < d->n; i++) {
 		struct batch_entry *e = &d->v[i];
-		const char *prog = self;
+		int g = strcmp(e->harness, "gpu") == 0;
+		char **prog = g ? &gpu : &cpu;
 
-		if (strcmp(e->harness, "gpu") == 0) {
-			if (gpu == NULL && (gpu = gpu_harness(self)) == NULL) {
-				util_seterr(err, "%s:%d: needs autosched-gpu-measure:"
-				    " not beside %s nor on PATH (set "
-				    "AUTOSCHED_GPU_MEASURE); nothing written",
-				    d->manifest, e->line, self);
-				goto out;
-			}
-			prog = gpu;
+		if (*prog == NULL && (*prog = harness_find(self, g ?
+		    "autosched-gpu-measure" : "autosched-measure", g ?
+		    "AUTOSCHED_GPU_MEASURE" : NULL, g ? "measure" :
+		    "backends/mlir-cpu")) == NULL) {
+			util_seterr(err, "%s:%d: needs %s: not beside %s nor on "
+			    "PATH%s; nothing written", d->manifest, e->line, g ?
+			    "autosched-gpu-measure" : "autosched-measure", self,
+			    g ? " (set AUTOSCHED_GPU_MEASURE)" : "");
+			goto out;
 		}
-		fprintf(stderr, "autosched-measure: %zu/%zu %s (%s)\n", i + 1,
-		    d->n, e->op, e->tag);
-		(void)entry_run(e, prog, abs);
+		fprintf(stderr, "%s: %zu/%zu %s (%s)\n", me, i + 1, d->n,
+		    e->op, e->tag);
+		(void)entry_run(e, *prog, abs);
 	}
 	if (results_write(d, err) != 0)
 		goto out;
-	fprintf(stderr, "autosched-measure: %zu results written to %s/%s\n",
-	    d->n, abs, BATCH_RESULTS);
+	fprintf(stderr, "%s: %zu results written to %s/%s\n", me, d->n, abs,
+	    BATCH_RESULTS);
 	rc = 0;
 out:
 	batch_dir_free(d);
 	free(gpu);
+	free(cpu);
 	free(abs);
 	return rc;
 }

@@ -181,9 +181,10 @@ struct executor_batch_info {
 int	 executor_batch_check(const char *dir, struct executor_batch_info *,
 	    char **err) WUR;
 /*
- * autosched-measure --batch DIR: run every entry of DIR's manifest here
- * (the mlir-cpu ones with self, the GPU ones with autosched-gpu-measure),
- * each with its deadline, and write DIR/results whole. 0, or -1 with *err
+ * autosched-measure --batch DIR (and autosched-gpu-measure --batch DIR):
+ * run every entry of DIR's manifest here, each with its deadline, by its
+ * harness (self when self is that program, else the one beside it, in the
+ * build tree or on PATH), and write DIR/results whole. 0, or -1 with *err
  * when the folder is bad or the results cannot be written.
  */
 int	 executor_batch_measure(const char *dir, const char *self, char **err)

@@ -45,7 +45,9 @@ job_trial(struct job *c, struct backend *b, struct job_op *jo,
 
 	memset(res, 0, sizeof *res);
 	space_config_name(cf, c->rep.knobs, name, sizeof name);
-	if (carry_begin(c, jo, phase, name, res)) {
+	/* (A tune trial was looked up, and named, by job_tune_found.) */
+	if (strcmp(phase, "tune") != 0 && carry_begin(c, jo, phase, name,
+	    res)) {
 		/* An earlier run of this batch job recorded it. */
 		report_block(&c->rep, jo->op, name, phase, res, 1);
 		return 0;

@@ -4,7 +4,8 @@
 # records; a measured folder with a wrong hash, a wrong op, a duplicate or
 # a truncated line is refused (exit 2, file and line named, nothing
 # recorded); the same folder ingested twice records nothing the second
-# time; kill -9 during an ingest loses nothing.
+# time; kill -9 during an ingest loses nothing; the iree backend's CUDA
+# candidates staged and measured through autosched-gpu-measure's protocol.
 #   test_batch.sh AUTOSCHED AUTOSCHED-MEASURE SOURCE_DIR
 set -u
 AS=$1
@@ -164,6 +165,54 @@ check "kill: the ingest again stages the next round" eq "$?" 3
 check "kill: integrity ok" eq "$(q s.db "pragma integrity_check")" ok
 check "kill: every result of the folder recorded once" eq \
     "$(q s.db "select count(*) || ' ' || count(distinct config_name) from trials where phase='tune'")" "8 8"
+
+# 6. The iree backend's CUDA candidates (gpu_arch = sm_90a): staged the
+# same way, PTX and autosched-gpu-measure lines; measured by the harness's
+# stand-in (tests/backends/fixtures: its protocol, no GPU) to the end of
+# the job; the real harness's --batch here says there is no GPU, and that
+# folder's ingest records nothing. Skipped where IREE's tools are missing.
+mkdir -p "$T/g" && cd "$T/g" || exit 1
+cat > mm.mlir << 'M'
+func.func @mm(%a: tensor<512x512xf16>, %b: tensor<512x512xf16>, %c: tensor<512x512xf32>) -> tensor<512x512xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<512x512xf16>, tensor<512x512xf16>) outs(%c : tensor<512x512xf32>) -> tensor<512x512xf32>
+  return %r : tensor<512x512xf32>
+}
+M
+printf '[Env]\ninput_file = mm.mlir\nbackend = iree\ngpu_arch = sm_90a\nexecutor = batch\n[SearchSpace]\ntile_m = [64,128]\ntile_n = [64,128]\ntile_k = [32]\nvector_m = [32,64]\nvector_n = [64]\npack_b = [1]\n[SearchStrategy]\ntuner = grid\nn_trial = 3\n' > g.cfg
+GM=$(dirname "$(dirname "$(dirname "$MEAS")")")/measure/autosched-gpu-measure
+FAKE=$SRC/tests/backends/fixtures/fake_gpu_measure.sh
+AUTOSCHED_WORK=$T/g/work AUTOSCHED_GPU_MEASURE=$FAKE deadline 300 "$AS" run g.cfg --db s.db --stage r1 --quiet > stage.txt 2>&1
+rc=$?
+if [ $rc = 2 ] && grep -qi "iree" stage.txt; then
+	echo "SKIP: the CUDA round trip: $(head -1 stage.txt)" >&2
+else
+	check "cuda: stage exits 3" eq "$rc" 3
+	check "cuda: a PTX kernel named by its sha256" bash -c "ls r1/f-*.ptx > /dev/null"
+	check "cuda: an autosched-gpu-measure line with its launch shape" \
+	    grep -q '"harness":"gpu","argv":\["--op","512,512,512,f16f32".*"--kernel","candidate,@/f-[0-9a-f]*\.ptx,[a-z_0-9]*,[0-9]*,1,1,[0-9]*,1,1,[0-9]*"' r1/manifest
+	rm -rf nogpu && cp -r r1 nogpu
+	if [ -x "$GM" ] && ! deadline 30 "$GM" --probe > /dev/null 2>&1; then
+		deadline 300 "$GM" --batch nogpu 2> /dev/null
+		check "cuda: the real harness measures a folder (exit 0)" eq "$?" 0
+		check "cuda: no GPU here: its result says so" grep -q '"status":3,.*no NVIDIA driver here' nogpu/results
+		AUTOSCHED_WORK=$T/g/work deadline 300 "$AS" run g.cfg --db s.db --ingest nogpu --stage n2 --quiet > nogpu.txt 2>&1
+		check "cuda: no GPU: the ingest fails" eq "$?" 1
+		check "cuda: no GPU: said" grep -q "no GPU to measure on here" nogpu.txt
+		check "cuda: no GPU: nothing recorded" eq "$(q s.db "select count(*) from trials")" 0
+	fi
+	i=1
+	while [ $i -le 8 ]; do
+		AUTOSCHED_GPU_MEASURE=$FAKE deadline 300 "$MEAS" --batch r$i 2> /dev/null
+		n=$((i + 1))
+		AUTOSCHED_WORK=$T/g/work AUTOSCHED_GPU_MEASURE=$FAKE deadline 300 "$AS" run g.cfg --db s.db --ingest r$i --stage r$n --quiet > ingest$i.txt 2>&1
+		rc=$?
+		[ $rc = 3 ] || break
+		i=$n
+	done
+	check "cuda: the last ingest finishes (exit 0)" eq "$rc" 0
+	check "cuda: every trial verified" eq "$(q s.db "select count(*) from trials where status = 'ok' and (verified = 1 or phase = 'reference')")" "$(q s.db "select count(*) from trials")"
+	check "cuda: the reference is cuBLAS" grep -q "cublas" ingest$i.txt
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
