@@ -844,6 +844,10 @@ job_execute(struct job *c, struct store *st, char **err)
 	report_progress(&c->rep, NULL);
 	job_batch_said(c);
 	if (c->stopped == 3) {
+		/* A part of the job's CSV never replaces a whole one. */
+		util_out_abort(c->csv_out);
+		c->csv_out = NULL;
+		c->rep.csv = NULL;
 		outcome = job_batch_staged(c, err);
 		goto out;
 	}

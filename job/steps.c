@@ -50,6 +50,7 @@ job_trial(struct job *c, struct backend *b, struct job_op *jo,
 	    res)) {
 		/* An earlier run of this batch job recorded it. */
 		report_block(&c->rep, jo->op, name, phase, res, 1);
+		report_csv_row(&c->rep, jo->op, cf, name, phase, res);
 		return 0;
 	}
 	job_measuring(c);
