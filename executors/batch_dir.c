@@ -157,6 +157,64 @@ entry_files(struct batch_dir *d, json_t *files, int line, char **err)
 	return 0;
 }
 
+/*
+ * The environment a measurement gets: the thread counts and the sanitizer's
+ * options the harnesses are run with, nothing else (no loader variables).
+ */
+static int
+entry_env_ok(const struct batch_dir *d, const struct batch_entry *e,
+    char **err)
+{
+	static const char *const ok[] = { "OMP_NUM_THREADS=",
+	    "OPENBLAS_NUM_THREADS=", "ASAN_OPTIONS=" };
+	size_t i, k;
+
+	for (i = 0; e->env[i] != NULL; i++) {
+		for (k = 0; k < sizeof ok / sizeof ok[0]; k++) {
+			if (strncmp(e->env[i], ok[k], strlen(ok[k])) == 0)
+				break;
+		}
+		if (k == sizeof ok / sizeof ok[0]) {
+			util_seterr(err, "%s:%d: env: \"%.60s\": expected "
+			    "OMP_NUM_THREADS, OPENBLAS_NUM_THREADS or ASAN_OPTIONS",
+			    d->manifest, e->line, e->env[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Every "@/NAME" field of the arguments names a file the entry lists. */
+static int
+entry_refs_ok(const struct batch_dir *d, const struct batch_entry *e,
+    json_t *files, char **err)
+{
+	const char *p, *f;
+	char name[256];
+	size_t i, n;
+
+	for (i = 0; e->argv[i] != NULL; i++) {
+		for (p = e->argv[i]; p != NULL; p = (p = strchr(p, ',')) ?
+		    p + 1 : NULL) {
+			if (strncmp(p, "@/", 2) != 0)
+				continue;
+			f = p + 2;
+			n = strcspn(f, ",");
+			if (n >= sizeof name)
+				n = sizeof name - 1;
+			memcpy(name, f, n);
+			name[n] = '\0';
+			if (json_object_get(files, name) == NULL) {
+				util_seterr(err, "%s:%d: argv: @/%s is not one of "
+				    "the entry's files", d->manifest, e->line,
+				    name);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
 /* Manifest line `line` (text s) into entry e. 0, or -1 with *err. */
 static int
 entry_parse(struct batch_dir *d, struct batch_entry *e, const char *s,
@@ -191,12 +249,18 @@ entry_parse(struct batch_dir *d, struct batch_entry *e, const char *s,
 	e->env = json_strv(json_object_get(j, "env"), 16);
 	e->threads = (int)json_integer_value(json_object_get(j, "threads"));
 	e->timeout = json_number_value(json_object_get(j, "timeout"));
-	if (e->argv == NULL || e->env == NULL || e->timeout < 0) {
+	if (e->argv == NULL || e->env == NULL || e->timeout < 0 ||
+	    e->timeout > 86400) {
 		util_seterr(err, "%s:%d: argv, env: expected arrays of strings, "
-		    "timeout a number of seconds", d->manifest, line);
+		    "timeout a number of seconds (at most a day)", d->manifest,
+		    line);
 		goto out;
 	}
-	rc = entry_files(d, json_object_get(j, "files"), line, err);
+	if (entry_env_ok(d, e, err) != 0 ||
+	    entry_files(d, json_object_get(j, "files"), line, err) != 0 ||
+	    entry_refs_ok(d, e, json_object_get(j, "files"), err) != 0)
+		goto out;
+	rc = 0;
 out:
 	json_decref(j);
 	return rc;

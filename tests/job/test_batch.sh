@@ -134,6 +134,14 @@ refused kern "kern/f-.*\.so: sha256 .*kern/manifest:[0-9]*"
 deadline 300 "$MEAS" --batch kern > /dev/null 2> kern_meas.txt
 check "a changed kernel is not measured (exit 2)" eq "$?" 2
 check "a changed kernel: named" grep -q "kern/f-.*\.so: sha256" kern_meas.txt
+rm -rf envx && cp -r r2 envx && sed -i '2s/"OMP_NUM_THREADS=1"/"LD_PRELOAD=x.so"/' envx/manifest
+deadline 300 "$MEAS" --batch envx > /dev/null 2> envx.txt
+check "a manifest's loader variable refused (exit 2)" eq "$?" 2
+check "a manifest's loader variable: named" grep -q "envx/manifest:2: env: \"LD_PRELOAD=x.so\"" envx.txt
+rm -rf refx && cp -r r2 refx && sed -i '3s|"@/f-|"@/../f-|' refx/manifest
+deadline 300 "$MEAS" --batch refx > /dev/null 2> refx.txt
+check "a path out of the folder refused (exit 2)" eq "$?" 2
+check "a path out of the folder: named" grep -q "refx/manifest:3: argv: @/../f-" refx.txt
 mkdir -p other && cp a.cfg other/ && cp small_f32.mlir other/
 deadline 300 "$AS" run other/a.cfg --db s.db --ingest r2 --stage x --quiet > other.txt 2>&1
 check "another cfg's folder: exit 2" eq "$?" 2
