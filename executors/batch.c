@@ -254,8 +254,10 @@ batch_run(struct executor *ex, const struct executor_run *run,
 	char *key;
 	int r;
 
-	if (req_make(run, &q, err) != 0)
+	if (req_make(run, &q, err) != 0) {
+		req_free(&q);
 		return -1;
+	}
 	key = xasprintf("%s#%d", s->tag ? s->tag : "untagged", s->calls++);
 	if ((r = batch_serve(s, key, &q, res, err)) != 0)
 		goto out;
