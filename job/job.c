@@ -748,8 +748,11 @@ job_work(struct job *c, int *bad_input, char **err)
 		if (jo->b != NULL && steps_baseline(c, jo, err) < 0)
 			return -1;
 	}
-	/* Staged baselines: the scheduler weighs the ops by them. */
-	(void)carry_staged(c, 0);
+	/*
+	 * Staged baselines hold nothing up yet: every op's first round is
+	 * given in program order, whatever they measure (schedule.c); the
+	 * scheduler weighs the ops by them only after.
+	 */
 	while (!job_should_stop(c) && sched_next(c, &i, &n, &gain, &why) > 0) {
 		if (job_time_up(c))
 			break;

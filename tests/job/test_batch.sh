@@ -94,15 +94,15 @@ check "ingest twice: still one choice" eq "$(q s.db "select count(*) from choice
 mkcfg "$T/r" batch
 cd "$T/r" || exit 1
 deadline 300 "$AS" run a.cfg --db s.db --stage r1 --quiet > /dev/null 2>&1
+check "refusals: round 1 staged" eq "$?" 3
+check "round 1: the baseline and the first 8 tune trials" eq \
+    "$(grep -c '"tag":"op 1 baseline' r1/manifest) $(grep -c '"tag":"op 1 tune' r1/manifest)" "1 8"
 deadline 300 "$MEAS" --batch r1 2> /dev/null
-deadline 300 "$AS" run a.cfg --db s.db --ingest r1 --stage r2 --quiet > /dev/null 2>&1
-check "refusals: round 2 staged" eq "$?" 3
-deadline 300 "$MEAS" --batch r2 2> /dev/null
 n0=$(q s.db "select count(*) from trials")
-# damage NAME PYTHON: r2 copied to NAME, its results' lines L edited.
+# damage NAME PYTHON: r1 copied to NAME, its results' lines L edited.
 damage() {
 	rm -rf "$1"
-	cp -r r2 "$1"
+	cp -r r1 "$1"
 	python3 - "$1/results" "$2" <<'P'
 import json, sys
 path, how = sys.argv[1], sys.argv[2]
@@ -128,25 +128,26 @@ refused() {	# refused NAME PATTERN
 damage hash hash;	refused hash "hash/results:3: entry 3: hash 0* is not the sha256 of hash/manifest:4"
 damage op op;		refused op "op/results:4: entry 4: op \"matmul_other\", but op/manifest:5"
 damage dup dup;		refused dup "dup/results:5: entry 2 again (its result is line 2)"
-damage trunc trunc;	refused trunc "trunc/results:8: truncated"
-rm -rf kern && cp -r r2 kern && printf x >> "$(ls kern/f-*.so | head -1)"
+damage trunc trunc;	refused trunc "trunc/results:9: truncated"
+rm -rf kern && cp -r r1 kern && printf x >> "$(ls kern/f-*.so | head -1)"
 refused kern "kern/f-.*\.so: sha256 .*kern/manifest:[0-9]*"
 deadline 300 "$MEAS" --batch kern > /dev/null 2> kern_meas.txt
 check "a changed kernel is not measured (exit 2)" eq "$?" 2
 check "a changed kernel: named" grep -q "kern/f-.*\.so: sha256" kern_meas.txt
-rm -rf envx && cp -r r2 envx && sed -i '2s/"OMP_NUM_THREADS=1"/"LD_PRELOAD=x.so"/' envx/manifest
+rm -rf envx && cp -r r1 envx && sed -i '2s/"OMP_NUM_THREADS=1"/"LD_PRELOAD=x.so"/' envx/manifest
 deadline 300 "$MEAS" --batch envx > /dev/null 2> envx.txt
 check "a manifest's loader variable refused (exit 2)" eq "$?" 2
 check "a manifest's loader variable: named" grep -q "envx/manifest:2: env: \"LD_PRELOAD=x.so\"" envx.txt
-rm -rf refx && cp -r r2 refx && sed -i '3s|"@/f-|"@/../f-|' refx/manifest
+rm -rf refx && cp -r r1 refx && sed -i '3s|"@/f-|"@/../f-|' refx/manifest
 deadline 300 "$MEAS" --batch refx > /dev/null 2> refx.txt
 check "a path out of the folder refused (exit 2)" eq "$?" 2
 check "a path out of the folder: named" grep -q "refx/manifest:3: argv: @/../f-" refx.txt
 mkdir -p other && cp a.cfg other/ && cp small_f32.mlir other/
-deadline 300 "$AS" run other/a.cfg --db s.db --ingest r2 --stage x --quiet > other.txt 2>&1
+deadline 300 "$AS" run other/a.cfg --db s.db --ingest r1 --stage x --quiet > other.txt 2>&1
 check "another cfg's folder: exit 2" eq "$?" 2
-check "another cfg's folder: said" grep -q "r2/manifest: staged for the cfg" other.txt
-deadline 300 "$AS" run a.cfg --db s.db --stage r1 --quiet > again_stage.txt 2>&1
+check "another cfg's folder: said" grep -q "r1/manifest: staged for the cfg" other.txt
+mkdir -p r9 && cp r1/manifest r9/
+deadline 300 "$AS" run a.cfg --db s.db --stage r9 --quiet > again_stage.txt 2>&1
 check "staging into a staged folder: exit 2" eq "$?" 2
 sed 's/^executor = batch/executor = local/' a.cfg > l.cfg
 deadline 300 "$AS" run l.cfg --db s.db --stage z --quiet > l.txt 2>&1
@@ -158,7 +159,7 @@ check "executor = batch without --stage: says how" grep -q "run \`autosched run 
 # 5. kill -9 during an ingest (compiling afresh: slow enough to be caught
 # midway; its own process, not a deadline wrapper, is killed: the test's
 # watchdog bounds it), then the same ingest again: nothing lost, nothing twice.
-AUTOSCHED_WORK=$T/r/fresh "$AS" run a.cfg --db s.db --ingest r2 --stage k3 --quiet > kill.txt 2>&1 &
+AUTOSCHED_WORK=$T/r/fresh "$AS" run a.cfg --db s.db --ingest r1 --stage k3 --quiet > kill.txt 2>&1 &
 pid=$!
 while kill -0 $pid 2> /dev/null; do
 	n=$(q s.db "select count(*) from trials where phase='tune'" 2>/dev/null || echo 0)
@@ -168,7 +169,7 @@ done
 kill -9 $pid 2> /dev/null
 wait $pid 2> /dev/null
 check "kill: some trials were in before the kill" ge "$(q s.db "select count(*) from trials where phase='tune'")" 2
-deadline 300 "$AS" run a.cfg --db s.db --ingest r2 --stage k3b --quiet > kill2.txt 2>&1
+deadline 300 "$AS" run a.cfg --db s.db --ingest r1 --stage k3b --quiet > kill2.txt 2>&1
 check "kill: the ingest again stages the next round" eq "$?" 3
 check "kill: integrity ok" eq "$(q s.db "pragma integrity_check")" ok
 check "kill: every result of the folder recorded once" eq \
