@@ -40,12 +40,14 @@ timeout = 5
 C
 }
 
-# What a job measured, in order: phase, config and whether it was valid
-# (ok and unstable alike: a CV over the limit is the machine's noise); the
-# confirm and final configs follow the figures, so only their counts.
+# What a job measured, in order: its baseline, then every tune and noise
+# trial (phase, config, and whether it was valid: ok and unstable alike, a
+# CV over the limit is the machine's noise); then the final and reference
+# counts. Which configs the confirm and final steps measure follows the
+# figures (the top few, the winner), so those are compared by their form.
 trials_of() {
-	q "$1" "select phase || ' ' || config_name || ' ' || case when status in ('ok','unstable') then 'valid' else status end from trials where phase in ('baseline','tune','noise') order by id"
-	q "$1" "select phase || ' ' || count(*) from trials group by phase order by phase"
+	q "$1" "select phase || ' ' || config_name || ' ' || case when status in ('ok','unstable') then 'valid' else status end from trials where phase in ('tune','noise') or id = (select min(id) from trials) order by id"
+	q "$1" "select phase || ' ' || count(*) from trials where phase in ('final','reference') group by phase order by phase"
 }
 
 # 1. The local run, the reference.
@@ -77,6 +79,8 @@ check "several trips" ge "$i" 3
 check "batch: the job is done" eq "$(q s.db "select state from jobs")" done
 check "batch records what the local run records" eq "$(trials_of s.db)" "$(trials_of "$T/local/s.db")"
 check "batch: one choice" eq "$(q s.db "select count(*) from choices")" 1
+check "batch: the confirm step, 3 rounds of its candidates" eq \
+    "$(q s.db "select count(*) = 3 * count(distinct config_name) from trials where phase = 'confirm'")" 1
 check "batch: the summary" grep -q "^  vs default  :" ingest$i.txt
 check "batch: best answers" bash -c "'$AS' best --db s.db --format csv | grep -q matmul_64x48x32"
 check "batch: measured where autosched-measure ran" eq \
