@@ -18,9 +18,9 @@
 #include "cfg/cfg.h"
 #include "daemon/daemon.h"
 #include "daemon/daemon_int.h"
-#include "executors/executor.h"
 #include "export/export.h"
 #include "job/job.h"
+#include "measure/batch.h"
 #include "search/space.h"
 #include "store/store.h"
 #include "util/util.h"
@@ -74,7 +74,7 @@ run_usage(FILE *f)
 }
 
 /*
- * `run --ingest DIR`: the folder checked whole (executor_batch_check), made
+ * `run --ingest DIR`: the folder checked whole (measure_batch_read), made
  * for this cfg and for a job of the store db whose cfg is unchanged; that
  * job runs again on its snapshot of the program (o->job_id, o->mlir_text
  * borrowed from *sj, which the caller clears). 0, or -1 with *err.
@@ -83,26 +83,25 @@ static int
 cli_ingest_check(const struct cfg *cfg, const char *db, struct job_opts *o,
     struct store_job *sj, char **err)
 {
-	struct executor_batch_info info;
+	struct measure_batch *b = NULL;
 	struct store *st = NULL;
 	char *rp = NULL;
 	int rc = -1, r;
 
-	if (executor_batch_check(o->ingest_dir, &info, err) != 0)
+	if (measure_batch_read(o->ingest_dir, 1, &b, err) != 0)
 		return -1;
 	rp = realpath(cfg->path, NULL);
-	if (rp == NULL || strcmp(rp, info.cfg) != 0) {
-		util_seterr(err, "%s/manifest: staged for the cfg %s, not %s; "
-		    "nothing recorded", o->ingest_dir, info.cfg, cfg->path);
+	if (rp == NULL || strcmp(rp, b->cfg) != 0) {
+		util_seterr(err, "%s: staged for the cfg %s, not %s; nothing "
+		    "recorded", b->manifest, b->cfg, cfg->path);
 		goto out;
 	}
 	if (store_open_readonly(db, &st, err) != 0)
 		goto out;
-	if ((r = store_job_get(st, info.job, sj, err)) <= 0) {
+	if ((r = store_job_get(st, b->job, sj, err)) <= 0) {
 		if (r == 0)
-			util_seterr(err, "%s/manifest: job %lld is not in %s; "
-			    "nothing recorded", o->ingest_dir,
-			    (long long)info.job, db);
+			util_seterr(err, "%s: job %lld is not in %s; nothing "
+			    "recorded", b->manifest, (long long)b->job, db);
 		goto out;
 	}
 	if (sj->cfg_text == NULL || strcmp(sj->cfg_text, cfg->text) != 0 ||
@@ -110,14 +109,15 @@ cli_ingest_check(const struct cfg *cfg, const char *db, struct job_opts *o,
 		util_seterr(err, "%s: changed since job %lld was staged from it "
 		    "(its text differs from the job's): refused, nothing "
 		    "recorded; stage again with `run --stage`", cfg->path,
-		    (long long)info.job);
+		    (long long)b->job);
 		goto out;
 	}
-	o->job_id = info.job;
+	o->job_id = b->job;
 	o->mlir_text = sj->mlir_text;
 	rc = 0;
 out:
 	store_close(st);
+	measure_batch_free(b);
 	free(rp);
 	return rc;
 }

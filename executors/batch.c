@@ -1,11 +1,12 @@
 /*
- * The batch executor: measurements carried to another host in a folder.
+ * The batch executor: measurements carried to another host in a folder
+ * (its format: measure/batch.h).
  * A run that stages (autosched run --stage DIR) copies what each
  * measurement reads into DIR and answers "staged" (the job stops at the end
  * of its step: exit 3); a run that ingests (--ingest DIR) answers each
  * measurement the job asks for again with the result measured for it
  * there (autosched-measure --batch DIR), matched by the job's tag and the
- * very same command. The folder's format is batch_dir.c's.
+ * very same command.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -15,8 +16,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "executors/batch_int.h"
+#include "executors/executor_int.h"
+#include "measure/batch.h"
 #include "util/util.h"
+
+_Static_assert((int)MEASURE_BATCH_EXITED == (int)EXECUTOR_EXITED &&
+    (int)MEASURE_BATCH_SIGNALED == (int)EXECUTOR_SIGNALED &&
+    (int)MEASURE_BATCH_TIMEOUT == (int)EXECUTOR_TIMEOUT &&
+    (int)MEASURE_BATCH_ENV_FAILED == (int)EXECUTOR_ENV_FAILED &&
+    (int)MEASURE_BATCH_CANCELLED == (int)EXECUTOR_CANCELLED,
+    "a folder's outcomes are the executors'");
 
 struct batch_file {
 	char	 name[40];
@@ -25,7 +34,7 @@ struct batch_file {
 };
 
 struct batch_state {
-	struct batch_dir	*in;		/* --ingest DIR, read and checked */
+	struct measure_batch	*in;		/* --ingest DIR, read and checked */
 	char			*stage;		/* --stage DIR, or NULL */
 	char			*tag;		/* the job's name of what it measures now */
 	int			 calls;		/* runs under tag so far */
@@ -49,7 +58,7 @@ req_free(struct batch_req *q)
 {
 	size_t i;
 
-	batch_strv_free(q->argv);
+	measure_batch_strv_free(q->argv);
 	for (i = 0; i < q->nfiles; i++)
 		free(q->files[i].src);
 	free(q->files);
@@ -75,7 +84,7 @@ req_field(struct batch_req *q, const char *f, size_t flen, char **out,
 		free(path);
 		return 0;
 	}
-	if (util_sha256_file(path, BATCH_FILE_MAX, sha, err) != 0) {
+	if (util_sha256_file(path, MEASURE_BATCH_FILE_MAX, sha, err) != 0) {
 		free(path);
 		return -1;
 	}
@@ -116,9 +125,9 @@ req_make(const struct executor_run *run, struct batch_req *q, char **err)
 	}
 	while (run->argv[n] != NULL)
 		n++;
-	if (n > BATCH_ARGS_MAX) {
+	if (n > MEASURE_BATCH_ARGS_MAX) {
 		util_seterr(err, "executor batch: %zu arguments, at most %d",
-		    n, BATCH_ARGS_MAX);
+		    n, MEASURE_BATCH_ARGS_MAX);
 		return -1;
 	}
 	q->argv = xcalloc(n, sizeof *q->argv);
@@ -159,7 +168,7 @@ strv_equal(char *const *a, char *const *b)
 static char **
 env_of(const struct executor_run *run)
 {
-	return batch_strv_dup(run->env);
+	return measure_batch_strv_dup(run->env);
 }
 
 /* Serve the result DIR has for key: 1 served, 0 none, -1 with *err. */
@@ -167,7 +176,7 @@ static int
 batch_serve(struct batch_state *s, const char *key, const struct batch_req *q,
     struct executor_result *res, char **err)
 {
-	struct batch_entry *e = NULL;
+	struct measure_batch_entry *e = NULL;
 	size_t i;
 
 	for (i = 0; s->in != NULL && i < s->in->n; i++) {
@@ -189,14 +198,15 @@ batch_serve(struct batch_state *s, const char *key, const struct batch_req *q,
 	}
 	e->served = 1;
 	s->served++;
-	res->outcome = e->res.outcome;
-	res->status = e->res.status;
-	res->signal = e->res.signal;
-	res->seconds = e->res.seconds;
-	res->out = xstrdup(e->res.out);
-	res->err = xstrdup(e->res.err);
-	res->why = e->res.why != NULL ? xstrdup(e->res.why) : NULL;
-	memcpy(res->host, e->res.host, sizeof res->host);
+	/* The outcomes are the executors', in their order (measure/batch.h). */
+	res->outcome = (enum executor_outcome)e->outcome;
+	res->status = e->status;
+	res->signal = e->signal;
+	res->seconds = e->seconds;
+	res->out = xstrdup(e->out);
+	res->err = xstrdup(e->err);
+	res->why = e->why != NULL ? xstrdup(e->why) : NULL;
+	snprintf(res->host, sizeof res->host, "%s", e->host);
 	return 1;
 }
 
@@ -213,10 +223,10 @@ batch_stage(struct batch_state *s, const char *key,
 
 	for (i = 0; rc == 0 && i < q->nfiles; i++) {
 		p = util_path_join(s->stage, q->files[i].name);
-		if (util_sha256_file(p, BATCH_FILE_MAX, got, NULL) != 0 ||
+		if (util_sha256_file(p, MEASURE_BATCH_FILE_MAX, got, NULL) != 0 ||
 		    strcmp(got, q->files[i].sha) != 0) {
 			buf = NULL;
-			if ((rc = util_read_file(q->files[i].src, BATCH_FILE_MAX,
+			if ((rc = util_read_file(q->files[i].src, MEASURE_BATCH_FILE_MAX,
 			    &buf, &len, err)) == 0)
 				rc = util_write_file(p, buf, len, err);
 			free(buf);
@@ -230,7 +240,7 @@ batch_stage(struct batch_state *s, const char *key,
 	env = json_array();
 	for (i = 0; ev[i] != NULL; i++)
 		json_array_append_new(env, json_string(ev[i]));
-	batch_strv_free(ev);
+	measure_batch_strv_free(ev);
 	j = json_pack("{s:I,s:s,s:s,s:s,s:o,s:o,s:i,s:f,s:o}",
 	    "id", (json_int_t)s->nlines + 1, "tag", key, "op",
 	    run->label ? run->label : "?", "harness", q->harness,
@@ -291,7 +301,7 @@ batch_open(struct executor *ex, char **err)
 			goto fail;
 	}
 	if (ex->cfg.ingest_dir != NULL &&
-	    batch_dir_read(ex->cfg.ingest_dir, 1, &s->in, err) != 0)
+	    measure_batch_read(ex->cfg.ingest_dir, 1, &s->in, err) != 0)
 		goto fail;
 	return 0;
 fail:
@@ -307,7 +317,7 @@ batch_close(struct executor *ex)
 
 	if (s == NULL)
 		return;
-	batch_dir_free(s->in);
+	measure_batch_free(s->in);
 	for (i = 0; i < s->nlines; i++)
 		free(s->lines[i]);
 	free(s->lines);
@@ -382,7 +392,7 @@ executor_flush(struct executor *ex, char **err)
 	h = xasprintf("{\"autosched_batch\":%d,\"job\":%lld,\"cfg\":%s,"
 	    "\"entries\":%zu,\"data\":\"made by the harness from each entry's"
 	    " --shape or --op, --types and --seed (small integers, checked "
-	    "exactly)\"}\n", BATCH_VERSION, (long long)s->job, q, s->nlines);
+	    "exactly)\"}\n", MEASURE_BATCH_VERSION, (long long)s->job, q, s->nlines);
 	free(q);
 	buf = h;
 	len = strlen(h);
@@ -390,7 +400,7 @@ executor_flush(struct executor *ex, char **err)
 		buf = xrealloc(buf, len + strlen(s->lines[i]) + 2);
 		len += (size_t)sprintf(buf + len, "%s\n", s->lines[i]);
 	}
-	p = util_path_join(s->stage, BATCH_MANIFEST);
+	p = util_path_join(s->stage, MEASURE_BATCH_MANIFEST);
 	rc = util_write_file(p, buf, len, err);
 	free(p);
 	free(buf);

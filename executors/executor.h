@@ -167,27 +167,4 @@ int64_t	 executor_staged(const struct executor *);
 int64_t	 executor_served(const struct executor *, int64_t *entries);
 int	 executor_flush(struct executor *, char **err) WUR;
 
-/* What executor_batch_check read of a measured folder. */
-struct executor_batch_info {
-	int64_t	 job;		/* the job it was staged for */
-	size_t	 entries;
-	char	 cfg[4096];	/* that job's cfg, as staged */
-};
-/*
- * Check a measured folder before anything is recorded: the manifest, every
- * file's sha256, and the results (one per entry, of this manifest, each
- * line whole, none twice). 0, or -1 with *err naming file and line.
- */
-int	 executor_batch_check(const char *dir, struct executor_batch_info *,
-	    char **err) WUR;
-/*
- * autosched-measure --batch DIR (and autosched-gpu-measure --batch DIR):
- * run every entry of DIR's manifest here, each with its deadline, by its
- * harness (self when self is that program, else the one beside it, in the
- * build tree or on PATH), and write DIR/results whole. 0, or -1 with *err
- * when the folder is bad or the results cannot be written.
- */
-int	 executor_batch_measure(const char *dir, const char *self, char **err)
-	    WUR;
-
 #endif

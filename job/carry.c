@@ -121,7 +121,7 @@ carry_free(struct carry *k)
 		return;
 	for (i = 0; i < k->nkept; i++) {
 		free(k->kept[i].key);
-		backend_result_clear(&k->kept[i].res);
+		trial_result_clear(&k->kept[i].res);
 	}
 	for (i = 0; i < k->ncount; i++)
 		free(k->count[i].key);

@@ -62,7 +62,7 @@ job_trial(struct job *c, struct backend *b, struct job_op *jo,
 			free(*err);
 			*err = NULL;
 		}
-		backend_result_clear(res);
+		trial_result_clear(res);
 		c->deferred++;
 		return 2;
 	}

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "executors/executor.h"
+#include "measure/batch.h"
 #include "measure/gpu_int.h"
 
 #define KERNELS_MAX	4096
@@ -319,7 +319,7 @@ batch_main(const char *dir)
 		    strerror(errno));
 		return 2;
 	}
-	if (executor_batch_measure(dir, self, &err) != 0) {
+	if (measure_batch_run(dir, self, &err) != 0) {
 		fprintf(stderr, "autosched-gpu-measure: %s\n", err);
 		rc = 2;
 	}

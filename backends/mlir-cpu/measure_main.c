@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "backends/mlir-cpu/measure_int.h"
-#include "executors/executor.h"
+#include "measure/batch.h"
 #include "search/space.h"
 #include "trial/trial.h"
 
@@ -1228,7 +1228,7 @@ batch_main(const char *dir)
 		    strerror(errno));
 		return 2;
 	}
-	if (executor_batch_measure(dir, self, &err) != 0) {
+	if (measure_batch_run(dir, self, &err) != 0) {
 		fprintf(stderr, "autosched-measure: %s\n", err);
 		rc = 2;
 	}

@@ -1,5 +1,5 @@
 /*
- * autosched-measure --batch DIR (or autosched-gpu-measure --batch DIR):
+ * autosched-measure --batch DIR (and autosched-gpu-measure --batch DIR):
  * every measurement of a staged round run here, one after the other, each with its own deadline (proc_run), its
  * files read from DIR; a crash, a timeout or a wrong answer is that entry's
  * result. The results file is written whole at the end, atomically: one
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "executors/batch_int.h"
+#include "measure/batch.h"
 #include "util/util.h"
 
 /*
@@ -75,13 +75,13 @@ arg_resolve(const char *arg, const char *dir)
 	return s;
 }
 
-/* One entry run to its end into e->res. 0, or -1 when it could not start. */
+/* One entry run to its end into e. 0, or -1 when it could not start. */
 static int
-entry_run(struct batch_entry *e, const char *prog, const char *dir)
+entry_run(struct measure_batch_entry *e, const char *prog, const char *dir)
 {
 	struct proc_opts o;
 	struct proc_result pr;
-	char *argv[BATCH_ARGS_MAX + 2], *perr = NULL;
+	char *argv[MEASURE_BATCH_ARGS_MAX + 2], *perr = NULL;
 	size_t i, n = 0;
 	int rc = 0;
 
@@ -93,30 +93,34 @@ entry_run(struct batch_entry *e, const char *prog, const char *dir)
 	/* Its own limit, and a minute more for the data; never without one. */
 	o.timeout = e->timeout > 0 ? e->timeout : 600;
 	o.env = e->env;
-	executor_hostname(e->res.host, sizeof e->res.host);
+	if (gethostname(e->host, sizeof e->host) != 0)
+		e->host[0] = '\0';
+	e->host[sizeof e->host - 1] = '\0';
 	if (proc_run(argv, &o, &pr, &perr) != 0) {
-		e->res.outcome = EXECUTOR_ENV_FAILED;
-		e->res.why = xasprintf("cannot run %s: %s", prog, perr);
-		e->res.out = xstrdup("");
-		e->res.err = xstrdup("");
+		e->outcome = MEASURE_BATCH_ENV_FAILED;
+		e->why = xasprintf("cannot run %s: %s", prog, perr);
+		e->out = xstrdup("");
+		e->err = xstrdup("");
 		free(perr);
 		rc = -1;
 		goto out;
 	}
-	e->res.seconds = pr.seconds;
+	e->seconds = pr.seconds;
 	if (pr.timed_out)
-		e->res.outcome = EXECUTOR_TIMEOUT;
+		e->outcome = MEASURE_BATCH_TIMEOUT;
 	else if (pr.exec_failed) {
-		e->res.outcome = EXECUTOR_ENV_FAILED;
-		e->res.why = xasprintf("cannot run %s", prog);
+		e->outcome = MEASURE_BATCH_ENV_FAILED;
+		e->why = xasprintf("cannot run %s", prog);
 	} else if (!pr.exited) {
-		e->res.outcome = EXECUTOR_SIGNALED;
-		e->res.signal = pr.signal;
+		e->outcome = MEASURE_BATCH_SIGNALED;
+		e->signal = pr.signal;
 	} else {
-		e->res.outcome = EXECUTOR_EXITED;
-		e->res.status = pr.status;
+		e->outcome = MEASURE_BATCH_EXITED;
+		e->status = pr.status;
 	}
-	executor_take_output(&pr, &e->res);
+	e->out = pr.out != NULL ? pr.out : xstrdup("");
+	e->err = pr.err != NULL ? pr.err : xstrdup("");
+	pr.out = pr.err = NULL;
 	proc_result_free(&pr);
 out:
 	for (i = 1; i < n; i++)
@@ -127,28 +131,28 @@ out:
 
 /* Entry e's results line (no newline). Caller frees. */
 static char *
-entry_line(const struct batch_entry *e)
+entry_line(const struct measure_batch_entry *e)
 {
 	json_t *j = json_pack("{s:I,s:s,s:s,s:s,s:i,s:i,s:f,s:s,s:s,s:s}",
 	    "id", (json_int_t)e->id, "entry", e->sha, "op", e->op,
-	    "outcome", batch_outcome_name(e->res.outcome),
-	    "status", e->res.status, "signal", e->res.signal,
-	    "seconds", e->res.seconds, "host", e->res.host,
-	    "out", e->res.out ? e->res.out : "",
-	    "err", e->res.err ? e->res.err : "");
+	    "outcome", measure_batch_outcome_name(e->outcome),
+	    "status", e->status, "signal", e->signal,
+	    "seconds", e->seconds, "host", e->host,
+	    "out", e->out ? e->out : "",
+	    "err", e->err ? e->err : "");
 	char *s;
 
-	if (e->res.why != NULL)
-		json_object_set_new(j, "why", json_string(e->res.why));
+	if (e->why != NULL)
+		json_object_set_new(j, "why", json_string(e->why));
 	s = json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII);
 	json_decref(j);
 	return s;
 }
 
 static int
-results_write(struct batch_dir *d, char **err)
+results_write(struct measure_batch *d, char **err)
 {
-	char *path = util_path_join(d->dir, BATCH_RESULTS), *buf = NULL, *l;
+	char *path = util_path_join(d->dir, MEASURE_BATCH_RESULTS), *buf = NULL, *l;
 	size_t len = 0, i;
 	int rc;
 
@@ -169,9 +173,9 @@ results_write(struct batch_dir *d, char **err)
 }
 
 int
-executor_batch_measure(const char *dir, const char *self, char **err)
+measure_batch_run(const char *dir, const char *self, char **err)
 {
-	struct batch_dir *d = NULL;
+	struct measure_batch *d = NULL;
 	char *abs = NULL, *gpu = NULL, *cpu = NULL, *rp;
 	const char *me = strrchr(self, '/') ? strrchr(self, '/') + 1 : self;
 	size_t i;
@@ -182,10 +186,10 @@ executor_batch_measure(const char *dir, const char *self, char **err)
 		return -1;
 	}
 	abs = rp;
-	if (batch_dir_read(abs, 0, &d, err) != 0)
+	if (measure_batch_read(abs, 0, &d, err) != 0)
 		goto out;
 	for (i = 0; i < d->n; i++) {
-		struct batch_entry *e = &d->v[i];
+		struct measure_batch_entry *e = &d->v[i];
 		int g = strcmp(e->harness, "gpu") == 0;
 		char **prog = g ? &gpu : &cpu;
 
@@ -206,10 +210,10 @@ executor_batch_measure(const char *dir, const char *self, char **err)
 	if (results_write(d, err) != 0)
 		goto out;
 	fprintf(stderr, "%s: %zu results written to %s/%s\n", me, d->n, abs,
-	    BATCH_RESULTS);
+	    MEASURE_BATCH_RESULTS);
 	rc = 0;
 out:
-	batch_dir_free(d);
+	measure_batch_free(d);
 	free(gpu);
 	free(cpu);
 	free(abs);

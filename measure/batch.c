@@ -1,9 +1,7 @@
 /*
- * The folder of executor batch: a manifest (a header line, then one JSON
- * line per measurement, naming its files with their sha256), the files,
- * and the results file autosched-measure --batch writes beside them (one
- * line per manifest entry, then an end line; written whole, atomically).
- * Read back and checked line by line here, on both sides of the trip.
+ * Reading a staged round's folder (measure/batch.h): the manifest, its
+ * files' hashes and the results, each line checked, on both sides of the
+ * trip.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -14,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "executors/batch_int.h"
+#include "measure/batch.h"
 #include "util/util.h"
 
 static const char *const outcome_names[] = {
@@ -22,14 +20,14 @@ static const char *const outcome_names[] = {
 };
 
 const char *
-batch_outcome_name(enum executor_outcome o)
+measure_batch_outcome_name(enum measure_batch_outcome o)
 {
 	return (size_t)o < sizeof outcome_names / sizeof outcome_names[0] ?
 	    outcome_names[o] : "?";
 }
 
 int
-batch_outcome_lookup(const char *s)
+measure_batch_outcome_lookup(const char *s)
 {
 	size_t i;
 
@@ -42,7 +40,7 @@ batch_outcome_lookup(const char *s)
 }
 
 char **
-batch_strv_dup(char *const *v)
+measure_batch_strv_dup(char *const *v)
 {
 	size_t n = 0, i;
 	char **d;
@@ -56,7 +54,7 @@ batch_strv_dup(char *const *v)
 }
 
 void
-batch_strv_free(char **v)
+measure_batch_strv_free(char **v)
 {
 	size_t i;
 
@@ -66,21 +64,23 @@ batch_strv_free(char **v)
 }
 
 void
-batch_dir_free(struct batch_dir *d)
+measure_batch_free(struct measure_batch *d)
 {
 	size_t i;
 
 	if (d == NULL)
 		return;
 	for (i = 0; i < d->n; i++) {
-		struct batch_entry *e = &d->v[i];
+		struct measure_batch_entry *e = &d->v[i];
 
 		free(e->tag);
 		free(e->op);
 		free(e->harness);
-		batch_strv_free(e->argv);
-		batch_strv_free(e->env);
-		executor_result_free(&e->res);
+		measure_batch_strv_free(e->argv);
+		measure_batch_strv_free(e->env);
+		free(e->out);
+		free(e->err);
+		free(e->why);
 	}
 	free(d->v);
 	free(d->dir);
@@ -103,7 +103,7 @@ json_strv(json_t *a, size_t max)
 		const char *s = json_string_value(json_array_get(a, i));
 
 		if (s == NULL) {
-			batch_strv_free(v);
+			measure_batch_strv_free(v);
 			return NULL;
 		}
 		v[i] = xstrdup(s);
@@ -121,7 +121,7 @@ name_ok(const char *s)
 
 /* Every file of entry e's files object is there with its sha256. */
 static int
-entry_files(struct batch_dir *d, json_t *files, int line, char **err)
+entry_files(struct measure_batch *d, json_t *files, int line, char **err)
 {
 	const char *name;
 	json_t *v;
@@ -143,7 +143,7 @@ entry_files(struct batch_dir *d, json_t *files, int line, char **err)
 			return -1;
 		}
 		p = util_path_join(d->dir, name);
-		rc = util_sha256_file(p, BATCH_FILE_MAX, got, err);
+		rc = util_sha256_file(p, MEASURE_BATCH_FILE_MAX, got, err);
 		if (rc == 0 && strcmp(got, want) != 0) {
 			util_seterr(err, "%s: sha256 %s, but %s:%d says %s: the "
 			    "file changed on its way; nothing recorded", p, got,
@@ -162,7 +162,7 @@ entry_files(struct batch_dir *d, json_t *files, int line, char **err)
  * options the harnesses are run with, nothing else (no loader variables).
  */
 static int
-entry_env_ok(const struct batch_dir *d, const struct batch_entry *e,
+entry_env_ok(const struct measure_batch *d, const struct measure_batch_entry *e,
     char **err)
 {
 	static const char *const ok[] = { "OMP_NUM_THREADS=",
@@ -186,7 +186,7 @@ entry_env_ok(const struct batch_dir *d, const struct batch_entry *e,
 
 /* Every "@/NAME" field of the arguments names a file the entry lists. */
 static int
-entry_refs_ok(const struct batch_dir *d, const struct batch_entry *e,
+entry_refs_ok(const struct measure_batch *d, const struct measure_batch_entry *e,
     json_t *files, char **err)
 {
 	const char *p, *f;
@@ -217,7 +217,7 @@ entry_refs_ok(const struct batch_dir *d, const struct batch_entry *e,
 
 /* Manifest line `line` (text s) into entry e. 0, or -1 with *err. */
 static int
-entry_parse(struct batch_dir *d, struct batch_entry *e, const char *s,
+entry_parse(struct measure_batch *d, struct measure_batch_entry *e, const char *s,
     int line, char **err)
 {
 	json_t *j = json_loads(s, 0, NULL);
@@ -245,7 +245,7 @@ entry_parse(struct batch_dir *d, struct batch_entry *e, const char *s,
 	e->tag = xstrdup(tag);
 	e->op = xstrdup(op);
 	e->harness = xstrdup(h);
-	e->argv = json_strv(json_object_get(j, "argv"), BATCH_ARGS_MAX);
+	e->argv = json_strv(json_object_get(j, "argv"), MEASURE_BATCH_ARGS_MAX);
 	e->env = json_strv(json_object_get(j, "env"), 16);
 	e->threads = (int)json_integer_value(json_object_get(j, "threads"));
 	e->timeout = json_number_value(json_object_get(j, "timeout"));
@@ -268,7 +268,7 @@ out:
 
 /* The manifest's first line: the folder's version, job and cfg. */
 static int
-header_parse(struct batch_dir *d, const char *s, size_t *entries, char **err)
+header_parse(struct measure_batch *d, const char *s, size_t *entries, char **err)
 {
 	json_t *j = json_loads(s, 0, NULL);
 	const char *cfg = json_string_value(json_object_get(j, "cfg"));
@@ -276,11 +276,11 @@ header_parse(struct batch_dir *d, const char *s, size_t *entries, char **err)
 	int rc = -1;
 
 	if (!json_is_object(j) || json_integer_value(json_object_get(j,
-	    "autosched_batch")) != BATCH_VERSION || cfg == NULL || n < 0 ||
-	    n > BATCH_ENTRIES_MAX) {
+	    "autosched_batch")) != MEASURE_BATCH_VERSION || cfg == NULL || n < 0 ||
+	    n > MEASURE_BATCH_ENTRIES_MAX) {
 		util_seterr(err, "%s:1: not the header of an autosched batch "
 		    "(version %d): {\"autosched_batch\":%d,\"job\":…,\"cfg\":…,"
-		    "\"entries\":…}", d->manifest, BATCH_VERSION, BATCH_VERSION);
+		    "\"entries\":…}", d->manifest, MEASURE_BATCH_VERSION, MEASURE_BATCH_VERSION);
 		goto out;
 	}
 	d->job = json_integer_value(json_object_get(j, "job"));
@@ -317,13 +317,13 @@ split_lines(char *buf, size_t len, size_t *n, int *complete)
 }
 
 static int
-manifest_read(struct batch_dir *d, char **err)
+manifest_read(struct measure_batch *d, char **err)
 {
 	char *buf = NULL, **lines = NULL;
 	size_t len, n, want = 0, i;
 	int complete, rc = -1;
 
-	if (util_read_file(d->manifest, BATCH_FILE_MAX, &buf, &len, err) != 0)
+	if (util_read_file(d->manifest, MEASURE_BATCH_FILE_MAX, &buf, &len, err) != 0)
 		return -1;
 	util_sha256_hex(buf, len, d->msha);
 	lines = split_lines(buf, len, &n, &complete);
@@ -354,11 +354,11 @@ out:
 
 /* Results line `line` (text s) into its entry. 0, or -1 with *err. */
 static int
-result_parse(struct batch_dir *d, const char *path, const char *s, int line,
+result_parse(struct measure_batch *d, const char *path, const char *s, int line,
     char **err)
 {
 	json_t *j = json_loads(s, 0, NULL);
-	struct batch_entry *e;
+	struct measure_batch_entry *e;
 	const char *sha, *op, *out, *er, *why, *host;
 	json_int_t id;
 	int oc, rc = -1;
@@ -378,7 +378,7 @@ result_parse(struct batch_dir *d, const char *path, const char *s, int line,
 	e = &d->v[id - 1];
 	sha = json_string_value(json_object_get(j, "entry"));
 	op = json_string_value(json_object_get(j, "op"));
-	oc = batch_outcome_lookup(json_string_value(json_object_get(j,
+	oc = measure_batch_outcome_lookup(json_string_value(json_object_get(j,
 	    "outcome")));
 	out = json_string_value(json_object_get(j, "out"));
 	er = json_string_value(json_object_get(j, "err"));
@@ -411,14 +411,14 @@ result_parse(struct batch_dir *d, const char *path, const char *s, int line,
 	}
 	e->have = 1;
 	e->rline = line;
-	e->res.outcome = (enum executor_outcome)oc;
-	e->res.status = (int)json_integer_value(json_object_get(j, "status"));
-	e->res.signal = (int)json_integer_value(json_object_get(j, "signal"));
-	e->res.seconds = json_number_value(json_object_get(j, "seconds"));
-	e->res.out = xstrdup(out);
-	e->res.err = xstrdup(er);
-	e->res.why = why != NULL ? xstrdup(why) : NULL;
-	snprintf(e->res.host, sizeof e->res.host, "%s", host ? host : "");
+	e->outcome = (enum measure_batch_outcome)oc;
+	e->status = (int)json_integer_value(json_object_get(j, "status"));
+	e->signal = (int)json_integer_value(json_object_get(j, "signal"));
+	e->seconds = json_number_value(json_object_get(j, "seconds"));
+	e->out = xstrdup(out);
+	e->err = xstrdup(er);
+	e->why = why != NULL ? xstrdup(why) : NULL;
+	snprintf(e->host, sizeof e->host, "%s", host ? host : "");
 	rc = 0;
 out:
 	json_decref(j);
@@ -427,7 +427,7 @@ out:
 
 /* The results end line: every entry's, of this manifest. */
 static int
-results_end(struct batch_dir *d, const char *path, const char *s, int line,
+results_end(struct measure_batch *d, const char *path, const char *s, int line,
     char **err)
 {
 	json_t *j = json_loads(s, 0, NULL);
@@ -454,14 +454,14 @@ results_end(struct batch_dir *d, const char *path, const char *s, int line,
 }
 
 static int
-results_read(struct batch_dir *d, char **err)
+results_read(struct measure_batch *d, char **err)
 {
-	char *path = util_path_join(d->dir, BATCH_RESULTS);
+	char *path = util_path_join(d->dir, MEASURE_BATCH_RESULTS);
 	char *buf = NULL, **lines = NULL;
 	size_t len, n, i;
 	int complete, rc = -1;
 
-	if (util_read_file(path, BATCH_FILE_MAX, &buf, &len, err) != 0)
+	if (util_read_file(path, MEASURE_BATCH_FILE_MAX, &buf, &len, err) != 0)
 		goto out;
 	lines = split_lines(buf, len, &n, &complete);
 	if (!complete) {
@@ -495,35 +495,20 @@ out:
 }
 
 int
-batch_dir_read(const char *dir, int results, struct batch_dir **out,
+measure_batch_read(const char *dir, int results, struct measure_batch **out,
     char **err)
 {
-	struct batch_dir *d = xcalloc(1, sizeof *d);
+	struct measure_batch *d = xcalloc(1, sizeof *d);
 
 	*out = NULL;
 	d->dir = xstrdup(dir);
-	d->manifest = util_path_join(dir, BATCH_MANIFEST);
+	d->manifest = util_path_join(dir, MEASURE_BATCH_MANIFEST);
 	if (manifest_read(d, err) != 0 || (results && results_read(d,
 	    err) != 0)) {
-		batch_dir_free(d);
+		measure_batch_free(d);
 		return -1;
 	}
 	*out = d;
 	return 0;
 }
 
-int
-executor_batch_check(const char *dir, struct executor_batch_info *info,
-    char **err)
-{
-	struct batch_dir *d;
-
-	memset(info, 0, sizeof *info);
-	if (batch_dir_read(dir, 1, &d, err) != 0)
-		return -1;
-	info->job = d->job;
-	info->entries = d->n;
-	snprintf(info->cfg, sizeof info->cfg, "%s", d->cfg);
-	batch_dir_free(d);
-	return 0;
-}
