@@ -866,8 +866,9 @@ job_execute(struct job *c, struct store *st, char **err)
 	} else if (c->stopped) {
 		outcome = JOB_STOPPED;
 		job_log(c, "info", "job stopped; it resumes where it left off");
-		(void)store_job_set_state(st, c->job_id, o->job_id > 0 ?
-		    "queued" : "cancelled", NULL, NULL);
+		/* (A batch job is not the service's to run again.) */
+		(void)store_job_set_state(st, c->job_id, o->job_id > 0 &&
+		    c->carry == NULL ? "queued" : "cancelled", NULL, NULL);
 	} else {
 		outcome = any_missing ? JOB_NOTHING : JOB_OK;
 		job_log(c, "info", "job done");
