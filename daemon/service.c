@@ -897,79 +897,76 @@ service_usage(void)
 	fprintf(stderr, "usage: autoschedd [-dn] [-f CONF] [--db PATH]\n");
 }
 
-int
-service_main(int argc, char **argv)
+/* The command line into sv (and *check for -n): 0, or 2 after the usage. */
+static int
+service_args(struct service *sv, int argc, char **argv, int *check)
 {
 	static const struct option longopts[] = {
 		{ "db", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct service sv;
-	struct sigaction sa;
-	char *err = NULL, *dir = NULL;
-	int ch, check = 0, rc = 1, n;
-	size_t i;
+	int ch;
 
-	memset(&sv, 0, sizeof sv);
-	sv.lock_fd = sv.wake_fd = sv.spool_fd = sv.spool_lock = -1;
-	sv.conf_path = xstrdup(SERVICE_CONF_DEFAULT);
 	while ((ch = getopt_long(argc, argv, "dnf:h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'd':
-			sv.foreground = 1;
+			sv->foreground = 1;
 			break;
 		case 'n':
-			check = 1;
+			*check = 1;
 			break;
 		case 'f':
-			free(sv.conf_path);
-			sv.conf_path = xstrdup(optarg);
-			sv.conf_given = 1;
+			free(sv->conf_path);
+			sv->conf_path = xstrdup(optarg);
+			sv->conf_given = 1;
 			break;
 		case 'D':
-			sv.db_arg = optarg;
+			sv->db_arg = optarg;
 			break;
 		default:
 			service_usage();
-			rc = 2;
-			goto out;
+			return 2;
 		}
 	}
 	if (optind != argc) {
 		service_usage();
-		rc = 2;
-		goto out;
+		return 2;
 	}
+	return 0;
+}
 
-	if (service_conf_load(sv.conf_path, !sv.conf_given, &sv.conf,
-	    &err) != 0) {
-		fprintf(stderr, "autoschedd: %s\n", err);
-		rc = 2;
-		goto out;
-	}
-	if (check) {
-		if (sv.conf->path == NULL)
-			fprintf(stderr, "autoschedd: %s: not found, the"
-			    " defaults apply\n", sv.conf_path);
-		/* The store is part of the configuration: a corrupt one is reported. */
-		sv.db = service_db_path(&sv);
-		if (access(sv.db, F_OK) == 0) {
-			if (store_open_readonly(sv.db, &sv.st, &err) != 0 ||
-			    store_check(sv.st, &err) != 0) {
-				fprintf(stderr, "autoschedd: %s\n", err);
-				rc = 2;
-				goto out;
-			}
-		} else
-			fprintf(stderr, "autoschedd: %s: no store yet, it is"
-			    " created at start\n", sv.db);
-		printf("configuration OK\n");
-		rc = 0;
-		goto out;
-	}
+/*
+ * autoschedd -n: the configuration read (by the caller) and the store,
+ * part of it, checked when it exists. The exit code.
+ */
+static int
+service_check_only(struct service *sv, char **err)
+{
+	if (sv->conf->path == NULL)
+		fprintf(stderr, "autoschedd: %s: not found, the defaults apply\n",
+		    sv->conf_path);
+	/* The store is part of the configuration: a corrupt one is reported. */
+	sv->db = service_db_path(sv);
+	if (access(sv->db, F_OK) == 0) {
+		if (store_open_readonly(sv->db, &sv->st, err) != 0 ||
+		    store_check(sv->st, err) != 0) {
+			fprintf(stderr, "autoschedd: %s\n", *err);
+			return 2;
+		}
+	} else
+		fprintf(stderr, "autoschedd: %s: no store yet, it is created at"
+		    " start\n", sv->db);
+	printf("configuration OK\n");
+	return 0;
+}
 
-	/* Flags only; the mask keeps them for ppoll and the job's run. */
+/* Flags only; the mask keeps them for ppoll and the job's run. */
+static void
+service_signals(struct service *sv)
+{
+	struct sigaction sa;
+
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = service_sighandler;
 	sigemptyset(&sa.sa_mask);
@@ -978,110 +975,157 @@ service_main(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
-	sigemptyset(&sv.sigs);
-	sigaddset(&sv.sigs, SIGTERM);
-	sigaddset(&sv.sigs, SIGINT);
-	sigaddset(&sv.sigs, SIGHUP);
-	sigprocmask(SIG_BLOCK, &sv.sigs, &sv.oldmask);
-	sigdelset(&sv.oldmask, SIGTERM);
-	sigdelset(&sv.oldmask, SIGINT);
-	sigdelset(&sv.oldmask, SIGHUP);
+	sigemptyset(&sv->sigs);
+	sigaddset(&sv->sigs, SIGTERM);
+	sigaddset(&sv->sigs, SIGINT);
+	sigaddset(&sv->sigs, SIGHUP);
+	sigprocmask(SIG_BLOCK, &sv->sigs, &sv->oldmask);
+	sigdelset(&sv->oldmask, SIGTERM);
+	sigdelset(&sv->oldmask, SIGINT);
+	sigdelset(&sv->oldmask, SIGHUP);
+}
 
-	sv.db = service_db_path(&sv);
-	if (store_check_path(sv.db, &err) != 0) {
-		service_log(&sv, LOG_ERR, 0, "%s", err);
-		rc = 2;
-		goto out;
+/*
+ * The store taken (its path checked, its folder made, its lock held, its
+ * crashed jobs queued again), the work folder named, the wake socket and
+ * the spool set up. 0, or the exit code (logged).
+ */
+static int
+service_open(struct service *sv, char **err)
+{
+	struct stat sb;
+	char *dir;
+	int n;
+
+	sv->db = service_db_path(sv);
+	if (store_check_path(sv->db, err) != 0) {
+		service_log(sv, LOG_ERR, 0, "%s", *err);
+		return 2;
 	}
-	dir = util_dirname(sv.db);
-	sv.work = getenv("AUTOSCHED_WORK") ? xstrdup(getenv("AUTOSCHED_WORK")) :
+	dir = util_dirname(sv->db);
+	sv->work = getenv("AUTOSCHED_WORK") ?
+	    xstrdup(getenv("AUTOSCHED_WORK")) :
 	    util_path_join(dir, "autosched-cache");
-	if (util_mkdirs(dir, &err) != 0 ||
-	    service_lock(sv.db, &sv.lock_fd, &err) != 0) {
-		service_log(&sv, LOG_ERR, 0, "%s", err);
-		goto out;
+	n = util_mkdirs(dir, err);
+	free(dir);
+	if (n != 0 || service_lock(sv->db, &sv->lock_fd, err) != 0) {
+		service_log(sv, LOG_ERR, 0, "%s", *err);
+		return 1;
 	}
-	if (store_open(sv.db, &sv.st, &err) != 0) {
+	if (store_open(sv->db, &sv->st, err) != 0) {
 		/* A corrupt store is not mended by restarting: exit 2. */
-		service_log(&sv, LOG_ERR, 0, "%s", err);
-		rc = 2;
-		goto out;
+		service_log(sv, LOG_ERR, 0, "%s", *err);
+		return 2;
 	}
-	{
-		struct stat sb;
-
-		if (stat(sv.db, &sb) == 0) {
-			sv.db_dev = sb.st_dev;
-			sv.db_ino = sb.st_ino;
-		}
+	if (stat(sv->db, &sb) == 0) {
+		sv->db_dev = sb.st_dev;
+		sv->db_ino = sb.st_ino;
 	}
-	if ((n = service_requeue(&sv, &err)) < 0) {
-		service_log(&sv, LOG_ERR, 0, "%s", err);
-		goto out;
+	if ((n = service_requeue(sv, err)) < 0) {
+		service_log(sv, LOG_ERR, 0, "%s", *err);
+		return 1;
 	}
 	if (n > 0)
-		service_log(&sv, LOG_NOTICE, 0, "%d job%s left running by a"
+		service_log(sv, LOG_NOTICE, 0, "%d job%s left running by a"
 		    " crash: back in the queue, resumed", n, n == 1 ? "" : "s");
-	if (service_wake_open(sv.db, &sv.wake_fd, &err) != 0) {
-		service_log(&sv, LOG_WARNING, 0, "%s: submits wake us only at"
-		    " the %.0fs poll", err, sv.conf->poll);
-		free(err);
-		err = NULL;
+	if (service_wake_open(sv->db, &sv->wake_fd, err) != 0) {
+		service_log(sv, LOG_WARNING, 0, "%s: submits wake us only at"
+		    " the %.0fs poll", *err, sv->conf->poll);
+		free(*err);
+		*err = NULL;
 	}
-	service_spool_setup(&sv);
+	service_spool_setup(sv);
+	return 0;
+}
 
+/* Serve until a stop or the store's loss: the exit code. */
+static int
+service_serve(struct service *sv)
+{
 #ifdef HAVE_LIBSYSTEMD
-	if (sd_watchdog_enabled(0, &sv.watchdog_usec) <= 0)
-		sv.watchdog_usec = 0;
+	if (sd_watchdog_enabled(0, &sv->watchdog_usec) <= 0)
+		sv->watchdog_usec = 0;
 #endif
-	service_log(&sv, LOG_INFO, 0, "serving %s (pid %ld)", sv.db,
+	service_log(sv, LOG_INFO, 0, "serving %s (pid %ld)", sv->db,
 	    (long)getpid());
 	service_notify("READY=1\nSTATUS=idle");
-	service_watchdog(&sv, 1);
-
-	while (!service_stop && !service_store_gone(&sv)) {
+	service_watchdog(sv, 1);
+	while (!service_stop && !service_store_gone(sv)) {
 		if (service_hup) {
 			service_hup = 0;
-			service_reload(&sv);
+			service_reload(sv);
 		}
-		service_spool_scan(&sv);
-		if (service_stop || service_store_gone(&sv))
+		service_spool_scan(sv);
+		if (service_stop || service_store_gone(sv))
 			break;
-		if (service_run_one(&sv) == 1)
+		if (service_run_one(sv) == 1)
 			continue;
-		service_wait(&sv);
+		service_wait(sv);
 	}
 	service_notify("STOPPING=1\nSTATUS=stopping");
-	if (sv.store_gone) {
-		service_log(&sv, LOG_CRIT, 0, "the store %s was deleted or replaced"
+	if (sv->store_gone) {
+		service_log(sv, LOG_CRIT, 0, "the store %s was deleted or replaced"
 		    " while the service used it: what it recorded since went"
 		    " nowhere; stopping (exit 1). Restore the store, or restart"
-		    " to serve a new one", sv.db);
-		rc = 1;
+		    " to serve a new one", sv->db);
+		return 1;
+	}
+	service_log(sv, LOG_INFO, 0, "stopping");
+	return 0;
+}
+
+static void
+service_free(struct service *sv)
+{
+	size_t i;
+
+	if (sv->spool_fd != -1)
+		close(sv->spool_fd);
+	if (sv->spool_lock != -1)
+		close(sv->spool_lock);
+	if (sv->db != NULL)
+		service_wake_close(sv->db, sv->wake_fd);
+	if (sv->st != NULL)
+		store_close(sv->st);
+	if (sv->lock_fd != -1)
+		close(sv->lock_fd);
+	for (i = 0; i < sv->nignored; i++)
+		free(sv->ignored[i]);
+	free(sv->spool);
+	service_conf_free(sv->conf);
+	service_conf_free(sv->retired);
+	free(sv->conf_path);
+	free(sv->db);
+	free(sv->work);
+}
+
+int
+service_main(int argc, char **argv)
+{
+	struct service sv;
+	char *err = NULL;
+	int check = 0, rc;
+
+	memset(&sv, 0, sizeof sv);
+	sv.lock_fd = sv.wake_fd = sv.spool_fd = sv.spool_lock = -1;
+	sv.conf_path = xstrdup(SERVICE_CONF_DEFAULT);
+	if ((rc = service_args(&sv, argc, argv, &check)) != 0)
+		goto out;
+	if (service_conf_load(sv.conf_path, !sv.conf_given, &sv.conf,
+	    &err) != 0) {
+		fprintf(stderr, "autoschedd: %s\n", err);
+		rc = 2;
 		goto out;
 	}
-	service_log(&sv, LOG_INFO, 0, "stopping");
-	rc = 0;
+	if (check) {
+		rc = service_check_only(&sv, &err);
+		goto out;
+	}
+	service_signals(&sv);
+	if ((rc = service_open(&sv, &err)) == 0)
+		rc = service_serve(&sv);
 out:
-	if (sv.spool_fd != -1)
-		close(sv.spool_fd);
-	if (sv.spool_lock != -1)
-		close(sv.spool_lock);
-	if (sv.db != NULL)
-		service_wake_close(sv.db, sv.wake_fd);
-	if (sv.st != NULL)
-		store_close(sv.st);
-	if (sv.lock_fd != -1)
-		close(sv.lock_fd);
-	for (i = 0; i < sv.nignored; i++)
-		free(sv.ignored[i]);
-	free(sv.spool);
-	service_conf_free(sv.conf);
-	service_conf_free(sv.retired);
-	free(sv.conf_path);
-	free(sv.db);
-	free(sv.work);
-	free(dir);
+	service_free(&sv);
 	free(err);
 	return rc;
 }
