@@ -122,8 +122,18 @@ out:
 	return rc;
 }
 
-int
-cli_run(int argc, char **argv)
+/* What run was asked: the engine's options, the store, the cfg's path. */
+struct run_args {
+	struct job_opts	 o;
+	const char	*dbarg;		/* --db, or NULL */
+	const char	*cfg_path;
+	int		*cpus;		/* --cpus, or NULL */
+	int		 ncpus;
+};
+
+/* The command line into a: 0, 1 after --help, or 2 after the message. */
+static int
+run_args(int argc, char **argv, struct run_args *a)
 {
 	static const struct option longopts[] = {
 		{ "db", required_argument, NULL, 'D' },
@@ -136,44 +146,35 @@ cli_run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct store_job sj;
-	struct job_opts o;
-	struct cfg *cfg = NULL;
-	struct store *st = NULL;
-	struct job *job = NULL;
-	struct sigaction sa, old_hup;
-	char *err = NULL, *db = NULL, *dbdir = NULL, *work = NULL;
-	const char *dbarg = NULL;
-	int *cpus = NULL, ncpus = 0, ch, rc = 2;
-	enum job_outcome out;
+	char *err = NULL;
+	int ch;
 
-	memset(&o, 0, sizeof o);
-	memset(&sj, 0, sizeof sj);
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'D':
-			dbarg = optarg;
+			a->dbarg = optarg;
 			break;
 		case 'j':
-			o.json = 1;
+			a->o.json = 1;
 			break;
 		case 'f':
-			o.fresh = 1;
+			a->o.fresh = 1;
 			break;
 		case 'q':
-			o.quiet = 1;
+			a->o.quiet = 1;
 			break;
 		case 'S':
-			o.stage_dir = optarg;
+			a->o.stage_dir = optarg;
 			break;
 		case 'I':
-			o.ingest_dir = optarg;
+			a->o.ingest_dir = optarg;
 			break;
 		case 'c':
-			free(cpus);
-			cpus = NULL;
-			if (util_parse_cpus(optarg, &cpus, &ncpus, &err) != 0) {
+			free(a->cpus);
+			a->cpus = NULL;
+			if (util_parse_cpus(optarg, &a->cpus, &a->ncpus,
+			    &err) != 0) {
 				fprintf(stderr, "autosched run: --cpus %s: %s\n",
 				    optarg, err);
 				free(err);
@@ -182,7 +183,7 @@ cli_run(int argc, char **argv)
 			break;
 		case 'h':
 			run_usage(stdout);
-			return 0;
+			return 1;
 		default:
 			run_usage(stderr);
 			return 2;
@@ -190,44 +191,18 @@ cli_run(int argc, char **argv)
 	}
 	if (argc - optind != 1) {
 		run_usage(stderr);
-		goto out;
+		return 2;
 	}
-	if (cfg_load(argv[optind], &cfg, &err) != 0) {
-		fprintf(stderr, "autosched: %s\n", err);
-		goto out;
-	}
-	cli_print_warnings(cfg);
-	if (dbarg != NULL)
-		db = xstrdup(dbarg);
-	else if (cfg->database != NULL)
-		db = xstrdup(cfg->database);
-	else
-		db = daemon_default_db();
-	if (cpus == NULL)
-		cpus = job_default_cpus(cfg, &ncpus);
-	dbdir = util_dirname(db);
-	work = getenv("AUTOSCHED_WORK") ? xstrdup(getenv("AUTOSCHED_WORK")) :
-	    util_path_join(dbdir, "autosched-cache");
-	o.cpus = cpus;
-	o.ncpus = ncpus;
-	o.work_dir = work;
-	o.db = db;
-	o.stop = &cli_stop;
-	/* A measured folder: checked whole, its job's snapshot the input. */
-	if (o.ingest_dir != NULL && cli_ingest_check(cfg, db, &o, &sj,
-	    &err) != 0) {
-		fprintf(stderr, "autosched: %s\n", err);
-		goto out;
-	}
-	/* Everything about the input is checked before the store is touched. */
-	if (job_prepare(cfg, &o, &job, &err) != 0) {
-		fprintf(stderr, "autosched: %s\n", err);
-		goto out;
-	}
-	if (store_open(db, &st, &err) != 0) {
-		fprintf(stderr, "autosched: %s\n", err);
-		goto out;
-	}
+	a->cfg_path = argv[optind];
+	return 0;
+}
+
+/* SIGINT, SIGTERM and SIGHUP (unless ignored: nohup) stop the job. */
+static void
+run_signals(void)
+{
+	struct sigaction sa, old_hup;
+
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = cli_on_signal;
 	sigemptyset(&sa.sa_mask);
@@ -237,35 +212,89 @@ cli_run(int argc, char **argv)
 	sigaction(SIGHUP, &sa, &old_hup);
 	if (old_hup.sa_handler == SIG_IGN)
 		sigaction(SIGHUP, &old_hup, NULL);
-	out = job_execute(job, st, &err);
+}
+
+/* The exit code of a job's outcome (said, where it is not the job's). */
+static int
+run_exit(enum job_outcome out, const struct job_opts *o, const char *err)
+{
 	switch (out) {
 	case JOB_OK:
-		rc = 0;
-		break;
+		return 0;
 	case JOB_NOTHING:
-		rc = 1;
-		break;
+		return 1;
 	case JOB_STOPPED:
 		fprintf(stderr, "autosched: stopped; run it again to resume\n");
-		rc = 1;
-		break;
+		return 1;
 	case JOB_STAGED:
-		if (o.stage_dir != NULL)
-			fprintf(o.json ? stderr : stdout, "waiting for measurements"
-			    " in %s\n", o.stage_dir);
+		if (o->stage_dir != NULL)
+			fprintf(o->json ? stderr : stdout, "waiting for measurements"
+			    " in %s\n", o->stage_dir);
 		else
 			fprintf(stderr, "autosched: %s\n", err);
-		rc = 3;
-		break;
+		return 3;
 	case JOB_BAD_INPUT:
 		fprintf(stderr, "autosched: %s\n", err ? err : "bad input");
-		rc = 2;
-		break;
+		return 2;
 	default:
 		fprintf(stderr, "autosched: %s\n", err ? err : "job failed");
-		rc = 1;
-		break;
+		return 1;
 	}
+}
+
+int
+cli_run(int argc, char **argv)
+{
+	struct run_args a;
+	struct store_job sj;
+	struct cfg *cfg = NULL;
+	struct store *st = NULL;
+	struct job *job = NULL;
+	enum job_outcome out;
+	char *err = NULL, *db = NULL, *dbdir = NULL, *work = NULL;
+	int rc;
+
+	memset(&a, 0, sizeof a);
+	memset(&sj, 0, sizeof sj);
+	if ((rc = run_args(argc, argv, &a)) != 0) {
+		free(a.cpus);
+		return rc == 1 ? 0 : 2;
+	}
+	rc = 2;
+	if (cfg_load(a.cfg_path, &cfg, &err) != 0) {
+		fprintf(stderr, "autosched: %s\n", err);
+		goto out;
+	}
+	cli_print_warnings(cfg);
+	if (a.dbarg != NULL)
+		db = xstrdup(a.dbarg);
+	else if (cfg->database != NULL)
+		db = xstrdup(cfg->database);
+	else
+		db = daemon_default_db();
+	if (a.cpus == NULL)
+		a.cpus = job_default_cpus(cfg, &a.ncpus);
+	dbdir = util_dirname(db);
+	work = getenv("AUTOSCHED_WORK") ? xstrdup(getenv("AUTOSCHED_WORK")) :
+	    util_path_join(dbdir, "autosched-cache");
+	a.o.cpus = a.cpus;
+	a.o.ncpus = a.ncpus;
+	a.o.work_dir = work;
+	a.o.db = db;
+	a.o.stop = &cli_stop;
+	/*
+	 * A measured folder: checked whole, its job's snapshot the input.
+	 * Everything about the input is checked before the store is touched.
+	 */
+	if ((a.o.ingest_dir != NULL && cli_ingest_check(cfg, db, &a.o, &sj,
+	    &err) != 0) || job_prepare(cfg, &a.o, &job, &err) != 0 ||
+	    store_open(db, &st, &err) != 0) {
+		fprintf(stderr, "autosched: %s\n", err);
+		goto out;
+	}
+	run_signals();
+	out = job_execute(job, st, &err);
+	rc = run_exit(out, &a.o, err);
 out:
 	job_free(job);
 	store_close(st);
@@ -275,7 +304,7 @@ out:
 	free(db);
 	free(dbdir);
 	free(work);
-	free(cpus);
+	free(a.cpus);
 	return rc;
 }
 
@@ -623,8 +652,12 @@ cli_space_knobs(const struct job *job, const struct space *sp, json_t *obj)
 		json_object_set_new(obj, "knobs", kn);
 }
 
-int
-cli_space(int argc, char **argv)
+/*
+ * The command line of space: *list configs named per op, *json. 0, 1
+ * after --help, or 2 after the message.
+ */
+static int
+space_args(int argc, char **argv, long *list, int *json)
 {
 	static const struct option longopts[] = {
 		{ "count", no_argument, NULL, 'c' },
@@ -633,36 +666,30 @@ cli_space(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct cfg *cfg = NULL;
-	struct job *job = NULL;
-	struct job_opts o;
-	json_t *root = NULL, *arr = NULL;
-	char *err = NULL, *end, name[160];
-	long list = 0;
-	int json = 0, ch, rc = 2;
-	size_t i, j, n;
+	char *end;
+	int ch;
 
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
-			list = 0;
+			*list = 0;
 			break;
 		case 'l':
 			errno = 0;
-			list = strtol(optarg, &end, 10);
-			if (errno != 0 || *end != '\0' || list < 0) {
+			*list = strtol(optarg, &end, 10);
+			if (errno != 0 || *end != '\0' || *list < 0) {
 				fprintf(stderr, "autosched space: --list %s: "
 				    "expected a count\n", optarg);
 				return 2;
 			}
 			break;
 		case 'j':
-			json = 1;
+			*json = 1;
 			break;
 		case 'h':
 			space_usage(stdout);
-			return 0;
+			return 1;
 		default:
 			space_usage(stderr);
 			return 2;
@@ -672,6 +699,81 @@ cli_space(int argc, char **argv)
 		space_usage(stderr);
 		return 2;
 	}
+	return 0;
+}
+
+/*
+ * Op i of job: its space's size and knobs, and its first list configs;
+ * printed, or appended to arr (JSON) when arr is not NULL.
+ */
+static void
+space_op(const struct job *job, size_t i, long list, json_t *arr)
+{
+	const struct space *sp;
+	const char *skipped;
+	const struct op_desc *op = job_op(job, i, &sp, &skipped);
+	json_t *obj = NULL, *names = NULL;
+	char name[160];
+	size_t j, uses;
+
+	if (skipped != NULL) {
+		if (arr == NULL)
+			printf("%s (%s): not tuned: %s\n", op->name ? op->name :
+			    op->op_name, op->loc, skipped);
+		return;
+	}
+	uses = job_op_uses(job, i, NULL);
+	if (arr != NULL) {
+		obj = json_object();
+		names = json_array();
+		json_object_set_new(obj, "index", json_integer(op->index));
+		json_object_set_new(obj, "name", json_string(op->name));
+		json_object_set_new(obj, "count",
+		    json_integer((json_int_t)space_count(sp)));
+		json_object_set_new(obj, "occurrences",
+		    json_integer((json_int_t)uses));
+	} else if (uses > 1)
+		printf("%s x%zu (%s and %zu more): %llu valid configs\n",
+		    op->name, uses, op->loc, uses - 1,
+		    (unsigned long long)space_count(sp));
+	else
+		printf("%s (%s): %llu valid configs\n", op->name, op->loc,
+		    (unsigned long long)space_count(sp));
+	cli_space_knobs(job, sp, obj);
+	for (j = 0; j < (size_t)list && j < space_count(sp); j++) {
+		struct config c;
+
+		space_get(sp, j, &c);
+		space_config_name(&c, job_knobs(job), name, sizeof name);
+		if (arr != NULL)
+			json_array_append_new(names, json_string(name));
+		else
+			printf("  %s\n", name);
+	}
+	if (arr != NULL) {
+		if (list > 0)
+			json_object_set_new(obj, "configs", names);
+		else
+			json_decref(names);
+		json_array_append_new(arr, obj);
+	}
+}
+
+int
+cli_space(int argc, char **argv)
+{
+	struct cfg *cfg = NULL;
+	struct job *job = NULL;
+	struct job_opts o;
+	json_t *root = NULL, *arr = NULL;
+	char *err = NULL, *s;
+	long list = 0;
+	int json = 0, rc;
+	size_t i, n;
+
+	if ((rc = space_args(argc, argv, &list, &json)) != 0)
+		return rc == 1 ? 0 : 2;
+	rc = 2;
 	if (cfg_load(argv[optind], &cfg, &err) != 0) {
 		fprintf(stderr, "autosched: %s\n", err);
 		goto out;
@@ -694,57 +796,9 @@ cli_space(int argc, char **argv)
 		json_object_set_new(root, "backend", json_string(cfg->backend));
 	}
 	n = job_nops(job);
-	for (i = 0; i < n; i++) {
-		const struct space *sp;
-		const char *skipped;
-		const struct op_desc *op = job_op(job, i, &sp, &skipped);
-		json_t *obj = NULL, *names = NULL;
-
-		if (skipped != NULL) {
-			if (!json)
-				printf("%s (%s): not tuned: %s\n", op->name ?
-				    op->name : op->op_name, op->loc, skipped);
-			continue;
-		}
-		if (json) {
-			obj = json_object();
-			names = json_array();
-			json_object_set_new(obj, "index", json_integer(op->index));
-			json_object_set_new(obj, "name", json_string(op->name));
-			json_object_set_new(obj, "count",
-			    json_integer((json_int_t)space_count(sp)));
-			json_object_set_new(obj, "occurrences", json_integer(
-			    (json_int_t)job_op_uses(job, i, NULL)));
-		} else if (job_op_uses(job, i, NULL) > 1)
-			printf("%s x%zu (%s and %zu more): %llu valid configs\n",
-			    op->name, job_op_uses(job, i, NULL), op->loc,
-			    job_op_uses(job, i, NULL) - 1,
-			    (unsigned long long)space_count(sp));
-		else
-			printf("%s (%s): %llu valid configs\n", op->name, op->loc,
-			    (unsigned long long)space_count(sp));
-		cli_space_knobs(job, sp, obj);
-		for (j = 0; j < (size_t)list && j < space_count(sp); j++) {
-			struct config c;
-
-			space_get(sp, j, &c);
-			space_config_name(&c, job_knobs(job), name, sizeof name);
-			if (json)
-				json_array_append_new(names, json_string(name));
-			else
-				printf("  %s\n", name);
-		}
-		if (json) {
-			if (list > 0)
-				json_object_set_new(obj, "configs", names);
-			else
-				json_decref(names);
-			json_array_append_new(arr, obj);
-		}
-	}
+	for (i = 0; i < n; i++)
+		space_op(job, i, list, arr);
 	if (json) {
-		char *s;
-
 		json_object_set_new(root, "ops", arr);
 		arr = NULL;
 		s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
