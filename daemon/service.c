@@ -649,6 +649,104 @@ service_job_output(struct service *sv, int64_t id, struct cfg *cfg)
 	free(dir);
 }
 
+/*
+ * The claimed job's row checked and its cfg read back with the submitted
+ * job's rules (keys a submitted job may not set dropped, logged). 0, or -1
+ * with *err.
+ */
+static int
+service_job_cfg(struct service *sv, const struct store_job *j,
+    struct cfg **cfg, char **err)
+{
+	const char *path = j->cfg_path ? j->cfg_path : "job.cfg";
+
+	/* The row is input too: snapshots present, counts in range. */
+	if (store_job_check(sv->st, j, err) != 0)
+		return -1;
+	/* With the submitted-job rules, every time: the store is input. */
+	if (cfg_parse(path, j->cfg_text, strlen(j->cfg_text), CFG_STORED, cfg,
+	    err) != 0)
+		return -1;
+	/* Queued before submit refused them, or written into the store. */
+	if ((*cfg)->service_key != NULL) {
+		int line = (*cfg)->service_key_line;
+		const char *key = cfg_drop_submitted(*cfg);
+
+		service_log(sv, LOG_WARNING, j->id, "job %lld: %s:%d: [Env] %s:"
+		    " %s: ignored, with every key a submitted job may not set"
+		    " (executor, slurm_*, compile_jobs, ops_at_once, iree_bin,"
+		    " replay_db)", (long long)j->id, path, line, key,
+		    cfg_submitted_why(key));
+	}
+	return 0;
+}
+
+/*
+ * The engine's options for job j: the service's store, work folder, CPUs
+ * and executor; *cpus and *report hold what the caller frees.
+ */
+static void
+service_job_opts(struct service *sv, const struct store_job *j,
+    const struct cfg *cfg, struct job_opts *opts, int **cpus, char **report)
+{
+	memset(opts, 0, sizeof *opts);
+	opts->quiet = 1;
+	opts->job_id = j->id;
+	opts->mlir_text = j->mlir_text;
+	opts->work_dir = sv->work;
+	opts->db = sv->db;
+	if (sv->conf->cpus != NULL) {
+		opts->cpus = sv->conf->cpus;
+		opts->ncpus = sv->conf->ncpus;
+	} else {
+		*cpus = job_default_cpus(cfg, &opts->ncpus);
+		opts->cpus = *cpus;
+	}
+	opts->compile_nice = sv->conf->compile_nice;
+	opts->exec_default = &sv->conf->exec;
+	/* report_file: the service writes it beside its store, named by job. */
+	if (cfg->report_file != NULL) {
+		char *dir = util_dirname(sv->db);
+
+		*report = xasprintf("%s/job-%lld.html", dir, (long long)j->id);
+		free(dir);
+		opts->report_path = *report;
+	}
+	opts->stop = &service_stop;
+	opts->progress = service_progress;
+	opts->progress_arg = sv;
+}
+
+/* The state a job's outcome leaves it in (logged). */
+static const char *
+service_job_state(struct service *sv, int64_t id, enum job_outcome outcome,
+    const char *err)
+{
+	switch (outcome) {
+	case JOB_OK:
+		service_log(sv, LOG_INFO, 0, "job %lld: done", (long long)id);
+		return "done";
+	case JOB_NOTHING:
+		service_log(sv, LOG_WARNING, 0, "job %lld: done, but nothing"
+		    " valid found for some op", (long long)id);
+		return "done";
+	case JOB_STOPPED:
+		if (store_job_cancel_requested(sv->st, id) == 1) {
+			service_log(sv, LOG_INFO, 0, "job %lld: cancelled",
+			    (long long)id);
+			return "cancelled";
+		}
+		/* Stopped by SIGTERM: resumed at the next start. */
+		service_log(sv, LOG_INFO, 0, "job %lld: stopped, back in the"
+		    " queue", (long long)id);
+		return "queued";
+	default:
+		service_log(sv, LOG_ERR, 0, "job %lld: failed: %s",
+		    (long long)id, err ? err : "unknown error");
+		return "failed";
+	}
+}
+
 /* Claim the next job and run it: 1 ran one, 0 queue empty, -1 store error. */
 static int
 service_run_one(struct service *sv)
@@ -674,96 +772,20 @@ service_run_one(struct service *sv)
 	    "starting", j.cfg_path ? j.cfg_path : "", (long long)j.trials_done,
 	    (long long)j.n_trial);
 	service_notify("STATUS=job %lld: starting", (long long)j.id);
-
-	/* The row is input too: snapshots present, counts in range. */
-	if (store_job_check(sv->st, &j, &err) != 0) {
+	if (service_job_cfg(sv, &j, &cfg, &err) != 0) {
 		service_log(sv, LOG_ERR, j.id, "job %lld: %s", (long long)j.id,
 		    err);
 		state = "failed";
 		goto done;
-	}
-	/* With the submitted-job rules, every time: the store is input. */
-	if (cfg_parse(j.cfg_path ? j.cfg_path : "job.cfg", j.cfg_text,
-	    strlen(j.cfg_text), CFG_STORED, &cfg, &err) != 0) {
-		service_log(sv, LOG_ERR, j.id, "job %lld: %s", (long long)j.id,
-		    err);
-		state = "failed";
-		goto done;
-	}
-	/* Queued before submit refused them, or written into the store. */
-	if (cfg->service_key != NULL) {
-		int line = cfg->service_key_line;
-		const char *key = cfg_drop_submitted(cfg);
-
-		service_log(sv, LOG_WARNING, j.id, "job %lld: %s:%d: [Env] %s:"
-		    " %s: ignored, with every key a submitted job may not set"
-		    " (executor, slurm_*, compile_jobs, ops_at_once, iree_bin,"
-		    " replay_db)", (long long)j.id, j.cfg_path ? j.cfg_path :
-		    "job.cfg", line, key, cfg_submitted_why(key));
 	}
 	service_job_output(sv, j.id, cfg);
-
-	memset(&opts, 0, sizeof opts);
-	opts.quiet = 1;
-	opts.job_id = j.id;
-	opts.mlir_text = j.mlir_text;
-	opts.work_dir = sv->work;
-	opts.db = sv->db;
-	if (sv->conf->cpus != NULL) {
-		opts.cpus = sv->conf->cpus;
-		opts.ncpus = sv->conf->ncpus;
-	} else {
-		cpus = job_default_cpus(cfg, &opts.ncpus);
-		opts.cpus = cpus;
-	}
-	opts.compile_nice = sv->conf->compile_nice;
-	opts.exec_default = &sv->conf->exec;
-	/* report_file: the service writes it beside its store, named by job. */
-	if (cfg->report_file != NULL) {
-		char *dir = util_dirname(sv->db);
-
-		report = xasprintf("%s/job-%lld.html", dir, (long long)j.id);
-		free(dir);
-		opts.report_path = report;
-	}
-	opts.stop = &service_stop;
-	opts.progress = service_progress;
-	opts.progress_arg = sv;
-
+	service_job_opts(sv, &j, cfg, &opts, &cpus, &report);
 	/* Signals reach the handler while the job runs: it kills the child. */
 	sigprocmask(SIG_SETMASK, &sv->oldmask, NULL);
 	outcome = job_run(cfg, sv->st, &opts, &err);
 	sigprocmask(SIG_BLOCK, &sv->sigs, NULL);
-
-	/* The engine sets the job's state; we log, and mend one left running. */
-	switch (outcome) {
-	case JOB_OK:
-		state = "done";
-		service_log(sv, LOG_INFO, 0, "job %lld: done", (long long)j.id);
-		break;
-	case JOB_NOTHING:
-		state = "done";
-		service_log(sv, LOG_WARNING, 0, "job %lld: done, but nothing"
-		    " valid found for some op", (long long)j.id);
-		break;
-	case JOB_STOPPED:
-		if (store_job_cancel_requested(sv->st, j.id) == 1) {
-			state = "cancelled";
-			service_log(sv, LOG_INFO, 0, "job %lld: cancelled",
-			    (long long)j.id);
-		} else {
-			/* Stopped by SIGTERM: resumed at the next start. */
-			state = "queued";
-			service_log(sv, LOG_INFO, 0, "job %lld: stopped, back"
-			    " in the queue", (long long)j.id);
-		}
-		break;
-	default:
-		state = "failed";
-		service_log(sv, LOG_ERR, 0, "job %lld: failed: %s",
-		    (long long)j.id, err ? err : "unknown error");
-		break;
-	}
+	state = service_job_state(sv, j.id, outcome, err);
+	/* The engine sets the job's state; we mend one left running. */
 	store_job_clear(&j);
 	if (store_job_get(sv->st, opts.job_id, &j, &serr) == 1 &&
 	    strcmp(j.state, "running") != 0)
