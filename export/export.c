@@ -419,39 +419,50 @@ export_transform(const struct export_set *s)
 	return export_transform_text(s, NULL, NULL);
 }
 
-char *
-export_transform_text(const struct export_set *s,
-    const struct backend_ops *be, char **plugin_out)
-{
-	char *buf = NULL, **keys, *mod = NULL, *plugin = NULL;
-	size_t len = 0, i, j, ngroups = 0;
-	size_t *group = xcalloc(s->n ? s->n : 1, sizeof *group);
-	size_t *skip = xcalloc(s->n ? s->n : 1, sizeof *skip);
-	FILE *f = open_memstream(&buf, &len);
-	const char *tag = "";
+/*
+ * The entries of a transform library in groups that one matcher tells
+ * apart (coarse keys: sizes, bit widths, body), and the entries whose
+ * exact filter an earlier one already has (skip: 1 + that one).
+ */
+struct tx_groups {
+	size_t		*group;		/* per entry: its group */
+	size_t		*skip;		/* per entry: 0, or 1 + the entry it is like */
+	char		**keys;		/* per group */
+	size_t		 ngroups;
+	const char	*tag;		/* the backends' schedule tag */
+};
 
-	keys = xcalloc(s->n ? s->n : 1, sizeof *keys);
+static void
+tx_groups_make(const struct export_set *s, struct tx_groups *g)
+{
+	size_t i, j, n = s->n ? s->n : 1;
+
+	g->group = xcalloc(n, sizeof *g->group);
+	g->skip = xcalloc(n, sizeof *g->skip);
+	g->keys = xcalloc(n, sizeof *g->keys);
+	g->ngroups = 0;
+	g->tag = "";
 	for (i = 0; i < s->n; i++) {
 		char *k = coarse_key(&s->e[i].op);
 
-		for (j = 0; j < ngroups; j++) {
-			if (strcmp(keys[j], k) == 0)
+		for (j = 0; j < g->ngroups; j++) {
+			if (strcmp(g->keys[j], k) == 0)
 				break;
 		}
-		if (j == ngroups)
-			keys[ngroups++] = k;
+		if (j == g->ngroups)
+			g->keys[g->ngroups++] = k;
 		else
 			free(k);
-		group[i] = j;
+		g->group[i] = j;
 		if (s->e[i].be->schedule_tag != NULL)
-			tag = s->e[i].be->schedule_tag;
+			g->tag = s->e[i].be->schedule_tag;
 	}
 	/* An op the filters cannot tell from an earlier one: 1 + that one. */
 	for (i = 0; i < s->n; i++) {
-		for (j = 0; j < i && skip[i] == 0; j++) {
-			if (skip[j] == 0 && same_filter(&s->e[i].op,
+		for (j = 0; j < i && g->skip[i] == 0; j++) {
+			if (g->skip[j] == 0 && same_filter(&s->e[i].op,
 			    &s->e[j].op)) {
-				skip[i] = j + 1;
+				g->skip[i] = j + 1;
 				fprintf(stderr, "autosched: warning: %s: the "
 				    "transform library cannot tell it from %s "
 				    "(only the signedness of operands differs); "
@@ -460,23 +471,58 @@ export_transform_text(const struct export_set *s,
 			}
 		}
 	}
+}
+
+static void
+tx_groups_free(struct tx_groups *g)
+{
+	size_t j;
+
+	for (j = 0; j < g->ngroups; j++)
+		free(g->keys[j]);
+	free(g->keys);
+	free(g->group);
+	free(g->skip);
+}
+
+/*
+ * The module-level part of be (the entries' first backend's when NULL):
+ * *mod, and *plugin when its schedules need the backend's pass plugin.
+ */
+static void
+tx_module(const struct export_set *s, const struct backend_ops *be,
+    char **mod, char **plugin)
+{
+	const struct op_desc **ops;
+	const struct config **cfgs;
+	size_t i;
+
+	*mod = *plugin = NULL;
 	/* One module-level part: the backends that export share mlir-cpu's. */
 	if (be == NULL && s->n > 0)
 		be = s->e[0].be;
-	if (be != NULL) {
-		const struct op_desc **ops = xcalloc(s->n + 1, sizeof *ops);
-		const struct config **cfgs = xcalloc(s->n + 1, sizeof *cfgs);
-
-		for (i = 0; i < s->n; i++) {
-			ops[i] = &s->e[i].op;
-			cfgs[i] = &s->e[i].best.config;
-		}
-		mod = be->export_module("autosched_module", ops, cfgs, s->n);
-		if (be->export_plugin != NULL)
-			plugin = be->export_plugin(ops, cfgs, s->n);
-		free(ops);
-		free(cfgs);
+	if (be == NULL)
+		return;
+	ops = xcalloc(s->n + 1, sizeof *ops);
+	cfgs = xcalloc(s->n + 1, sizeof *cfgs);
+	for (i = 0; i < s->n; i++) {
+		ops[i] = &s->e[i].op;
+		cfgs[i] = &s->e[i].best.config;
 	}
+	*mod = be->export_module("autosched_module", ops, cfgs, s->n);
+	if (be->export_plugin != NULL)
+		*plugin = be->export_plugin(ops, cfgs, s->n);
+	free(ops);
+	free(cfgs);
+}
+
+/* The library's opening comment: how to use it, and one line per entry. */
+static void
+tx_header(FILE *f, const struct export_set *s, const char *tag,
+    const char *plugin)
+{
+	size_t i;
+
 	fprintf(f, "// autosched transform library (%s): the schedules autosched "
 	    "measured,\n// one per tuned op, each behind a matcher of that op "
 	    "alone. Use:\n//   mlir-opt PROGRAM.mlir %s%s%s"
@@ -498,6 +544,90 @@ export_transform_text(const struct export_set *s,
 		    "THIS_FILE},transform-interpreter)'\n");
 	for (i = 0; i < s->n; i++)
 		emit_entry_comment(f, &s->e[i]);
+}
+
+/* Group j's matcher and the sequence applying its entries' schedules. */
+static void
+tx_group_seqs(FILE *f, const struct export_set *s, const struct tx_groups *g,
+    size_t j)
+{
+	size_t i, first = 0;
+
+	for (i = 0; i < s->n; i++) {
+		if (g->group[i] == j) {
+			first = i;
+			break;
+		}
+	}
+	fprintf(f, "  // Ops shaped like %s (sizes, bit widths, body).\n",
+	    s->e[first].sig);
+	fprintf(f, "  transform.named_sequence @autosched_match_%zu("
+	    "%%op: !transform.any_op {transform.readonly}) -> "
+	    "!transform.any_op {\n", j);
+	emit_match_body(f, &s->e[first].op);
+	fprintf(f, "    transform.yield %%op : !transform.any_op\n  }\n");
+	fprintf(f, "  // Each schedule applies to its op only: layout and "
+	    "element types exact.\n");
+	fprintf(f, "  transform.named_sequence @autosched_apply_%zu("
+	    "%%op: !transform.any_op {transform.readonly}) {\n", j);
+	for (i = 0; i < s->n; i++) {
+		if (g->group[i] != j)
+			continue;
+		if (g->skip[i] != 0) {
+			fprintf(f, "    // %s: left out (its filter is %s's; the "
+			    "signedness of operands is not visible to transform "
+			    "ops)\n", s->e[i].sig, s->e[g->skip[i] - 1].sig);
+			continue;
+		}
+		emit_exact_filter(f, &s->e[i].op, i);
+	}
+	for (i = 0; i < s->n; i++) {
+		if (g->group[i] != j || g->skip[i] != 0)
+			continue;
+		fprintf(f, "    transform.foreach %%x%zu : !transform.any_op {\n"
+		    "    ^bb0(%%o: !transform.any_op):\n      transform.include "
+		    "@autosched_op_%zu failures(propagate) (%%o) : "
+		    "(!transform.any_op) -> ()\n    }\n", i, i);
+	}
+	fprintf(f, "    transform.yield\n  }\n");
+}
+
+/* @__transform_main: every group's match and apply, then the module part. */
+static void
+tx_main(FILE *f, size_t ngroups, int has_mod)
+{
+	size_t j;
+
+	fprintf(f, "  transform.named_sequence @__transform_main(%%root: "
+	    "!transform.any_op {transform.consumed}) {\n");
+	/* No op to schedule (build --untuned of a program without one): no matcher. */
+	if (ngroups > 0) {
+		fprintf(f, "    %%r = transform.foreach_match in %%root");
+		for (j = 0; j < ngroups; j++)
+			fprintf(f, "%s\n        @autosched_match_%zu -> "
+			    "@autosched_apply_%zu", j ? "," : "", j, j);
+		fprintf(f, "\n        : (!transform.any_op) -> "
+		    "!transform.any_op\n");
+	}
+	if (has_mod)
+		fprintf(f, "    transform.include @autosched_module "
+		    "failures(propagate) (%s) : (!transform.any_op) -> ()\n",
+		    ngroups > 0 ? "%r" : "%root");
+	fprintf(f, "    transform.yield\n  }\n}\n");
+}
+
+char *
+export_transform_text(const struct export_set *s,
+    const struct backend_ops *be, char **plugin_out)
+{
+	struct tx_groups g;
+	char *buf = NULL, *mod, *plugin;
+	size_t len = 0, i, j;
+	FILE *f = open_memstream(&buf, &len);
+
+	tx_groups_make(s, &g);
+	tx_module(s, be, &mod, &plugin);
+	tx_header(f, s, g.tag, plugin);
 	fprintf(f, "module attributes {transform.with_named_sequence} {\n");
 	for (i = 0; i < s->n; i++) {
 		char name[48], *part;
@@ -510,72 +640,12 @@ export_transform_text(const struct export_set *s,
 	}
 	if (mod != NULL)
 		fputs(mod, f);
-	free(mod);
-	for (j = 0; j < ngroups; j++) {
-		size_t first = 0;
-
-		for (i = 0; i < s->n; i++) {
-			if (group[i] == j) {
-				first = i;
-				break;
-			}
-		}
-		fprintf(f, "  // Ops shaped like %s (sizes, bit widths, body).\n",
-		    s->e[first].sig);
-		fprintf(f, "  transform.named_sequence @autosched_match_%zu("
-		    "%%op: !transform.any_op {transform.readonly}) -> "
-		    "!transform.any_op {\n", j);
-		emit_match_body(f, &s->e[first].op);
-		fprintf(f, "    transform.yield %%op : !transform.any_op\n  }\n");
-		fprintf(f, "  // Each schedule applies to its op only: layout and "
-		    "element types exact.\n");
-		fprintf(f, "  transform.named_sequence @autosched_apply_%zu("
-		    "%%op: !transform.any_op {transform.readonly}) {\n", j);
-		for (i = 0; i < s->n; i++) {
-			if (group[i] != j)
-				continue;
-			if (skip[i] != 0) {
-				fprintf(f, "    // %s: left out (its filter is "
-				    "%s's; the signedness of operands is not "
-				    "visible to transform ops)\n", s->e[i].sig,
-				    s->e[skip[i] - 1].sig);
-				continue;
-			}
-			emit_exact_filter(f, &s->e[i].op, i);
-		}
-		for (i = 0; i < s->n; i++) {
-			if (group[i] != j || skip[i] != 0)
-				continue;
-			fprintf(f, "    transform.foreach %%x%zu : "
-			    "!transform.any_op {\n    ^bb0(%%o: "
-			    "!transform.any_op):\n      transform.include "
-			    "@autosched_op_%zu failures(propagate) (%%o) : "
-			    "(!transform.any_op) -> ()\n    }\n", i, i);
-		}
-		fprintf(f, "    transform.yield\n  }\n");
-	}
-	fprintf(f, "  transform.named_sequence @__transform_main(%%root: "
-	    "!transform.any_op {transform.consumed}) {\n");
-	/* No op to schedule (build --untuned of a program without one): no matcher. */
-	if (ngroups > 0) {
-		fprintf(f, "    %%r = transform.foreach_match in %%root");
-		for (j = 0; j < ngroups; j++)
-			fprintf(f, "%s\n        @autosched_match_%zu -> "
-			    "@autosched_apply_%zu", j ? "," : "", j, j);
-		fprintf(f, "\n        : (!transform.any_op) -> "
-		    "!transform.any_op\n");
-	}
-	if (mod != NULL)
-		fprintf(f, "    transform.include @autosched_module "
-		    "failures(propagate) (%s) : (!transform.any_op) -> ()\n",
-		    ngroups > 0 ? "%r" : "%root");
-	fprintf(f, "    transform.yield\n  }\n}\n");
+	for (j = 0; j < g.ngroups; j++)
+		tx_group_seqs(f, s, &g, j);
+	tx_main(f, g.ngroups, mod != NULL);
 	fclose(f);
-	for (j = 0; j < ngroups; j++)
-		free(keys[j]);
-	free(keys);
-	free(group);
-	free(skip);
+	free(mod);
+	tx_groups_free(&g);
 	if (plugin_out != NULL)
 		*plugin_out = plugin;
 	else
