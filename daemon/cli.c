@@ -472,8 +472,12 @@ analyze_conv_line(const struct op_desc *op)
 	    "; tuned as the matmul it is");
 }
 
-int
-cli_analyze(int argc, char **argv)
+/*
+ * The command line of analyze: *json, *emit (the op whose dispatch to
+ * print, -1: none). 0, 1 after --help, or 2 after the message.
+ */
+static int
+analyze_args(int argc, char **argv, int *json, long *emit)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -481,25 +485,20 @@ cli_analyze(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct analysis *an = NULL;
-	const struct analysis_lowering *low = NULL;
-	char *err = NULL, *text = NULL, *end;
-	size_t left = 0;
-	long emit = -1;
-	int json = 0, ch, rc = 2;
-	size_t i, n, *first = NULL, *count = NULL;
+	char *end;
+	int ch;
 
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'j':
-			json = 1;
+			*json = 1;
 			break;
 		case 'e':
 			errno = 0;
-			emit = strtol(optarg, &end, 10);
+			*emit = strtol(optarg, &end, 10);
 			if (errno != 0 || end == optarg || *end != '\0' ||
-			    emit < 0) {
+			    *emit < 0) {
 				fprintf(stderr, "autosched analyze: "
 				    "--emit-dispatch %s: expected an op index\n",
 				    optarg);
@@ -508,7 +507,7 @@ cli_analyze(int argc, char **argv)
 			break;
 		case 'h':
 			analyze_usage(stdout);
-			return 0;
+			return 1;
 		default:
 			analyze_usage(stderr);
 			return 2;
@@ -518,83 +517,120 @@ cli_analyze(int argc, char **argv)
 		analyze_usage(stderr);
 		return 2;
 	}
-	if (analysis_load(argv[optind], &an, &err) != 0) {
+	return 0;
+}
+
+/* Op emit's dispatch printed: the exit code (said). */
+static int
+analyze_emit(const struct analysis *an, const char *path, long emit)
+{
+	const struct op_desc *op;
+	char *text = NULL, *err = NULL;
+	size_t n = analysis_count(an);
+	int rc = 2;
+
+	if ((size_t)emit >= n) {
+		fprintf(stderr, "autosched: %s: no op %ld (%zu listed)\n", path,
+		    emit, n);
+		return 2;
+	}
+	op = analysis_op(an, (size_t)emit);
+	if (!op->tunable) {
+		fprintf(stderr, "autosched: %s: op %ld (%s at %s) is not "
+		    "tunable: %s\n", path, emit, op->op_name, op->loc,
+		    op->reason);
+		return 2;
+	}
+	if (analysis_emit_dispatch(op, &text, &err) != 0)
+		fprintf(stderr, "autosched: %s\n", err);
+	else {
+		fputs(text, stdout);
+		rc = 0;
+	}
+	free(text);
+	free(err);
+	return rc;
+}
+
+/* The distinct ops as a table (first and count: analyze_distinct's). */
+static void
+analyze_table(const struct analysis *an, const size_t *first,
+    const size_t *count)
+{
+	size_t nd = 0, nt = 0, i, n = analysis_count(an);
+
+	printf("%-4s %-14s %-42s %5s %-7s %-22s %s\n", "#", "kind",
+	    "name", "count", "tunable", "function", "loc");
+	for (i = 0; i < n; i++) {
+		const struct op_desc *op = analysis_op(an, i);
+
+		if (first[i] != i)
+			continue;
+		nd++;
+		nt += op->tunable ? count[i] : 0;
+		printf("%-4d %-14s %-42s %5zu %-7s %-22s %s%s\n", op->index,
+		    op->kind, op->name ? op->name : "-", count[i],
+		    op->tunable ? "yes" : "no", op->function, op->loc,
+		    count[i] > 1 ? " (first of them)" : "");
+		if (op->conv.layout != CONV_NONE)
+			analyze_conv_line(op);
+		if (!op->tunable)
+			printf("     not tunable: %s\n", op->reason);
+	}
+	if (n == 0)
+		printf("(no matmul-like op found)\n");
+	else
+		printf("%zu op%s, %zu distinct; %zu tunable (tuned once per "
+		    "distinct op; --json lists every location)\n", n,
+		    n == 1 ? "" : "s", nd, nt);
+}
+
+int
+cli_analyze(int argc, char **argv)
+{
+	struct analysis *an = NULL;
+	const struct analysis_lowering *low = NULL;
+	const char *path;
+	char *err = NULL;
+	size_t left = 0, n, *first = NULL, *count = NULL;
+	long emit = -1;
+	int json = 0, rc;
+
+	if ((rc = analyze_args(argc, argv, &json, &emit)) != 0)
+		return rc == 1 ? 0 : 2;
+	rc = 2;
+	path = argv[optind];
+	if (analysis_load(path, &an, &err) != 0) {
 		fprintf(stderr, "autosched: %s\n", err);
 		goto out;
 	}
 	if ((low = analysis_lowered(an, &left)) != NULL) {
 		fprintf(stderr, "autosched: %s: lowered %s to linalg before "
-		    "analysis, as mlir-opt --pass-pipeline='%s' does\n",
-		    argv[optind], low->from, low->pipeline);
+		    "analysis, as mlir-opt --pass-pipeline='%s' does\n", path,
+		    low->from, low->pipeline);
 		if (left > 0)
 			fprintf(stderr, "autosched: warning: %s: %zu %s op%s "
 			    "left after lowering (outside a func.func of the top "
 			    "module, which the passes do not reach): not "
-			    "analysed\n",
-			    argv[optind], left, low->from, left == 1 ? "" : "s");
+			    "analysed\n", path, left, low->from,
+			    left == 1 ? "" : "s");
 	}
-	n = analysis_count(an);
 	if (emit >= 0) {
-		const struct op_desc *op;
-
-		if ((size_t)emit >= n) {
-			fprintf(stderr, "autosched: %s: no op %ld (%zu listed)\n",
-			    argv[optind], emit, n);
-			goto out;
-		}
-		op = analysis_op(an, (size_t)emit);
-		if (!op->tunable) {
-			fprintf(stderr, "autosched: %s: op %ld (%s at %s) is not "
-			    "tunable: %s\n", argv[optind], emit, op->op_name,
-			    op->loc, op->reason);
-			goto out;
-		}
-		if (analysis_emit_dispatch(op, &text, &err) != 0) {
-			fprintf(stderr, "autosched: %s\n", err);
-			goto out;
-		}
-		fputs(text, stdout);
-		rc = 0;
+		rc = analyze_emit(an, path, emit);
 		goto out;
 	}
+	n = analysis_count(an);
 	first = xcalloc(n ? n : 1, sizeof *first);
 	count = xcalloc(n ? n : 1, sizeof *count);
 	analyze_distinct(an, first, count);
 	if (json)
-		analyze_json(an, argv[optind], first, count);
-	else {
-		size_t nd = 0, nt = 0;
-
-		printf("%-4s %-14s %-42s %5s %-7s %-22s %s\n", "#", "kind",
-		    "name", "count", "tunable", "function", "loc");
-		for (i = 0; i < n; i++) {
-			const struct op_desc *op = analysis_op(an, i);
-
-			if (first[i] != i)
-				continue;
-			nd++;
-			nt += op->tunable ? count[i] : 0;
-			printf("%-4d %-14s %-42s %5zu %-7s %-22s %s%s\n",
-			    op->index, op->kind, op->name ? op->name : "-",
-			    count[i], op->tunable ? "yes" : "no", op->function,
-			    op->loc, count[i] > 1 ? " (first of them)" : "");
-			if (op->conv.layout != CONV_NONE)
-				analyze_conv_line(op);
-			if (!op->tunable)
-				printf("     not tunable: %s\n", op->reason);
-		}
-		if (n == 0)
-			printf("(no matmul-like op found)\n");
-		else
-			printf("%zu op%s, %zu distinct; %zu tunable (tuned once "
-			    "per distinct op; --json lists every location)\n",
-			    n, n == 1 ? "" : "s", nd, nt);
-	}
+		analyze_json(an, path, first, count);
+	else
+		analyze_table(an, first, count);
 	rc = 0;
 out:
 	free(first);
 	free(count);
-	free(text);
 	free(err);
 	analysis_free(an);
 	return rc;
@@ -985,8 +1021,16 @@ best_csv_more(const struct store_best *r)
 	best_csv_num("%.3f", ci ? r->speedup_hi : 0, 1);
 }
 
-int
-cli_best(int argc, char **argv)
+/* What best was asked: the store, the filters, the form of the output. */
+struct best_args {
+	char		*db;
+	const char	*op, *format;
+	int64_t		 job;
+};
+
+/* The command line into a: 0, 1 after --help, or 2 after the message. */
+static int
+best_args(int argc, char **argv, struct best_args *a)
 {
 	static const struct option longopts[] = {
 		{ "db", required_argument, NULL, 'D' },
@@ -997,125 +1041,158 @@ cli_best(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct store_best *rows = NULL;
-	const char *op = NULL, *format = "table";
-	char *db = NULL, *err = NULL, *e[2] = { NULL, NULL };
-	int64_t job = 0;
-	size_t n = 0, i;
-	int ch, rc = 2;
+	int ch;
 
+	a->format = "table";
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'D':
-			free(db);
-			db = xstrdup(optarg);
+			free(a->db);
+			a->db = xstrdup(optarg);
 			break;
 		case 'o':
-			op = optarg;
+			a->op = optarg;
 			break;
 		case 'J':
-			if (util_parse_id(optarg, &job) != 0) {
+			if (util_parse_id(optarg, &a->job) != 0) {
 				fprintf(stderr, "autosched best: --job %s: "
 				    "expected a job id\n", optarg);
-				goto out;
+				return 2;
 			}
 			break;
 		case 'a':
-			op = NULL;
+			a->op = NULL;
 			break;
 		case 'f':
-			format = optarg;
-			if (strcmp(format, "table") && strcmp(format, "json") &&
-			    strcmp(format, "csv")) {
+			a->format = optarg;
+			if (strcmp(optarg, "table") && strcmp(optarg, "json") &&
+			    strcmp(optarg, "csv")) {
 				fprintf(stderr, "autosched best: --format %s: "
-				    "expected table, json or csv\n", format);
-				goto out;
+				    "expected table, json or csv\n", optarg);
+				return 2;
 			}
 			break;
 		case 'h':
 			best_usage(stdout);
-			rc = 0;
-			goto out;
+			return 1;
 		default:
 			best_usage(stderr);
-			goto out;
+			return 2;
 		}
 	}
 	if (argc != optind) {
 		best_usage(stderr);
+		return 2;
+	}
+	return 0;
+}
+
+static void
+best_print_json(const struct store_best *rows, size_t n)
+{
+	json_t *arr = json_array();
+	char *s;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(arr, cli_best_json(&rows[i]));
+	s = json_dumps(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	puts(s);
+	free(s);
+	json_decref(arr);
+}
+
+static void
+best_print_csv(const struct store_best *rows, size_t n)
+{
+	size_t i;
+
+	printf("op,signature,config,gflops,runtime_ms,cv,baseline_gflops,"
+	    "speedup,reference_gflops,vs_reference,trials,backend,cpu,"
+	    "toolchain,job_id,reference,gpu,sm_mhz,mem_mhz,temp_c,"
+	    "peak_gflops,of_peak,vs_default_lo,vs_default_hi\n");
+	for (i = 0; i < n; i++) {
+		const struct store_best *r = &rows[i];
+
+		best_csv_field(r->op_name);
+		putchar(',');
+		best_csv_field(r->op_signature);
+		putchar(',');
+		best_csv_field(r->config_name);
+		printf(",%.3f,%.6f,%.4f,%.3f,%.3f,%.3f,%.3f,%lld,", r->gflops,
+		    r->median_ms, r->cv, r->baseline_gflops,
+		    r->baseline_gflops > 0 ? r->gflops / r->baseline_gflops : 0,
+		    r->reference_gflops, r->reference_gflops > 0 ?
+		    r->gflops / r->reference_gflops : 0, (long long)r->trials);
+		best_csv_field(r->backend);
+		putchar(',');
+		best_csv_field(r->cpu);
+		putchar(',');
+		best_csv_field(r->toolchain);
+		printf(",%lld,", (long long)r->job_id);
+		best_csv_more(r);
+	}
+}
+
+static void
+best_print_table(const struct store_best *rows, size_t n, const char *op)
+{
+	char *e[2] = { NULL, NULL };
+	size_t i;
+
+	printf("%-40s %-36s %9s %8s %8s %6s\n", "op", "best config",
+	    "GFLOP/s", "vs base", "vs BLAS", "trials");
+	for (i = 0; i < n; i++) {
+		const struct store_best *r = &rows[i];
+		char vb[16] = "-", vr[16] = "-";
+
+		if (r->baseline_gflops > 0)
+			snprintf(vb, sizeof vb, "%.2fx",
+			    r->gflops / r->baseline_gflops);
+		if (r->reference_gflops > 0)
+			snprintf(vr, sizeof vr, "%.2fx",
+			    r->gflops / r->reference_gflops);
+		printf("%-40s %-36s %9.2f %8s %8s %6lld\n",
+		    daemon_esc(&e[0], r->op_name),
+		    daemon_esc(&e[1], r->config_name), r->gflops, vb, vr,
+		    (long long)r->trials);
+	}
+	if (n == 0)
+		printf("(nothing tuned yet%s%s)\n", op ? " for " : "",
+		    op ? op : "");
+	free(e[0]);
+	free(e[1]);
+}
+
+int
+cli_best(int argc, char **argv)
+{
+	struct best_args a;
+	struct store_best *rows = NULL;
+	size_t n = 0, i;
+	int rc;
+
+	memset(&a, 0, sizeof a);
+	if ((rc = best_args(argc, argv, &a)) != 0) {
+		rc = rc == 1 ? 0 : 2;
 		goto out;
 	}
-	if (cli_load_best(db, op, job, &rows, &n) != 0)
+	rc = 2;
+	if (cli_load_best(a.db, a.op, a.job, &rows, &n) != 0)
 		goto out;
-	if (strcmp(format, "json") == 0) {
-		json_t *arr = json_array();
-		char *s;
-
-		for (i = 0; i < n; i++)
-			json_array_append_new(arr, cli_best_json(&rows[i]));
-		s = json_dumps(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		puts(s);
-		free(s);
-		json_decref(arr);
-	} else if (strcmp(format, "csv") == 0) {
-		printf("op,signature,config,gflops,runtime_ms,cv,baseline_gflops,"
-		    "speedup,reference_gflops,vs_reference,trials,backend,cpu,"
-		    "toolchain,job_id,reference,gpu,sm_mhz,mem_mhz,temp_c,"
-		    "peak_gflops,of_peak,vs_default_lo,vs_default_hi\n");
-		for (i = 0; i < n; i++) {
-			const struct store_best *r = &rows[i];
-
-			best_csv_field(r->op_name);
-			putchar(',');
-			best_csv_field(r->op_signature);
-			putchar(',');
-			best_csv_field(r->config_name);
-			printf(",%.3f,%.6f,%.4f,%.3f,%.3f,%.3f,%.3f,%lld,", r->gflops,
-			    r->median_ms, r->cv, r->baseline_gflops,
-			    r->baseline_gflops > 0 ? r->gflops / r->baseline_gflops : 0,
-			    r->reference_gflops, r->reference_gflops > 0 ?
-			    r->gflops / r->reference_gflops : 0,
-			    (long long)r->trials);
-			best_csv_field(r->backend);
-			putchar(',');
-			best_csv_field(r->cpu);
-			putchar(',');
-			best_csv_field(r->toolchain);
-			printf(",%lld,", (long long)r->job_id);
-			best_csv_more(r);
-		}
-	} else {
-		printf("%-40s %-36s %9s %8s %8s %6s\n", "op", "best config",
-		    "GFLOP/s", "vs base", "vs BLAS", "trials");
-		for (i = 0; i < n; i++) {
-			const struct store_best *r = &rows[i];
-			char vb[16] = "-", vr[16] = "-";
-
-			if (r->baseline_gflops > 0)
-				snprintf(vb, sizeof vb, "%.2fx",
-				    r->gflops / r->baseline_gflops);
-			if (r->reference_gflops > 0)
-				snprintf(vr, sizeof vr, "%.2fx",
-				    r->gflops / r->reference_gflops);
-			printf("%-40s %-36s %9.2f %8s %8s %6lld\n",
-			    daemon_esc(&e[0], r->op_name),
-			    daemon_esc(&e[1], r->config_name), r->gflops, vb,
-			    vr, (long long)r->trials);
-		}
-		if (n == 0)
-			printf("(nothing tuned yet%s%s)\n", op ? " for " : "",
-			    op ? op : "");
-	}
+	if (strcmp(a.format, "json") == 0)
+		best_print_json(rows, n);
+	else if (strcmp(a.format, "csv") == 0)
+		best_print_csv(rows, n);
+	else
+		best_print_table(rows, n, a.op);
 	rc = 0;
 out:
 	for (i = 0; rows != NULL && i < n; i++)
 		store_best_clear(&rows[i]);
 	free(rows);
-	free(db);
-	free(err);
-	free(e[0]);
-	free(e[1]);
+	free(a.db);
 	return rc;
 }
 
@@ -1132,8 +1209,35 @@ export_usage(FILE *f)
 	    "transform --help.\n");
 }
 
-int
-cli_export(int argc, char **argv)
+/* 1 when argv asks for a compiler format (export/'s), not json. */
+static int
+export_other_format(int argc, char **argv)
+{
+	const char *f;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		f = NULL;
+		if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
+			f = argv[i + 1];
+		else if (strncmp(argv[i], "--format=", 9) == 0)
+			f = argv[i] + 9;
+		if (f != NULL && strcmp(f, "json") != 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* What export --format json was asked. */
+struct export_args {
+	char		*db;
+	const char	*op, *outpath;
+	int64_t		 job;
+};
+
+/* The command line into a: 0, 1 after --help, or 2 after the message. */
+static int
+export_args(int argc, char **argv, struct export_args *a)
 {
 	static const struct option longopts[] = {
 		{ "db", required_argument, NULL, 'D' },
@@ -1145,99 +1249,112 @@ cli_export(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct store_best *rows = NULL;
-	const char *op = NULL, *outpath = NULL;
-	char *db = NULL, *err = NULL, *s;
-	int64_t job = 0;
-	json_t *root = NULL, *arr;
-	size_t n = 0, i;
-	int ch, rc = 2;
+	int ch;
 
-	/* The compiler formats live in export/. */
-	for (i = 1; i < (size_t)argc; i++) {
-		const char *f = NULL;
-
-		if (strcmp(argv[i], "--format") == 0 && i + 1 < (size_t)argc)
-			f = argv[i + 1];
-		else if (strncmp(argv[i], "--format=", 9) == 0)
-			f = argv[i] + 9;
-		if (f != NULL && strcmp(f, "json") != 0)
-			return export_cmd_export(argc, argv);
-	}
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'D':
-			free(db);
-			db = xstrdup(optarg);
+			free(a->db);
+			a->db = xstrdup(optarg);
 			break;
 		case 'p':
-			op = optarg;
+			a->op = optarg;
 			break;
 		case 'J':
-			if (util_parse_id(optarg, &job) != 0) {
+			if (util_parse_id(optarg, &a->job) != 0) {
 				fprintf(stderr, "autosched export: --job %s: "
 				    "expected a job id\n", optarg);
-				goto out;
+				return 2;
 			}
 			break;
 		case 'a':
-			op = NULL;
+			a->op = NULL;
 			break;
 		case 'o':
-			outpath = optarg;
+			a->outpath = optarg;
 			break;
 		case 'f':
 			if (strcmp(optarg, "json") != 0) {
 				fprintf(stderr, "autosched export: --format %s: "
 				    "expected json, transform or iree-spec\n", optarg);
-				goto out;
+				return 2;
 			}
 			break;
 		case 'h':
 			export_usage(stdout);
-			rc = 0;
-			goto out;
+			return 1;
 		default:
 			export_usage(stderr);
-			goto out;
+			return 2;
 		}
 	}
 	if (argc != optind) {
 		export_usage(stderr);
-		goto out;
+		return 2;
 	}
-	if (cli_load_best(db, op, job, &rows, &n) != 0)
-		goto out;
-	root = json_object();
-	arr = json_array();
+	return 0;
+}
+
+/* The rows as autosched-configs/1 JSON, to stdout or a->outpath. */
+static int
+export_json_out(const struct export_args *a, const struct store_best *rows,
+    size_t n)
+{
+	json_t *root = json_object(), *arr = json_array();
+	char *s, *def, *text, *err = NULL;
+	size_t i;
+	int rc = 0;
+
 	json_object_set_new(root, "format", json_string("autosched-configs/1"));
 	for (i = 0; i < n; i++)
 		json_array_append_new(arr, cli_best_json(&rows[i]));
 	json_object_set_new(root, "configs", arr);
 	s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	if (outpath != NULL && strcmp(outpath, "-") != 0) {
-		char *def = db == NULL ? daemon_default_db() : NULL;
-		char *text = xasprintf("%s\n", s);
-
-		rc = export_write(outpath, text, db != NULL ? db : def, NULL,
-		    &err) == 0 ? 0 : 2;
-		if (rc != 0)
-			fprintf(stderr, "autosched: %s\n", err);
-		free(text);
-		free(def);
+	json_decref(root);
+	if (a->outpath == NULL || strcmp(a->outpath, "-") == 0) {
+		puts(s);
 		free(s);
+		return 0;
+	}
+	def = a->db == NULL ? daemon_default_db() : NULL;
+	text = xasprintf("%s\n", s);
+	if (export_write(a->outpath, text, a->db != NULL ? a->db : def, NULL,
+	    &err) != 0) {
+		fprintf(stderr, "autosched: %s\n", err);
+		rc = 2;
+	}
+	free(text);
+	free(def);
+	free(s);
+	free(err);
+	return rc;
+}
+
+int
+cli_export(int argc, char **argv)
+{
+	struct export_args a;
+	struct store_best *rows = NULL;
+	size_t n = 0, i;
+	int rc;
+
+	/* The compiler formats live in export/. */
+	if (export_other_format(argc, argv))
+		return export_cmd_export(argc, argv);
+	memset(&a, 0, sizeof a);
+	if ((rc = export_args(argc, argv, &a)) != 0) {
+		rc = rc == 1 ? 0 : 2;
 		goto out;
 	}
-	puts(s);
-	free(s);
-	rc = 0;
+	rc = 2;
+	if (cli_load_best(a.db, a.op, a.job, &rows, &n) != 0)
+		goto out;
+	rc = export_json_out(&a, rows, n);
 out:
-	json_decref(root);
 	for (i = 0; rows != NULL && i < n; i++)
 		store_best_clear(&rows[i]);
 	free(rows);
-	free(db);
-	free(err);
+	free(a.db);
 	return rc;
 }
