@@ -407,15 +407,93 @@ service_output_refused(struct service *sv, const char *out)
  * file's owner. It is first moved to failed/ (beside a reason saying so):
  * a file that takes the service down is never taken twice.
  */
+/*
+ * The held spool file read, as checked: a regular file (not followed) of
+ * root, the service or the spool folder's owner. 0 and *text (caller
+ * frees) and its owner in *sb, or -1 with *err.
+ */
+static int
+service_spool_read(struct service *sv, const char *held, struct stat *sb,
+    char **text, size_t *len, char **err)
+{
+	struct stat dsb;
+	int fd;
+
+	/* failed/ is the service's own: what we check is what we read. */
+	if ((fd = open(held, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) == -1 ||
+	    fstat(fd, sb) != 0 || !S_ISREG(sb->st_mode)) {
+		if (fd != -1)
+			close(fd);
+		*err = xstrdup("not a regular file");
+		return -1;
+	}
+	if (stat(sv->spool, &dsb) != 0)
+		dsb.st_uid = 0;
+	if (sb->st_uid != 0 && sb->st_uid != geteuid() &&
+	    sb->st_uid != dsb.st_uid) {
+		close(fd);
+		*err = xasprintf("owned by uid %ld, not root, the service or the"
+		    " spool folder's owner", (long)sb->st_uid);
+		return -1;
+	}
+	/* What was checked is what is read, whoever renames what meanwhile. */
+	return util_read_fd(fd, held, CFG_TEXT_MAX, text, len, err) != 0 ?
+	    -1 : 0;
+}
+
+/* The spooled cfg's output_file inside output_dir, or none. 0, or -1 with *err. */
+static int
+service_spool_output(struct service *sv, const char *path, const char *text,
+    size_t len, char **err)
+{
+	struct cfg *cfg = NULL;
+	const char *why;
+	int rc = 0;
+
+	if (cfg_parse(path, text, len, 0, &cfg, NULL) == 0 &&
+	    cfg->output_file != NULL &&
+	    (why = service_output_refused(sv, cfg->output_file)) != NULL) {
+		*err = xasprintf("%s: [Env] output_file: %s: %s (output_dir = %s);"
+		    " expected a report inside output_dir, or none", path,
+		    cfg->output_file, why, sv->conf->output_dir ?
+		    sv->conf->output_dir : "unset");
+		rc = -1;
+	}
+	cfg_free(cfg);
+	return rc;
+}
+
+/* The store did not take the job: the file back in place, taken again later. */
+static void
+service_spool_put_back(struct service *sv, const char *held, const char *path,
+    const char *name, const char *err)
+{
+	char *reason;
+
+	service_log(sv, LOG_ERR, 0, "spool: %s: %s", name, err);
+	if (rename(held, path) != 0) {
+		service_log(sv, LOG_ERR, 0, "spool: %s: %s", held,
+		    strerror(errno));
+		return;
+	}
+	reason = xasprintf("%s.reason", held);
+	unlink(reason);
+	free(reason);
+}
+
+/*
+ * Submit one spooled cfg, as `autosched submit` would, on behalf of the
+ * file's owner. It is first moved to failed/ (beside a reason saying so):
+ * a file that takes the service down is never taken twice.
+ */
 static void
 service_spool_take(struct service *sv, const char *path, const char *name)
 {
 	struct store_job j;
-	struct stat sb, dsb;
-	char *err = NULL, *reason, *held = NULL, *text = NULL, *dir = NULL;
+	struct stat sb;
+	char *err = NULL, *reason, *held = NULL, *text = NULL;
 	size_t len;
 	int64_t id;
-	int fd = -1, rc;
 
 	memset(&j, 0, sizeof j);
 	if (lstat(path, &sb) != 0)
@@ -431,56 +509,20 @@ service_spool_take(struct service *sv, const char *path, const char *name)
 	if (service_spool_move(sv, path, name, "failed", "taken; the service"
 	    " stopped while reading it (it is never taken again)", &held) != 0)
 		return;
-	/* failed/ is the service's own: what we check is what we read. */
-	if ((fd = open(held, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) == -1 ||
-	    fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-		err = xstrdup("not a regular file");
-		goto refused;
-	}
-	dir = xstrdup(sv->spool);
-	if (stat(dir, &dsb) != 0)
-		dsb.st_uid = 0;
-	if (sb.st_uid != 0 && sb.st_uid != geteuid() && sb.st_uid != dsb.st_uid) {
-		err = xasprintf("owned by uid %ld, not root, the service or the"
-		    " spool folder's owner", (long)sb.st_uid);
-		goto refused;
-	}
-	/* What was checked is what is read, whoever renames what meanwhile. */
-	rc = util_read_fd(fd, held, CFG_TEXT_MAX, &text, &len, &err);
-	fd = -1;
-	if (rc != 0)
-		goto refused;
 	/* Named as dropped: relative paths start from the spool folder. */
-	if (queue_snapshot_as(path, text, len, sb.st_uid, sv->db, 0, &j,
-	    service_spool_warn, sv, &err) != 0)
-		goto refused;
-	{
-		struct cfg *cfg = NULL;
-		const char *why;
-
-		if (cfg_parse(path, text, len, 0, &cfg, NULL) == 0 &&
-		    cfg->output_file != NULL &&
-		    (why = service_output_refused(sv, cfg->output_file)) != NULL) {
-			err = xasprintf("%s: [Env] output_file: %s: %s (output_dir"
-			    " = %s); expected a report inside output_dir, or none",
-			    path, cfg->output_file, why, sv->conf->output_dir ?
-			    sv->conf->output_dir : "unset");
-			cfg_free(cfg);
-			goto refused;
-		}
-		cfg_free(cfg);
+	if (service_spool_read(sv, held, &sb, &text, &len, &err) != 0 ||
+	    queue_snapshot_as(path, text, len, sb.st_uid, sv->db, 0, &j,
+	    service_spool_warn, sv, &err) != 0 ||
+	    service_spool_output(sv, path, text, len, &err) != 0) {
+		service_log(sv, LOG_WARNING, 0, "spool: %s: refused: %s", name,
+		    err);
+		reason = xasprintf("refused: %s", err);
+		service_spool_reason(sv, held, reason);
+		free(reason);
+		goto out;
 	}
 	if ((id = store_job_add(sv->st, &j, &err)) < 0) {
-		/* Back in place: taken again once the store answers. */
-		service_log(sv, LOG_ERR, 0, "spool: %s: %s", name, err);
-		if (rename(held, path) != 0)
-			service_log(sv, LOG_ERR, 0, "spool: %s: %s", held,
-			    strerror(errno));
-		else {
-			reason = xasprintf("%s.reason", held);
-			unlink(reason);
-			free(reason);
-		}
+		service_spool_put_back(sv, held, path, name, err);
 		goto out;
 	}
 	service_log(sv, LOG_INFO, id, "spool: %s: queued as job %lld", name,
@@ -489,19 +531,10 @@ service_spool_take(struct service *sv, const char *path, const char *name)
 	service_spool_move(sv, held, strrchr(held, '/') + 1, "done", reason,
 	    NULL);
 	free(reason);
-	goto out;
-refused:
-	service_log(sv, LOG_WARNING, 0, "spool: %s: refused: %s", name, err);
-	reason = xasprintf("refused: %s", err);
-	service_spool_reason(sv, held, reason);
-	free(reason);
 out:
-	if (fd != -1)
-		close(fd);
 	store_job_clear(&j);
 	free(held);
 	free(text);
-	free(dir);
 	free(err);
 }
 
