@@ -31,6 +31,7 @@ static const struct {
 	{ "watch", cli_watch, "[ID]                      follow a job's progress in the terminal" },
 	{ "cancel", queue_cancel, "ID                        cancel a queued or running job" },
 	{ "log", queue_log, "ID                        a job's log" },
+	{ "gc", cli_gc, "[--db PATH]               remove what killed runs left" },
 };
 
 static void

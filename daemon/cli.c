@@ -122,8 +122,18 @@ out:
 	return rc;
 }
 
-int
-cli_run(int argc, char **argv)
+/* What run was asked: the engine's options, the store, the cfg's path. */
+struct run_args {
+	struct job_opts	 o;
+	const char	*dbarg;		/* --db, or NULL */
+	const char	*cfg_path;
+	int		*cpus;		/* --cpus, or NULL */
+	int		 ncpus;
+};
+
+/* The command line into a: 0, 1 after --help, or 2 after the message. */
+static int
+run_args(int argc, char **argv, struct run_args *a)
 {
 	static const struct option longopts[] = {
 		{ "db", required_argument, NULL, 'D' },
@@ -136,44 +146,35 @@ cli_run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct store_job sj;
-	struct job_opts o;
-	struct cfg *cfg = NULL;
-	struct store *st = NULL;
-	struct job *job = NULL;
-	struct sigaction sa, old_hup;
-	char *err = NULL, *db = NULL, *dbdir = NULL, *work = NULL;
-	const char *dbarg = NULL;
-	int *cpus = NULL, ncpus = 0, ch, rc = 2;
-	enum job_outcome out;
+	char *err = NULL;
+	int ch;
 
-	memset(&o, 0, sizeof o);
-	memset(&sj, 0, sizeof sj);
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'D':
-			dbarg = optarg;
+			a->dbarg = optarg;
 			break;
 		case 'j':
-			o.json = 1;
+			a->o.json = 1;
 			break;
 		case 'f':
-			o.fresh = 1;
+			a->o.fresh = 1;
 			break;
 		case 'q':
-			o.quiet = 1;
+			a->o.quiet = 1;
 			break;
 		case 'S':
-			o.stage_dir = optarg;
+			a->o.stage_dir = optarg;
 			break;
 		case 'I':
-			o.ingest_dir = optarg;
+			a->o.ingest_dir = optarg;
 			break;
 		case 'c':
-			free(cpus);
-			cpus = NULL;
-			if (util_parse_cpus(optarg, &cpus, &ncpus, &err) != 0) {
+			free(a->cpus);
+			a->cpus = NULL;
+			if (util_parse_cpus(optarg, &a->cpus, &a->ncpus,
+			    &err) != 0) {
 				fprintf(stderr, "autosched run: --cpus %s: %s\n",
 				    optarg, err);
 				free(err);
@@ -182,7 +183,7 @@ cli_run(int argc, char **argv)
 			break;
 		case 'h':
 			run_usage(stdout);
-			return 0;
+			return 1;
 		default:
 			run_usage(stderr);
 			return 2;
@@ -190,44 +191,18 @@ cli_run(int argc, char **argv)
 	}
 	if (argc - optind != 1) {
 		run_usage(stderr);
-		goto out;
+		return 2;
 	}
-	if (cfg_load(argv[optind], &cfg, &err) != 0) {
-		fprintf(stderr, "autosched: %s\n", err);
-		goto out;
-	}
-	cli_print_warnings(cfg);
-	if (dbarg != NULL)
-		db = xstrdup(dbarg);
-	else if (cfg->database != NULL)
-		db = xstrdup(cfg->database);
-	else
-		db = daemon_default_db();
-	if (cpus == NULL)
-		cpus = job_default_cpus(cfg, &ncpus);
-	dbdir = util_dirname(db);
-	work = getenv("AUTOSCHED_WORK") ? xstrdup(getenv("AUTOSCHED_WORK")) :
-	    util_path_join(dbdir, "autosched-cache");
-	o.cpus = cpus;
-	o.ncpus = ncpus;
-	o.work_dir = work;
-	o.db = db;
-	o.stop = &cli_stop;
-	/* A measured folder: checked whole, its job's snapshot the input. */
-	if (o.ingest_dir != NULL && cli_ingest_check(cfg, db, &o, &sj,
-	    &err) != 0) {
-		fprintf(stderr, "autosched: %s\n", err);
-		goto out;
-	}
-	/* Everything about the input is checked before the store is touched. */
-	if (job_prepare(cfg, &o, &job, &err) != 0) {
-		fprintf(stderr, "autosched: %s\n", err);
-		goto out;
-	}
-	if (store_open(db, &st, &err) != 0) {
-		fprintf(stderr, "autosched: %s\n", err);
-		goto out;
-	}
+	a->cfg_path = argv[optind];
+	return 0;
+}
+
+/* SIGINT, SIGTERM and SIGHUP (unless ignored: nohup) stop the job. */
+static void
+run_signals(void)
+{
+	struct sigaction sa, old_hup;
+
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = cli_on_signal;
 	sigemptyset(&sa.sa_mask);
@@ -237,35 +212,89 @@ cli_run(int argc, char **argv)
 	sigaction(SIGHUP, &sa, &old_hup);
 	if (old_hup.sa_handler == SIG_IGN)
 		sigaction(SIGHUP, &old_hup, NULL);
-	out = job_execute(job, st, &err);
+}
+
+/* The exit code of a job's outcome (said, where it is not the job's). */
+static int
+run_exit(enum job_outcome out, const struct job_opts *o, const char *err)
+{
 	switch (out) {
 	case JOB_OK:
-		rc = 0;
-		break;
+		return 0;
 	case JOB_NOTHING:
-		rc = 1;
-		break;
+		return 1;
 	case JOB_STOPPED:
 		fprintf(stderr, "autosched: stopped; run it again to resume\n");
-		rc = 1;
-		break;
+		return 1;
 	case JOB_STAGED:
-		if (o.stage_dir != NULL)
-			fprintf(o.json ? stderr : stdout, "waiting for measurements"
-			    " in %s\n", o.stage_dir);
+		if (o->stage_dir != NULL)
+			fprintf(o->json ? stderr : stdout, "waiting for measurements"
+			    " in %s\n", o->stage_dir);
 		else
 			fprintf(stderr, "autosched: %s\n", err);
-		rc = 3;
-		break;
+		return 3;
 	case JOB_BAD_INPUT:
 		fprintf(stderr, "autosched: %s\n", err ? err : "bad input");
-		rc = 2;
-		break;
+		return 2;
 	default:
 		fprintf(stderr, "autosched: %s\n", err ? err : "job failed");
-		rc = 1;
-		break;
+		return 1;
 	}
+}
+
+int
+cli_run(int argc, char **argv)
+{
+	struct run_args a;
+	struct store_job sj;
+	struct cfg *cfg = NULL;
+	struct store *st = NULL;
+	struct job *job = NULL;
+	enum job_outcome out;
+	char *err = NULL, *db = NULL, *dbdir = NULL, *work = NULL;
+	int rc;
+
+	memset(&a, 0, sizeof a);
+	memset(&sj, 0, sizeof sj);
+	if ((rc = run_args(argc, argv, &a)) != 0) {
+		free(a.cpus);
+		return rc == 1 ? 0 : 2;
+	}
+	rc = 2;
+	if (cfg_load(a.cfg_path, &cfg, &err) != 0) {
+		fprintf(stderr, "autosched: %s\n", err);
+		goto out;
+	}
+	cli_print_warnings(cfg);
+	if (a.dbarg != NULL)
+		db = xstrdup(a.dbarg);
+	else if (cfg->database != NULL)
+		db = xstrdup(cfg->database);
+	else
+		db = daemon_default_db();
+	if (a.cpus == NULL)
+		a.cpus = job_default_cpus(cfg, &a.ncpus);
+	dbdir = util_dirname(db);
+	work = getenv("AUTOSCHED_WORK") ? xstrdup(getenv("AUTOSCHED_WORK")) :
+	    util_path_join(dbdir, "autosched-cache");
+	a.o.cpus = a.cpus;
+	a.o.ncpus = a.ncpus;
+	a.o.work_dir = work;
+	a.o.db = db;
+	a.o.stop = &cli_stop;
+	/*
+	 * A measured folder: checked whole, its job's snapshot the input.
+	 * Everything about the input is checked before the store is touched.
+	 */
+	if ((a.o.ingest_dir != NULL && cli_ingest_check(cfg, db, &a.o, &sj,
+	    &err) != 0) || job_prepare(cfg, &a.o, &job, &err) != 0 ||
+	    store_open(db, &st, &err) != 0) {
+		fprintf(stderr, "autosched: %s\n", err);
+		goto out;
+	}
+	run_signals();
+	out = job_execute(job, st, &err);
+	rc = run_exit(out, &a.o, err);
 out:
 	job_free(job);
 	store_close(st);
@@ -275,7 +304,7 @@ out:
 	free(db);
 	free(dbdir);
 	free(work);
-	free(cpus);
+	free(a.cpus);
 	return rc;
 }
 
@@ -443,8 +472,12 @@ analyze_conv_line(const struct op_desc *op)
 	    "; tuned as the matmul it is");
 }
 
-int
-cli_analyze(int argc, char **argv)
+/*
+ * The command line of analyze: *json, *emit (the op whose dispatch to
+ * print, -1: none). 0, 1 after --help, or 2 after the message.
+ */
+static int
+analyze_args(int argc, char **argv, int *json, long *emit)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -452,25 +485,20 @@ cli_analyze(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct analysis *an = NULL;
-	const struct analysis_lowering *low = NULL;
-	char *err = NULL, *text = NULL, *end;
-	size_t left = 0;
-	long emit = -1;
-	int json = 0, ch, rc = 2;
-	size_t i, n, *first = NULL, *count = NULL;
+	char *end;
+	int ch;
 
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'j':
-			json = 1;
+			*json = 1;
 			break;
 		case 'e':
 			errno = 0;
-			emit = strtol(optarg, &end, 10);
+			*emit = strtol(optarg, &end, 10);
 			if (errno != 0 || end == optarg || *end != '\0' ||
-			    emit < 0) {
+			    *emit < 0) {
 				fprintf(stderr, "autosched analyze: "
 				    "--emit-dispatch %s: expected an op index\n",
 				    optarg);
@@ -479,7 +507,7 @@ cli_analyze(int argc, char **argv)
 			break;
 		case 'h':
 			analyze_usage(stdout);
-			return 0;
+			return 1;
 		default:
 			analyze_usage(stderr);
 			return 2;
@@ -489,83 +517,120 @@ cli_analyze(int argc, char **argv)
 		analyze_usage(stderr);
 		return 2;
 	}
-	if (analysis_load(argv[optind], &an, &err) != 0) {
+	return 0;
+}
+
+/* Op emit's dispatch printed: the exit code (said). */
+static int
+analyze_emit(const struct analysis *an, const char *path, long emit)
+{
+	const struct op_desc *op;
+	char *text = NULL, *err = NULL;
+	size_t n = analysis_count(an);
+	int rc = 2;
+
+	if ((size_t)emit >= n) {
+		fprintf(stderr, "autosched: %s: no op %ld (%zu listed)\n", path,
+		    emit, n);
+		return 2;
+	}
+	op = analysis_op(an, (size_t)emit);
+	if (!op->tunable) {
+		fprintf(stderr, "autosched: %s: op %ld (%s at %s) is not "
+		    "tunable: %s\n", path, emit, op->op_name, op->loc,
+		    op->reason);
+		return 2;
+	}
+	if (analysis_emit_dispatch(op, &text, &err) != 0)
+		fprintf(stderr, "autosched: %s\n", err);
+	else {
+		fputs(text, stdout);
+		rc = 0;
+	}
+	free(text);
+	free(err);
+	return rc;
+}
+
+/* The distinct ops as a table (first and count: analyze_distinct's). */
+static void
+analyze_table(const struct analysis *an, const size_t *first,
+    const size_t *count)
+{
+	size_t nd = 0, nt = 0, i, n = analysis_count(an);
+
+	printf("%-4s %-14s %-42s %5s %-7s %-22s %s\n", "#", "kind",
+	    "name", "count", "tunable", "function", "loc");
+	for (i = 0; i < n; i++) {
+		const struct op_desc *op = analysis_op(an, i);
+
+		if (first[i] != i)
+			continue;
+		nd++;
+		nt += op->tunable ? count[i] : 0;
+		printf("%-4d %-14s %-42s %5zu %-7s %-22s %s%s\n", op->index,
+		    op->kind, op->name ? op->name : "-", count[i],
+		    op->tunable ? "yes" : "no", op->function, op->loc,
+		    count[i] > 1 ? " (first of them)" : "");
+		if (op->conv.layout != CONV_NONE)
+			analyze_conv_line(op);
+		if (!op->tunable)
+			printf("     not tunable: %s\n", op->reason);
+	}
+	if (n == 0)
+		printf("(no matmul-like op found)\n");
+	else
+		printf("%zu op%s, %zu distinct; %zu tunable (tuned once per "
+		    "distinct op; --json lists every location)\n", n,
+		    n == 1 ? "" : "s", nd, nt);
+}
+
+int
+cli_analyze(int argc, char **argv)
+{
+	struct analysis *an = NULL;
+	const struct analysis_lowering *low = NULL;
+	const char *path;
+	char *err = NULL;
+	size_t left = 0, n, *first = NULL, *count = NULL;
+	long emit = -1;
+	int json = 0, rc;
+
+	if ((rc = analyze_args(argc, argv, &json, &emit)) != 0)
+		return rc == 1 ? 0 : 2;
+	rc = 2;
+	path = argv[optind];
+	if (analysis_load(path, &an, &err) != 0) {
 		fprintf(stderr, "autosched: %s\n", err);
 		goto out;
 	}
 	if ((low = analysis_lowered(an, &left)) != NULL) {
 		fprintf(stderr, "autosched: %s: lowered %s to linalg before "
-		    "analysis, as mlir-opt --pass-pipeline='%s' does\n",
-		    argv[optind], low->from, low->pipeline);
+		    "analysis, as mlir-opt --pass-pipeline='%s' does\n", path,
+		    low->from, low->pipeline);
 		if (left > 0)
 			fprintf(stderr, "autosched: warning: %s: %zu %s op%s "
 			    "left after lowering (outside a func.func of the top "
 			    "module, which the passes do not reach): not "
-			    "analysed\n",
-			    argv[optind], left, low->from, left == 1 ? "" : "s");
+			    "analysed\n", path, left, low->from,
+			    left == 1 ? "" : "s");
 	}
-	n = analysis_count(an);
 	if (emit >= 0) {
-		const struct op_desc *op;
-
-		if ((size_t)emit >= n) {
-			fprintf(stderr, "autosched: %s: no op %ld (%zu listed)\n",
-			    argv[optind], emit, n);
-			goto out;
-		}
-		op = analysis_op(an, (size_t)emit);
-		if (!op->tunable) {
-			fprintf(stderr, "autosched: %s: op %ld (%s at %s) is not "
-			    "tunable: %s\n", argv[optind], emit, op->op_name,
-			    op->loc, op->reason);
-			goto out;
-		}
-		if (analysis_emit_dispatch(op, &text, &err) != 0) {
-			fprintf(stderr, "autosched: %s\n", err);
-			goto out;
-		}
-		fputs(text, stdout);
-		rc = 0;
+		rc = analyze_emit(an, path, emit);
 		goto out;
 	}
+	n = analysis_count(an);
 	first = xcalloc(n ? n : 1, sizeof *first);
 	count = xcalloc(n ? n : 1, sizeof *count);
 	analyze_distinct(an, first, count);
 	if (json)
-		analyze_json(an, argv[optind], first, count);
-	else {
-		size_t nd = 0, nt = 0;
-
-		printf("%-4s %-14s %-42s %5s %-7s %-22s %s\n", "#", "kind",
-		    "name", "count", "tunable", "function", "loc");
-		for (i = 0; i < n; i++) {
-			const struct op_desc *op = analysis_op(an, i);
-
-			if (first[i] != i)
-				continue;
-			nd++;
-			nt += op->tunable ? count[i] : 0;
-			printf("%-4d %-14s %-42s %5zu %-7s %-22s %s%s\n",
-			    op->index, op->kind, op->name ? op->name : "-",
-			    count[i], op->tunable ? "yes" : "no", op->function,
-			    op->loc, count[i] > 1 ? " (first of them)" : "");
-			if (op->conv.layout != CONV_NONE)
-				analyze_conv_line(op);
-			if (!op->tunable)
-				printf("     not tunable: %s\n", op->reason);
-		}
-		if (n == 0)
-			printf("(no matmul-like op found)\n");
-		else
-			printf("%zu op%s, %zu distinct; %zu tunable (tuned once "
-			    "per distinct op; --json lists every location)\n",
-			    n, n == 1 ? "" : "s", nd, nt);
-	}
+		analyze_json(an, path, first, count);
+	else
+		analyze_table(an, first, count);
 	rc = 0;
 out:
 	free(first);
 	free(count);
-	free(text);
 	free(err);
 	analysis_free(an);
 	return rc;
@@ -623,8 +688,12 @@ cli_space_knobs(const struct job *job, const struct space *sp, json_t *obj)
 		json_object_set_new(obj, "knobs", kn);
 }
 
-int
-cli_space(int argc, char **argv)
+/*
+ * The command line of space: *list configs named per op, *json. 0, 1
+ * after --help, or 2 after the message.
+ */
+static int
+space_args(int argc, char **argv, long *list, int *json)
 {
 	static const struct option longopts[] = {
 		{ "count", no_argument, NULL, 'c' },
@@ -633,36 +702,30 @@ cli_space(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct cfg *cfg = NULL;
-	struct job *job = NULL;
-	struct job_opts o;
-	json_t *root = NULL, *arr = NULL;
-	char *err = NULL, *end, name[160];
-	long list = 0;
-	int json = 0, ch, rc = 2;
-	size_t i, j, n;
+	char *end;
+	int ch;
 
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
-			list = 0;
+			*list = 0;
 			break;
 		case 'l':
 			errno = 0;
-			list = strtol(optarg, &end, 10);
-			if (errno != 0 || *end != '\0' || list < 0) {
+			*list = strtol(optarg, &end, 10);
+			if (errno != 0 || *end != '\0' || *list < 0) {
 				fprintf(stderr, "autosched space: --list %s: "
 				    "expected a count\n", optarg);
 				return 2;
 			}
 			break;
 		case 'j':
-			json = 1;
+			*json = 1;
 			break;
 		case 'h':
 			space_usage(stdout);
-			return 0;
+			return 1;
 		default:
 			space_usage(stderr);
 			return 2;
@@ -672,6 +735,81 @@ cli_space(int argc, char **argv)
 		space_usage(stderr);
 		return 2;
 	}
+	return 0;
+}
+
+/*
+ * Op i of job: its space's size and knobs, and its first list configs;
+ * printed, or appended to arr (JSON) when arr is not NULL.
+ */
+static void
+space_op(const struct job *job, size_t i, long list, json_t *arr)
+{
+	const struct space *sp;
+	const char *skipped;
+	const struct op_desc *op = job_op(job, i, &sp, &skipped);
+	json_t *obj = NULL, *names = NULL;
+	char name[160];
+	size_t j, uses;
+
+	if (skipped != NULL) {
+		if (arr == NULL)
+			printf("%s (%s): not tuned: %s\n", op->name ? op->name :
+			    op->op_name, op->loc, skipped);
+		return;
+	}
+	uses = job_op_uses(job, i, NULL);
+	if (arr != NULL) {
+		obj = json_object();
+		names = json_array();
+		json_object_set_new(obj, "index", json_integer(op->index));
+		json_object_set_new(obj, "name", json_string(op->name));
+		json_object_set_new(obj, "count",
+		    json_integer((json_int_t)space_count(sp)));
+		json_object_set_new(obj, "occurrences",
+		    json_integer((json_int_t)uses));
+	} else if (uses > 1)
+		printf("%s x%zu (%s and %zu more): %llu valid configs\n",
+		    op->name, uses, op->loc, uses - 1,
+		    (unsigned long long)space_count(sp));
+	else
+		printf("%s (%s): %llu valid configs\n", op->name, op->loc,
+		    (unsigned long long)space_count(sp));
+	cli_space_knobs(job, sp, obj);
+	for (j = 0; j < (size_t)list && j < space_count(sp); j++) {
+		struct config c;
+
+		space_get(sp, j, &c);
+		space_config_name(&c, job_knobs(job), name, sizeof name);
+		if (arr != NULL)
+			json_array_append_new(names, json_string(name));
+		else
+			printf("  %s\n", name);
+	}
+	if (arr != NULL) {
+		if (list > 0)
+			json_object_set_new(obj, "configs", names);
+		else
+			json_decref(names);
+		json_array_append_new(arr, obj);
+	}
+}
+
+int
+cli_space(int argc, char **argv)
+{
+	struct cfg *cfg = NULL;
+	struct job *job = NULL;
+	struct job_opts o;
+	json_t *root = NULL, *arr = NULL;
+	char *err = NULL, *s;
+	long list = 0;
+	int json = 0, rc;
+	size_t i, n;
+
+	if ((rc = space_args(argc, argv, &list, &json)) != 0)
+		return rc == 1 ? 0 : 2;
+	rc = 2;
 	if (cfg_load(argv[optind], &cfg, &err) != 0) {
 		fprintf(stderr, "autosched: %s\n", err);
 		goto out;
@@ -694,57 +832,9 @@ cli_space(int argc, char **argv)
 		json_object_set_new(root, "backend", json_string(cfg->backend));
 	}
 	n = job_nops(job);
-	for (i = 0; i < n; i++) {
-		const struct space *sp;
-		const char *skipped;
-		const struct op_desc *op = job_op(job, i, &sp, &skipped);
-		json_t *obj = NULL, *names = NULL;
-
-		if (skipped != NULL) {
-			if (!json)
-				printf("%s (%s): not tuned: %s\n", op->name ?
-				    op->name : op->op_name, op->loc, skipped);
-			continue;
-		}
-		if (json) {
-			obj = json_object();
-			names = json_array();
-			json_object_set_new(obj, "index", json_integer(op->index));
-			json_object_set_new(obj, "name", json_string(op->name));
-			json_object_set_new(obj, "count",
-			    json_integer((json_int_t)space_count(sp)));
-			json_object_set_new(obj, "occurrences", json_integer(
-			    (json_int_t)job_op_uses(job, i, NULL)));
-		} else if (job_op_uses(job, i, NULL) > 1)
-			printf("%s x%zu (%s and %zu more): %llu valid configs\n",
-			    op->name, job_op_uses(job, i, NULL), op->loc,
-			    job_op_uses(job, i, NULL) - 1,
-			    (unsigned long long)space_count(sp));
-		else
-			printf("%s (%s): %llu valid configs\n", op->name, op->loc,
-			    (unsigned long long)space_count(sp));
-		cli_space_knobs(job, sp, obj);
-		for (j = 0; j < (size_t)list && j < space_count(sp); j++) {
-			struct config c;
-
-			space_get(sp, j, &c);
-			space_config_name(&c, job_knobs(job), name, sizeof name);
-			if (json)
-				json_array_append_new(names, json_string(name));
-			else
-				printf("  %s\n", name);
-		}
-		if (json) {
-			if (list > 0)
-				json_object_set_new(obj, "configs", names);
-			else
-				json_decref(names);
-			json_array_append_new(arr, obj);
-		}
-	}
+	for (i = 0; i < n; i++)
+		space_op(job, i, list, arr);
 	if (json) {
-		char *s;
-
 		json_object_set_new(root, "ops", arr);
 		arr = NULL;
 		s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -931,8 +1021,16 @@ best_csv_more(const struct store_best *r)
 	best_csv_num("%.3f", ci ? r->speedup_hi : 0, 1);
 }
 
-int
-cli_best(int argc, char **argv)
+/* What best was asked: the store, the filters, the form of the output. */
+struct best_args {
+	char		*db;
+	const char	*op, *format;
+	int64_t		 job;
+};
+
+/* The command line into a: 0, 1 after --help, or 2 after the message. */
+static int
+best_args(int argc, char **argv, struct best_args *a)
 {
 	static const struct option longopts[] = {
 		{ "db", required_argument, NULL, 'D' },
@@ -943,125 +1041,158 @@ cli_best(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct store_best *rows = NULL;
-	const char *op = NULL, *format = "table";
-	char *db = NULL, *err = NULL, *e[2] = { NULL, NULL };
-	int64_t job = 0;
-	size_t n = 0, i;
-	int ch, rc = 2;
+	int ch;
 
+	a->format = "table";
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'D':
-			free(db);
-			db = xstrdup(optarg);
+			free(a->db);
+			a->db = xstrdup(optarg);
 			break;
 		case 'o':
-			op = optarg;
+			a->op = optarg;
 			break;
 		case 'J':
-			if (util_parse_id(optarg, &job) != 0) {
+			if (util_parse_id(optarg, &a->job) != 0) {
 				fprintf(stderr, "autosched best: --job %s: "
 				    "expected a job id\n", optarg);
-				goto out;
+				return 2;
 			}
 			break;
 		case 'a':
-			op = NULL;
+			a->op = NULL;
 			break;
 		case 'f':
-			format = optarg;
-			if (strcmp(format, "table") && strcmp(format, "json") &&
-			    strcmp(format, "csv")) {
+			a->format = optarg;
+			if (strcmp(optarg, "table") && strcmp(optarg, "json") &&
+			    strcmp(optarg, "csv")) {
 				fprintf(stderr, "autosched best: --format %s: "
-				    "expected table, json or csv\n", format);
-				goto out;
+				    "expected table, json or csv\n", optarg);
+				return 2;
 			}
 			break;
 		case 'h':
 			best_usage(stdout);
-			rc = 0;
-			goto out;
+			return 1;
 		default:
 			best_usage(stderr);
-			goto out;
+			return 2;
 		}
 	}
 	if (argc != optind) {
 		best_usage(stderr);
+		return 2;
+	}
+	return 0;
+}
+
+static void
+best_print_json(const struct store_best *rows, size_t n)
+{
+	json_t *arr = json_array();
+	char *s;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(arr, cli_best_json(&rows[i]));
+	s = json_dumps(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	puts(s);
+	free(s);
+	json_decref(arr);
+}
+
+static void
+best_print_csv(const struct store_best *rows, size_t n)
+{
+	size_t i;
+
+	printf("op,signature,config,gflops,runtime_ms,cv,baseline_gflops,"
+	    "speedup,reference_gflops,vs_reference,trials,backend,cpu,"
+	    "toolchain,job_id,reference,gpu,sm_mhz,mem_mhz,temp_c,"
+	    "peak_gflops,of_peak,vs_default_lo,vs_default_hi\n");
+	for (i = 0; i < n; i++) {
+		const struct store_best *r = &rows[i];
+
+		best_csv_field(r->op_name);
+		putchar(',');
+		best_csv_field(r->op_signature);
+		putchar(',');
+		best_csv_field(r->config_name);
+		printf(",%.3f,%.6f,%.4f,%.3f,%.3f,%.3f,%.3f,%lld,", r->gflops,
+		    r->median_ms, r->cv, r->baseline_gflops,
+		    r->baseline_gflops > 0 ? r->gflops / r->baseline_gflops : 0,
+		    r->reference_gflops, r->reference_gflops > 0 ?
+		    r->gflops / r->reference_gflops : 0, (long long)r->trials);
+		best_csv_field(r->backend);
+		putchar(',');
+		best_csv_field(r->cpu);
+		putchar(',');
+		best_csv_field(r->toolchain);
+		printf(",%lld,", (long long)r->job_id);
+		best_csv_more(r);
+	}
+}
+
+static void
+best_print_table(const struct store_best *rows, size_t n, const char *op)
+{
+	char *e[2] = { NULL, NULL };
+	size_t i;
+
+	printf("%-40s %-36s %9s %8s %8s %6s\n", "op", "best config",
+	    "GFLOP/s", "vs base", "vs BLAS", "trials");
+	for (i = 0; i < n; i++) {
+		const struct store_best *r = &rows[i];
+		char vb[16] = "-", vr[16] = "-";
+
+		if (r->baseline_gflops > 0)
+			snprintf(vb, sizeof vb, "%.2fx",
+			    r->gflops / r->baseline_gflops);
+		if (r->reference_gflops > 0)
+			snprintf(vr, sizeof vr, "%.2fx",
+			    r->gflops / r->reference_gflops);
+		printf("%-40s %-36s %9.2f %8s %8s %6lld\n",
+		    daemon_esc(&e[0], r->op_name),
+		    daemon_esc(&e[1], r->config_name), r->gflops, vb, vr,
+		    (long long)r->trials);
+	}
+	if (n == 0)
+		printf("(nothing tuned yet%s%s)\n", op ? " for " : "",
+		    op ? op : "");
+	free(e[0]);
+	free(e[1]);
+}
+
+int
+cli_best(int argc, char **argv)
+{
+	struct best_args a;
+	struct store_best *rows = NULL;
+	size_t n = 0, i;
+	int rc;
+
+	memset(&a, 0, sizeof a);
+	if ((rc = best_args(argc, argv, &a)) != 0) {
+		rc = rc == 1 ? 0 : 2;
 		goto out;
 	}
-	if (cli_load_best(db, op, job, &rows, &n) != 0)
+	rc = 2;
+	if (cli_load_best(a.db, a.op, a.job, &rows, &n) != 0)
 		goto out;
-	if (strcmp(format, "json") == 0) {
-		json_t *arr = json_array();
-		char *s;
-
-		for (i = 0; i < n; i++)
-			json_array_append_new(arr, cli_best_json(&rows[i]));
-		s = json_dumps(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		puts(s);
-		free(s);
-		json_decref(arr);
-	} else if (strcmp(format, "csv") == 0) {
-		printf("op,signature,config,gflops,runtime_ms,cv,baseline_gflops,"
-		    "speedup,reference_gflops,vs_reference,trials,backend,cpu,"
-		    "toolchain,job_id,reference,gpu,sm_mhz,mem_mhz,temp_c,"
-		    "peak_gflops,of_peak,vs_default_lo,vs_default_hi\n");
-		for (i = 0; i < n; i++) {
-			const struct store_best *r = &rows[i];
-
-			best_csv_field(r->op_name);
-			putchar(',');
-			best_csv_field(r->op_signature);
-			putchar(',');
-			best_csv_field(r->config_name);
-			printf(",%.3f,%.6f,%.4f,%.3f,%.3f,%.3f,%.3f,%lld,", r->gflops,
-			    r->median_ms, r->cv, r->baseline_gflops,
-			    r->baseline_gflops > 0 ? r->gflops / r->baseline_gflops : 0,
-			    r->reference_gflops, r->reference_gflops > 0 ?
-			    r->gflops / r->reference_gflops : 0,
-			    (long long)r->trials);
-			best_csv_field(r->backend);
-			putchar(',');
-			best_csv_field(r->cpu);
-			putchar(',');
-			best_csv_field(r->toolchain);
-			printf(",%lld,", (long long)r->job_id);
-			best_csv_more(r);
-		}
-	} else {
-		printf("%-40s %-36s %9s %8s %8s %6s\n", "op", "best config",
-		    "GFLOP/s", "vs base", "vs BLAS", "trials");
-		for (i = 0; i < n; i++) {
-			const struct store_best *r = &rows[i];
-			char vb[16] = "-", vr[16] = "-";
-
-			if (r->baseline_gflops > 0)
-				snprintf(vb, sizeof vb, "%.2fx",
-				    r->gflops / r->baseline_gflops);
-			if (r->reference_gflops > 0)
-				snprintf(vr, sizeof vr, "%.2fx",
-				    r->gflops / r->reference_gflops);
-			printf("%-40s %-36s %9.2f %8s %8s %6lld\n",
-			    daemon_esc(&e[0], r->op_name),
-			    daemon_esc(&e[1], r->config_name), r->gflops, vb,
-			    vr, (long long)r->trials);
-		}
-		if (n == 0)
-			printf("(nothing tuned yet%s%s)\n", op ? " for " : "",
-			    op ? op : "");
-	}
+	if (strcmp(a.format, "json") == 0)
+		best_print_json(rows, n);
+	else if (strcmp(a.format, "csv") == 0)
+		best_print_csv(rows, n);
+	else
+		best_print_table(rows, n, a.op);
 	rc = 0;
 out:
 	for (i = 0; rows != NULL && i < n; i++)
 		store_best_clear(&rows[i]);
 	free(rows);
-	free(db);
-	free(err);
-	free(e[0]);
-	free(e[1]);
+	free(a.db);
 	return rc;
 }
 
@@ -1078,8 +1209,35 @@ export_usage(FILE *f)
 	    "transform --help.\n");
 }
 
-int
-cli_export(int argc, char **argv)
+/* 1 when argv asks for a compiler format (export/'s), not json. */
+static int
+export_other_format(int argc, char **argv)
+{
+	const char *f;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		f = NULL;
+		if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
+			f = argv[i + 1];
+		else if (strncmp(argv[i], "--format=", 9) == 0)
+			f = argv[i] + 9;
+		if (f != NULL && strcmp(f, "json") != 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* What export --format json was asked. */
+struct export_args {
+	char		*db;
+	const char	*op, *outpath;
+	int64_t		 job;
+};
+
+/* The command line into a: 0, 1 after --help, or 2 after the message. */
+static int
+export_args(int argc, char **argv, struct export_args *a)
 {
 	static const struct option longopts[] = {
 		{ "db", required_argument, NULL, 'D' },
@@ -1091,99 +1249,112 @@ cli_export(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct store_best *rows = NULL;
-	const char *op = NULL, *outpath = NULL;
-	char *db = NULL, *err = NULL, *s;
-	int64_t job = 0;
-	json_t *root = NULL, *arr;
-	size_t n = 0, i;
-	int ch, rc = 2;
+	int ch;
 
-	/* The compiler formats live in export/. */
-	for (i = 1; i < (size_t)argc; i++) {
-		const char *f = NULL;
-
-		if (strcmp(argv[i], "--format") == 0 && i + 1 < (size_t)argc)
-			f = argv[i + 1];
-		else if (strncmp(argv[i], "--format=", 9) == 0)
-			f = argv[i] + 9;
-		if (f != NULL && strcmp(f, "json") != 0)
-			return export_cmd_export(argc, argv);
-	}
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'D':
-			free(db);
-			db = xstrdup(optarg);
+			free(a->db);
+			a->db = xstrdup(optarg);
 			break;
 		case 'p':
-			op = optarg;
+			a->op = optarg;
 			break;
 		case 'J':
-			if (util_parse_id(optarg, &job) != 0) {
+			if (util_parse_id(optarg, &a->job) != 0) {
 				fprintf(stderr, "autosched export: --job %s: "
 				    "expected a job id\n", optarg);
-				goto out;
+				return 2;
 			}
 			break;
 		case 'a':
-			op = NULL;
+			a->op = NULL;
 			break;
 		case 'o':
-			outpath = optarg;
+			a->outpath = optarg;
 			break;
 		case 'f':
 			if (strcmp(optarg, "json") != 0) {
 				fprintf(stderr, "autosched export: --format %s: "
 				    "expected json, transform or iree-spec\n", optarg);
-				goto out;
+				return 2;
 			}
 			break;
 		case 'h':
 			export_usage(stdout);
-			rc = 0;
-			goto out;
+			return 1;
 		default:
 			export_usage(stderr);
-			goto out;
+			return 2;
 		}
 	}
 	if (argc != optind) {
 		export_usage(stderr);
-		goto out;
+		return 2;
 	}
-	if (cli_load_best(db, op, job, &rows, &n) != 0)
-		goto out;
-	root = json_object();
-	arr = json_array();
+	return 0;
+}
+
+/* The rows as autosched-configs/1 JSON, to stdout or a->outpath. */
+static int
+export_json_out(const struct export_args *a, const struct store_best *rows,
+    size_t n)
+{
+	json_t *root = json_object(), *arr = json_array();
+	char *s, *def, *text, *err = NULL;
+	size_t i;
+	int rc = 0;
+
 	json_object_set_new(root, "format", json_string("autosched-configs/1"));
 	for (i = 0; i < n; i++)
 		json_array_append_new(arr, cli_best_json(&rows[i]));
 	json_object_set_new(root, "configs", arr);
 	s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	if (outpath != NULL && strcmp(outpath, "-") != 0) {
-		char *def = db == NULL ? daemon_default_db() : NULL;
-		char *text = xasprintf("%s\n", s);
-
-		rc = export_write(outpath, text, db != NULL ? db : def, NULL,
-		    &err) == 0 ? 0 : 2;
-		if (rc != 0)
-			fprintf(stderr, "autosched: %s\n", err);
-		free(text);
-		free(def);
+	json_decref(root);
+	if (a->outpath == NULL || strcmp(a->outpath, "-") == 0) {
+		puts(s);
 		free(s);
+		return 0;
+	}
+	def = a->db == NULL ? daemon_default_db() : NULL;
+	text = xasprintf("%s\n", s);
+	if (export_write(a->outpath, text, a->db != NULL ? a->db : def, NULL,
+	    &err) != 0) {
+		fprintf(stderr, "autosched: %s\n", err);
+		rc = 2;
+	}
+	free(text);
+	free(def);
+	free(s);
+	free(err);
+	return rc;
+}
+
+int
+cli_export(int argc, char **argv)
+{
+	struct export_args a;
+	struct store_best *rows = NULL;
+	size_t n = 0, i;
+	int rc;
+
+	/* The compiler formats live in export/. */
+	if (export_other_format(argc, argv))
+		return export_cmd_export(argc, argv);
+	memset(&a, 0, sizeof a);
+	if ((rc = export_args(argc, argv, &a)) != 0) {
+		rc = rc == 1 ? 0 : 2;
 		goto out;
 	}
-	puts(s);
-	free(s);
-	rc = 0;
+	rc = 2;
+	if (cli_load_best(a.db, a.op, a.job, &rows, &n) != 0)
+		goto out;
+	rc = export_json_out(&a, rows, n);
 out:
-	json_decref(root);
 	for (i = 0; rows != NULL && i < n; i++)
 		store_best_clear(&rows[i]);
 	free(rows);
-	free(db);
-	free(err);
+	free(a.db);
 	return rc;
 }

@@ -177,8 +177,105 @@ out:
 	return rc;
 }
 
-int
-cli_generate(int argc, char **argv)
+/* The command line of generate: the sweep and its texts as given. */
+struct generate_args {
+	struct generate_sweep	 sw;
+	const char		*dir, *dtype, *transpose;
+	char			*tm, *tn, *tk, *tb;	/* the lists as given */
+};
+
+static void
+generate_args_clear(struct generate_args *a)
+{
+	generate_sweep_clear(&a->sw);
+	free(a->tm);
+	free(a->tn);
+	free(a->tk);
+	free(a->tb);
+}
+
+/* --kind: matmul, batch_matmul or conv2d. 0, or -1 with *err. */
+static int
+generate_kind(struct generate_sweep *sw, const char *arg, char **err)
+{
+	sw->conv2d = strcmp(arg, "conv2d") == 0;
+	if (!sw->conv2d && generate_parse_kind(arg, &sw->batch_matmul,
+	    err) != 0) {
+		free(*err);
+		*err = xstrdup("expected matmul, batch_matmul or conv2d");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * One option of generate into a. 0, 1 after --help (printed), or 2 after
+ * the message.
+ */
+static int
+generate_option(struct generate_args *a, int ch, int *kind_given)
+{
+	struct generate_sweep *sw = &a->sw;
+	const char *opt = "";
+	char *err = NULL;
+	int r = 0;
+
+	switch (ch) {
+	case 'm':
+		return generate_list("--problem-m", optarg, &sw->m, &sw->nm,
+		    &a->tm) != 0 ? 2 : 0;
+	case 'n':
+		return generate_list("--problem-n", optarg, &sw->n, &sw->nn,
+		    &a->tn) != 0 ? 2 : 0;
+	case 'k':
+		return generate_list("--problem-k", optarg, &sw->k, &sw->nk,
+		    &a->tk) != 0 ? 2 : 0;
+	case 'b':
+		if (generate_list("--batch", optarg, &sw->batch, &sw->nbatch,
+		    &a->tb) != 0)
+			return 2;
+		if (!*kind_given)
+			sw->batch_matmul = 1;
+		return 0;
+	case 'd':
+		opt = "--dtype";
+		a->dtype = optarg;
+		r = generate_parse_dtypes(optarg, &sw->dtypes, &err);
+		break;
+	case 't':
+		opt = "--transpose";
+		a->transpose = optarg;
+		r = generate_parse_transpose(optarg, &sw->transpose_a,
+		    &sw->transpose_b, &err);
+		break;
+	case 'K':
+		opt = "--kind";
+		*kind_given = 1;
+		r = generate_kind(sw, optarg, &err);
+		break;
+	case 'H': case 'W': case 'C': case 'F': case 'R': case 'S':
+	case 'P':
+		return generate_conv_list(&sw->conv, ch, optarg) != 0 ? 2 : 0;
+	case 'o':
+		a->dir = optarg;
+		return 0;
+	case 'h':
+		generate_usage(stdout);
+		return 1;
+	default:
+		generate_usage(stderr);
+		return 2;
+	}
+	if (r == 0)
+		return 0;
+	fprintf(stderr, "autosched generate: %s %s: %s\n", opt, optarg, err);
+	free(err);
+	return 2;
+}
+
+/* The command line into a: 0, 1 after --help, or 2 after the message. */
+static int
+generate_args(int argc, char **argv, struct generate_args *a)
 {
 	static const struct option longopts[] = {
 		{ "problem-m", required_argument, NULL, 'm' },
@@ -199,103 +296,29 @@ cli_generate(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct generate_sweep sw;
-	struct generate_op *ops = NULL;
-	struct cfg *check = NULL;
-	struct util_out_guard g;
-	const char *dir = NULL, *dtype = "f32", *transpose = "none", *opt = "";
-	char *tm = NULL, *tn = NULL, *tk = NULL, *tb = NULL, *err = NULL;
-	char *cfgtext = NULL, *cfgpath = NULL;
-	size_t nops = 0, written = 0, i;
-	int ch, rc = 2, kind_given = 0;
+	int ch, r, kind_given = 0;
 
-	memset(&sw, 0, sizeof sw);
+	a->dtype = "f32";
+	a->transpose = "none";
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'm':
-			if (generate_list("--problem-m", optarg, &sw.m, &sw.nm,
-			    &tm) != 0)
-				goto out;
-			break;
-		case 'n':
-			if (generate_list("--problem-n", optarg, &sw.n, &sw.nn,
-			    &tn) != 0)
-				goto out;
-			break;
-		case 'k':
-			if (generate_list("--problem-k", optarg, &sw.k, &sw.nk,
-			    &tk) != 0)
-				goto out;
-			break;
-		case 'b':
-			if (generate_list("--batch", optarg, &sw.batch, &sw.nbatch,
-			    &tb) != 0)
-				goto out;
-			if (!kind_given)
-				sw.batch_matmul = 1;
-			break;
-		case 'd':
-			opt = "--dtype";
-			dtype = optarg;
-			if (generate_parse_dtypes(optarg, &sw.dtypes, &err) != 0)
-				goto badopt;
-			break;
-		case 't':
-			opt = "--transpose";
-			transpose = optarg;
-			if (generate_parse_transpose(optarg, &sw.transpose_a,
-			    &sw.transpose_b, &err) != 0)
-				goto badopt;
-			break;
-		case 'K':
-			opt = "--kind";
-			kind_given = 1;
-			sw.conv2d = strcmp(optarg, "conv2d") == 0;
-			if (!sw.conv2d && generate_parse_kind(optarg,
-			    &sw.batch_matmul, &err) != 0) {
-				free(err);
-				err = xstrdup("expected matmul, batch_matmul or "
-				    "conv2d");
-				goto badopt;
-			}
-			break;
-		case 'H': case 'W': case 'C': case 'F': case 'R': case 'S':
-		case 'P':
-			if (generate_conv_list(&sw.conv, ch, optarg) != 0)
-				goto out;
-			break;
-		case 'o':
-			dir = optarg;
-			break;
-		case 'h':
-			generate_usage(stdout);
-			rc = 0;
-			goto out;
-		default:
-			generate_usage(stderr);
-			goto out;
-		}
+		if ((r = generate_option(a, ch, &kind_given)) != 0)
+			return r;
 	}
-	if (argc != optind || dir == NULL) {
-		if (dir == NULL)
+	if (argc != optind || a->dir == NULL) {
+		if (a->dir == NULL)
 			fprintf(stderr, "autosched generate: -o DIR is required\n");
 		generate_usage(stderr);
-		goto out;
+		return 2;
 	}
-	if (sw.conv2d) {
-		/* --batch is the convs' N. */
-		sw.conv.n = sw.batch, sw.conv.nn = sw.nbatch;
-		sw.batch = NULL, sw.nbatch = 0, sw.batch_matmul = 0;
-		rc = generate_convs(&sw, dir);
-		goto out;
-	}
-	if (generate_ops(&sw, &ops, &nops, &err) != 0)
-		goto bad;
+	return 0;
+}
 
-	/* The sweep's cfg, checked by the cfg reader before anything is written. */
-	cfgpath = util_path_join(dir, "sweep.cfg");
-	cfgtext = xasprintf(
+/* The sweep's cfg: the same [Problem] as the programs. Caller frees. */
+static char *
+generate_cfg_text(const struct generate_args *a, size_t nops)
+{
+	return xasprintf(
 	    GENERATE_CFG_MAGIC "a shape sweep of %zu op%s.\n"
 	    ";   autosched run sweep.cfg      tunes each op as its own op\n"
 	    ";   autosched submit sweep.cfg   the same, as one queued job\n"
@@ -309,13 +332,30 @@ cli_generate(int argc, char **argv)
 	    "tile_k = [16,32,64]\nthreads = [1]\n\n"
 	    "[SearchStrategy]\ntuner = random\nn_trial = 16\n\n"
 	    "[Measure]\nmin_time = 0.1\nconfirm_top = 3\n",
-	    nops, nops == 1 ? "" : "s", sw.batch_matmul ? "batch_matmul" :
-	    "matmul", tm, tn, tk, tb ? "batch = " : "", tb ? tb : "",
-	    tb ? "\n" : "", dtype, transpose);
+	    nops, nops == 1 ? "" : "s", a->sw.batch_matmul ? "batch_matmul" :
+	    "matmul", a->tm, a->tn, a->tk, a->tb ? "batch = " : "",
+	    a->tb ? a->tb : "", a->tb ? "\n" : "", a->dtype, a->transpose);
+}
+
+/*
+ * The programs and the sweep's cfg written under a->dir, the cfg checked
+ * by the cfg reader and the outputs by their writer before anything is
+ * written. The exit code (messages said).
+ */
+static int
+generate_emit(const struct generate_args *a, const struct generate_op *ops,
+    size_t nops)
+{
+	struct cfg *check = NULL;
+	struct util_out_guard g;
+	char *cfgpath = util_path_join(a->dir, "sweep.cfg");
+	char *cfgtext = generate_cfg_text(a, nops), *err = NULL;
+	size_t written = 0, i;
+	int rc = 1;
+
 	if (cfg_parse(cfgpath, cfgtext, strlen(cfgtext), 0, &check, &err) != 0) {
 		fprintf(stderr, "autosched generate: internal error: the sweep's "
 		    "cfg does not read back: %s\n", err);
-		rc = 1;
 		goto out;
 	}
 	memset(&g, 0, sizeof g);
@@ -323,43 +363,62 @@ cli_generate(int argc, char **argv)
 	g.what = "the sweep's cfg";
 	g.magic[0] = GENERATE_CFG_MAGIC;
 	/* Before any program is written (a new -o folder has nothing to check). */
-	if (access(dir, F_OK) == 0 && (util_out_check(cfgpath, &g, &err) != 0 ||
-	    generate_check_outputs(&sw, dir, &err) != 0)) {
+	if (access(a->dir, F_OK) == 0 && (util_out_check(cfgpath, &g, &err) != 0 ||
+	    generate_check_outputs(&a->sw, a->dir, &err) != 0)) {
 		fprintf(stderr, "autosched generate: %s\n", err);
 		rc = 2;
 		goto out;
 	}
-	if (generate_write(&sw, dir, &written, &err) != 0 ||
+	if (generate_write(&a->sw, a->dir, &written, &err) != 0 ||
 	    util_out_write(cfgpath, cfgtext, strlen(cfgtext), &g, &err) != 0) {
 		fprintf(stderr, "autosched generate: %s (%zu program%s written)\n",
 		    err, written, written == 1 ? "" : "s");
-		rc = 1;
 		goto out;
 	}
 	for (i = 0; i < nops; i++)
-		printf("[Generating]: %s/linalg/%s/%s/%s.mlir\n", dir,
+		printf("[Generating]: %s/linalg/%s/%s/%s.mlir\n", a->dir,
 		    ops[i].family, ops[i].name, ops[i].name);
 	printf("%zu program%s and %s written\n", nops, nops == 1 ? "" : "s",
 	    cfgpath);
 	rc = 0;
-	goto out;
-badopt:
-	fprintf(stderr, "autosched generate: %s %s: %s\n", opt, optarg, err);
-	rc = 2;
-	goto out;
-bad:
-	fprintf(stderr, "autosched generate: %s\n", err);
-	rc = 2;
 out:
 	cfg_free(check);
-	generate_ops_free(ops, nops);
-	generate_sweep_clear(&sw);
-	free(tm);
-	free(tn);
-	free(tk);
-	free(tb);
 	free(cfgtext);
 	free(cfgpath);
+	free(err);
+	return rc;
+}
+
+int
+cli_generate(int argc, char **argv)
+{
+	struct generate_args a;
+	struct generate_op *ops = NULL;
+	char *err = NULL;
+	size_t nops = 0;
+	int rc;
+
+	memset(&a, 0, sizeof a);
+	if ((rc = generate_args(argc, argv, &a)) != 0) {
+		rc = rc == 1 ? 0 : 2;
+		goto out;
+	}
+	if (a.sw.conv2d) {
+		/* --batch is the convs' N. */
+		a.sw.conv.n = a.sw.batch, a.sw.conv.nn = a.sw.nbatch;
+		a.sw.batch = NULL, a.sw.nbatch = 0, a.sw.batch_matmul = 0;
+		rc = generate_convs(&a.sw, a.dir);
+		goto out;
+	}
+	if (generate_ops(&a.sw, &ops, &nops, &err) != 0) {
+		fprintf(stderr, "autosched generate: %s\n", err);
+		rc = 2;
+		goto out;
+	}
+	rc = generate_emit(&a, ops, nops);
+out:
+	generate_ops_free(ops, nops);
+	generate_args_clear(&a);
 	free(err);
 	return rc;
 }

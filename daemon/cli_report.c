@@ -27,8 +27,13 @@ report_usage(FILE *f)
 	    "  -o FILE    where to write the page (required)\n");
 }
 
-int
-cli_report(int argc, char **argv)
+/*
+ * The command line of report into ho, *db and *out. 0, 1 after --help,
+ * or 2 after the message.
+ */
+static int
+report_args(int argc, char **argv, struct html_opts *ho, char **db,
+    const char **out)
 {
 	static const struct option longopts[] = {
 		{ "db", required_argument, NULL, 'D' },
@@ -39,53 +44,65 @@ cli_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
+	int ch;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'D':
+			free(*db);
+			*db = xstrdup(optarg);
+			break;
+		case 'J':
+			if (util_parse_id(optarg, &ho->job_id) != 0) {
+				fprintf(stderr, "autosched report: --job %s: "
+				    "expected a job id\n", optarg);
+				return 2;
+			}
+			break;
+		case 'O':
+			ho->op_filter = optarg;
+			break;
+		case 'a':
+			ho->job_id = 0;
+			ho->op_filter = NULL;
+			break;
+		case 'o':
+			*out = optarg;
+			break;
+		case 'h':
+			report_usage(stdout);
+			return 1;
+		default:
+			report_usage(stderr);
+			return 2;
+		}
+	}
+	if (argc != optind || *out == NULL) {
+		if (*out == NULL)
+			fprintf(stderr, "autosched report: -o FILE is required\n");
+		report_usage(stderr);
+		return 2;
+	}
+	return 0;
+}
+
+int
+cli_report(int argc, char **argv)
+{
 	struct html_opts ho;
 	struct util_out_guard g;
 	struct store *st = NULL;
 	const char *out = NULL;
 	char *db = NULL, *err = NULL;
-	int ch, rc = 2;
+	int rc;
 
 	memset(&ho, 0, sizeof ho);
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'D':
-			free(db);
-			db = xstrdup(optarg);
-			break;
-		case 'J':
-			if (util_parse_id(optarg, &ho.job_id) != 0) {
-				fprintf(stderr, "autosched report: --job %s: "
-				    "expected a job id\n", optarg);
-				goto out;
-			}
-			break;
-		case 'O':
-			ho.op_filter = optarg;
-			break;
-		case 'a':
-			ho.job_id = 0;
-			ho.op_filter = NULL;
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		case 'h':
-			report_usage(stdout);
-			rc = 0;
-			goto out;
-		default:
-			report_usage(stderr);
-			goto out;
-		}
-	}
-	if (argc != optind || out == NULL) {
-		if (out == NULL)
-			fprintf(stderr, "autosched report: -o FILE is required\n");
-		report_usage(stderr);
+	if ((rc = report_args(argc, argv, &ho, &db, &out)) != 0) {
+		rc = rc == 1 ? 0 : 2;
 		goto out;
 	}
+	rc = 2;
 	if (db == NULL)
 		db = daemon_default_db();
 	if (access(db, F_OK) != 0) {

@@ -158,8 +158,17 @@ watch_usage(FILE *f)
 	    "leave). Without ID: the running job, else the newest.\n");
 }
 
-int
-cli_watch(int argc, char **argv)
+/* What watch was asked: the store, the job (0: pick one), the pace. */
+struct watch_args {
+	char	*db;
+	int64_t	 id;
+	double	 interval;
+	int	 once;
+};
+
+/* The command line into a: 0, 1 after --help, or 2 after the message. */
+static int
+watch_args(int argc, char **argv, struct watch_args *a)
 {
 	static const struct option longopts[] = {
 		{ "db", required_argument, NULL, 'D' },
@@ -168,113 +177,134 @@ cli_watch(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct store *st = NULL;
-	struct store_job j, *jobs = NULL;
-	struct watch *w = NULL;
-	struct sigaction sa;
-	char *db = NULL, *err = NULL, *end, *prev = NULL, *cur = NULL;
-	double interval = 2;
-	int64_t id = 0;
-	size_t n = 0, i, len;
-	int ch, rc = 2, once = 0, tty = isatty(STDOUT_FILENO), found;
+	char *end;
+	int ch;
 
-	memset(&j, 0, sizeof j);
+	a->interval = 2;
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'D':
-			free(db);
-			db = xstrdup(optarg);
+			free(a->db);
+			a->db = xstrdup(optarg);
 			break;
 		case 'i':
-			interval = strtod(optarg, &end);
-			if (*end != '\0' || !(interval >= 0.1 && interval <= 3600)) {
+			a->interval = strtod(optarg, &end);
+			if (*end != '\0' || !(a->interval >= 0.1 &&
+			    a->interval <= 3600)) {
 				fprintf(stderr, "autosched watch: --interval %s: "
 				    "expected seconds in [0.1, 3600]\n", optarg);
-				goto out;
+				return 2;
 			}
 			break;
 		case '1':
-			once = 1;
+			a->once = 1;
 			break;
 		case 'h':
 			watch_usage(stdout);
-			rc = 0;
-			goto out;
+			return 1;
 		default:
 			watch_usage(stderr);
-			goto out;
+			return 2;
 		}
 	}
 	if (argc - optind > 1) {
 		watch_usage(stderr);
-		goto out;
+		return 2;
 	}
-	if (argc - optind == 1) {
-		if (util_parse_id(argv[optind], &id) != 0) {
-			fprintf(stderr, "autosched watch: %s: expected a job id\n",
-			    argv[optind]);
-			goto out;
-		}
+	if (argc - optind == 1 && util_parse_id(argv[optind], &a->id) != 0) {
+		fprintf(stderr, "autosched watch: %s: expected a job id\n",
+		    argv[optind]);
+		return 2;
 	}
-	if (db == NULL)
-		db = daemon_default_db();
-	if (access(db, F_OK) != 0) {
-		fprintf(stderr, "autosched watch: %s: no such store\n", db);
-		goto out;
-	}
-	if (store_open_readonly(db, &st, &err) != 0) {
-		fprintf(stderr, "autosched watch: %s\n", err);
-		goto out;
-	}
-	if (id == 0) {
-		if (store_job_list(st, &jobs, &n, &err) != 0) {
-			fprintf(stderr, "autosched watch: %s\n", err);
-			rc = 1;
-			goto out;
-		}
-		for (i = 0; i < n && id == 0; i++) {
-			if (strcmp(jobs[i].state, "running") == 0)
-				id = jobs[i].id;
-		}
-		if (id == 0 && n > 0)
-			id = jobs[0].id;
-		if (id == 0) {
-			fprintf(stderr, "autosched watch: no jobs in %s\n", db);
-			goto out;
-		}
-	}
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = watch_on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	w = xcalloc(1, sizeof *w);
-	for (;;) {
-		FILE *mf;
+	return 0;
+}
 
-		store_job_clear(&j);
-		if ((found = store_job_get(st, id, &j, &err)) <= 0) {
-			fprintf(stderr, "autosched watch: %s\n", found < 0 ? err :
-			    "no such job");
-			rc = found < 0 ? 1 : 2;
-			goto out;
-		}
-		memset(w, 0, sizeof *w);
-		w->job = id;
-		if (store_trial_foreach(st, 0, 0, NULL, watch_trial, w, &err) < 0 ||
-		    store_log_foreach(st, id, watch_log, w, &err) != 0) {
-			fprintf(stderr, "autosched watch: %s\n", err);
-			rc = 1;
-			goto out;
-		}
-		if ((mf = open_memstream(&cur, &len)) == NULL)
-			goto out;
-		watch_print(mf, &j, w);
-		fclose(mf);
+/*
+ * The job to watch when none was named: the running one, else the newest.
+ * 0 and *id, or the exit code (said).
+ */
+static int
+watch_pick(struct store *st, const char *db, int64_t *id)
+{
+	struct store_job *jobs = NULL;
+	char *err = NULL;
+	size_t n = 0, i;
+	int rc = 0;
+
+	if (store_job_list(st, &jobs, &n, &err) != 0) {
+		fprintf(stderr, "autosched watch: %s\n", err);
+		free(err);
+		return 1;
+	}
+	for (i = 0; i < n && *id == 0; i++) {
+		if (strcmp(jobs[i].state, "running") == 0)
+			*id = jobs[i].id;
+	}
+	if (*id == 0 && n > 0)
+		*id = jobs[0].id;
+	if (*id == 0) {
+		fprintf(stderr, "autosched watch: no jobs in %s\n", db);
+		rc = 2;
+	}
+	for (i = 0; i < n; i++)
+		store_job_clear(&jobs[i]);
+	free(jobs);
+	return rc;
+}
+
+/*
+ * One view of job id into *cur (caller frees), job j read into *j. 0, or
+ * the exit code (said).
+ */
+static int
+watch_view(struct store *st, int64_t id, struct store_job *j, struct watch *w,
+    char **cur)
+{
+	char *err = NULL;
+	size_t len;
+	FILE *mf;
+	int found;
+
+	store_job_clear(j);
+	if ((found = store_job_get(st, id, j, &err)) <= 0) {
+		fprintf(stderr, "autosched watch: %s\n", found < 0 ? err :
+		    "no such job");
+		free(err);
+		return found < 0 ? 1 : 2;
+	}
+	memset(w, 0, sizeof *w);
+	w->job = id;
+	if (store_trial_foreach(st, 0, 0, NULL, watch_trial, w, &err) < 0 ||
+	    store_log_foreach(st, id, watch_log, w, &err) != 0) {
+		fprintf(stderr, "autosched watch: %s\n", err);
+		free(err);
+		return 1;
+	}
+	if ((mf = open_memstream(cur, &len)) == NULL)
+		return 2;
+	watch_print(mf, j, w);
+	fclose(mf);
+	return 0;
+}
+
+/* Views of job id every a->interval seconds until it ends: the exit code. */
+static int
+watch_loop(struct store *st, int64_t id, const struct watch_args *a)
+{
+	struct store_job j;
+	struct watch *w = xcalloc(1, sizeof *w);
+	struct timespec ts;
+	char *prev = NULL, *cur = NULL;
+	int rc, tty = isatty(STDOUT_FILENO);
+
+	memset(&j, 0, sizeof j);
+	for (;;) {
+		if ((rc = watch_view(st, id, &j, w, &cur)) != 0)
+			break;
 		/* Without a terminal, a view is printed only when it changes. */
 		if (prev == NULL || strcmp(prev, cur) != 0 || tty) {
-			if (tty && !once)
+			if (tty && !a->once)
 				fputs("\033[H\033[2J", stdout);
 			fputs(cur, stdout);
 			fflush(stdout);
@@ -282,30 +312,58 @@ cli_watch(int argc, char **argv)
 		free(prev);
 		prev = cur;
 		cur = NULL;
-		if (once || watch_stop || (strcmp(j.state, "queued") != 0 &&
+		if (a->once || watch_stop || (strcmp(j.state, "queued") != 0 &&
 		    strcmp(j.state, "running") != 0))
 			break;
-		{
-			struct timespec ts;
-
-			ts.tv_sec = (time_t)interval;
-			ts.tv_nsec = (long)((interval - (double)ts.tv_sec) * 1e9);
-			nanosleep(&ts, NULL);
-		}
+		ts.tv_sec = (time_t)a->interval;
+		ts.tv_nsec = (long)((a->interval - (double)ts.tv_sec) * 1e9);
+		nanosleep(&ts, NULL);
 		if (watch_stop)
 			break;
 	}
-	rc = 0;
-out:
 	free(w);
 	free(prev);
 	free(cur);
-	for (i = 0; i < n; i++)
-		store_job_clear(&jobs[i]);
-	free(jobs);
 	store_job_clear(&j);
+	return rc;
+}
+
+int
+cli_watch(int argc, char **argv)
+{
+	struct watch_args a;
+	struct store *st = NULL;
+	struct sigaction sa;
+	char *err = NULL;
+	int rc;
+
+	memset(&a, 0, sizeof a);
+	if ((rc = watch_args(argc, argv, &a)) != 0) {
+		rc = rc == 1 ? 0 : 2;
+		goto out;
+	}
+	rc = 2;
+	if (a.db == NULL)
+		a.db = daemon_default_db();
+	if (access(a.db, F_OK) != 0) {
+		fprintf(stderr, "autosched watch: %s: no such store\n", a.db);
+		goto out;
+	}
+	if (store_open_readonly(a.db, &st, &err) != 0) {
+		fprintf(stderr, "autosched watch: %s\n", err);
+		goto out;
+	}
+	if (a.id == 0 && (rc = watch_pick(st, a.db, &a.id)) != 0)
+		goto out;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = watch_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	rc = watch_loop(st, a.id, &a);
+out:
 	store_close(st);
-	free(db);
+	free(a.db);
 	free(err);
 	return rc;
 }

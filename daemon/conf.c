@@ -162,24 +162,20 @@ conf_cpus(struct conf_parse *cp, const char *value, const char *key)
 	return 0;
 }
 
-/* One key = value; returns 0 to stop at the first error. */
+/*
+ * The index of key name in conf_keys, checked in its section and seen
+ * once; or -1 with cp->err (an unknown one named with the nearest key).
+ */
 static int
-conf_handler(void *user, const char *section, const char *name,
-    const char *value)
+conf_key_index(struct conf_parse *cp, const char *section, const char *name)
 {
-	struct conf_parse *cp = user;
-	struct service_conf *c = cp->conf;
 	const char *best = NULL;
-	char why[256];
 	size_t i, nkeys = sizeof conf_keys / sizeof conf_keys[0], d, bestd = 3;
-	long v;
 
-	if (cp->err != NULL)
-		return 0;
 	if (*section != '\0' && strcmp(section, "autoschedd") != 0) {
 		util_seterr(&cp->err, "%s:%d: [%s]: unknown section (expected"
 		    " [autoschedd])", cp->path, cp->line, section);
-		return 0;
+		return -1;
 	}
 	for (i = 0; i < nkeys; i++) {
 		if (strcmp(name, conf_keys[i]) == 0)
@@ -201,19 +197,79 @@ conf_handler(void *user, const char *section, const char *name,
 			    " slurm_step_timeout, compile_jobs or ops_at_once)",
 			    cp->path,
 			    cp->line, name);
-		return 0;
+		return -1;
 	}
 	if (cp->seen[i] != 0) {
 		util_seterr(&cp->err, "%s:%d: %s: given twice (first on line"
 		    " %d)", cp->path, cp->line, name, cp->seen[i]);
-		return 0;
+		return -1;
 	}
 	cp->seen[i] = cp->line;
+	return (int)i;
+}
 
+/* One of the service's own keys (not the executor's). 0, or -1 with cp->err. */
+static int
+conf_value(struct conf_parse *cp, const char *name, const char *value)
+{
+	struct service_conf *c = cp->conf;
+	long v;
+
+	if (strcmp(name, "database") == 0 || strcmp(name, "spool") == 0 ||
+	    strcmp(name, "output_dir") == 0) {
+		char **dst = (*name == 'd') ? &c->database : (*name == 's') ?
+		    &c->spool : &c->output_dir;
+
+		if (*value == '\0') {
+			util_seterr(&cp->err, "%s:%d: %s: empty path", cp->path,
+			    cp->line, name);
+			return -1;
+		}
+		free(*dst);
+		*dst = util_path_join(cp->dir, value);
+	} else if (strcmp(name, "log_level") == 0) {
+		if ((c->log_level = service_conf_level(value)) < 0) {
+			util_seterr(&cp->err, "%s:%d: %s: \"%s\" is not a level"
+			    " (expected err, warning, notice, info or debug)",
+			    cp->path, cp->line, name, value);
+			return -1;
+		}
+	} else if (strcmp(name, "cpus") == 0) {
+		return conf_cpus(cp, value, name);
+	} else if (strcmp(name, "compile_nice") == 0) {
+		if (conf_int(value, 0, 19, &v) != 0) {
+			util_seterr(&cp->err, "%s:%d: %s: \"%s\" is not a"
+			    " niceness (expected 0 to 19)", cp->path, cp->line,
+			    name, value);
+			return -1;
+		}
+		c->compile_nice = (int)v;
+	} else {
+		if (conf_int(value, 1, 3600, &v) != 0) {
+			util_seterr(&cp->err, "%s:%d: %s: \"%s\" is not a number"
+			    " of seconds (expected 1 to 3600)", cp->path,
+			    cp->line, name, value);
+			return -1;
+		}
+		c->poll = (double)v;
+	}
+	return 0;
+}
+
+/* One key = value; returns 0 to stop at the first error. */
+static int
+conf_handler(void *user, const char *section, const char *name,
+    const char *value)
+{
+	struct conf_parse *cp = user;
+	char why[256];
+
+	if (cp->err != NULL || conf_key_index(cp, section, name) < 0)
+		return 0;
 	/* The jobs' default executor: the cfg reader's own check. */
-	switch (cfg_exec_key(&c->exec, name, value, why, sizeof why)) {
+	switch (cfg_exec_key(&cp->conf->exec, name, value, why, sizeof why)) {
 	case 0:
-		if (c->exec.executor != CFG_EXEC_BATCH)
+		if (cp->conf->exec.executor != CFG_EXEC_BATCH)
 			return 1;
 		util_seterr(&cp->err, "%s:%d: %s: batch carries measurements in a"
 		    " folder by hand (autosched run --stage); the service measures"
@@ -224,47 +280,7 @@ conf_handler(void *user, const char *section, const char *name,
 		    name, why);
 		return 0;
 	}
-
-	if (strcmp(name, "database") == 0 || strcmp(name, "spool") == 0 ||
-	    strcmp(name, "output_dir") == 0) {
-		char **dst = (*name == 'd') ? &c->database : (*name == 's') ?
-		    &c->spool : &c->output_dir;
-
-		if (*value == '\0') {
-			util_seterr(&cp->err, "%s:%d: %s: empty path", cp->path,
-			    cp->line, name);
-			return 0;
-		}
-		free(*dst);
-		*dst = util_path_join(cp->dir, value);
-	} else if (strcmp(name, "log_level") == 0) {
-		if ((c->log_level = service_conf_level(value)) < 0) {
-			util_seterr(&cp->err, "%s:%d: %s: \"%s\" is not a level"
-			    " (expected err, warning, notice, info or debug)",
-			    cp->path, cp->line, name, value);
-			return 0;
-		}
-	} else if (strcmp(name, "cpus") == 0) {
-		if (conf_cpus(cp, value, name) != 0)
-			return 0;
-	} else if (strcmp(name, "compile_nice") == 0) {
-		if (conf_int(value, 0, 19, &v) != 0) {
-			util_seterr(&cp->err, "%s:%d: %s: \"%s\" is not a"
-			    " niceness (expected 0 to 19)", cp->path, cp->line,
-			    name, value);
-			return 0;
-		}
-		c->compile_nice = (int)v;
-	} else {
-		if (conf_int(value, 1, 3600, &v) != 0) {
-			util_seterr(&cp->err, "%s:%d: %s: \"%s\" is not a number"
-			    " of seconds (expected 1 to 3600)", cp->path,
-			    cp->line, name, value);
-			return 0;
-		}
-		c->poll = (double)v;
-	}
-	return 1;
+	return conf_value(cp, name, value) == 0;
 }
 
 int

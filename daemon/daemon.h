@@ -1,7 +1,7 @@
 /*
  * The front: the commands of `autosched` (cli.c: run, analyze, space, best,
  * export; cli_report.c: report; cli_generate.c: generate; cli_watch.c:
- * watch; queue.c: submit,
+ * watch; cli_gc.c: gc; queue.c: submit,
  * status, cancel, log) and the service (service.c).
  * Each command takes the arguments after its name and returns the exit code
  * (0 success, 1 nothing valid found, 2 bad usage or input).
@@ -17,6 +17,7 @@ int	cli_export(int argc, char **argv);
 int	cli_report(int argc, char **argv);
 int	cli_generate(int argc, char **argv);
 int	cli_watch(int argc, char **argv);
+int	cli_gc(int argc, char **argv);
 
 int	queue_submit(int argc, char **argv);
 int	queue_status(int argc, char **argv);

@@ -242,17 +242,100 @@ queue_snapshot(const char *cfg_path, const char *db, int priority,
 	    warn, arg, err);
 }
 
+/*
+ * The cfg's input opened on behalf of reader (uid, or -1: ourselves, and
+ * nothing opened): once, and what its owner may read is asked of that
+ * open file, which is what is read (a link swapped in meanwhile is not
+ * followed). 0 and *fd (-1 when nothing was opened), or -1 with *err.
+ */
+static int
+queue_open_input(const struct cfg *cfg, const char *cfg_path, uid_t reader,
+    int *fd, char **err)
+{
+	char in_path[64];
+
+	*fd = -1;
+	if (reader == (uid_t)-1 || cfg->input_file == NULL)
+		return 0;
+	*fd = open(cfg->input_file, O_RDONLY | O_NONBLOCK | O_NOCTTY |
+	    O_CLOEXEC);
+	snprintf(in_path, sizeof in_path, "/proc/self/fd/%d", *fd);
+	if (*fd != -1 && queue_may_read(in_path, reader))
+		return 0;
+	util_seterr(err, "%s: [Env] input_file: %s: the submitter (uid %ld) "
+	    "may not read it; expected a file its owner can read", cfg_path,
+	    cfg->input_file, (long)reader);
+	return -1;
+}
+
+/*
+ * The program to snapshot: a [Problem] sweep's generated module, the input
+ * opened on the reader's behalf (*fd, closed here), or the input file.
+ * 0 and *mlir (caller frees), or -1 with *err.
+ */
+static int
+queue_read_program(const struct cfg *cfg, const char *cfg_path, int *fd,
+    char **mlir, size_t *len, char **err)
+{
+	if (cfg->problem != NULL) {
+		/* A [Problem] sweep: the generated module is the snapshot. */
+		char *note = xasprintf("the [Problem] sweep of %s", cfg_path);
+		int bad = generate_module(cfg->problem, note, mlir, err) != 0;
+
+		free(note);
+		if (bad)
+			return -1;
+		*len = strlen(*mlir);
+		return 0;
+	}
+	if (*fd != -1) {
+		int bad = util_read_fd(*fd, cfg->input_file, ANALYSIS_INPUT_MAX,
+		    mlir, len, err) != 0;
+
+		*fd = -1;	/* closed */
+		return bad ? -1 : 0;
+	}
+	return util_read_file(cfg->input_file, ANALYSIS_INPUT_MAX, mlir, len,
+	    err) != 0 ? -1 : 0;
+}
+
+/* The tunable ops of mlir under cfg, checked as run checks them. 0/-1. */
+static int
+queue_tunable(struct cfg *cfg, const char *mlir, const char *db, size_t *n,
+    char **err)
+{
+	struct job *job = NULL;
+	struct job_opts o;
+	size_t i;
+
+	memset(&o, 0, sizeof o);
+	o.json = 1;		/* no warnings on stdout */
+	o.mlir_text = mlir;
+	o.db = db;
+	*n = 0;
+	if (job_prepare(cfg, &o, &job, err) != 0)
+		return -1;
+	for (i = 0; i < job_nops(job); i++) {
+		const struct space *sp;
+		const char *skipped;
+
+		(void)job_op(job, i, &sp, &skipped);
+		if (sp != NULL)
+			(*n)++;
+	}
+	job_free(job);
+	return 0;
+}
+
 int
 queue_snapshot_as(const char *cfg_path, const char *text, size_t tlen,
     uid_t reader, const char *db, int priority, struct store_job *j,
     void (*warn)(const char *, void *), void *arg, char **err)
 {
 	struct cfg *cfg = NULL;
-	struct job *job = NULL;
-	struct job_opts o;
-	char *mlir = NULL, *abs = NULL, *own = NULL, hash[17], in_path[64];
+	char *mlir = NULL, *abs = NULL, *own = NULL, hash[17];
 	size_t len, i, ntunable = 0;
-	int rc = -1, in_fd = -1, in_bad;
+	int rc = -1, in_fd = -1;
 
 	memset(j, 0, sizeof *j);
 	/* Where and how it measures is the service's, not the submitter's. */
@@ -266,59 +349,11 @@ queue_snapshot_as(const char *cfg_path, const char *text, size_t tlen,
 		goto out;
 	for (i = 0; warn != NULL && i < cfg->nwarnings; i++)
 		warn(cfg->warnings[i], arg);
-	/*
-	 * On behalf of reader: the input is opened once, and what its owner may
-	 * read is asked of that open file, which is what is read (a link
-	 * swapped in meanwhile is not followed).
-	 */
-	in_bad = 0;
-	if (reader != (uid_t)-1 && cfg->input_file != NULL) {
-		in_fd = open(cfg->input_file, O_RDONLY | O_NONBLOCK | O_NOCTTY |
-		    O_CLOEXEC);
-		snprintf(in_path, sizeof in_path, "/proc/self/fd/%d", in_fd);
-		in_bad = in_fd == -1 || !queue_may_read(in_path, reader);
-	}
-	if (in_bad) {
-		util_seterr(err, "%s: [Env] input_file: %s: the submitter (uid"
-		    " %ld) may not read it; expected a file its owner can read",
-		    cfg_path, cfg->input_file, (long)reader);
-		goto out;
-	}
-
 	/* Validate the very text we snapshot (it may change meanwhile), as run does. */
-	if (cfg->problem != NULL) {
-		/* A [Problem] sweep: the generated module is the snapshot. */
-		char *note = xasprintf("the [Problem] sweep of %s", cfg_path);
-		int bad = generate_module(cfg->problem, note, &mlir, err) != 0;
-
-		free(note);
-		if (bad)
-			goto out;
-		len = strlen(mlir);
-	} else if (in_fd != -1) {
-		int bad = util_read_fd(in_fd, cfg->input_file,
-		    ANALYSIS_INPUT_MAX, &mlir, &len, err) != 0;
-
-		in_fd = -1;	/* closed */
-		if (bad)
-			goto out;
-	} else if (util_read_file(cfg->input_file, ANALYSIS_INPUT_MAX, &mlir,
-	    &len, err) != 0)
+	if (queue_open_input(cfg, cfg_path, reader, &in_fd, err) != 0 ||
+	    queue_read_program(cfg, cfg_path, &in_fd, &mlir, &len, err) != 0 ||
+	    queue_tunable(cfg, mlir, db, &ntunable, err) != 0)
 		goto out;
-	memset(&o, 0, sizeof o);
-	o.json = 1;		/* no warnings on stdout */
-	o.mlir_text = mlir;
-	o.db = db;
-	if (job_prepare(cfg, &o, &job, err) != 0)
-		goto out;
-	for (i = 0; i < job_nops(job); i++) {
-		const struct space *sp;
-		const char *skipped;
-
-		(void)job_op(job, i, &sp, &skipped);
-		if (sp != NULL)
-			ntunable++;
-	}
 	util_hash_hex(mlir, len, hash);
 
 	/* The service runs elsewhere: relative paths must not depend on our cwd. */
@@ -345,7 +380,6 @@ out:
 		close(in_fd);
 	free(own);
 	free(mlir);
-	job_free(job);
 	cfg_free(cfg);
 	return rc;
 }

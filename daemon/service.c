@@ -407,15 +407,93 @@ service_output_refused(struct service *sv, const char *out)
  * file's owner. It is first moved to failed/ (beside a reason saying so):
  * a file that takes the service down is never taken twice.
  */
+/*
+ * The held spool file read, as checked: a regular file (not followed) of
+ * root, the service or the spool folder's owner. 0 and *text (caller
+ * frees) and its owner in *sb, or -1 with *err.
+ */
+static int
+service_spool_read(struct service *sv, const char *held, struct stat *sb,
+    char **text, size_t *len, char **err)
+{
+	struct stat dsb;
+	int fd;
+
+	/* failed/ is the service's own: what we check is what we read. */
+	if ((fd = open(held, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) == -1 ||
+	    fstat(fd, sb) != 0 || !S_ISREG(sb->st_mode)) {
+		if (fd != -1)
+			close(fd);
+		*err = xstrdup("not a regular file");
+		return -1;
+	}
+	if (stat(sv->spool, &dsb) != 0)
+		dsb.st_uid = 0;
+	if (sb->st_uid != 0 && sb->st_uid != geteuid() &&
+	    sb->st_uid != dsb.st_uid) {
+		close(fd);
+		*err = xasprintf("owned by uid %ld, not root, the service or the"
+		    " spool folder's owner", (long)sb->st_uid);
+		return -1;
+	}
+	/* What was checked is what is read, whoever renames what meanwhile. */
+	return util_read_fd(fd, held, CFG_TEXT_MAX, text, len, err) != 0 ?
+	    -1 : 0;
+}
+
+/* The spooled cfg's output_file inside output_dir, or none. 0, or -1 with *err. */
+static int
+service_spool_output(struct service *sv, const char *path, const char *text,
+    size_t len, char **err)
+{
+	struct cfg *cfg = NULL;
+	const char *why;
+	int rc = 0;
+
+	if (cfg_parse(path, text, len, 0, &cfg, NULL) == 0 &&
+	    cfg->output_file != NULL &&
+	    (why = service_output_refused(sv, cfg->output_file)) != NULL) {
+		*err = xasprintf("%s: [Env] output_file: %s: %s (output_dir = %s);"
+		    " expected a report inside output_dir, or none", path,
+		    cfg->output_file, why, sv->conf->output_dir ?
+		    sv->conf->output_dir : "unset");
+		rc = -1;
+	}
+	cfg_free(cfg);
+	return rc;
+}
+
+/* The store did not take the job: the file back in place, taken again later. */
+static void
+service_spool_put_back(struct service *sv, const char *held, const char *path,
+    const char *name, const char *err)
+{
+	char *reason;
+
+	service_log(sv, LOG_ERR, 0, "spool: %s: %s", name, err);
+	if (rename(held, path) != 0) {
+		service_log(sv, LOG_ERR, 0, "spool: %s: %s", held,
+		    strerror(errno));
+		return;
+	}
+	reason = xasprintf("%s.reason", held);
+	unlink(reason);
+	free(reason);
+}
+
+/*
+ * Submit one spooled cfg, as `autosched submit` would, on behalf of the
+ * file's owner. It is first moved to failed/ (beside a reason saying so):
+ * a file that takes the service down is never taken twice.
+ */
 static void
 service_spool_take(struct service *sv, const char *path, const char *name)
 {
 	struct store_job j;
-	struct stat sb, dsb;
-	char *err = NULL, *reason, *held = NULL, *text = NULL, *dir = NULL;
+	struct stat sb;
+	char *err = NULL, *reason, *held = NULL, *text = NULL;
 	size_t len;
 	int64_t id;
-	int fd = -1, rc;
 
 	memset(&j, 0, sizeof j);
 	if (lstat(path, &sb) != 0)
@@ -431,56 +509,20 @@ service_spool_take(struct service *sv, const char *path, const char *name)
 	if (service_spool_move(sv, path, name, "failed", "taken; the service"
 	    " stopped while reading it (it is never taken again)", &held) != 0)
 		return;
-	/* failed/ is the service's own: what we check is what we read. */
-	if ((fd = open(held, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) == -1 ||
-	    fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-		err = xstrdup("not a regular file");
-		goto refused;
-	}
-	dir = xstrdup(sv->spool);
-	if (stat(dir, &dsb) != 0)
-		dsb.st_uid = 0;
-	if (sb.st_uid != 0 && sb.st_uid != geteuid() && sb.st_uid != dsb.st_uid) {
-		err = xasprintf("owned by uid %ld, not root, the service or the"
-		    " spool folder's owner", (long)sb.st_uid);
-		goto refused;
-	}
-	/* What was checked is what is read, whoever renames what meanwhile. */
-	rc = util_read_fd(fd, held, CFG_TEXT_MAX, &text, &len, &err);
-	fd = -1;
-	if (rc != 0)
-		goto refused;
 	/* Named as dropped: relative paths start from the spool folder. */
-	if (queue_snapshot_as(path, text, len, sb.st_uid, sv->db, 0, &j,
-	    service_spool_warn, sv, &err) != 0)
-		goto refused;
-	{
-		struct cfg *cfg = NULL;
-		const char *why;
-
-		if (cfg_parse(path, text, len, 0, &cfg, NULL) == 0 &&
-		    cfg->output_file != NULL &&
-		    (why = service_output_refused(sv, cfg->output_file)) != NULL) {
-			err = xasprintf("%s: [Env] output_file: %s: %s (output_dir"
-			    " = %s); expected a report inside output_dir, or none",
-			    path, cfg->output_file, why, sv->conf->output_dir ?
-			    sv->conf->output_dir : "unset");
-			cfg_free(cfg);
-			goto refused;
-		}
-		cfg_free(cfg);
+	if (service_spool_read(sv, held, &sb, &text, &len, &err) != 0 ||
+	    queue_snapshot_as(path, text, len, sb.st_uid, sv->db, 0, &j,
+	    service_spool_warn, sv, &err) != 0 ||
+	    service_spool_output(sv, path, text, len, &err) != 0) {
+		service_log(sv, LOG_WARNING, 0, "spool: %s: refused: %s", name,
+		    err);
+		reason = xasprintf("refused: %s", err);
+		service_spool_reason(sv, held, reason);
+		free(reason);
+		goto out;
 	}
 	if ((id = store_job_add(sv->st, &j, &err)) < 0) {
-		/* Back in place: taken again once the store answers. */
-		service_log(sv, LOG_ERR, 0, "spool: %s: %s", name, err);
-		if (rename(held, path) != 0)
-			service_log(sv, LOG_ERR, 0, "spool: %s: %s", held,
-			    strerror(errno));
-		else {
-			reason = xasprintf("%s.reason", held);
-			unlink(reason);
-			free(reason);
-		}
+		service_spool_put_back(sv, held, path, name, err);
 		goto out;
 	}
 	service_log(sv, LOG_INFO, id, "spool: %s: queued as job %lld", name,
@@ -489,19 +531,10 @@ service_spool_take(struct service *sv, const char *path, const char *name)
 	service_spool_move(sv, held, strrchr(held, '/') + 1, "done", reason,
 	    NULL);
 	free(reason);
-	goto out;
-refused:
-	service_log(sv, LOG_WARNING, 0, "spool: %s: refused: %s", name, err);
-	reason = xasprintf("refused: %s", err);
-	service_spool_reason(sv, held, reason);
-	free(reason);
 out:
-	if (fd != -1)
-		close(fd);
 	store_job_clear(&j);
 	free(held);
 	free(text);
-	free(dir);
 	free(err);
 }
 
@@ -649,6 +682,104 @@ service_job_output(struct service *sv, int64_t id, struct cfg *cfg)
 	free(dir);
 }
 
+/*
+ * The claimed job's row checked and its cfg read back with the submitted
+ * job's rules (keys a submitted job may not set dropped, logged). 0, or -1
+ * with *err.
+ */
+static int
+service_job_cfg(struct service *sv, const struct store_job *j,
+    struct cfg **cfg, char **err)
+{
+	const char *path = j->cfg_path ? j->cfg_path : "job.cfg";
+
+	/* The row is input too: snapshots present, counts in range. */
+	if (store_job_check(sv->st, j, err) != 0)
+		return -1;
+	/* With the submitted-job rules, every time: the store is input. */
+	if (cfg_parse(path, j->cfg_text, strlen(j->cfg_text), CFG_STORED, cfg,
+	    err) != 0)
+		return -1;
+	/* Queued before submit refused them, or written into the store. */
+	if ((*cfg)->service_key != NULL) {
+		int line = (*cfg)->service_key_line;
+		const char *key = cfg_drop_submitted(*cfg);
+
+		service_log(sv, LOG_WARNING, j->id, "job %lld: %s:%d: [Env] %s:"
+		    " %s: ignored, with every key a submitted job may not set"
+		    " (executor, slurm_*, compile_jobs, ops_at_once, iree_bin,"
+		    " replay_db)", (long long)j->id, path, line, key,
+		    cfg_submitted_why(key));
+	}
+	return 0;
+}
+
+/*
+ * The engine's options for job j: the service's store, work folder, CPUs
+ * and executor; *cpus and *report hold what the caller frees.
+ */
+static void
+service_job_opts(struct service *sv, const struct store_job *j,
+    const struct cfg *cfg, struct job_opts *opts, int **cpus, char **report)
+{
+	memset(opts, 0, sizeof *opts);
+	opts->quiet = 1;
+	opts->job_id = j->id;
+	opts->mlir_text = j->mlir_text;
+	opts->work_dir = sv->work;
+	opts->db = sv->db;
+	if (sv->conf->cpus != NULL) {
+		opts->cpus = sv->conf->cpus;
+		opts->ncpus = sv->conf->ncpus;
+	} else {
+		*cpus = job_default_cpus(cfg, &opts->ncpus);
+		opts->cpus = *cpus;
+	}
+	opts->compile_nice = sv->conf->compile_nice;
+	opts->exec_default = &sv->conf->exec;
+	/* report_file: the service writes it beside its store, named by job. */
+	if (cfg->report_file != NULL) {
+		char *dir = util_dirname(sv->db);
+
+		*report = xasprintf("%s/job-%lld.html", dir, (long long)j->id);
+		free(dir);
+		opts->report_path = *report;
+	}
+	opts->stop = &service_stop;
+	opts->progress = service_progress;
+	opts->progress_arg = sv;
+}
+
+/* The state a job's outcome leaves it in (logged). */
+static const char *
+service_job_state(struct service *sv, int64_t id, enum job_outcome outcome,
+    const char *err)
+{
+	switch (outcome) {
+	case JOB_OK:
+		service_log(sv, LOG_INFO, 0, "job %lld: done", (long long)id);
+		return "done";
+	case JOB_NOTHING:
+		service_log(sv, LOG_WARNING, 0, "job %lld: done, but nothing"
+		    " valid found for some op", (long long)id);
+		return "done";
+	case JOB_STOPPED:
+		if (store_job_cancel_requested(sv->st, id) == 1) {
+			service_log(sv, LOG_INFO, 0, "job %lld: cancelled",
+			    (long long)id);
+			return "cancelled";
+		}
+		/* Stopped by SIGTERM: resumed at the next start. */
+		service_log(sv, LOG_INFO, 0, "job %lld: stopped, back in the"
+		    " queue", (long long)id);
+		return "queued";
+	default:
+		service_log(sv, LOG_ERR, 0, "job %lld: failed: %s",
+		    (long long)id, err ? err : "unknown error");
+		return "failed";
+	}
+}
+
 /* Claim the next job and run it: 1 ran one, 0 queue empty, -1 store error. */
 static int
 service_run_one(struct service *sv)
@@ -674,96 +805,20 @@ service_run_one(struct service *sv)
 	    "starting", j.cfg_path ? j.cfg_path : "", (long long)j.trials_done,
 	    (long long)j.n_trial);
 	service_notify("STATUS=job %lld: starting", (long long)j.id);
-
-	/* The row is input too: snapshots present, counts in range. */
-	if (store_job_check(sv->st, &j, &err) != 0) {
+	if (service_job_cfg(sv, &j, &cfg, &err) != 0) {
 		service_log(sv, LOG_ERR, j.id, "job %lld: %s", (long long)j.id,
 		    err);
 		state = "failed";
 		goto done;
-	}
-	/* With the submitted-job rules, every time: the store is input. */
-	if (cfg_parse(j.cfg_path ? j.cfg_path : "job.cfg", j.cfg_text,
-	    strlen(j.cfg_text), CFG_STORED, &cfg, &err) != 0) {
-		service_log(sv, LOG_ERR, j.id, "job %lld: %s", (long long)j.id,
-		    err);
-		state = "failed";
-		goto done;
-	}
-	/* Queued before submit refused them, or written into the store. */
-	if (cfg->service_key != NULL) {
-		int line = cfg->service_key_line;
-		const char *key = cfg_drop_submitted(cfg);
-
-		service_log(sv, LOG_WARNING, j.id, "job %lld: %s:%d: [Env] %s:"
-		    " %s: ignored, with every key a submitted job may not set"
-		    " (executor, slurm_*, compile_jobs, ops_at_once, iree_bin,"
-		    " replay_db)", (long long)j.id, j.cfg_path ? j.cfg_path :
-		    "job.cfg", line, key, cfg_submitted_why(key));
 	}
 	service_job_output(sv, j.id, cfg);
-
-	memset(&opts, 0, sizeof opts);
-	opts.quiet = 1;
-	opts.job_id = j.id;
-	opts.mlir_text = j.mlir_text;
-	opts.work_dir = sv->work;
-	opts.db = sv->db;
-	if (sv->conf->cpus != NULL) {
-		opts.cpus = sv->conf->cpus;
-		opts.ncpus = sv->conf->ncpus;
-	} else {
-		cpus = job_default_cpus(cfg, &opts.ncpus);
-		opts.cpus = cpus;
-	}
-	opts.compile_nice = sv->conf->compile_nice;
-	opts.exec_default = &sv->conf->exec;
-	/* report_file: the service writes it beside its store, named by job. */
-	if (cfg->report_file != NULL) {
-		char *dir = util_dirname(sv->db);
-
-		report = xasprintf("%s/job-%lld.html", dir, (long long)j.id);
-		free(dir);
-		opts.report_path = report;
-	}
-	opts.stop = &service_stop;
-	opts.progress = service_progress;
-	opts.progress_arg = sv;
-
+	service_job_opts(sv, &j, cfg, &opts, &cpus, &report);
 	/* Signals reach the handler while the job runs: it kills the child. */
 	sigprocmask(SIG_SETMASK, &sv->oldmask, NULL);
 	outcome = job_run(cfg, sv->st, &opts, &err);
 	sigprocmask(SIG_BLOCK, &sv->sigs, NULL);
-
-	/* The engine sets the job's state; we log, and mend one left running. */
-	switch (outcome) {
-	case JOB_OK:
-		state = "done";
-		service_log(sv, LOG_INFO, 0, "job %lld: done", (long long)j.id);
-		break;
-	case JOB_NOTHING:
-		state = "done";
-		service_log(sv, LOG_WARNING, 0, "job %lld: done, but nothing"
-		    " valid found for some op", (long long)j.id);
-		break;
-	case JOB_STOPPED:
-		if (store_job_cancel_requested(sv->st, j.id) == 1) {
-			state = "cancelled";
-			service_log(sv, LOG_INFO, 0, "job %lld: cancelled",
-			    (long long)j.id);
-		} else {
-			/* Stopped by SIGTERM: resumed at the next start. */
-			state = "queued";
-			service_log(sv, LOG_INFO, 0, "job %lld: stopped, back"
-			    " in the queue", (long long)j.id);
-		}
-		break;
-	default:
-		state = "failed";
-		service_log(sv, LOG_ERR, 0, "job %lld: failed: %s",
-		    (long long)j.id, err ? err : "unknown error");
-		break;
-	}
+	state = service_job_state(sv, j.id, outcome, err);
+	/* The engine sets the job's state; we mend one left running. */
 	store_job_clear(&j);
 	if (store_job_get(sv->st, opts.job_id, &j, &serr) == 1 &&
 	    strcmp(j.state, "running") != 0)
@@ -897,79 +952,76 @@ service_usage(void)
 	fprintf(stderr, "usage: autoschedd [-dn] [-f CONF] [--db PATH]\n");
 }
 
-int
-service_main(int argc, char **argv)
+/* The command line into sv (and *check for -n): 0, or 2 after the usage. */
+static int
+service_args(struct service *sv, int argc, char **argv, int *check)
 {
 	static const struct option longopts[] = {
 		{ "db", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct service sv;
-	struct sigaction sa;
-	char *err = NULL, *dir = NULL;
-	int ch, check = 0, rc = 1, n;
-	size_t i;
+	int ch;
 
-	memset(&sv, 0, sizeof sv);
-	sv.lock_fd = sv.wake_fd = sv.spool_fd = sv.spool_lock = -1;
-	sv.conf_path = xstrdup(SERVICE_CONF_DEFAULT);
 	while ((ch = getopt_long(argc, argv, "dnf:h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'd':
-			sv.foreground = 1;
+			sv->foreground = 1;
 			break;
 		case 'n':
-			check = 1;
+			*check = 1;
 			break;
 		case 'f':
-			free(sv.conf_path);
-			sv.conf_path = xstrdup(optarg);
-			sv.conf_given = 1;
+			free(sv->conf_path);
+			sv->conf_path = xstrdup(optarg);
+			sv->conf_given = 1;
 			break;
 		case 'D':
-			sv.db_arg = optarg;
+			sv->db_arg = optarg;
 			break;
 		default:
 			service_usage();
-			rc = 2;
-			goto out;
+			return 2;
 		}
 	}
 	if (optind != argc) {
 		service_usage();
-		rc = 2;
-		goto out;
+		return 2;
 	}
+	return 0;
+}
 
-	if (service_conf_load(sv.conf_path, !sv.conf_given, &sv.conf,
-	    &err) != 0) {
-		fprintf(stderr, "autoschedd: %s\n", err);
-		rc = 2;
-		goto out;
-	}
-	if (check) {
-		if (sv.conf->path == NULL)
-			fprintf(stderr, "autoschedd: %s: not found, the"
-			    " defaults apply\n", sv.conf_path);
-		/* The store is part of the configuration: a corrupt one is reported. */
-		sv.db = service_db_path(&sv);
-		if (access(sv.db, F_OK) == 0) {
-			if (store_open_readonly(sv.db, &sv.st, &err) != 0 ||
-			    store_check(sv.st, &err) != 0) {
-				fprintf(stderr, "autoschedd: %s\n", err);
-				rc = 2;
-				goto out;
-			}
-		} else
-			fprintf(stderr, "autoschedd: %s: no store yet, it is"
-			    " created at start\n", sv.db);
-		printf("configuration OK\n");
-		rc = 0;
-		goto out;
-	}
+/*
+ * autoschedd -n: the configuration read (by the caller) and the store,
+ * part of it, checked when it exists. The exit code.
+ */
+static int
+service_check_only(struct service *sv, char **err)
+{
+	if (sv->conf->path == NULL)
+		fprintf(stderr, "autoschedd: %s: not found, the defaults apply\n",
+		    sv->conf_path);
+	/* The store is part of the configuration: a corrupt one is reported. */
+	sv->db = service_db_path(sv);
+	if (access(sv->db, F_OK) == 0) {
+		if (store_open_readonly(sv->db, &sv->st, err) != 0 ||
+		    store_check(sv->st, err) != 0) {
+			fprintf(stderr, "autoschedd: %s\n", *err);
+			return 2;
+		}
+	} else
+		fprintf(stderr, "autoschedd: %s: no store yet, it is created at"
+		    " start\n", sv->db);
+	printf("configuration OK\n");
+	return 0;
+}
 
-	/* Flags only; the mask keeps them for ppoll and the job's run. */
+/* Flags only; the mask keeps them for ppoll and the job's run. */
+static void
+service_signals(struct service *sv)
+{
+	struct sigaction sa;
+
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = service_sighandler;
 	sigemptyset(&sa.sa_mask);
@@ -978,110 +1030,157 @@ service_main(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
-	sigemptyset(&sv.sigs);
-	sigaddset(&sv.sigs, SIGTERM);
-	sigaddset(&sv.sigs, SIGINT);
-	sigaddset(&sv.sigs, SIGHUP);
-	sigprocmask(SIG_BLOCK, &sv.sigs, &sv.oldmask);
-	sigdelset(&sv.oldmask, SIGTERM);
-	sigdelset(&sv.oldmask, SIGINT);
-	sigdelset(&sv.oldmask, SIGHUP);
+	sigemptyset(&sv->sigs);
+	sigaddset(&sv->sigs, SIGTERM);
+	sigaddset(&sv->sigs, SIGINT);
+	sigaddset(&sv->sigs, SIGHUP);
+	sigprocmask(SIG_BLOCK, &sv->sigs, &sv->oldmask);
+	sigdelset(&sv->oldmask, SIGTERM);
+	sigdelset(&sv->oldmask, SIGINT);
+	sigdelset(&sv->oldmask, SIGHUP);
+}
 
-	sv.db = service_db_path(&sv);
-	if (store_check_path(sv.db, &err) != 0) {
-		service_log(&sv, LOG_ERR, 0, "%s", err);
-		rc = 2;
-		goto out;
+/*
+ * The store taken (its path checked, its folder made, its lock held, its
+ * crashed jobs queued again), the work folder named, the wake socket and
+ * the spool set up. 0, or the exit code (logged).
+ */
+static int
+service_open(struct service *sv, char **err)
+{
+	struct stat sb;
+	char *dir;
+	int n;
+
+	sv->db = service_db_path(sv);
+	if (store_check_path(sv->db, err) != 0) {
+		service_log(sv, LOG_ERR, 0, "%s", *err);
+		return 2;
 	}
-	dir = util_dirname(sv.db);
-	sv.work = getenv("AUTOSCHED_WORK") ? xstrdup(getenv("AUTOSCHED_WORK")) :
+	dir = util_dirname(sv->db);
+	sv->work = getenv("AUTOSCHED_WORK") ?
+	    xstrdup(getenv("AUTOSCHED_WORK")) :
 	    util_path_join(dir, "autosched-cache");
-	if (util_mkdirs(dir, &err) != 0 ||
-	    service_lock(sv.db, &sv.lock_fd, &err) != 0) {
-		service_log(&sv, LOG_ERR, 0, "%s", err);
-		goto out;
+	n = util_mkdirs(dir, err);
+	free(dir);
+	if (n != 0 || service_lock(sv->db, &sv->lock_fd, err) != 0) {
+		service_log(sv, LOG_ERR, 0, "%s", *err);
+		return 1;
 	}
-	if (store_open(sv.db, &sv.st, &err) != 0) {
+	if (store_open(sv->db, &sv->st, err) != 0) {
 		/* A corrupt store is not mended by restarting: exit 2. */
-		service_log(&sv, LOG_ERR, 0, "%s", err);
-		rc = 2;
-		goto out;
+		service_log(sv, LOG_ERR, 0, "%s", *err);
+		return 2;
 	}
-	{
-		struct stat sb;
-
-		if (stat(sv.db, &sb) == 0) {
-			sv.db_dev = sb.st_dev;
-			sv.db_ino = sb.st_ino;
-		}
+	if (stat(sv->db, &sb) == 0) {
+		sv->db_dev = sb.st_dev;
+		sv->db_ino = sb.st_ino;
 	}
-	if ((n = service_requeue(&sv, &err)) < 0) {
-		service_log(&sv, LOG_ERR, 0, "%s", err);
-		goto out;
+	if ((n = service_requeue(sv, err)) < 0) {
+		service_log(sv, LOG_ERR, 0, "%s", *err);
+		return 1;
 	}
 	if (n > 0)
-		service_log(&sv, LOG_NOTICE, 0, "%d job%s left running by a"
+		service_log(sv, LOG_NOTICE, 0, "%d job%s left running by a"
 		    " crash: back in the queue, resumed", n, n == 1 ? "" : "s");
-	if (service_wake_open(sv.db, &sv.wake_fd, &err) != 0) {
-		service_log(&sv, LOG_WARNING, 0, "%s: submits wake us only at"
-		    " the %.0fs poll", err, sv.conf->poll);
-		free(err);
-		err = NULL;
+	if (service_wake_open(sv->db, &sv->wake_fd, err) != 0) {
+		service_log(sv, LOG_WARNING, 0, "%s: submits wake us only at"
+		    " the %.0fs poll", *err, sv->conf->poll);
+		free(*err);
+		*err = NULL;
 	}
-	service_spool_setup(&sv);
+	service_spool_setup(sv);
+	return 0;
+}
 
+/* Serve until a stop or the store's loss: the exit code. */
+static int
+service_serve(struct service *sv)
+{
 #ifdef HAVE_LIBSYSTEMD
-	if (sd_watchdog_enabled(0, &sv.watchdog_usec) <= 0)
-		sv.watchdog_usec = 0;
+	if (sd_watchdog_enabled(0, &sv->watchdog_usec) <= 0)
+		sv->watchdog_usec = 0;
 #endif
-	service_log(&sv, LOG_INFO, 0, "serving %s (pid %ld)", sv.db,
+	service_log(sv, LOG_INFO, 0, "serving %s (pid %ld)", sv->db,
 	    (long)getpid());
 	service_notify("READY=1\nSTATUS=idle");
-	service_watchdog(&sv, 1);
-
-	while (!service_stop && !service_store_gone(&sv)) {
+	service_watchdog(sv, 1);
+	while (!service_stop && !service_store_gone(sv)) {
 		if (service_hup) {
 			service_hup = 0;
-			service_reload(&sv);
+			service_reload(sv);
 		}
-		service_spool_scan(&sv);
-		if (service_stop || service_store_gone(&sv))
+		service_spool_scan(sv);
+		if (service_stop || service_store_gone(sv))
 			break;
-		if (service_run_one(&sv) == 1)
+		if (service_run_one(sv) == 1)
 			continue;
-		service_wait(&sv);
+		service_wait(sv);
 	}
 	service_notify("STOPPING=1\nSTATUS=stopping");
-	if (sv.store_gone) {
-		service_log(&sv, LOG_CRIT, 0, "the store %s was deleted or replaced"
+	if (sv->store_gone) {
+		service_log(sv, LOG_CRIT, 0, "the store %s was deleted or replaced"
 		    " while the service used it: what it recorded since went"
 		    " nowhere; stopping (exit 1). Restore the store, or restart"
-		    " to serve a new one", sv.db);
-		rc = 1;
+		    " to serve a new one", sv->db);
+		return 1;
+	}
+	service_log(sv, LOG_INFO, 0, "stopping");
+	return 0;
+}
+
+static void
+service_free(struct service *sv)
+{
+	size_t i;
+
+	if (sv->spool_fd != -1)
+		close(sv->spool_fd);
+	if (sv->spool_lock != -1)
+		close(sv->spool_lock);
+	if (sv->db != NULL)
+		service_wake_close(sv->db, sv->wake_fd);
+	if (sv->st != NULL)
+		store_close(sv->st);
+	if (sv->lock_fd != -1)
+		close(sv->lock_fd);
+	for (i = 0; i < sv->nignored; i++)
+		free(sv->ignored[i]);
+	free(sv->spool);
+	service_conf_free(sv->conf);
+	service_conf_free(sv->retired);
+	free(sv->conf_path);
+	free(sv->db);
+	free(sv->work);
+}
+
+int
+service_main(int argc, char **argv)
+{
+	struct service sv;
+	char *err = NULL;
+	int check = 0, rc;
+
+	memset(&sv, 0, sizeof sv);
+	sv.lock_fd = sv.wake_fd = sv.spool_fd = sv.spool_lock = -1;
+	sv.conf_path = xstrdup(SERVICE_CONF_DEFAULT);
+	if ((rc = service_args(&sv, argc, argv, &check)) != 0)
+		goto out;
+	if (service_conf_load(sv.conf_path, !sv.conf_given, &sv.conf,
+	    &err) != 0) {
+		fprintf(stderr, "autoschedd: %s\n", err);
+		rc = 2;
 		goto out;
 	}
-	service_log(&sv, LOG_INFO, 0, "stopping");
-	rc = 0;
+	if (check) {
+		rc = service_check_only(&sv, &err);
+		goto out;
+	}
+	service_signals(&sv);
+	if ((rc = service_open(&sv, &err)) == 0)
+		rc = service_serve(&sv);
 out:
-	if (sv.spool_fd != -1)
-		close(sv.spool_fd);
-	if (sv.spool_lock != -1)
-		close(sv.spool_lock);
-	if (sv.db != NULL)
-		service_wake_close(sv.db, sv.wake_fd);
-	if (sv.st != NULL)
-		store_close(sv.st);
-	if (sv.lock_fd != -1)
-		close(sv.lock_fd);
-	for (i = 0; i < sv.nignored; i++)
-		free(sv.ignored[i]);
-	free(sv.spool);
-	service_conf_free(sv.conf);
-	service_conf_free(sv.retired);
-	free(sv.conf_path);
-	free(sv.db);
-	free(sv.work);
-	free(dir);
+	service_free(&sv);
 	free(err);
 	return rc;
 }

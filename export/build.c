@@ -575,57 +575,77 @@ cmd_pool(struct build_cmd *c, const char *ccp, const char *src,
 	cmd_add(c, obj);
 }
 
-int
-export_build(const struct export_set *s, const char *program, int untuned,
-    const struct export_rest *rest, const char *out_so, const char *db,
-    struct export_build_info *info, char **err)
-{
-	const struct backend_ops *be = backend_emitter();
-	struct analysis *an = NULL;
-	struct export_set *b = NULL;
-	const struct analysis_lowering *how;
-	struct build_files fl;
-	struct build_cmd opt, tr, anon, ext[2], split, link, *cc = NULL;
-	char *dir = NULL, *tmpl = NULL, *otext = NULL, *text = NULL;
-	char *plugin = NULL, *cflags = NULL, *map = NULL, *buf = NULL;
-	char *marker = build_marker(), *mtext = NULL, *pipe = NULL;
-	char *optp = NULL, *trp = NULL, *ccp = NULL, *extp = NULL, *splitp = NULL;
-	char *anonp = NULL;
-	char *rest_pass = NULL, *rest_plugin = NULL, *rest_text = NULL;
-	char *math_pass = NULL, *math_plugin = NULL, *math_text = NULL;
-	char *plugins[3];
-	struct util_out_guard g;
-	size_t len, nfuncs, npieces = 1, ncc = 0;
-	const char *bin = getenv("AUTOSCHED_LLVM_BIN");
-	const char *tmpdir = getenv("TMPDIR");
-	struct sigaction sa, old[BUILD_NSIGNALS];
-	int rc = -1, omp = 0, jobs = util_ncpus();
-	double t;
-	size_t i, j;
+/*
+ * One build's state from its checks to its library: what is built, the
+ * scratch folder and its files, the tools and their flags.
+ */
+struct build {
+	const char		*program;
+	const struct export_rest *rest;
+	struct export_build_info *info;
+	const struct backend_ops *be;
+	struct analysis		*an;
+	struct export_set	*b;		/* the schedules built in */
+	size_t			 nfuncs, npieces, ncc;
+	int			 omp, jobs;
+	char			*dir;		/* the scratch folder */
+	struct build_files	 fl;
+	char			*marker;
+	char			*plugin;	/* the schedules' plugin, or NULL */
+	char			*rest_pass, *rest_plugin;
+	char			*math_pass, *math_plugin;
+	char			*optp, *trp, *ccp, *extp, *splitp, *anonp;
+	char			*cflags;
+	struct build_cmd	 opt, tr, anon, ext[2], split, link, *cc;
+};
 
-	memset(info, 0, sizeof *info);
-	if (be == NULL) {
-		util_seterr(err, "no backend of this build emits whole programs "
-		    "(a transform library's parts)");
-		free(marker);
-		return -1;
-	}
-	memset(&fl, 0, sizeof fl);
-	memset(&opt, 0, sizeof opt);
-	memset(&tr, 0, sizeof tr);
-	memset(ext, 0, sizeof ext);
-	memset(&split, 0, sizeof split);
-	memset(&anon, 0, sizeof anon);
-	memset(&link, 0, sizeof link);
-	if (jobs < 1)
-		jobs = 1;
-	if (jobs > BUILD_JOBS_MAX)
-		jobs = BUILD_JOBS_MAX;
-	info->jobs = jobs;
-	/*
-	 * A signal kills the tools running and stops the build at its next
-	 * step; the scratch folder is removed on the way out.
-	 */
+static void
+build_free(struct build *bd)
+{
+	size_t i;
+
+	if (bd->dir != NULL)
+		scratch_remove(bd->dir);
+	for (i = 0; i < bd->ncc; i++)
+		cmd_free(&bd->cc[i]);
+	free(bd->cc);
+	cmd_free(&bd->opt);
+	cmd_free(&bd->tr);
+	cmd_free(&bd->ext[0]);
+	cmd_free(&bd->ext[1]);
+	cmd_free(&bd->split);
+	cmd_free(&bd->anon);
+	cmd_free(&bd->link);
+	files_free(&bd->fl);
+	export_free(bd->b);
+	analysis_free(bd->an);
+	free(bd->dir);
+	free(bd->marker);
+	free(bd->plugin);
+	free(bd->rest_pass);
+	free(bd->rest_plugin);
+	free(bd->math_pass);
+	free(bd->math_plugin);
+	free(bd->optp);
+	free(bd->trp);
+	free(bd->ccp);
+	free(bd->extp);
+	free(bd->splitp);
+	free(bd->anonp);
+	free(bd->cflags);
+}
+
+/*
+ * A signal kills the tools running and stops the build at its next step;
+ * the scratch folder is removed on the way out. The handlers before go to
+ * old, for build_signals_off.
+ */
+static void
+build_signals_on(struct sigaction old[BUILD_NSIGNALS])
+{
+	struct sigaction sa;
+	size_t i;
+
 	build_signal = 0;
 	build_stop = 0;
 	memset(&sa, 0, sizeof sa);
@@ -637,26 +657,46 @@ export_build(const struct export_set *s, const char *program, int untuned,
 		if (old[i].sa_handler == SIG_IGN)
 			sigaction(build_signals[i], &old[i], NULL);
 	}
-	build_guard(&g, db, program, marker);
-	if (util_out_check(out_so, &g, err) != 0 ||
-	    analysis_load(program, &an, err) != 0)
-		goto out;
+}
+
+static void
+build_signals_off(const struct sigaction old[BUILD_NSIGNALS])
+{
+	size_t i;
+
+	for (i = 0; i < BUILD_NSIGNALS; i++)
+		sigaction(build_signals[i], &old[i], NULL);
+}
+
+/*
+ * The program loaded and checked: one module of functions, each a name
+ * the built library can export. 0, or -1 with *err at the program's line.
+ */
+static int
+build_load(struct build *bd, char **err)
+{
+	const struct analysis_lowering *how;
+	size_t i;
+
+	if (analysis_load(bd->program, &bd->an, err) != 0)
+		return -1;
 	/* The outliner lowers it as the analysis did; locations stay the user's. */
-	if ((how = analysis_lowered(an, NULL)) != NULL)
+	if ((how = analysis_lowered(bd->an, NULL)) != NULL)
 		fprintf(stderr, "autosched: %s: lowered %s to linalg before the "
-		    "build, as mlir-opt --pass-pipeline='%s' does\n", program,
-		    how->from, how->pipeline);
+		    "build, as mlir-opt --pass-pipeline='%s' does\n",
+		    bd->program, how->from, how->pipeline);
 	/* Said at its line, not at a deleted temporary's after compiling. */
-	if (analysis_nested_module(an) != NULL) {
+	if (analysis_nested_module(bd->an) != NULL) {
 		util_seterr(err, "%s: a module inside the program's module (or a"
 		    " second top-level module); build compiles one module of"
 		    " functions: expected the functions at the top level (build"
-		    " each module from its own file)", analysis_nested_module(an));
-		goto out;
+		    " each module from its own file)",
+		    analysis_nested_module(bd->an));
+		return -1;
 	}
-	nfuncs = analysis_function_count(an);
-	for (i = 0; i < nfuncs; i++) {
-		const char *loc, *fn = analysis_function(an, i, &loc);
+	bd->nfuncs = analysis_function_count(bd->an);
+	for (i = 0; i < bd->nfuncs; i++) {
+		const char *loc, *fn = analysis_function(bd->an, i, &loc);
 		const char *why = name_unusable(fn);
 
 		if (why != NULL) {
@@ -664,120 +704,180 @@ export_build(const struct export_set *s, const char *program, int untuned,
 			    "a C identifier that is not a keyword, reserved "
 			    "name or C library function the built library "
 			    "would clash with (rename it)", loc, fn, why);
-			goto out;
+			return -1;
 		}
 	}
-	b = build_set(s, an, be, untuned, &info->ntuned);
-	for (i = 0; i < b->n; i++) {
-		if (b->e[i].best.config.v[KNOB_THREADS] > 1)
-			omp = 1;
+	return 0;
+}
+
+/*
+ * What goes in: the schedules (the store's best, else the defaults), the
+ * rest's and the math's passes where the backend has them, OpenMP when a
+ * schedule or the rest runs threads. 0, or 1 with *err when nothing of the
+ * program is tuned and defaults were not asked for.
+ */
+static int
+build_choose(struct build *bd, const struct export_set *s, int untuned,
+    char **err)
+{
+	const struct export_rest *rest = bd->rest;
+	struct export_build_info *info = bd->info;
+	size_t i;
+
+	bd->b = build_set(s, bd->an, bd->be, untuned, &info->ntuned);
+	for (i = 0; i < bd->b->n; i++) {
+		if (bd->b->e[i].best.config.v[KNOB_THREADS] > 1)
+			bd->omp = 1;
 	}
 	info->rest = *rest;
-	if (rest->mode == EXPORT_REST_VECTOR && be->export_rest_pass != NULL)
-		rest_pass = be->export_rest_pass(rest->threads, &rest_plugin);
-	if (rest_pass == NULL)
+	if (rest->mode == EXPORT_REST_VECTOR &&
+	    bd->be->export_rest_pass != NULL)
+		bd->rest_pass = bd->be->export_rest_pass(rest->threads,
+		    &bd->rest_plugin);
+	if (bd->rest_pass == NULL)
 		info->rest.mode = EXPORT_REST_LOOPS;
 	else if (rest->threads > 1)
-		omp = 1;
-	if (rest->math == EXPORT_MATH_FAST && be->export_math_pass != NULL)
-		math_pass = be->export_math_pass(&math_plugin);
-	if (math_pass == NULL)
+		bd->omp = 1;
+	if (rest->math == EXPORT_MATH_FAST && bd->be->export_math_pass != NULL)
+		bd->math_pass = bd->be->export_math_pass(&bd->math_plugin);
+	if (bd->math_pass == NULL)
 		info->rest.math = EXPORT_MATH_EXACT;
 	if (!untuned && info->ntuned == 0) {
 		util_seterr(err, "%s: the store has no best config for any op "
-		    "of it (build --untuned for default schedules)", program);
-		rc = 1;
-		goto out;
+		    "of it (build --untuned for default schedules)", bd->program);
+		return 1;
 	}
+	return 0;
+}
+
+/* The scratch folder (TMPDIR's) and the names of its files. 0/-1. */
+static int
+build_scratch(struct build *bd, char **err)
+{
+	const char *tmpdir = getenv("TMPDIR");
+	struct build_files *fl = &bd->fl;
+	char *tmpl;
+
 	if (tmpdir == NULL || *tmpdir == '\0')
 		tmpdir = "/tmp";
 	tmpl = util_path_join(tmpdir, "autosched-build-XXXXXX");
-	if (build_signal)
-		goto out;
 	if (mkdtemp(tmpl) == NULL) {
 		util_seterr(err, "mkdtemp %s: %s", tmpl, strerror(errno));
-		goto out;
+		free(tmpl);
+		return -1;
 	}
-	dir = tmpl;
-	tmpl = NULL;
-	fl.outlined = util_path_join(dir, "program.mlir");
-	fl.lib = util_path_join(dir, "lib.mlir");
-	fl.llm = util_path_join(dir, "program.ll.mlir");
-	fl.raw = util_path_join(dir, "program.ll");
-	fl.ll = util_path_join(dir, "program.bc");
-	fl.glue = util_path_join(dir, "glue.bc");
-	fl.rest = util_path_join(dir, "rest.bc");
-	fl.marker = util_path_join(dir, "marker.c");
-	fl.pool = util_path_join(dir, "pool.c");
-	fl.pool_o = util_path_join(dir, "pool.o");
-	fl.exports = util_path_join(dir, "exports.map");
-	fl.so = util_path_join(dir, "program.so");
+	bd->dir = tmpl;
+	fl->outlined = util_path_join(bd->dir, "program.mlir");
+	fl->lib = util_path_join(bd->dir, "lib.mlir");
+	fl->llm = util_path_join(bd->dir, "program.ll.mlir");
+	fl->raw = util_path_join(bd->dir, "program.ll");
+	fl->ll = util_path_join(bd->dir, "program.bc");
+	fl->glue = util_path_join(bd->dir, "glue.bc");
+	fl->rest = util_path_join(bd->dir, "rest.bc");
+	fl->marker = util_path_join(bd->dir, "marker.c");
+	fl->pool = util_path_join(bd->dir, "pool.c");
+	fl->pool_o = util_path_join(bd->dir, "pool.o");
+	fl->exports = util_path_join(bd->dir, "exports.map");
+	fl->so = util_path_join(bd->dir, "program.so");
+	return 0;
+}
 
-	/* 1. The program cut into dispatches, the library, the exports. */
-	t = util_now();
-	if (analysis_outline(program, 1, &otext, &info->ndispatches,
+/* 1. The program cut into dispatches, the library, the exports. 0/-1. */
+static int
+build_outline(struct build *bd, char **err)
+{
+	const struct build_files *fl = &bd->fl;
+	char *otext = NULL, *text, *mtext, *map;
+	double t = util_now();
+	int rc = -1;
+
+	if (analysis_outline(bd->program, 1, &otext, &bd->info->ndispatches,
 	    err) != 0)
-		goto out;
-	text = export_transform_text(b, be, &plugin);
+		return -1;
+	text = export_transform_text(bd->b, bd->be, &bd->plugin);
 	mtext = xasprintf("/* Marks the library as autosched's (util_out). */\n"
 	    "__attribute__((used, visibility(\"default\")))\n"
-	    "const char autosched_built_library[] = \"%s\";\n", marker);
-	map = exports_text(an, rest->pool);
-	if (util_write_file(fl.outlined, otext, strlen(otext), err) != 0 ||
-	    util_write_file(fl.lib, text, strlen(text), err) != 0 ||
-	    util_write_file(fl.marker, mtext, strlen(mtext), err) != 0 ||
-	    util_write_file(fl.exports, map, strlen(map), err) != 0 ||
-	    (rest->pool && util_write_file(fl.pool, export_pool_source,
+	    "const char autosched_built_library[] = \"%s\";\n", bd->marker);
+	map = exports_text(bd->an, bd->rest->pool);
+	if (util_write_file(fl->outlined, otext, strlen(otext), err) != 0 ||
+	    util_write_file(fl->lib, text, strlen(text), err) != 0 ||
+	    util_write_file(fl->marker, mtext, strlen(mtext), err) != 0 ||
+	    util_write_file(fl->exports, map, strlen(map), err) != 0 ||
+	    (bd->rest->pool && util_write_file(fl->pool, export_pool_source,
 	    strlen(export_pool_source), err) != 0))
 		goto out;
-	info->outline_s = util_now() - t;
+	bd->info->outline_s = util_now() - t;
+	rc = 0;
+out:
+	free(otext);
+	free(text);
+	free(mtext);
+	free(map);
+	return rc;
+}
+
+/* The tools (AUTOSCHED_LLVM_BIN, else LLVM's) and the kernels' flags. */
+static void
+build_tools(struct build *bd)
+{
+	const char *bin = getenv("AUTOSCHED_LLVM_BIN");
 
 	if (bin == NULL || *bin == '\0')
 		bin = AUTOSCHED_LLVM_BIN;
-	optp = util_path_join(bin, "mlir-opt");
-	trp = util_path_join(bin, "mlir-translate");
-	extp = util_path_join(bin, "llvm-extract");
-	splitp = util_path_join(bin, "llvm-split");
-	anonp = util_path_join(bin, "opt");
-	ccp = util_path_join(bin, "clang-" AUTOSCHED_LLVM_VERSION);
+	bd->optp = util_path_join(bin, "mlir-opt");
+	bd->trp = util_path_join(bin, "mlir-translate");
+	bd->extp = util_path_join(bin, "llvm-extract");
+	bd->splitp = util_path_join(bin, "llvm-split");
+	bd->anonp = util_path_join(bin, "opt");
+	bd->ccp = util_path_join(bin, "clang-" AUTOSCHED_LLVM_VERSION);
 	/* The kernels' own flags, so the program runs what was measured. */
-	cflags = be->export_cflags != NULL ? be->export_cflags() :
+	bd->cflags = bd->be->export_cflags != NULL ? bd->be->export_cflags() :
 	    xstrdup("-O3");
+}
 
-	/* 2. Scheduled and lowered to LLVM IR, the whole module at once. */
-	t = util_now();
-	opt.what = "mlir-opt";
-	cmd_add(&opt, optp);
+/* 2. Scheduled and lowered to LLVM IR, the whole module at once. 0/-1. */
+static int
+build_lower(struct build *bd, char **err)
+{
+	char *plugins[3], *pipe, *rest_text = NULL, *math_text = NULL;
+	double t = util_now();
+	int r;
+
+	bd->opt.what = "mlir-opt";
+	cmd_add(&bd->opt, bd->optp);
 	/* The plugin when a schedule or the rest runs one of its passes. */
-	plugins[0] = plugin;
-	plugins[1] = rest_plugin;
-	plugins[2] = math_plugin;
-	cmd_plugins(&opt, plugins, 3);
-	if (rest_pass != NULL)
-		rest_text = xasprintf("%s,", rest_pass);
-	if (math_pass != NULL)
-		math_text = xasprintf("%s,", math_pass);
-	pipe = xasprintf(build_pipeline, plugin != NULL ?
-	    "autosched-quantized-matmul,cse," : "", fl.lib,
+	plugins[0] = bd->plugin;
+	plugins[1] = bd->rest_plugin;
+	plugins[2] = bd->math_plugin;
+	cmd_plugins(&bd->opt, plugins, 3);
+	if (bd->rest_pass != NULL)
+		rest_text = xasprintf("%s,", bd->rest_pass);
+	if (bd->math_pass != NULL)
+		math_text = xasprintf("%s,", bd->math_pass);
+	pipe = xasprintf(build_pipeline, bd->plugin != NULL ?
+	    "autosched-quantized-matmul,cse," : "", bd->fl.lib,
 	    rest_text != NULL ? rest_text : "",
 	    math_text != NULL ? math_text : "",
-	    rest->pool ? "{use-generic-functions=1}" : "");
-	cmd_add(&opt, fl.outlined);
-	cmd_addf(&opt, "--pass-pipeline=%s", pipe);
-	cmd_add(&opt, "-o");
-	cmd_add(&opt, fl.llm);
-	if (tool(opt.what, opt.argv, err) != 0)
-		goto out;
-	info->opt_s = util_now() - t;
+	    bd->rest->pool ? "{use-generic-functions=1}" : "");
+	cmd_add(&bd->opt, bd->fl.outlined);
+	cmd_addf(&bd->opt, "--pass-pipeline=%s", pipe);
+	cmd_add(&bd->opt, "-o");
+	cmd_add(&bd->opt, bd->fl.llm);
+	free(pipe);
+	free(rest_text);
+	free(math_text);
+	if (tool(bd->opt.what, bd->opt.argv, err) != 0)
+		return -1;
+	bd->info->opt_s = util_now() - t;
 	t = util_now();
-	tr.what = "mlir-translate";
-	cmd_add(&tr, trp);
-	cmd_add(&tr, "--mlir-to-llvmir");
-	cmd_add(&tr, fl.llm);
-	cmd_add(&tr, "-o");
-	cmd_add(&tr, fl.raw);
-	if (tool(tr.what, tr.argv, err) != 0)
-		goto out;
+	bd->tr.what = "mlir-translate";
+	cmd_add(&bd->tr, bd->trp);
+	cmd_add(&bd->tr, "--mlir-to-llvmir");
+	cmd_add(&bd->tr, bd->fl.llm);
+	cmd_add(&bd->tr, "-o");
+	cmd_add(&bd->tr, bd->fl.raw);
+	if (tool(bd->tr.what, bd->tr.argv, err) != 0)
+		return -1;
 	/*
 	 * Unnamed globals (OpenMP's ident_t locations) named: llvm-extract
 	 * and llvm-split make a piece's private globals hidden externals,
@@ -785,86 +885,102 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	 * count, so one piece's reference missed another's definition at
 	 * the link (the DeepSeek decode step).
 	 */
-	anon.what = "opt";
-	cmd_add(&anon, anonp);
-	cmd_add(&anon, "--passes=name-anon-globals");
-	cmd_add(&anon, fl.raw);
-	cmd_add(&anon, "-o");
-	cmd_add(&anon, fl.ll);
-	if (tool(anon.what, anon.argv, err) != 0)
-		goto out;
-	info->translate_s = util_now() - t;
+	bd->anon.what = "opt";
+	cmd_add(&bd->anon, bd->anonp);
+	cmd_add(&bd->anon, "--passes=name-anon-globals");
+	cmd_add(&bd->anon, bd->fl.raw);
+	cmd_add(&bd->anon, "-o");
+	cmd_add(&bd->anon, bd->fl.ll);
+	r = tool(bd->anon.what, bd->anon.argv, err);
+	bd->info->translate_s = util_now() - t;
+	return r != 0 ? -1 : 0;
+}
 
-	/*
-	 * 3. The program's own functions (after outlining, the calls between
-	 * dispatches) apart from the rest, and the rest in pieces.
-	 */
-	t = util_now();
-	if (nfuncs > 0) {
+/*
+ * 3. The program's own functions (after outlining, the calls between
+ * dispatches) apart from the rest, and the rest in pieces. 0/-1.
+ */
+static int
+build_split(struct build *bd, char **err)
+{
+	double t = util_now();
+	size_t i, j;
+
+	if (bd->nfuncs > 0) {
 		for (j = 0; j < 2; j++) {
-			ext[j].what = "llvm-extract";
-			cmd_add(&ext[j], extp);
+			struct build_cmd *e = &bd->ext[j];
+
+			e->what = "llvm-extract";
+			cmd_add(e, bd->extp);
 			if (j == 1)
-				cmd_add(&ext[j], "--delete");
-			for (i = 0; i < nfuncs; i++) {
-				const char *fn = analysis_function(an, i, NULL);
+				cmd_add(e, "--delete");
+			for (i = 0; i < bd->nfuncs; i++) {
+				const char *fn = analysis_function(bd->an, i,
+				    NULL);
 
-				cmd_addf(&ext[j], "--func=%s", fn);
-				cmd_addf(&ext[j], "--func=_mlir_ciface_%s", fn);
+				cmd_addf(e, "--func=%s", fn);
+				cmd_addf(e, "--func=_mlir_ciface_%s", fn);
 			}
-			cmd_add(&ext[j], fl.ll);
-			cmd_add(&ext[j], "-o");
-			cmd_add(&ext[j], j == 0 ? fl.glue : fl.rest);
+			cmd_add(e, bd->fl.ll);
+			cmd_add(e, "-o");
+			cmd_add(e, j == 0 ? bd->fl.glue : bd->fl.rest);
 		}
-		if (build_run(ext, 2, jobs, err) != 0)
-			goto out;
+		if (build_run(bd->ext, 2, bd->jobs, err) != 0)
+			return -1;
 	} else {
-		free(fl.rest);
-		fl.rest = xstrdup(fl.ll);
+		free(bd->fl.rest);
+		bd->fl.rest = xstrdup(bd->fl.ll);
 	}
-	npieces = info->ndispatches / BUILD_PIECE_MIN;
-	if (npieces > (size_t)jobs * BUILD_PIECES_PER_JOB)
-		npieces = (size_t)jobs * BUILD_PIECES_PER_JOB;
-	if (npieces < 1)
-		npieces = 1;
-	if (npieces > 1) {
-		char *prefix = util_path_join(dir, "piece.");
+	bd->npieces = bd->info->ndispatches / BUILD_PIECE_MIN;
+	if (bd->npieces > (size_t)bd->jobs * BUILD_PIECES_PER_JOB)
+		bd->npieces = (size_t)bd->jobs * BUILD_PIECES_PER_JOB;
+	if (bd->npieces < 1)
+		bd->npieces = 1;
+	if (bd->npieces > 1) {
+		char *prefix = util_path_join(bd->dir, "piece.");
 
-		split.what = "llvm-split";
-		cmd_add(&split, splitp);
-		cmd_addf(&split, "-j%zu", npieces);
-		cmd_add(&split, "--round-robin");
-		cmd_add(&split, fl.rest);
-		cmd_add(&split, "-o");
-		cmd_add(&split, prefix);
+		bd->split.what = "llvm-split";
+		cmd_add(&bd->split, bd->splitp);
+		cmd_addf(&bd->split, "-j%zu", bd->npieces);
+		cmd_add(&bd->split, "--round-robin");
+		cmd_add(&bd->split, bd->fl.rest);
+		cmd_add(&bd->split, "-o");
+		cmd_add(&bd->split, prefix);
 		free(prefix);
-		if (tool(split.what, split.argv, err) != 0)
-			goto out;
+		if (tool(bd->split.what, bd->split.argv, err) != 0)
+			return -1;
 	}
-	info->split_s = util_now() - t;
+	bd->info->split_s = util_now() - t;
+	return 0;
+}
 
-	/*
-	 * 4. The pieces compiled at the same time, up to one per CPU: the
-	 * dispatches as the measured kernels were (-O3, the backend's
-	 * flags), the program's functions at -O0 (what is left in them is
-	 * calls, buffer views and frees; -O1's register allocation alone
-	 * takes 15 s on MobileBERT's 3,000 calls, for code of the same size).
-	 */
-	t = util_now();
-	cc = xcalloc(npieces + 2, sizeof *cc);
-	for (i = 0; i < npieces + (nfuncs > 0); i++) {
-		struct build_cmd *c = &cc[ncc++];
-		int is_glue = i == npieces;
-		char *in = is_glue ? xstrdup(fl.glue) : npieces == 1 ?
-		    xstrdup(fl.rest) : xasprintf("%s/piece.%zu", dir, i);
+/*
+ * 4. The pieces compiled at the same time, up to one per CPU: the
+ * dispatches as the measured kernels were (-O3, the backend's flags), the
+ * program's functions at -O0 (what is left in them is calls, buffer views
+ * and frees; -O1's register allocation alone takes 15 s on MobileBERT's
+ * 3,000 calls, for code of the same size). 0/-1.
+ */
+static int
+build_compile(struct build *bd, char **err)
+{
+	double t = util_now();
+	size_t i, n = bd->npieces;
+
+	bd->cc = xcalloc(n + 2, sizeof *bd->cc);
+	for (i = 0; i < n + (bd->nfuncs > 0); i++) {
+		struct build_cmd *c = &bd->cc[bd->ncc++];
+		int is_glue = i == n;
+		char *in = is_glue ? xstrdup(bd->fl.glue) : n == 1 ?
+		    xstrdup(bd->fl.rest) : xasprintf("%s/piece.%zu", bd->dir, i);
 
 		c->what = "clang";
-		cmd_add(c, ccp);
+		cmd_add(c, bd->ccp);
 		cmd_add(c, is_glue ? "-O0" : "-O3");
 		cmd_add(c, "-march=native");
-		cmd_words(c, cflags);
+		cmd_words(c, bd->cflags);
 		cmd_add(c, "-fPIC");
-		cmd_add(c, omp ? "-fopenmp" : "-fno-openmp");
+		cmd_add(c, bd->omp ? "-fopenmp" : "-fno-openmp");
 		cmd_add(c, "-Wno-override-module");
 		cmd_add(c, "-Wno-unused-command-line-argument");
 		cmd_add(c, "-c");
@@ -872,102 +988,119 @@ export_build(const struct export_set *s, const char *program, int untuned,
 		cmd_add(c, "ir");
 		cmd_add(c, in);
 		cmd_add(c, "-o");
-		cmd_addf(c, "%s/piece.%zu.o", dir, i);
+		cmd_addf(c, "%s/piece.%zu.o", bd->dir, i);
 		free(in);
 	}
-	if (rest->pool)
-		cmd_pool(&cc[ncc++], ccp, fl.pool, fl.pool_o);
-	info->npieces = ncc;
-	if (build_run(cc, ncc, jobs, err) != 0)
-		goto out;
-	info->compile_s = util_now() - t;
+	if (bd->rest->pool)
+		cmd_pool(&bd->cc[bd->ncc++], bd->ccp, bd->fl.pool, bd->fl.pool_o);
+	bd->info->npieces = bd->ncc;
+	if (build_run(bd->cc, bd->ncc, bd->jobs, err) != 0)
+		return -1;
+	bd->info->compile_s = util_now() - t;
+	return 0;
+}
 
-	/*
-	 * 5. Linked with what the lowered code calls: libm (math ops),
-	 * MLIR's C runner utilities (memrefCopy, for copies of strided
-	 * memrefs), each only if used; OpenMP (-fopenmp) for threads > 1;
-	 * compiler-rt's builtins through the backend's flags.
-	 */
-	t = util_now();
-	link.what = "clang (link)";
-	cmd_add(&link, ccp);
-	cmd_add(&link, "-march=native");
-	cmd_words(&link, cflags);
-	cmd_add(&link, "-shared");
-	cmd_add(&link, "-fPIC");
-	cmd_add(&link, omp ? "-fopenmp" : "-fno-openmp");
-	cmd_addf(&link, "-Wl,-rpath,%s", AUTOSCHED_LLVM_LIB);
-	cmd_addf(&link, "-Wl,--version-script=%s", fl.exports);
-	for (i = 0; i < ncc - (rest->pool != 0); i++)
-		cmd_addf(&link, "%s/piece.%zu.o", dir, i);
-	if (rest->pool) {
-		cmd_add(&link, "-pthread");
-		cmd_add(&link, fl.pool_o);
+/*
+ * 5. Linked with what the lowered code calls: libm (math ops), MLIR's C
+ * runner utilities (memrefCopy, for copies of strided memrefs), each only
+ * if used; OpenMP (-fopenmp) for threads > 1; compiler-rt's builtins
+ * through the backend's flags. 0/-1.
+ */
+static int
+build_link(struct build *bd, char **err)
+{
+	struct build_cmd *l = &bd->link;
+	double t = util_now();
+	size_t i;
+
+	l->what = "clang (link)";
+	cmd_add(l, bd->ccp);
+	cmd_add(l, "-march=native");
+	cmd_words(l, bd->cflags);
+	cmd_add(l, "-shared");
+	cmd_add(l, "-fPIC");
+	cmd_add(l, bd->omp ? "-fopenmp" : "-fno-openmp");
+	cmd_addf(l, "-Wl,-rpath,%s", AUTOSCHED_LLVM_LIB);
+	cmd_addf(l, "-Wl,--version-script=%s", bd->fl.exports);
+	for (i = 0; i < bd->ncc - (bd->rest->pool != 0); i++)
+		cmd_addf(l, "%s/piece.%zu.o", bd->dir, i);
+	if (bd->rest->pool) {
+		cmd_add(l, "-pthread");
+		cmd_add(l, bd->fl.pool_o);
 	}
-	cmd_add(&link, fl.marker);
-	cmd_addf(&link, "-L%s", AUTOSCHED_LLVM_LIB);
-	cmd_add(&link, "-Wl,--as-needed");
-	cmd_add(&link, "-lmlir_c_runner_utils");
-	cmd_add(&link, "-lm");
-	cmd_add(&link, "-Wl,--no-as-needed");
-	cmd_add(&link, "-o");
-	cmd_add(&link, fl.so);
-	if (tool(link.what, link.argv, err) != 0)
-		goto out;
-	info->link_s = util_now() - t;
+	cmd_add(l, bd->fl.marker);
+	cmd_addf(l, "-L%s", AUTOSCHED_LLVM_LIB);
+	cmd_add(l, "-Wl,--as-needed");
+	cmd_add(l, "-lmlir_c_runner_utils");
+	cmd_add(l, "-lm");
+	cmd_add(l, "-Wl,--no-as-needed");
+	cmd_add(l, "-o");
+	cmd_add(l, bd->fl.so);
+	if (tool(l->what, l->argv, err) != 0)
+		return -1;
+	bd->info->link_s = util_now() - t;
+	return 0;
+}
 
-	if (build_signal)
+int
+export_build(const struct export_set *s, const char *program, int untuned,
+    const struct export_rest *rest, const char *out_so, const char *db,
+    struct export_build_info *info, char **err)
+{
+	struct build bd;
+	struct util_out_guard g;
+	struct sigaction old[BUILD_NSIGNALS];
+	char *buf = NULL;
+	size_t len;
+	int rc = -1;
+
+	memset(info, 0, sizeof *info);
+	memset(&bd, 0, sizeof bd);
+	bd.program = program;
+	bd.rest = rest;
+	bd.info = info;
+	bd.be = backend_emitter();
+	bd.marker = build_marker();
+	if (bd.be == NULL) {
+		util_seterr(err, "no backend of this build emits whole programs "
+		    "(a transform library's parts)");
+		free(bd.marker);
+		return -1;
+	}
+	bd.jobs = util_ncpus();
+	if (bd.jobs < 1)
+		bd.jobs = 1;
+	if (bd.jobs > BUILD_JOBS_MAX)
+		bd.jobs = BUILD_JOBS_MAX;
+	info->jobs = bd.jobs;
+	build_signals_on(old);
+	build_guard(&g, db, program, bd.marker);
+	if (util_out_check(out_so, &g, err) != 0 || build_load(&bd, err) != 0)
+		goto out;
+	if ((rc = build_choose(&bd, s, untuned, err)) != 0)
+		goto out;
+	rc = -1;
+	if (build_signal || build_scratch(&bd, err) != 0 ||
+	    build_outline(&bd, err) != 0)
+		goto out;
+	build_tools(&bd);
+	if (build_lower(&bd, err) != 0 || build_split(&bd, err) != 0 ||
+	    build_compile(&bd, err) != 0 || build_link(&bd, err) != 0 ||
+	    build_signal)
 		goto out;
 	/* Copied beside out_so through util_out: never over what it refuses. */
-	if (util_read_file(fl.so, 1u << 30, &buf, &len, err) != 0 ||
+	if (util_read_file(bd.fl.so, 1u << 30, &buf, &len, err) != 0 ||
 	    util_out_write(out_so, buf, len, &g, err) != 0)
 		goto out;
 	rc = 0;
 out:
-	if (dir != NULL)
-		scratch_remove(dir);
-	for (i = 0; i < BUILD_NSIGNALS; i++)
-		sigaction(build_signals[i], &old[i], NULL);
+	build_free(&bd);
+	build_signals_off(old);
 	if (rc != 0 && build_signal) {
 		util_seterr(err, "%s: interrupted (signal %d); nothing written",
 		    program, (int)build_signal);
 		rc = 128 + build_signal;
 	}
-	for (i = 0; i < ncc; i++)
-		cmd_free(&cc[i]);
-	free(cc);
-	cmd_free(&opt);
-	cmd_free(&tr);
-	cmd_free(&ext[0]);
-	cmd_free(&ext[1]);
-	cmd_free(&split);
-	cmd_free(&anon);
-	cmd_free(&link);
-	files_free(&fl);
-	export_free(b);
-	analysis_free(an);
-	free(dir);
-	free(tmpl);
-	free(otext);
-	free(text);
-	free(plugin);
-	free(cflags);
-	free(map);
 	free(buf);
-	free(marker);
-	free(mtext);
-	free(pipe);
-	free(optp);
-	free(trp);
-	free(ccp);
-	free(extp);
-	free(splitp);
-	free(anonp);
-	free(rest_pass);
-	free(rest_plugin);
-	free(rest_text);
-	free(math_pass);
-	free(math_plugin);
-	free(math_text);
 	return rc;
 }

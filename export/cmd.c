@@ -22,6 +22,74 @@ struct cmd_opts {
 	int		 rest_given;	/* one of them was given */
 };
 
+/*
+ * One of build's options for the rest of the program (--rest,
+ * --rest-threads, --math, --buffers: ch) into o->rest. 0, or -1 after the
+ * message.
+ */
+static int
+parse_rest_opt(struct cmd_opts *o, int ch)
+{
+	char *end;
+
+	switch (ch) {
+	case 'R':
+		if (strcmp(optarg, "vector") == 0)
+			o->rest.mode = EXPORT_REST_VECTOR;
+		else if (strcmp(optarg, "loops") == 0)
+			o->rest.mode = EXPORT_REST_LOOPS;
+		else {
+			fprintf(stderr, "autosched: --rest %s: expected vector "
+			    "or loops\n", optarg);
+			return -1;
+		}
+		return 0;
+	case 'T':
+		o->rest.threads = (int)strtol(optarg, &end, 10);
+		if (*end != '\0' || *optarg == '\0' || o->rest.threads < 1 ||
+		    o->rest.threads > 1024) {
+			fprintf(stderr, "autosched: --rest-threads %s: expected "
+			    "a number of threads, 1 to 1024\n", optarg);
+			return -1;
+		}
+		return 0;
+	case 'm':
+		if (strcmp(optarg, "fast") == 0)
+			o->rest.math = EXPORT_MATH_FAST;
+		else if (strcmp(optarg, "exact") == 0)
+			o->rest.math = EXPORT_MATH_EXACT;
+		else {
+			fprintf(stderr, "autosched: --math %s: expected fast or "
+			    "exact\n", optarg);
+			return -1;
+		}
+		return 0;
+	default:	/* 'b' */
+		if (strcmp(optarg, "pool") == 0)
+			o->rest.pool = 1;
+		else if (strcmp(optarg, "malloc") == 0)
+			o->rest.pool = 0;
+		else {
+			fprintf(stderr, "autosched: --buffers %s: expected pool "
+			    "or malloc\n", optarg);
+			return -1;
+		}
+		return 0;
+	}
+}
+
+/* The defaults: the default store; build's rest vectorized, fast math, pooled. */
+static void
+cmd_opts_init(struct cmd_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->db = store_default_path();
+	o->rest.mode = EXPORT_REST_VECTOR;
+	o->rest.threads = util_ncpus() > 0 ? util_ncpus() : 1;
+	o->rest.math = EXPORT_MATH_FAST;
+	o->rest.pool = 1;
+}
+
 /* Parse the options both commands take. 0, 1 (--help shown) or -1. */
 static int
 parse_opts(int argc, char **argv, struct cmd_opts *o, void (*usage)(FILE *))
@@ -43,15 +111,9 @@ parse_opts(int argc, char **argv, struct cmd_opts *o, void (*usage)(FILE *))
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	char *end;
 	int ch;
 
-	memset(o, 0, sizeof *o);
-	o->db = store_default_path();
-	o->rest.mode = EXPORT_REST_VECTOR;
-	o->rest.threads = util_ncpus() > 0 ? util_ncpus() : 1;
-	o->rest.math = EXPORT_MATH_FAST;
-	o->rest.pool = 1;
+	cmd_opts_init(o);
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -93,50 +155,11 @@ parse_opts(int argc, char **argv, struct cmd_opts *o, void (*usage)(FILE *))
 			o->untuned = 1;
 			break;
 		case 'R':
-			if (strcmp(optarg, "vector") == 0)
-				o->rest.mode = EXPORT_REST_VECTOR;
-			else if (strcmp(optarg, "loops") == 0)
-				o->rest.mode = EXPORT_REST_LOOPS;
-			else {
-				fprintf(stderr, "autosched: --rest %s: expected "
-				    "vector or loops\n", optarg);
-				return -1;
-			}
-			o->rest_given = 1;
-			break;
 		case 'T':
-			o->rest.threads = (int)strtol(optarg, &end, 10);
-			if (*end != '\0' || *optarg == '\0' ||
-			    o->rest.threads < 1 || o->rest.threads > 1024) {
-				fprintf(stderr, "autosched: --rest-threads %s: "
-				    "expected a number of threads, 1 to 1024\n",
-				    optarg);
-				return -1;
-			}
-			o->rest_given = 1;
-			break;
 		case 'm':
-			if (strcmp(optarg, "fast") == 0)
-				o->rest.math = EXPORT_MATH_FAST;
-			else if (strcmp(optarg, "exact") == 0)
-				o->rest.math = EXPORT_MATH_EXACT;
-			else {
-				fprintf(stderr, "autosched: --math %s: expected "
-				    "fast or exact\n", optarg);
-				return -1;
-			}
-			o->rest_given = 1;
-			break;
 		case 'b':
-			if (strcmp(optarg, "pool") == 0)
-				o->rest.pool = 1;
-			else if (strcmp(optarg, "malloc") == 0)
-				o->rest.pool = 0;
-			else {
-				fprintf(stderr, "autosched: --buffers %s: expected "
-				    "pool or malloc\n", optarg);
+			if (parse_rest_opt(o, ch) != 0)
 				return -1;
-			}
 			o->rest_given = 1;
 			break;
 		case 'h':

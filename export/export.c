@@ -76,6 +76,91 @@ by_iree(const struct backend_ops *be)
 	return be != NULL && be->export_iree_attr != NULL;
 }
 
+/* 1 when row r's backend be has a schedule this build can export, else 0 (said). */
+static int
+load_exportable(const struct backend_ops *be, const struct store_best *r,
+    enum export_for what)
+{
+	char *on, *bn;
+
+	if (be == NULL || (be->export_op == NULL && (what != EXPORT_IREE ||
+	    be->export_iree_attr == NULL))) {
+		on = util_escape(r->op_name ? r->op_name : "");
+		bn = util_escape(r->backend ? r->backend : "");
+		fprintf(stderr, "autosched: warning: %s: backend %s has no "
+		    "schedule to export%s; skipped\n", on, bn, by_iree(be) ?
+		    " (it tunes IREE's codegen: export it with --format "
+		    "iree-spec or annotate)" : "");
+		free(on);
+		free(bn);
+		return 0;
+	}
+	if (be->schedule_tag != NULL &&
+	    strstr(r->toolchain, be->schedule_tag) == NULL) {
+		on = util_escape(r->op_name ? r->op_name : "");
+		fprintf(stderr, "autosched: warning: %s: measured with another "
+		    "schedule version than this build's (%s); skipped (tune it "
+		    "again)\n", on, be->schedule_tag);
+		free(on);
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * Row r (of backend be) into s: its op read from its trials, one entry per
+ * op signature, the fastest row's (for IREE, a row measured with IREE
+ * first). r is emptied when taken. 0 (taken or skipped), or -1 with *err.
+ */
+static int
+load_row(struct export_set *s, struct store *st, struct store_best *r,
+    const struct backend_ops *be, enum export_for what, char **err)
+{
+	struct export_entry *e = NULL;
+	struct op_desc op;
+	char *sig, *on;
+	size_t j;
+
+	memset(&op, 0, sizeof op);
+	if (store_trial_foreach(st, r->op_id, r->target_id, NULL, copy_op, &op,
+	    err) < 0)
+		return -1;
+	if (op.kind == NULL) {
+		on = util_escape(r->op_name ? r->op_name : "");
+		fprintf(stderr, "autosched: warning: %s: no trial describes the "
+		    "op; skipped\n", on);
+		free(on);
+		return 0;
+	}
+	sig = store_op_signature(&op);
+	/* One config per op: the fastest target's. */
+	for (j = 0; j < s->n; j++) {
+		if (strcmp(s->e[j].sig, sig) == 0) {
+			e = &s->e[j];
+			break;
+		}
+	}
+	/* For IREE, a row measured with IREE beats any other. */
+	if (e != NULL && (what == EXPORT_IREE && by_iree(e->be) !=
+	    by_iree(be) ? by_iree(e->be) : e->best.gflops >= r->gflops)) {
+		free((char *)op.kind);
+		free((char *)op.op_name);
+		free((char *)op.name);
+		free(sig);
+		return 0;
+	}
+	if (e != NULL)
+		export_entry_clear(e);
+	else
+		e = &s->e[s->n++];
+	e->best = *r;
+	memset(r, 0, sizeof *r);
+	e->op = op;
+	e->sig = sig;
+	e->be = be;
+	return 0;
+}
+
 int
 export_load(const char *db, const char *op_filter, int64_t job,
     enum export_for what, struct export_set **out, char **err)
@@ -83,7 +168,7 @@ export_load(const char *db, const char *op_filter, int64_t job,
 	struct store *st = NULL;
 	struct store_best *rows = NULL;
 	struct export_set *s;
-	size_t n = 0, i, j;
+	size_t n = 0, i;
 	int rc = -1;
 
 	*out = NULL;
@@ -99,71 +184,11 @@ export_load(const char *db, const char *op_filter, int64_t job,
 		n = EXPORT_MAX_OPS;
 	s->e = xcalloc(n ? n : 1, sizeof *s->e);
 	for (i = 0; i < n; i++) {
-		struct store_best *r = &rows[i];
-		const struct backend_ops *be = backend_find(r->backend);
-		struct export_entry *e = NULL;
-		struct op_desc op;
-		char *sig, *on, *bn;
+		const struct backend_ops *be = backend_find(rows[i].backend);
 
-		if (be == NULL || (be->export_op == NULL && (what !=
-		    EXPORT_IREE || be->export_iree_attr == NULL))) {
-			on = util_escape(r->op_name ? r->op_name : "");
-			bn = util_escape(r->backend ? r->backend : "");
-			fprintf(stderr, "autosched: warning: %s: backend %s has "
-			    "no schedule to export%s; skipped\n", on, bn,
-			    by_iree(be) ? " (it tunes IREE's codegen: export "
-			    "it with --format iree-spec or annotate)" : "");
-			free(on);
-			free(bn);
-			continue;
-		}
-		if (be->schedule_tag != NULL &&
-		    strstr(r->toolchain, be->schedule_tag) == NULL) {
-			on = util_escape(r->op_name ? r->op_name : "");
-			fprintf(stderr, "autosched: warning: %s: measured with "
-			    "another schedule version than this build's (%s); "
-			    "skipped (tune it again)\n", on, be->schedule_tag);
-			free(on);
-			continue;
-		}
-		memset(&op, 0, sizeof op);
-		if (store_trial_foreach(st, r->op_id, r->target_id, NULL,
-		    copy_op, &op, err) < 0)
+		if (load_exportable(be, &rows[i], what) &&
+		    load_row(s, st, &rows[i], be, what, err) != 0)
 			goto out;
-		if (op.kind == NULL) {
-			on = util_escape(r->op_name ? r->op_name : "");
-			fprintf(stderr, "autosched: warning: %s: no trial "
-			    "describes the op; skipped\n", on);
-			free(on);
-			continue;
-		}
-		sig = store_op_signature(&op);
-		/* One config per op: the fastest target's. */
-		for (j = 0; j < s->n; j++) {
-			if (strcmp(s->e[j].sig, sig) == 0) {
-				e = &s->e[j];
-				break;
-			}
-		}
-		/* For IREE, a row measured with IREE beats any other. */
-		if (e != NULL && (what == EXPORT_IREE && by_iree(e->be) !=
-		    by_iree(be) ? by_iree(e->be) : e->best.gflops >=
-		    r->gflops)) {
-			free((char *)op.kind);
-			free((char *)op.op_name);
-			free((char *)op.name);
-			free(sig);
-			continue;
-		}
-		if (e != NULL)
-			export_entry_clear(e);
-		else
-			e = &s->e[s->n++];
-		e->best = *r;
-		memset(r, 0, sizeof *r);
-		e->op = op;
-		e->sig = sig;
-		e->be = be;
 	}
 	*out = s;
 	s = NULL;
@@ -419,39 +444,50 @@ export_transform(const struct export_set *s)
 	return export_transform_text(s, NULL, NULL);
 }
 
-char *
-export_transform_text(const struct export_set *s,
-    const struct backend_ops *be, char **plugin_out)
-{
-	char *buf = NULL, **keys, *mod = NULL, *plugin = NULL;
-	size_t len = 0, i, j, ngroups = 0;
-	size_t *group = xcalloc(s->n ? s->n : 1, sizeof *group);
-	size_t *skip = xcalloc(s->n ? s->n : 1, sizeof *skip);
-	FILE *f = open_memstream(&buf, &len);
-	const char *tag = "";
+/*
+ * The entries of a transform library in groups that one matcher tells
+ * apart (coarse keys: sizes, bit widths, body), and the entries whose
+ * exact filter an earlier one already has (skip: 1 + that one).
+ */
+struct tx_groups {
+	size_t		*group;		/* per entry: its group */
+	size_t		*skip;		/* per entry: 0, or 1 + the entry it is like */
+	char		**keys;		/* per group */
+	size_t		 ngroups;
+	const char	*tag;		/* the backends' schedule tag */
+};
 
-	keys = xcalloc(s->n ? s->n : 1, sizeof *keys);
+static void
+tx_groups_make(const struct export_set *s, struct tx_groups *g)
+{
+	size_t i, j, n = s->n ? s->n : 1;
+
+	g->group = xcalloc(n, sizeof *g->group);
+	g->skip = xcalloc(n, sizeof *g->skip);
+	g->keys = xcalloc(n, sizeof *g->keys);
+	g->ngroups = 0;
+	g->tag = "";
 	for (i = 0; i < s->n; i++) {
 		char *k = coarse_key(&s->e[i].op);
 
-		for (j = 0; j < ngroups; j++) {
-			if (strcmp(keys[j], k) == 0)
+		for (j = 0; j < g->ngroups; j++) {
+			if (strcmp(g->keys[j], k) == 0)
 				break;
 		}
-		if (j == ngroups)
-			keys[ngroups++] = k;
+		if (j == g->ngroups)
+			g->keys[g->ngroups++] = k;
 		else
 			free(k);
-		group[i] = j;
+		g->group[i] = j;
 		if (s->e[i].be->schedule_tag != NULL)
-			tag = s->e[i].be->schedule_tag;
+			g->tag = s->e[i].be->schedule_tag;
 	}
 	/* An op the filters cannot tell from an earlier one: 1 + that one. */
 	for (i = 0; i < s->n; i++) {
-		for (j = 0; j < i && skip[i] == 0; j++) {
-			if (skip[j] == 0 && same_filter(&s->e[i].op,
+		for (j = 0; j < i && g->skip[i] == 0; j++) {
+			if (g->skip[j] == 0 && same_filter(&s->e[i].op,
 			    &s->e[j].op)) {
-				skip[i] = j + 1;
+				g->skip[i] = j + 1;
 				fprintf(stderr, "autosched: warning: %s: the "
 				    "transform library cannot tell it from %s "
 				    "(only the signedness of operands differs); "
@@ -460,23 +496,58 @@ export_transform_text(const struct export_set *s,
 			}
 		}
 	}
+}
+
+static void
+tx_groups_free(struct tx_groups *g)
+{
+	size_t j;
+
+	for (j = 0; j < g->ngroups; j++)
+		free(g->keys[j]);
+	free(g->keys);
+	free(g->group);
+	free(g->skip);
+}
+
+/*
+ * The module-level part of be (the entries' first backend's when NULL):
+ * *mod, and *plugin when its schedules need the backend's pass plugin.
+ */
+static void
+tx_module(const struct export_set *s, const struct backend_ops *be,
+    char **mod, char **plugin)
+{
+	const struct op_desc **ops;
+	const struct config **cfgs;
+	size_t i;
+
+	*mod = *plugin = NULL;
 	/* One module-level part: the backends that export share mlir-cpu's. */
 	if (be == NULL && s->n > 0)
 		be = s->e[0].be;
-	if (be != NULL) {
-		const struct op_desc **ops = xcalloc(s->n + 1, sizeof *ops);
-		const struct config **cfgs = xcalloc(s->n + 1, sizeof *cfgs);
-
-		for (i = 0; i < s->n; i++) {
-			ops[i] = &s->e[i].op;
-			cfgs[i] = &s->e[i].best.config;
-		}
-		mod = be->export_module("autosched_module", ops, cfgs, s->n);
-		if (be->export_plugin != NULL)
-			plugin = be->export_plugin(ops, cfgs, s->n);
-		free(ops);
-		free(cfgs);
+	if (be == NULL)
+		return;
+	ops = xcalloc(s->n + 1, sizeof *ops);
+	cfgs = xcalloc(s->n + 1, sizeof *cfgs);
+	for (i = 0; i < s->n; i++) {
+		ops[i] = &s->e[i].op;
+		cfgs[i] = &s->e[i].best.config;
 	}
+	*mod = be->export_module("autosched_module", ops, cfgs, s->n);
+	if (be->export_plugin != NULL)
+		*plugin = be->export_plugin(ops, cfgs, s->n);
+	free(ops);
+	free(cfgs);
+}
+
+/* The library's opening comment: how to use it, and one line per entry. */
+static void
+tx_header(FILE *f, const struct export_set *s, const char *tag,
+    const char *plugin)
+{
+	size_t i;
+
 	fprintf(f, "// autosched transform library (%s): the schedules autosched "
 	    "measured,\n// one per tuned op, each behind a matcher of that op "
 	    "alone. Use:\n//   mlir-opt PROGRAM.mlir %s%s%s"
@@ -498,6 +569,90 @@ export_transform_text(const struct export_set *s,
 		    "THIS_FILE},transform-interpreter)'\n");
 	for (i = 0; i < s->n; i++)
 		emit_entry_comment(f, &s->e[i]);
+}
+
+/* Group j's matcher and the sequence applying its entries' schedules. */
+static void
+tx_group_seqs(FILE *f, const struct export_set *s, const struct tx_groups *g,
+    size_t j)
+{
+	size_t i, first = 0;
+
+	for (i = 0; i < s->n; i++) {
+		if (g->group[i] == j) {
+			first = i;
+			break;
+		}
+	}
+	fprintf(f, "  // Ops shaped like %s (sizes, bit widths, body).\n",
+	    s->e[first].sig);
+	fprintf(f, "  transform.named_sequence @autosched_match_%zu("
+	    "%%op: !transform.any_op {transform.readonly}) -> "
+	    "!transform.any_op {\n", j);
+	emit_match_body(f, &s->e[first].op);
+	fprintf(f, "    transform.yield %%op : !transform.any_op\n  }\n");
+	fprintf(f, "  // Each schedule applies to its op only: layout and "
+	    "element types exact.\n");
+	fprintf(f, "  transform.named_sequence @autosched_apply_%zu("
+	    "%%op: !transform.any_op {transform.readonly}) {\n", j);
+	for (i = 0; i < s->n; i++) {
+		if (g->group[i] != j)
+			continue;
+		if (g->skip[i] != 0) {
+			fprintf(f, "    // %s: left out (its filter is %s's; the "
+			    "signedness of operands is not visible to transform "
+			    "ops)\n", s->e[i].sig, s->e[g->skip[i] - 1].sig);
+			continue;
+		}
+		emit_exact_filter(f, &s->e[i].op, i);
+	}
+	for (i = 0; i < s->n; i++) {
+		if (g->group[i] != j || g->skip[i] != 0)
+			continue;
+		fprintf(f, "    transform.foreach %%x%zu : !transform.any_op {\n"
+		    "    ^bb0(%%o: !transform.any_op):\n      transform.include "
+		    "@autosched_op_%zu failures(propagate) (%%o) : "
+		    "(!transform.any_op) -> ()\n    }\n", i, i);
+	}
+	fprintf(f, "    transform.yield\n  }\n");
+}
+
+/* @__transform_main: every group's match and apply, then the module part. */
+static void
+tx_main(FILE *f, size_t ngroups, int has_mod)
+{
+	size_t j;
+
+	fprintf(f, "  transform.named_sequence @__transform_main(%%root: "
+	    "!transform.any_op {transform.consumed}) {\n");
+	/* No op to schedule (build --untuned of a program without one): no matcher. */
+	if (ngroups > 0) {
+		fprintf(f, "    %%r = transform.foreach_match in %%root");
+		for (j = 0; j < ngroups; j++)
+			fprintf(f, "%s\n        @autosched_match_%zu -> "
+			    "@autosched_apply_%zu", j ? "," : "", j, j);
+		fprintf(f, "\n        : (!transform.any_op) -> "
+		    "!transform.any_op\n");
+	}
+	if (has_mod)
+		fprintf(f, "    transform.include @autosched_module "
+		    "failures(propagate) (%s) : (!transform.any_op) -> ()\n",
+		    ngroups > 0 ? "%r" : "%root");
+	fprintf(f, "    transform.yield\n  }\n}\n");
+}
+
+char *
+export_transform_text(const struct export_set *s,
+    const struct backend_ops *be, char **plugin_out)
+{
+	struct tx_groups g;
+	char *buf = NULL, *mod, *plugin;
+	size_t len = 0, i, j;
+	FILE *f = open_memstream(&buf, &len);
+
+	tx_groups_make(s, &g);
+	tx_module(s, be, &mod, &plugin);
+	tx_header(f, s, g.tag, plugin);
 	fprintf(f, "module attributes {transform.with_named_sequence} {\n");
 	for (i = 0; i < s->n; i++) {
 		char name[48], *part;
@@ -510,72 +665,12 @@ export_transform_text(const struct export_set *s,
 	}
 	if (mod != NULL)
 		fputs(mod, f);
-	free(mod);
-	for (j = 0; j < ngroups; j++) {
-		size_t first = 0;
-
-		for (i = 0; i < s->n; i++) {
-			if (group[i] == j) {
-				first = i;
-				break;
-			}
-		}
-		fprintf(f, "  // Ops shaped like %s (sizes, bit widths, body).\n",
-		    s->e[first].sig);
-		fprintf(f, "  transform.named_sequence @autosched_match_%zu("
-		    "%%op: !transform.any_op {transform.readonly}) -> "
-		    "!transform.any_op {\n", j);
-		emit_match_body(f, &s->e[first].op);
-		fprintf(f, "    transform.yield %%op : !transform.any_op\n  }\n");
-		fprintf(f, "  // Each schedule applies to its op only: layout and "
-		    "element types exact.\n");
-		fprintf(f, "  transform.named_sequence @autosched_apply_%zu("
-		    "%%op: !transform.any_op {transform.readonly}) {\n", j);
-		for (i = 0; i < s->n; i++) {
-			if (group[i] != j)
-				continue;
-			if (skip[i] != 0) {
-				fprintf(f, "    // %s: left out (its filter is "
-				    "%s's; the signedness of operands is not "
-				    "visible to transform ops)\n", s->e[i].sig,
-				    s->e[skip[i] - 1].sig);
-				continue;
-			}
-			emit_exact_filter(f, &s->e[i].op, i);
-		}
-		for (i = 0; i < s->n; i++) {
-			if (group[i] != j || skip[i] != 0)
-				continue;
-			fprintf(f, "    transform.foreach %%x%zu : "
-			    "!transform.any_op {\n    ^bb0(%%o: "
-			    "!transform.any_op):\n      transform.include "
-			    "@autosched_op_%zu failures(propagate) (%%o) : "
-			    "(!transform.any_op) -> ()\n    }\n", i, i);
-		}
-		fprintf(f, "    transform.yield\n  }\n");
-	}
-	fprintf(f, "  transform.named_sequence @__transform_main(%%root: "
-	    "!transform.any_op {transform.consumed}) {\n");
-	/* No op to schedule (build --untuned of a program without one): no matcher. */
-	if (ngroups > 0) {
-		fprintf(f, "    %%r = transform.foreach_match in %%root");
-		for (j = 0; j < ngroups; j++)
-			fprintf(f, "%s\n        @autosched_match_%zu -> "
-			    "@autosched_apply_%zu", j ? "," : "", j, j);
-		fprintf(f, "\n        : (!transform.any_op) -> "
-		    "!transform.any_op\n");
-	}
-	if (mod != NULL)
-		fprintf(f, "    transform.include @autosched_module "
-		    "failures(propagate) (%s) : (!transform.any_op) -> ()\n",
-		    ngroups > 0 ? "%r" : "%root");
-	fprintf(f, "    transform.yield\n  }\n}\n");
+	for (j = 0; j < g.ngroups; j++)
+		tx_group_seqs(f, s, &g, j);
+	tx_main(f, g.ngroups, mod != NULL);
 	fclose(f);
-	for (j = 0; j < ngroups; j++)
-		free(keys[j]);
-	free(keys);
-	free(group);
-	free(skip);
+	free(mod);
+	tx_groups_free(&g);
 	if (plugin_out != NULL)
 		*plugin_out = plugin;
 	else
@@ -741,85 +836,88 @@ emit_iree_match_body(FILE *f, const struct op_desc *op)
 	    "!transform.param<i64>\n", (long long)op->k);
 }
 
-int
-export_iree_spec(const struct export_set *s, const char *syntax,
-    enum export_matcher mk, char **text, char **err)
+/*
+ * The entries a spec holds: those with a tuned config (attrs) that the
+ * matchers of mk tell apart (keys), each an index into the set (use).
+ */
+struct spec_sel {
+	char	**keys, **attrs;
+	size_t	 *use, n;
+	size_t	  nnote;	/* rows of backends no spec applies to */
+};
+
+static void
+spec_sel_free(struct spec_sel *x)
 {
-	const char *tpl = iree_template(syntax, err);
-	char *buf = NULL, **keys, **attrs;
-	size_t len = 0, i, j, nk = 0, nnote = 0, *use;
-	FILE *f;
+	size_t j;
 
-	*text = NULL;
-	if (tpl == NULL)
-		return -1;
-	keys = xcalloc(s->n ? s->n : 1, sizeof *keys);
-	use = xcalloc(s->n ? s->n : 1, sizeof *use);
-	attrs = xcalloc(s->n ? s->n : 1, sizeof *attrs);
-	for (i = 0; i < s->n; i++) {
-		char *k, *attr = iree_attr(&s->e[i], syntax, tpl);
-
-		/* No spec applies to the rows of such a backend: left out. */
-		if (s->e[i].be != NULL && s->e[i].be->spec_note != NULL) {
-			fprintf(stderr, "autosched: note: %s (backend %s): left "
-			    "out of the spec: %s\n", s->e[i].sig,
-			    s->e[i].be->name, s->e[i].be->spec_note);
-			nnote++;
-			free(attr);
-			continue;
-		}
-
-		if (attr == NULL) {
-			fprintf(stderr, "autosched: note: %s: IREE's own config "
-			    "was kept (the tuned ones were not measurably "
-			    "faster); nothing to put in the spec\n",
-			    s->e[i].sig);
-			continue;
-		}
-		/*
-		 * IREE's matcher compares maps, element types and sizes: only
-		 * the signedness of integer operands is not seen. The upstream
-		 * ones see sizes and bit widths alone.
-		 */
-		k = mk == EXPORT_MATCH_IREE ? NULL : coarse_key(&s->e[i].op);
-		for (j = 0; j < nk; j++) {
-			if (mk == EXPORT_MATCH_IREE ? same_filter(&s->e[i].op,
-			    &s->e[use[j]].op) : strcmp(keys[j], k) == 0)
-				break;
-		}
-		if (j < nk) {
-			fprintf(stderr, "autosched: warning: %s: the spec's %s "
-			    "matchers cannot tell it from %s (%s); left out of "
-			    "the spec\n", s->e[i].sig, mk == EXPORT_MATCH_IREE ?
-			    "IREE" : "upstream", s->e[use[j]].sig,
-			    mk == EXPORT_MATCH_IREE ? "only the signedness of "
-			    "operands differs" : "same sizes and bit widths, "
-			    "another layout or type");
-			free(k);
-			free(attr);
-			continue;
-		}
-		attrs[nk] = attr;
-		use[nk] = i;
-		keys[nk++] = k;
+	for (j = 0; j < x->n; j++) {
+		free(x->keys[j]);
+		free(x->attrs[j]);
 	}
-	if (nk == 0) {
-		free(keys);
-		free(attrs);
-		free(use);
-		if (nnote > 0)
-			util_seterr(err, "no op to put in the spec: %zu of %zu "
-			    "measured on a target no IREE tuning spec applies "
-			    "to (IREE 3.13 ignores --iree-codegen-tuning-spec-"
-			    "path for CUDA); use `autosched annotate "
-			    "PROGRAM.mlir` for those, the rest kept IREE's own "
-			    "config", nnote, s->n);
-		else
-			util_seterr(err, "no op to put in the spec: IREE's own "
-			    "config was kept for every one");
-		return 1;
+	free(x->keys);
+	free(x->attrs);
+	free(x->use);
+}
+
+/* 1 when entry i goes in the spec (its attr kept in x), else 0 (said). */
+static int
+spec_take(const struct export_set *s, size_t i, const char *syntax,
+    const char *tpl, enum export_matcher mk, struct spec_sel *x)
+{
+	char *k, *attr = iree_attr(&s->e[i], syntax, tpl);
+	size_t j;
+
+	/* No spec applies to the rows of such a backend: left out. */
+	if (s->e[i].be != NULL && s->e[i].be->spec_note != NULL) {
+		fprintf(stderr, "autosched: note: %s (backend %s): left out of "
+		    "the spec: %s\n", s->e[i].sig, s->e[i].be->name,
+		    s->e[i].be->spec_note);
+		x->nnote++;
+		free(attr);
+		return 0;
 	}
-	f = open_memstream(&buf, &len);
+	if (attr == NULL) {
+		fprintf(stderr, "autosched: note: %s: IREE's own config was kept "
+		    "(the tuned ones were not measurably faster); nothing to put "
+		    "in the spec\n", s->e[i].sig);
+		return 0;
+	}
+	/*
+	 * IREE's matcher compares maps, element types and sizes: only the
+	 * signedness of integer operands is not seen. The upstream ones see
+	 * sizes and bit widths alone.
+	 */
+	k = mk == EXPORT_MATCH_IREE ? NULL : coarse_key(&s->e[i].op);
+	for (j = 0; j < x->n; j++) {
+		if (mk == EXPORT_MATCH_IREE ? same_filter(&s->e[i].op,
+		    &s->e[x->use[j]].op) : strcmp(x->keys[j], k) == 0)
+			break;
+	}
+	if (j < x->n) {
+		fprintf(stderr, "autosched: warning: %s: the spec's %s matchers "
+		    "cannot tell it from %s (%s); left out of the spec\n",
+		    s->e[i].sig, mk == EXPORT_MATCH_IREE ? "IREE" : "upstream",
+		    s->e[x->use[j]].sig, mk == EXPORT_MATCH_IREE ? "only the "
+		    "signedness of operands differs" : "same sizes and bit "
+		    "widths, another layout or type");
+		free(k);
+		free(attr);
+		return 0;
+	}
+	x->attrs[x->n] = attr;
+	x->use[x->n] = i;
+	x->keys[x->n++] = k;
+	return 1;
+}
+
+/* The spec's text: its comments, one matcher per entry, the entry point. */
+static void
+spec_write(FILE *f, const struct export_set *s, const struct spec_sel *x,
+    const char *syntax, enum export_matcher mk)
+{
+	size_t j;
+
 	fprintf(f, "// autosched IREE llvm-cpu tuning spec (IREE attribute "
 	    "syntax %s, %s matchers).\n// iree-compile --mlir-disable-threading "
 	    "--iree-codegen-tuning-spec-path=THIS_FILE …\n// (IREE 3.13 can "
@@ -829,8 +927,8 @@ export_iree_spec(const struct export_set *s, const char *syntax,
 	    "// codegen with this config, mlir-cpu autosched's own codegen "
 	    "(not IREE's).\n", syntax ? syntax : export_iree_syntax[0],
 	    mk == EXPORT_MATCH_IREE ? "IREE's" : "upstream");
-	for (j = 0; j < nk; j++)
-		emit_entry_comment(f, &s->e[use[j]]);
+	for (j = 0; j < x->n; j++)
+		emit_entry_comment(f, &s->e[x->use[j]]);
 	fprintf(f, "module @autosched_spec attributes "
 	    "{transform.with_named_sequence} {\n");
 	fprintf(f, "  transform.named_sequence @apply_op_config(%%op: "
@@ -839,8 +937,8 @@ export_iree_spec(const struct export_set *s, const char *syntax,
 	    "    transform.annotate %%op \"compilation_info\" = %%config : "
 	    "!transform.any_op, !transform.any_param\n"
 	    "    transform.yield\n  }\n");
-	for (j = 0; j < nk; j++) {
-		const struct export_entry *e = &s->e[use[j]];
+	for (j = 0; j < x->n; j++) {
+		const struct export_entry *e = &s->e[x->use[j]];
 
 		fprintf(f, "  transform.named_sequence @match_%s(%%op: "
 		    "!transform.any_op {transform.readonly}) -> "
@@ -850,7 +948,7 @@ export_iree_spec(const struct export_set *s, const char *syntax,
 		else
 			emit_match_body(f, &e->op);
 		fprintf(f, "    %%config = transform.param.constant %s -> "
-		    "!transform.any_param\n", attrs[j]);
+		    "!transform.any_param\n", x->attrs[j]);
 		fprintf(f, "    transform.yield %%op, %%config : "
 		    "!transform.any_op, !transform.any_param\n  }\n");
 	}
@@ -858,19 +956,50 @@ export_iree_spec(const struct export_set *s, const char *syntax,
 	    "!transform.any_op {transform.consumed}) -> !transform.any_op\n"
 	    "      attributes {iree_codegen.tuning_spec_entrypoint} {\n");
 	fprintf(f, "    %%res = transform.foreach_match in %%variant_op");
-	for (j = 0; j < nk; j++)
+	for (j = 0; j < x->n; j++)
 		fprintf(f, "%s\n        @match_%s -> @apply_op_config",
-		    j ? "," : "", s->e[use[j]].sig);
+		    j ? "," : "", s->e[x->use[j]].sig);
 	fprintf(f, "\n        : (!transform.any_op) -> !transform.any_op\n");
 	fprintf(f, "    transform.yield %%res : !transform.any_op\n  }\n}\n");
-	fclose(f);
-	for (j = 0; j < nk; j++) {
-		free(keys[j]);
-		free(attrs[j]);
+}
+
+int
+export_iree_spec(const struct export_set *s, const char *syntax,
+    enum export_matcher mk, char **text, char **err)
+{
+	const char *tpl = iree_template(syntax, err);
+	struct spec_sel x;
+	char *buf = NULL;
+	size_t len = 0, i, n = s->n ? s->n : 1;
+	FILE *f;
+
+	*text = NULL;
+	if (tpl == NULL)
+		return -1;
+	memset(&x, 0, sizeof x);
+	x.keys = xcalloc(n, sizeof *x.keys);
+	x.use = xcalloc(n, sizeof *x.use);
+	x.attrs = xcalloc(n, sizeof *x.attrs);
+	for (i = 0; i < s->n; i++)
+		(void)spec_take(s, i, syntax, tpl, mk, &x);
+	if (x.n == 0) {
+		if (x.nnote > 0)
+			util_seterr(err, "no op to put in the spec: %zu of %zu "
+			    "measured on a target no IREE tuning spec applies "
+			    "to (IREE 3.13 ignores --iree-codegen-tuning-spec-"
+			    "path for CUDA); use `autosched annotate "
+			    "PROGRAM.mlir` for those, the rest kept IREE's own "
+			    "config", x.nnote, s->n);
+		else
+			util_seterr(err, "no op to put in the spec: IREE's own "
+			    "config was kept for every one");
+		spec_sel_free(&x);
+		return 1;
 	}
-	free(keys);
-	free(attrs);
-	free(use);
+	f = open_memstream(&buf, &len);
+	spec_write(f, s, &x, syntax, mk);
+	fclose(f);
+	spec_sel_free(&x);
 	*text = buf;
 	return 0;
 }

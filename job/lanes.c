@@ -11,6 +11,17 @@
  * runs (steps.c, job_unlock), which is when the other lanes get on.
  * Results are recorded as they end, each in its own transaction, as with
  * one lane; a stop or an error ends every lane after its unit.
+ *
+ * A time_budget holds across the lanes (lanes_afford): the scheduler's
+ * reserve for the ops' confirm and final rounds assumes the lanes finish
+ * side by side at the speed of one op alone, which they do not when there
+ * are more lanes than places that really measure at once (ops_at_once
+ * above the nodes or their CPUs: Slurm queues the steps, and four lanes'
+ * finishes on two one-CPU nodes took 5 to 25 times the reserve). Here a
+ * round starts only if what is left of the budget pays for it and for the
+ * open ops' finishes, each measurement of them counted as long as a tune
+ * trial of the op took, and once a finish has ended, at the pace it was
+ * measured to run beside the others'.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -18,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfg/cfg.h"
 #include "job/job.h"
 #include "job/job_int.h"
 #include "util/util.h"
@@ -28,6 +40,28 @@ enum lane_kind {
 	LANE_BASELINE,
 	LANE_ROUND,
 	LANE_FINISH
+};
+
+/*
+ * A finish's measurement beside the other lanes' work, in tune trials of
+ * its op: four lanes on two one-CPU nodes took 1.25 times as long.
+ */
+#define LANES_FINISH_MARGIN	1.5
+
+/*
+ * What the lanes learnt about the finishes (under c->mu): the largest
+ * ratio of a finish's wall time to its estimate (lanes_finish_est).
+ */
+struct lanes_ledger {
+	double	 rho;		/* 0 until a finish has ended */
+	int	 said;		/* the end of the search logged */
+	double	*round_s;	/* per op: seconds its round in flight may take */
+};
+
+/* A lane's argument: the job and the ledger all its lanes share. */
+struct lanes_ctx {
+	struct job		*c;
+	struct lanes_ledger	*lg;
 };
 
 struct lane_unit {
@@ -58,11 +92,91 @@ lanes_baseline(struct job *c, struct lane_unit *u)
 }
 
 /*
+ * Seconds op's confirm and final rounds take in a lane: as many
+ * measurements as schedule.c's sched_reserve counts, each half again as
+ * long as a tune trial of the op took (compile included; beside the other
+ * lanes' work a finish's measurement took 1.25 times as long, while the
+ * baseline's, the scheduler's figure, was measured up to 30 times shorter).
+ */
+static double
+lanes_finish_est(const struct job *c, const struct job_op *jo)
+{
+	int confirm = c->cfg->confirm_top > 1 ? c->cfg->confirm_top + 1 : 0;
+	double m = jo->trial_s > 0 ? jo->trial_s : 2 * jo->meas_s;
+
+	if (jo->finished)
+		return 0;
+	if (jo->meas_s > m)
+		m = jo->meas_s;
+	return LANES_FINISH_MARGIN * m * (double)(confirm *
+	    JOB_CONFIRM_ROUNDS + JOB_FINAL_ROUNDS * 4);
+}
+
+/*
+ * Seconds the open ops' finishes will take, all lanes: after the longest
+ * round in flight, side by side, as many at once as there are lanes, each
+ * at its estimate, or at the pace measured once a finish has ended.
+ */
+static double
+lanes_reserve(const struct job *c, const struct lanes_ledger *lg)
+{
+	double sum = 0, est, wait = 0;
+	size_t i;
+	int open = 0;
+
+	for (i = 0; i < c->nops; i++) {
+		if ((est = lanes_finish_est(c, &c->ops[i])) > 0) {
+			sum += est;
+			open++;
+		}
+		/* An op's finish waits for its round in flight. */
+		if (lg->round_s[i] > wait)
+			wait = lg->round_s[i];
+	}
+	if (open == 0)
+		return 0;
+	if (lg->rho > 0)
+		sum *= lg->rho;
+	return wait + sum / (double)(open < c->lanes ? open : c->lanes);
+}
+
+/*
+ * Whether what is left of the time budget pays for round u and the
+ * finishes after it: 1 (u->n cut to what it pays for), or 0: the search
+ * ends (logged once).
+ */
+static int
+lanes_afford(struct job *c, struct lanes_ledger *lg, struct lane_unit *u)
+{
+	const struct job_op *jo = &c->ops[u->op];
+	double per = jo->trial_s > 0 ? jo->trial_s : 2 * jo->meas_s;
+	double reserve, left;
+
+	if (c->time_budget <= 0 || per <= 0)
+		return 1;
+	reserve = lanes_reserve(c, lg);
+	left = c->time_budget - c->spent_before - job_elapsed(c) - reserve;
+	if (left >= per * (double)u->n)
+		return 1;
+	if (left >= per) {
+		u->n = (int64_t)(left / per);
+		return 1;
+	}
+	if (!lg->said)
+		job_log(c, "info", "time_budget: %.0f s left, %.0f s kept for "
+		    "the ops' confirm and final rounds with %d ops at once: "
+		    "the search ends", left + reserve, reserve, c->lanes);
+	lg->said = 1;
+	return 0;
+}
+
+/*
  * The next round from the scheduler (recorded as a decision), or the end
  * of the plan once no round is in flight. LANE_NONE: no round now.
  */
 static enum lane_kind
-lanes_round(struct job *c, struct lane_unit *u, char **err)
+lanes_round(struct job *c, struct lanes_ledger *lg, struct lane_unit *u,
+    char **err)
 {
 	double gain;
 	const char *why;
@@ -75,6 +189,8 @@ lanes_round(struct job *c, struct lane_unit *u, char **err)
 		return LANE_NONE;
 	}
 	r = sched_next(c, &u->op, &u->n, &gain, &why);
+	if (r > 0 && !lanes_afford(c, lg, u))
+		r = 0;
 	if (r > 0) {
 		if (sched_record(c, u->op, u->n, gain, why, err) != 0)
 			return LANE_NONE;
@@ -82,6 +198,8 @@ lanes_round(struct job *c, struct lane_unit *u, char **err)
 	}
 	if (r < 0)
 		return LANE_WAIT;	/* the plan's next op is in a lane */
+	if (c->time_budget > 0 && lg->said)
+		c->plan_over = 1;	/* rounds in flight end as they are */
 	if (c->rounds_out == 0)
 		c->plan_over = 1;
 	return LANE_NONE;
@@ -108,7 +226,7 @@ lanes_finish(struct job *c, struct lane_unit *u)
 
 /* What a lane does next. Under c->mu. */
 static enum lane_kind
-lanes_pick(struct job *c, struct lane_unit *u)
+lanes_pick(struct job *c, struct lanes_ledger *lg, struct lane_unit *u)
 {
 	char *err = NULL;
 	enum lane_kind k;
@@ -117,7 +235,7 @@ lanes_pick(struct job *c, struct lane_unit *u)
 		return c->units > 0 ? LANE_WAIT : LANE_NONE;
 	if ((k = lanes_baseline(c, u)) != LANE_NONE)
 		return k;
-	k = lanes_round(c, u, &err);
+	k = lanes_round(c, lg, u, &err);
 	if (err != NULL) {
 		c->lane_failed = 1;
 		c->lane_err = err;
@@ -134,9 +252,11 @@ lanes_pick(struct job *c, struct lane_unit *u)
 
 /* Run one unit (c->mu held; the steps let go of it while they measure). */
 static int
-lanes_run(struct job *c, const struct lane_unit *u, char **err)
+lanes_run(struct job *c, struct lanes_ledger *lg, const struct lane_unit *u,
+    char **err)
 {
 	struct job_op *jo = &c->ops[u->op];
+	double est = lanes_finish_est(c, jo), t0 = job_elapsed(c);
 	int64_t done = 0;
 	int r = 0;
 
@@ -145,11 +265,17 @@ lanes_run(struct job *c, const struct lane_unit *u, char **err)
 		r = steps_baseline(c, jo, err);
 		break;
 	case LANE_ROUND:
+		lg->round_s[u->op] = (jo->trial_s > 0 ? jo->trial_s :
+		    2 * jo->meas_s) * (double)u->n;
 		r = steps_search_round(c, jo, u->n, &done, err);
+		lg->round_s[u->op] = 0;
 		sched_after(c, u->op, done);
 		break;
 	case LANE_FINISH:
 		r = steps_finish(c, jo, err);
+		/* How fast finishes run beside the other lanes' work. */
+		if (r == 0 && est > 0 && (job_elapsed(c) - t0) / est > lg->rho)
+			lg->rho = (job_elapsed(c) - t0) / est;
 		if (r >= 0)
 			job_close_op(c, jo);
 		break;
@@ -163,14 +289,15 @@ lanes_run(struct job *c, const struct lane_unit *u, char **err)
 static void *
 lanes_lane(void *arg)
 {
-	struct job *c = arg;
+	struct lanes_ctx *x = arg;
+	struct job *c = x->c;
 	struct lane_unit u;
 	char *err = NULL;
 
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
 		memset(&u, 0, sizeof u);
-		u.kind = lanes_pick(c, &u);
+		u.kind = lanes_pick(c, x->lg, &u);
 		if (u.kind == LANE_NONE)
 			break;
 		if (u.kind == LANE_WAIT) {
@@ -183,7 +310,7 @@ lanes_lane(void *arg)
 			c->rounds_out++;
 			c->inflight_trials += u.n;
 		}
-		if (lanes_run(c, &u, &err) != 0 && !c->lane_failed) {
+		if (lanes_run(c, x->lg, &u, &err) != 0 && !c->lane_failed) {
 			c->lane_failed = 1;
 			c->lane_err = err;
 			err = NULL;
@@ -207,9 +334,13 @@ int
 lanes_work(struct job *c, char **err)
 {
 	pthread_t th[JOB_BATCH_MAX];
+	struct lanes_ledger lg;
+	struct lanes_ctx x = { c, &lg };
 	sigset_t all, old;
 	int i, n = 0, e = 0;
 
+	memset(&lg, 0, sizeof lg);
+	lg.round_s = xcalloc(c->nops > 0 ? c->nops : 1, sizeof *lg.round_s);
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->lane_cv, NULL);
 	job_log(c, "info", "%d ops worked on at once (one per measurement "
@@ -218,7 +349,7 @@ lanes_work(struct job *c, char **err)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (i = 1; i < c->lanes && i < JOB_BATCH_MAX; i++) {
-		if ((e = pthread_create(&th[n], NULL, lanes_lane, c)) != 0)
+		if ((e = pthread_create(&th[n], NULL, lanes_lane, &x)) != 0)
 			break;
 		n++;
 	}
@@ -226,13 +357,14 @@ lanes_work(struct job *c, char **err)
 	if (e != 0 && n == 0)
 		job_log(c, "warning", "cannot start a lane: %s; one op at a "
 		    "time", strerror(e));
-	(void)lanes_lane(c);
+	(void)lanes_lane(&x);
 	for (i = 0; i < n; i++)
 		pthread_join(th[i], NULL);
 	/* From here on, one thread: the lock is not taken again. */
 	c->lanes = 1;
 	pthread_cond_destroy(&c->lane_cv);
 	pthread_mutex_destroy(&c->mu);
+	free(lg.round_s);
 	if (c->lane_failed) {
 		*err = c->lane_err;
 		c->lane_err = NULL;
