@@ -388,6 +388,8 @@ static const struct {
 	{ "--comment=", "._-:+@", 0 },
 	{ "--mem=", "", 1 },
 	{ "--mem-per-cpu=", "", 1 },
+	/* The node's GPUs a step takes (a GPU partition: --gres=gpu:1, gpu:h100:1). */
+	{ "--gres=", "._-:,", 0 },
 };
 
 #define SRUN_VALUE_MAX	64	/* characters of one option's value */

@@ -242,6 +242,7 @@ test_executor(void)
 	    "[Env]\nslurm_srun_args = --account=a;b\n", "'--account=a;b': expected",
 	    "[Env]\nslurm_srun_args = --account=a$(id)\n", "expected --account= a name",
 	    "[Env]\nslurm_srun_args = --mem=4X\n", "expected --mem= a size",
+	    "[Env]\nslurm_srun_args = --gres=gpu;reboot\n", "'--gres=gpu;reboot': expected",
 	    "[Env]\nslurm_srun_args = --account=perf /bin/sh\n", "'/bin/sh' is not",
 	};
 	struct cfg *cfg;
@@ -271,6 +272,12 @@ test_executor(void)
 	    " --reservation=r1 --constraint=avx512&hbm --comment=tune:v8"
 	    " --mem=4G --mem-per-cpu=512M\n")) != NULL)
 		cfg_free(cfg);
+	/* A GPU partition: the step's GPUs, and nothing that is not a gres. */
+	if ((cfg = LOAD_OK("[Env]\ninput_file = matmul.mlir\nslurm_srun_args ="
+	    " --gres=gpu:h100:1\n")) != NULL) {
+		CHECK_STR(cfg->exec.slurm_srun_args, "--gres=gpu:h100:1");
+		cfg_free(cfg);
+	}
 	for (i = 0; i < sizeof bad / sizeof bad[0]; i += 2) {
 		err = parse_err(bad[i], strlen(bad[i]), 0);
 		CHECK(err != NULL && strstr(err, bad[i + 1]) != NULL);
