@@ -595,9 +595,11 @@ export_build(const struct export_set *s, const char *program, int untuned,
 	char *math_pass = NULL, *math_plugin = NULL, *math_text = NULL;
 	char *plugins[3];
 	struct util_out_guard g;
+	struct analysis_fused fused;
 	size_t len, nfuncs, npieces = 1, ncc = 0;
 	const char *bin = getenv("AUTOSCHED_LLVM_BIN");
 	const char *tmpdir = getenv("TMPDIR");
+	const char *keep = getenv("AUTOSCHED_BUILD_KEEP");
 	struct sigaction sa, old[BUILD_NSIGNALS];
 	int rc = -1, omp = 0, jobs = util_ncpus();
 	double t;
@@ -683,6 +685,8 @@ export_build(const struct export_set *s, const char *program, int untuned,
 		math_pass = be->export_math_pass(&math_plugin);
 	if (math_pass == NULL)
 		info->rest.math = EXPORT_MATH_EXACT;
+	if (be->export_op_fused == NULL)
+		info->rest.fuse = 0;
 	if (!untuned && info->ntuned == 0) {
 		util_seterr(err, "%s: the store has no best config for any op "
 		    "of it (build --untuned for default schedules)", program);
@@ -715,10 +719,12 @@ export_build(const struct export_set *s, const char *program, int untuned,
 
 	/* 1. The program cut into dispatches, the library, the exports. */
 	t = util_now();
-	if (analysis_outline(program, 1, &otext, &info->ndispatches,
-	    err) != 0)
+	if (analysis_outline_fused(program, 1, info->rest.fuse, &otext,
+	    &info->ndispatches, &fused, err) != 0)
 		goto out;
-	text = export_transform_text(b, be, &plugin);
+	info->nfused_ops = fused.nops;
+	info->nfused = fused.nconsumers;
+	text = export_transform_text(b, be, info->rest.fuse, &plugin);
 	mtext = xasprintf("/* Marks the library as autosched's (util_out). */\n"
 	    "__attribute__((used, visibility(\"default\")))\n"
 	    "const char autosched_built_library[] = \"%s\";\n", marker);
@@ -924,7 +930,10 @@ export_build(const struct export_set *s, const char *program, int untuned,
 		goto out;
 	rc = 0;
 out:
-	if (dir != NULL)
+	if (dir != NULL && keep != NULL && *keep != '\0')
+		fprintf(stderr, "autosched: scratch files kept in %s "
+		    "(AUTOSCHED_BUILD_KEEP)\n", dir);
+	else if (dir != NULL)
 		scratch_remove(dir);
 	for (i = 0; i < BUILD_NSIGNALS; i++)
 		sigaction(build_signals[i], &old[i], NULL);

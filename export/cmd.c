@@ -40,6 +40,7 @@ parse_opts(int argc, char **argv, struct cmd_opts *o, void (*usage)(FILE *))
 		{ "rest-threads", required_argument, NULL, 'T' },
 		{ "math", required_argument, NULL, 'm' },
 		{ "buffers", required_argument, NULL, 'b' },
+		{ "fuse", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -52,6 +53,7 @@ parse_opts(int argc, char **argv, struct cmd_opts *o, void (*usage)(FILE *))
 	o->rest.threads = util_ncpus() > 0 ? util_ncpus() : 1;
 	o->rest.math = EXPORT_MATH_FAST;
 	o->rest.pool = 1;
+	o->rest.fuse = 1;
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -135,6 +137,18 @@ parse_opts(int argc, char **argv, struct cmd_opts *o, void (*usage)(FILE *))
 			else {
 				fprintf(stderr, "autosched: --buffers %s: expected "
 				    "pool or malloc\n", optarg);
+				return -1;
+			}
+			o->rest_given = 1;
+			break;
+		case 'F':
+			if (strcmp(optarg, "on") == 0)
+				o->rest.fuse = 1;
+			else if (strcmp(optarg, "off") == 0)
+				o->rest.fuse = 0;
+			else {
+				fprintf(stderr, "autosched: --fuse %s: expected "
+				    "on or off\n", optarg);
 				return -1;
 			}
 			o->rest_given = 1;
@@ -347,6 +361,7 @@ build_usage(FILE *f)
 	    "usage: autosched build PROGRAM.mlir [--db PATH] [-o LIB.so] [--untuned]\n"
 	    "                       [--rest vector|loops] [--rest-threads N]\n"
 	    "                       [--math fast|exact] [--buffers pool|malloc]\n"
+	    "                       [--fuse on|off]\n"
 	    "Compile the whole program to a shared object with the store's best\n"
 	    "schedule for each op tuned on this machine (the default schedule,\n"
 	    "with a warning, for the others). Every function is exported with\n"
@@ -365,6 +380,11 @@ build_usage(FILE *f)
 	    "owns, one per thread, reused by the next call (pool, the default:\n"
 	    "no page faults after the first call; autosched_pool_release()\n"
 	    "frees the calling thread's), or malloc'd and freed every call.\n"
+	    "--fuse: a matmul's chain of elementwise consumers (bias add,\n"
+	    "scale, activation, residual add) in its dispatch, in place, run by\n"
+	    "each thread on its chunk of the matmul right after it where the\n"
+	    "schedule splits it evenly (on, the default), or each consumer a\n"
+	    "dispatch and a pass over memory of its own (off).\n"
 	    "Default -o: PROGRAM.so in the current folder. Scratch files go to\n"
 	    "$TMPDIR (default /tmp). Exit 128+N when signal N (SIGINT, SIGTERM,\n"
 	    "SIGHUP) stopped it: its tools killed, nothing written. A TOSA\n"
@@ -437,6 +457,12 @@ export_cmd_build(int argc, char **argv)
 	fprintf(stderr, "autosched: %s: math %s, buffers %s\n", out,
 	    info.rest.math == EXPORT_MATH_FAST ? "fast" : "exact",
 	    info.rest.pool ? "pool" : "malloc");
+	if (info.rest.fuse)
+		fprintf(stderr, "autosched: %s: %zu consumer%s fused into %zu "
+		    "tuned op%s\n", out, info.nfused, info.nfused == 1 ? "" :
+		    "s", info.nfused_ops, info.nfused_ops == 1 ? "" : "s");
+	else
+		fprintf(stderr, "autosched: %s: fusion off\n", out);
 	rc = 0;
 out:
 	export_free(s);
