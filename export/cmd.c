@@ -459,7 +459,7 @@ export_cmd_build(int argc, char **argv)
 	    info.rest.pool ? "pool" : "malloc");
 	if (info.rest.fuse)
 		fprintf(stderr, "autosched: %s: %zu consumer%s fused into %zu "
-		    "tuned op%s\n", out, info.nfused, info.nfused == 1 ? "" :
+		    "matmul%s\n", out, info.nfused, info.nfused == 1 ? "" :
 		    "s", info.nfused_ops, info.nfused_ops == 1 ? "" : "s");
 	else
 		fprintf(stderr, "autosched: %s: fusion off\n", out);

@@ -171,6 +171,7 @@ struct gen {
 	FILE			*unroll;	/* the dot kernel's unrolls */
 	int			 fit;		/* every leaf fits the dot kernel */
 	int			 fused;		/* the op's dispatch has its epilogue (build --fuse) */
+	int			 mm_kept;	/* no step consumes the op's handle */
 };
 
 /* Names of the iteration dims from the batch's (-1) on. */
@@ -477,6 +478,55 @@ gen_fuse_par(struct gen *g, const char *sfx, const char *par, int64_t n)
 }
 
 /*
+ * The fused epilogue (g->fused) of an op one thread runs whole (sizes s):
+ * along the op's outermost cache loop (the batch, else N when its cache
+ * tile divides it into several), the last consumer tiled, the other
+ * consumers and the op fused into that loop, the consumers tiled into rows
+ * of vectors; then the op's cache tiles inside it as gen_cache_split makes
+ * them for one step's sizes. Else (no such loop) the op's schedule alone:
+ * the consumers run after it in its dispatch.
+ */
+static void
+gen_fuse_serial(struct gen *g, const int64_t s[3])
+{
+	int64_t tn = g->c->v[KNOB_TILE_N], ps[3] = { s[0], s[1], s[2] };
+	int64_t nb = g->op->batch > 0 ? g->op->batch : 1;
+	char sfx[16], outer[48], tile[48], loops[8], width[24], what[64];
+	char tf[32], *types;
+	int nl = g->batch ? 3 : 2;
+
+	if (g->batch ? nb < 2 : (tn >= s[1] || s[1] % tn != 0)) {
+		gen_cache_split(g, g->root, s, 0);
+		return;
+	}
+	if (g->batch) {
+		snprintf(outer, sizeof outer, "1, 0, 0");
+		snprintf(what, sizeof what, "one matrix of the batch a step");
+	} else {
+		ps[1] = tn;
+		snprintf(outer, sizeof outer, "0, %lld", (long long)tn);
+		snprintf(what, sizeof what, "N by its cache tile, %lld",
+		    (long long)tn);
+	}
+	gen_suffix(g, sfx, sizeof sfx);
+	snprintf(width, sizeof width, "%lld", (long long)epi_width(ps[1]));
+	snprintf(tile, sizeof tile, "%s1, %s", g->batch ? "1, " : "", width);
+	snprintf(loops, sizeof loops, "%d", nl);
+	types = any_ops(nl);
+	{
+		const char *const kv[] = { "S", sfx, "OUTER_TILE", outer,
+		    "WHAT", what, "EPI_TILE", tile, "EPI_LOOPS", loops,
+		    "EPI_TYPES", types, "EPI_N", width, NULL };
+
+		gen_fill(g, mlircpu_tpl_fuse_serial_mlir, kv);
+	}
+	free(types);
+	g->mm_kept = 1;
+	snprintf(tf, sizeof tf, "%%tf%s", sfx);
+	gen_cache_split(g, tf, ps, 0);
+}
+
+/*
  * Threads: one chunk per thread of the batch, else of M, else of N (N
  * first for the dot kernels: each thread then packs only its own columns
  * of B), whichever splits into whole cache tiles evenly. Else the dimension
@@ -498,7 +548,10 @@ gen_par(struct gen *g, const int64_t s[3])
 	const char *in = g->root;
 
 	if (th <= 1) {
-		gen_cache_split(g, g->root, s, 0);
+		if (g->fused)
+			gen_fuse_serial(g, s);
+		else
+			gen_cache_split(g, g->root, s, 0);
 		return;
 	}
 	if (n_first) {
@@ -538,7 +591,10 @@ gen_par(struct gen *g, const int64_t s[3])
 	}
 	if (best == -2) {
 		/* Too small to share: one thread does it all. */
-		gen_cache_split(g, g->root, s, 0);
+		if (g->fused)
+			gen_fuse_serial(g, s);
+		else
+			gen_cache_split(g, g->root, s, 0);
 		return;
 	}
 	if (best_main < (best < 0 ? nb : s[best])) {
@@ -714,6 +770,7 @@ mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
 	{
 		const char *const kv[] = {
 			"NAME", seq_name, "VERSION", version,
+			"MM_EFFECT", g.mm_kept ? "readonly" : "consumed",
 			"CONFIG", name, "LEAVES", leaves,
 			"UNROLL", unroll, "PRE_HOIST", pre, "POST_HOIST", post,
 			"CONTRACT", g.kernel == KERNEL_DOT_BF16 ? contract_bf16 :

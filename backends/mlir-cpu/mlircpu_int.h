@@ -19,6 +19,7 @@ extern const char mlircpu_tpl_tile_serial_mlir[];
 extern const char mlircpu_tpl_tile_parallel_mlir[];
 extern const char mlircpu_tpl_fuse_in_place_mlir[];
 extern const char mlircpu_tpl_fuse_parallel_mlir[];
+extern const char mlircpu_tpl_fuse_serial_mlir[];
 extern const char mlircpu_tpl_pack_transpose_mlir[];
 extern const char mlircpu_tpl_pack_keep_mlir[];
 extern const char mlircpu_tpl_peel_m_mlir[];

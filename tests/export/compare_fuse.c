@@ -6,8 +6,9 @@
  * TYPE is a tensor type's shape and element (64x128xf32, 1x384xi32); the
  * first NRES are the results'. f32 inputs are in [-1, 1), integer inputs 0
  * or 1 (valid token, segment and mask ids of a language model). TOL 0: the
- * results must be equal bit for bit; else every f32 within TOL x max(1,
- * |A's|) of A's. Prints the largest difference; exit 0 when all agree.
+ * results must be equal bit for bit and no f32 a NaN; else every f32
+ * within TOL x max(1, |A's|) of A's. Prints the largest difference; exit 0
+ * when all agree.
  */
 #include <dlfcn.h>
 #include <math.h>
@@ -125,14 +126,21 @@ compare(const struct tensor *x, int r, const void *pa, const void *pb,
 	int64_t j, bad = 0;
 
 	if (tol == 0 || !x->is_f32) {
+		int64_t nan = 0;
+
 		for (j = 0; j < x->n; j++) {
 			if (memcmp((const char *)pa + j * x->esz,
 			    (const char *)pb + j * x->esz, x->esz) != 0)
 				bad++;
+			if (x->is_f32 && isnan(fa[j]))
+				nan++;
 		}
-		printf("result %d: %lld of %lld elements differ (bit for bit)\n",
-		    r, (long long)bad, (long long)x->n);
-		return bad != 0;
+		printf("result %d: %lld of %lld elements differ (bit for bit), "
+		    "%lld NaN%s\n", r, (long long)bad, (long long)x->n,
+		    (long long)nan, x->is_f32 ? "" : " (not f32)");
+		if (x->is_f32 && x->n > 1)
+			printf("result %d: first values %g, %g\n", r, fa[0], fa[1]);
+		return bad != 0 || nan != 0;
 	}
 	for (j = 0; j < x->n; j++) {
 		double d = fabs((double)fa[j] - fb[j]);

@@ -52,7 +52,7 @@ build() {
 }
 build on on
 check "fuse on: build exits 0" eq "$?" 0
-check "fuse on: 4 consumers fused into 2 tuned ops" grep -q 'on.so: 4 consumers fused into 2 tuned ops' "$T/err_on"
+check "fuse on: 4 consumers fused into 2 matmuls" grep -q 'on.so: 4 consumers fused into 2 matmuls' "$T/err_on"
 check "fuse on: 4 dispatches (2 fills, 2 matmuls with their epilogue)" grep -q 'on.so: 4 dispatches' "$T/err_on"
 check "fuse on: no transform warning" bash -c "! grep -q 'warning' '$T/err_on'"
 build off off
@@ -78,32 +78,44 @@ check "untuned dense layer: fused = unfused" nolsan "$CMP" "$T/uoff.so" "$T/uon.
 check "untuned batch matmul scaled: fused = unfused" nolsan "$CMP" "$T/uoff.so" "$T/uon.so" bscale 0 1 $BSCALE
 
 # The fused schedules ran: after the transform library, the consumers are
-# vector code in the dispatch (inside the matmul's thread loop); unfused,
-# they are still linalg ops there (the rest pass vectorizes them later).
-# scheduled MODE: the kept scratch program of a build, up to the schedules.
+# vector code inside the matmul's loops; unfused, they are still linalg
+# ops there (the rest pass vectorizes them later).
+# within REGION OP FILE: "in" when OP (math.tanh) on vectors is nested in
+# an op named REGION: scf.forall (the threads' chunks), scf.for (the serial
+# loops), func.func (anywhere).
+within() {
+	awk -v loop="$1 " -v op="$2 %" '!inl && index($0, loop) { ld = d; inl = 1 }
+	    inl && index($0, op) && index($0, "vector<") { print "in"; exit }
+	    { d += gsub(/{/, "{") - gsub(/}/, "}"); if (inl && d <= ld) inl = 0 }' "$3"
+}
+# scheduled NAME BUILD-ARGS...: the kept scratch program of a build of
+# fuse.mlir, up to the schedules, into sched_NAME.mlir.
 scheduled() {
-	local d
+	local d name=$1
+	shift
 	rm -rf "$T/keep"/*
 	TMPDIR=$T/keep AUTOSCHED_BUILD_KEEP=1 deadline 240 "$AS" build \
-	    "$T/fuse.mlir" --db "$T/s.db" --fuse "$1" -o "$T/k$1.so" 2> "$T/err_k$1"
+	    "$T/fuse.mlir" "$@" -o "$T/k$name.so" 2> "$T/err_k$name"
 	d=$(ls -d "$T/keep"/autosched-build-* | head -1)
-	deadline 120 "$BIN/mlir-opt" "$d/program.mlir" --pass-pipeline="builtin.module(transform-preload-library{transform-library-paths=$d/lib.mlir},func.func(convert-elementwise-to-linalg,canonicalize),transform-interpreter)" -o "$T/sched_$1.mlir" 2> "$T/opt_$1"
+	deadline 120 "$BIN/mlir-opt" "$d/program.mlir" --pass-pipeline="builtin.module(transform-preload-library{transform-library-paths=$d/lib.mlir},func.func(convert-elementwise-to-linalg,canonicalize),transform-interpreter)" -o "$T/sched_$name.mlir" 2> "$T/opt_$name"
 }
-# in_forall OP FILE: "in" when math.OP is nested in an scf.forall.
-in_forall() {
-	awk -v op="math.$1" '/scf.forall/ && !inf { fd = d; inf = 1 }
-	    inf && index($0, op) { print "in"; exit }
-	    { d += gsub(/{/, "{") - gsub(/}/, "}"); if (inf && d <= fd) inf = 0 }' "$2"
-}
-scheduled on
+scheduled on --db "$T/s.db" --fuse on
 check "fuse on: the scratch folder kept when asked" grep -q 'scratch files kept in' "$T/err_kon"
 check "fuse on: the schedules apply" test -s "$T/sched_on.mlir"
-check "fuse on: tanh in vectors inside the dense dispatch" grep -q 'math.tanh %.* : vector<' "$T/sched_on.mlir"
-check "fuse on: the scale in vectors inside the batch matmul's dispatch" grep -q 'arith.mulf %.*, %cst.* : vector<' "$T/sched_on.mlir"
-check "fuse on: each thread's loop runs its epilogue" eq "$(in_forall tanh "$T/sched_on.mlir")" in
-scheduled off
-check "fuse off: tanh not yet vectors after the schedules" bash -c "! grep -q 'math.tanh %.* : vector<' '$T/sched_off.mlir'"
-check "fuse off: tanh outside the thread loops" eq "$(in_forall tanh "$T/sched_off.mlir")" ""
+check "fuse on: no transform warning" bash -c "! grep -q 'warning' '$T/opt_on'"
+check "fuse on: tanh in vectors in the dense layer's thread loop" eq "$(within scf.forall math.tanh "$T/sched_on.mlir")" in
+check "fuse on: the scale in vectors in the batch matmul's thread loop" eq "$(within scf.forall arith.mulf "$T/sched_on.mlir")" in
+scheduled off --db "$T/s.db" --fuse off
+check "fuse off: the schedules apply" test -s "$T/sched_off.mlir"
+check "fuse off: tanh not in vectors after the schedules" eq "$(within func.func math.tanh "$T/sched_off.mlir")" ""
+check "fuse off: the scale not in vectors after the schedules" eq "$(within func.func arith.mulf "$T/sched_off.mlir")" ""
+# One thread (the default schedules): the batch matmul's consumer fused
+# into its serial loop over the batch, the scale after each matrix.
+scheduled uon --untuned --fuse on
+check "untuned, fuse on: no transform warning" bash -c "! grep -q 'warning' '$T/opt_uon'"
+check "untuned, fuse on: the scale in vectors in the batch loop" eq "$(within scf.for arith.mulf "$T/sched_uon.mlir")" in
+scheduled uoff --untuned --fuse off
+check "untuned, fuse off: the scale not in vectors" eq "$(within func.func arith.mulf "$T/sched_uoff.mlir")" ""
 
 "$AS" build "$T/fuse.mlir" --untuned --fuse maybe -o "$T/bad.so" 2> "$T/err_bad"
 check "--fuse maybe: exit 2" eq "$?" 2
