@@ -79,9 +79,48 @@ analysis_kind_quantized(const char *kind)
 	return kind != NULL && strncmp(kind, "quantized_", 10) == 0;
 }
 
+/* The same geometry, every size known. */
+static int
+geometry_same(const struct op_conv *a, const struct op_conv *b)
+{
+	int	i;
+
+	for (i = 0; i < 4; i++) {
+		if (a->pad[i] != b->pad[i])
+			return 0;
+	}
+	for (i = 0; i < 2; i++) {
+		if (a->stride[i] != b->stride[i] ||
+		    a->dilation[i] != b->dilation[i])
+			return 0;
+	}
+	return a->layout == b->layout && a->n == b->n && a->h == b->h &&
+	    a->w == b->w && a->c == b->c && a->f == b->f && a->kh == b->kh &&
+	    a->kw == b->kw && a->oh == b->oh && a->ow == b->ow &&
+	    a->n >= 0 && a->h >= 0 && a->w >= 0 && a->c >= 0 && a->f >= 0 &&
+	    a->kh >= 0 && a->kw >= 0 && a->oh >= 0 && a->ow >= 0;
+}
+
+/* Both convolutions left as convolutions, of the same geometry and types. */
+static int
+conv_same(const struct op_desc *a, const struct op_desc *b)
+{
+	return !a->tunable && !b->tunable && a->conv.layout != CONV_NONE &&
+	    a->kind != NULL && b->kind != NULL &&
+	    strcmp(a->kind, b->kind) == 0 &&
+	    geometry_same(&a->conv, &b->conv) && a->lhs == b->lhs &&
+	    a->rhs == b->rhs && a->acc == b->acc &&
+	    a->lhs_unsigned == b->lhs_unsigned &&
+	    a->rhs_unsigned == b->rhs_unsigned &&
+	    a->reason != NULL && b->reason != NULL &&
+	    strcmp(a->reason, b->reason) == 0;
+}
+
 int
 analysis_op_same(const struct op_desc *a, const struct op_desc *b)
 {
+	if (conv_same(a, b))
+		return 1;
 	return a->tunable && b->tunable && a->kind != NULL &&
 	    b->kind != NULL && strcmp(a->kind, b->kind) == 0 &&
 	    a->batch == b->batch && a->m == b->m && a->n == b->n &&

@@ -31,6 +31,31 @@ const char	*analysis_operand_name(enum elem_type, int is_unsigned);
 size_t		 analysis_elem_size(enum elem_type);
 int		 analysis_elem_is_float(enum elem_type);
 
+/* The 2-D convolutions the analysis reads: which op, so which layout. */
+enum conv_layout {
+	CONV_NONE = 0,		/* not one of them */
+	CONV_NHWC_HWCF,		/* linalg.conv_2d_nhwc_hwcf */
+	CONV_NCHW_FCHW,		/* linalg.conv_2d_nchw_fchw */
+	CONV_DW_NHWC_HWC,	/* linalg.depthwise_conv_2d_nhwc_hwc */
+};
+
+/*
+ * A 2-D convolution's geometry as the program has it (layout CONV_NONE for
+ * every other op): the input N×H×W×C before padding (the padding being a
+ * tensor.pad of zeros over H and W that produces the conv's input), F
+ * filters of KH×KW (F = C for a depthwise conv), the output OH×OW, strides
+ * and dilations from the op's attributes (1 where it has none). Sizes not
+ * known statically are -1. No pointers: an op_desc copies freely.
+ */
+struct op_conv {
+	enum conv_layout layout;
+	int64_t		 n, h, w, c, f;
+	int64_t		 kh, kw, oh, ow;
+	int64_t		 stride[2];	/* H, W */
+	int64_t		 dilation[2];	/* H, W */
+	int64_t		 pad[4];	/* top, bottom, left, right */
+};
+
 /*
  * One contraction-like op found in the input: every (batch) matmul, and the
  * ops that look like one but are not (mmt4d, matvec, convolutions, dynamic
@@ -57,7 +82,41 @@ struct op_desc {
 	const char	*loc;		/* "file:line:col" (an explicit loc() in the IR wins; :0:0 if none) */
 	int		 tunable;
 	const char	*reason;	/* why not tunable; NULL when tunable */
+	/*
+	 * A convolution's geometry (conv.layout != CONV_NONE). A conv on
+	 * tensors (not depthwise) is tuned as the matmul of its im2col: kind
+	 * "matmul", m = N·OH·OW, n = F, k = KH·KW·C (NHWC/HWCF; NCHW/FCHW with
+	 * N = 1: m = F, n = OH·OW, k = C·KH·KW, lhs the filter); a 1×1
+	 * stride-1 conv is that matmul with no im2col. `build` cuts it into
+	 * the im2col and that matmul (analysis_outline). Other convs: kind is
+	 * the op's name after "linalg." and name analysis_conv_name's.
+	 */
+	struct op_conv	 conv;
 };
+
+/*
+ * A convolution's name from its geometry and types:
+ * "conv_2d_nhwc_hwcf_1x56x56x64_3x3x64x64_s1_d1_p1_f32t_f32t_f32t" (input
+ * N×H×W×C and filter in the op's layout, stride, dilation and padding, one
+ * number when all equal: "s2x1", "p0x1x0x1" otherwise). The name of the
+ * conv behind a 1×1 conv tuned as a matmul too. Caller frees; NULL for an
+ * op that is not a convolution.
+ */
+char	*analysis_conv_name(const struct op_desc *);
+
+/*
+ * 1 if the convolution d needs an im2col to be a matmul (a filter larger
+ * than 1×1 or a stride other than 1); 0 for a 1×1 stride-1 conv and for
+ * ops that are not convolutions.
+ */
+int	 analysis_conv_im2col(const struct op_desc *);
+
+/*
+ * The op's arithmetic in flops: 2·batch·m·n·k for a matmul (a conv tuned
+ * as one included), 2·N·OH·OW·F·C·KH·KW for a convolution (2·N·OH·OW·C·
+ * KH·KW depthwise); 0 when a size is not known.
+ */
+double	 analysis_op_flops(const struct op_desc *);
 
 /*
  * Kinds: "matmul", "batch_matmul", and the quantized ops
@@ -71,8 +130,10 @@ int	 analysis_kind_quantized(const char *kind);
 
 /*
  * 1 if a and b are the same op as far as tuning goes (both tunable, same
- * kind, sizes, element types, signedness and layout): a program that uses
- * one op several times is tuned once for all its occurrences.
+ * kind, sizes, element types, signedness and layout; a conv tuned as a
+ * matmul is that matmul), or both convolutions not tuned with the same
+ * layout, geometry (shape, stride, dilation, padding) and types: a program
+ * that uses one op several times is tuned once for all its occurrences.
  */
 int	 analysis_op_same(const struct op_desc *a, const struct op_desc *b);
 
@@ -154,7 +215,9 @@ int	 analysis_annotate(const char *path, const char *attr_name,
 
 /*
  * The program at path cut into dispatches, as `autosched build` compiles
- * it: every linalg op, every tensor op that is a loop once bufferized
+ * it: first each convolution the analysis tunes as a matmul replaced by
+ * that matmul (its operands collapsed to matrices, the linalg.generic of
+ * analysis_emit_dispatch, its result expanded back), then every linalg op, every tensor op that is a loop once bufferized
  * (extract_slice, insert_slice, pad, concat, generate) and every arith or
  * math op on whole tensors (but constants), of every function
  * of the module's body (functions of nested modules stay whole) moved into
@@ -230,6 +293,18 @@ int	 analysis_emit_dispatch(const struct op_desc *, char **text, char **err)
  * Caller frees *text.
  */
 int	 analysis_emit_function(const struct op_desc *, const char *fname,
+	    char **text, char **err) __attribute__((warn_unused_result));
+
+/*
+ * The convolution d (layout CONV_NHWC_HWCF, geometry and types as
+ * analysis_describe gives them) as one func.func @fname(%x, %w, %y) (no
+ * module around it, two spaces of indent): the input N×H×W×C, padded by a
+ * tensor.pad of zeros when d->conv.pad says so, and a
+ * linalg.conv_2d_nhwc_hwcf with d's strides and dilations accumulating
+ * into %y. Reading it back gives d again. Caller frees *text; -1 with
+ * *err for another layout, unknown sizes or unsigned operands.
+ */
+int	 analysis_emit_conv(const struct op_desc *, const char *fname,
 	    char **text, char **err) __attribute__((warn_unused_result));
 
 /*

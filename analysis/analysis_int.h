@@ -5,6 +5,8 @@
 #ifndef AUTOSCHED_ANALYSIS_INT_H
 #define AUTOSCHED_ANALYSIS_INT_H
 
+#include <stdio.h>
+
 #include <mlir-c/IR.h>
 
 #include "analysis/analysis.h"
@@ -37,6 +39,45 @@ char	*analysis_type_string(MlirType);
  */
 int	 analysis_describe(MlirOperation op, const char *file,
 	    struct op_desc *d);
+
+/* The element type of a scalar type; ELEM_UNKNOWN for others. */
+enum elem_type	 analysis_elem_of(MlirType);
+
+/*
+ * 0 if op's body is acc + in0·in1 (its two inputs optionally widened to
+ * acc's type, d->lhs, d->rhs and d->acc the element types of inputs 0, 1
+ * and the output), with d->lhs_unsigned and d->rhs_unsigned set from the
+ * casts; -1 if not.
+ */
+int	 analysis_mac_body(MlirOperation op, struct op_desc *d);
+
+/*
+ * Describe the convolution op (one that MLIR's convolution interface
+ * knows) into *d: kind, types, d->conv, and for a 1×1 stride-1 conv the
+ * matmul it is (conv.c). Returns NULL if it is tunable, else why not
+ * (caller frees).
+ */
+char	*analysis_conv_describe(MlirOperation op, struct op_desc *d);
+
+/*
+ * Replace, in module, each convolution analysis_describe calls a tunable
+ * matmul by that matmul: its operands collapsed to matrices
+ * (tensor.collapse_shape), the linalg.generic of analysis_emit_dispatch,
+ * the result expanded back (tensor.expand_shape); the new ops carry the
+ * conv's location. *n (when not NULL) = convs replaced. 0, or -1 with *err
+ * (a bug: the replacement did not parse).
+ */
+int	 analysis_conv_rewrite(MlirContext ctx, MlirModule module,
+	    const char *file, size_t *n, char **err);
+
+/*
+ * Print the linalg.generic contraction of the tunable matmul d, reading
+ * %lhs, %rhs and %acc and defining %result, at four spaces of indent
+ * (dispatch.c).
+ */
+void	 analysis_emit_generic(FILE *f, const struct op_desc *d,
+	    const char *lhs, const char *rhs, const char *acc,
+	    const char *result);
 
 /*
  * Lower module in place if it holds ops of a dialect analysed only after

@@ -65,8 +65,8 @@ look_fail(struct look *l, const char *fmt, ...)
 	l->reason = xstrdup(buf);
 }
 
-static enum elem_type
-elem_of(MlirType t)
+enum elem_type
+analysis_elem_of(MlirType t)
 {
 	if (mlirTypeIsAF32(t))
 		return ELEM_F32;
@@ -482,6 +482,20 @@ bad:
 	look_fail(l, "%s", bad);
 }
 
+int
+analysis_mac_body(MlirOperation op, struct op_desc *d)
+{
+	struct look	l;
+	int		rc;
+
+	memset(&l, 0, sizeof l);
+	l.op = op;
+	look_body(&l, d);
+	rc = l.reason == NULL ? 0 : -1;
+	free(l.reason);
+	return rc;
+}
+
 /* Operand i's shaped type, or a null type (with a reason) if it has none. */
 static MlirType
 operand_type(struct look *l, intptr_t i)
@@ -566,7 +580,7 @@ look_types(struct look *l, struct op_desc *d)
 		t[i] = operand_type(l, l->quant && i == 2 ? 4 : i);
 		if (mlirTypeIsNull(t[i]))
 			return;
-		*e[i] = elem_of(mlirShapedTypeGetElementType(t[i]));
+		*e[i] = analysis_elem_of(mlirShapedTypeGetElementType(t[i]));
 	}
 	for (i = 0; i < 3; i++) {
 		if (*e[i] == ELEM_UNKNOWN) {
@@ -668,10 +682,18 @@ analysis_describe(MlirOperation op, const char *file, struct op_desc *d)
 	d->batch = 1;
 	d->m = d->n = d->k = -1;
 
-	if (strcmp(family, "convolution") == 0)
-		look_fail(&l, "convolution: not a matmul");
-	else
-		look_maps(&l, family);
+	if (strcmp(family, "convolution") == 0) {
+		d->reason = analysis_conv_describe(op, d);
+		d->tunable = d->reason == NULL;
+		if (strcmp(d->kind, "matmul") == 0)
+			d->name = profiler_name(d);
+		else if (d->conv.layout != CONV_NONE)
+			d->name = analysis_conv_name(d);
+		else
+			d->name = xstrdup(d->kind);
+		return 1;
+	}
+	look_maps(&l, family);
 	if (l.shaped && l.quant)
 		d->kind = xstrdup(l.nbatch ? "quantized_batch_matmul" :
 		    "quantized_matmul");

@@ -38,15 +38,12 @@ emit_cast(FILE *f, const char *out, const char *in, enum elem_type from,
 	    analysis_elem_name(from), analysis_elem_name(to));
 }
 
-/*
- * Print d as func.func @fname (indented as inside a module) to f. The
- * caller has checked d is tunable.
- */
-static void
-emit_func(FILE *f, const struct op_desc *d, const char *fname)
+void
+analysis_emit_generic(FILE *f, const struct op_desc *d, const char *lhs,
+    const char *rhs, const char *acc, const char *result)
 {
 	char		*lt, *rt, *at;
-	const char	*dims, *b, *lhs_in, *rhs_in, *mul, *add, *acc;
+	const char	*dims, *b, *lhs_in, *rhs_in, *mul, *add, *acct;
 	int		 batch;
 
 	batch = analysis_kind_batch(d->kind);
@@ -55,14 +52,58 @@ emit_func(FILE *f, const struct op_desc *d, const char *fname)
 	rt = d->transpose_b ? tensor_type(d, d->n, d->k, d->rhs) :
 	    tensor_type(d, d->k, d->n, d->rhs);
 	at = tensor_type(d, d->m, d->n, d->acc);
-	acc = analysis_elem_name(d->acc);
+	acct = analysis_elem_name(d->acc);
 	if (analysis_elem_is_float(d->acc))
 		mul = "arith.mulf", add = "arith.addf";
 	else
 		mul = "arith.muli", add = "arith.addi";
 	dims = batch ? "b, m, n, k" : "m, n, k";
 	b = batch ? "b, " : "";
+	fprintf(f, "    %%%s = linalg.generic {indexing_maps = [\n", result);
+	fprintf(f, "        affine_map<(%s) -> (%s%s)>,\n", dims, b,
+	    d->transpose_a ? "k, m" : "m, k");
+	fprintf(f, "        affine_map<(%s) -> (%s%s)>,\n", dims, b,
+	    d->transpose_b ? "n, k" : "k, n");
+	fprintf(f, "        affine_map<(%s) -> (%sm, n)>],\n", dims, b);
+	fprintf(f, "        iterator_types = [%s\"parallel\", \"parallel\","
+	    " \"reduction\"]}\n", batch ? "\"parallel\", " : "");
+	fprintf(f, "        ins(%%%s, %%%s : %s, %s) outs(%%%s : %s) {\n",
+	    lhs, rhs, lt, rt, acc, at);
+	fprintf(f, "    ^bb0(%%a: %s, %%b: %s, %%c: %s):\n",
+	    analysis_elem_name(d->lhs), analysis_elem_name(d->rhs), acct);
+	lhs_in = rhs_in = NULL;
+	if (d->lhs != d->acc) {
+		emit_cast(f, "a1", "a", d->lhs, d->acc, d->lhs_unsigned);
+		lhs_in = "a1";
+	}
+	if (d->rhs != d->acc) {
+		emit_cast(f, "b1", "b", d->rhs, d->acc, d->rhs_unsigned);
+		rhs_in = "b1";
+	}
+	fprintf(f, "      %%p = %s %%%s, %%%s : %s\n", mul,
+	    lhs_in ? lhs_in : "a", rhs_in ? rhs_in : "b", acct);
+	fprintf(f, "      %%s = %s %%c, %%p : %s\n", add, acct);
+	fprintf(f, "      linalg.yield %%s : %s\n", acct);
+	fprintf(f, "    } -> %s\n", at);
+	free(lt);
+	free(rt);
+	free(at);
+}
 
+/*
+ * Print d as func.func @fname (indented as inside a module) to f. The
+ * caller has checked d is tunable.
+ */
+static void
+emit_func(FILE *f, const struct op_desc *d, const char *fname)
+{
+	char	*lt, *rt, *at;
+
+	lt = d->transpose_a ? tensor_type(d, d->k, d->m, d->lhs) :
+	    tensor_type(d, d->m, d->k, d->lhs);
+	rt = d->transpose_b ? tensor_type(d, d->n, d->k, d->rhs) :
+	    tensor_type(d, d->k, d->n, d->rhs);
+	at = tensor_type(d, d->m, d->n, d->acc);
 	if (analysis_kind_quantized(d->kind)) {
 		/* The named op: its zero points are the last two arguments. */
 		fprintf(f, "  func.func @%s(%%lhs: %s, %%rhs: %s, %%acc: %s, "
@@ -75,32 +116,7 @@ emit_func(FILE *f, const struct op_desc *d, const char *fname)
 	}
 	fprintf(f, "  func.func @%s(%%lhs: %s, %%rhs: %s, %%acc: %s)"
 	    " -> %s {\n", fname, lt, rt, at, at);
-	fprintf(f, "    %%0 = linalg.generic {indexing_maps = [\n");
-	fprintf(f, "        affine_map<(%s) -> (%s%s)>,\n", dims, b,
-	    d->transpose_a ? "k, m" : "m, k");
-	fprintf(f, "        affine_map<(%s) -> (%s%s)>,\n", dims, b,
-	    d->transpose_b ? "n, k" : "k, n");
-	fprintf(f, "        affine_map<(%s) -> (%sm, n)>],\n", dims, b);
-	fprintf(f, "        iterator_types = [%s\"parallel\", \"parallel\","
-	    " \"reduction\"]}\n", batch ? "\"parallel\", " : "");
-	fprintf(f, "        ins(%%lhs, %%rhs : %s, %s) outs(%%acc : %s) {\n",
-	    lt, rt, at);
-	fprintf(f, "    ^bb0(%%a: %s, %%b: %s, %%c: %s):\n",
-	    analysis_elem_name(d->lhs), analysis_elem_name(d->rhs), acc);
-	lhs_in = rhs_in = NULL;
-	if (d->lhs != d->acc) {
-		emit_cast(f, "a1", "a", d->lhs, d->acc, d->lhs_unsigned);
-		lhs_in = "a1";
-	}
-	if (d->rhs != d->acc) {
-		emit_cast(f, "b1", "b", d->rhs, d->acc, d->rhs_unsigned);
-		rhs_in = "b1";
-	}
-	fprintf(f, "      %%p = %s %%%s, %%%s : %s\n", mul,
-	    lhs_in ? lhs_in : "a", rhs_in ? rhs_in : "b", acc);
-	fprintf(f, "      %%s = %s %%c, %%p : %s\n", add, acc);
-	fprintf(f, "      linalg.yield %%s : %s\n", acc);
-	fprintf(f, "    } -> %s\n", at);
+	analysis_emit_generic(f, d, "lhs", "rhs", "acc", "0");
 	fprintf(f, "    return %%0 : %s\n", at);
 	fprintf(f, "  }\n");
 out:

@@ -19,6 +19,7 @@
 
 /* What the edit is asked for and what it made. */
 struct outline {
+	const char *path;	/* the program, for messages */
 	int	 library;	/* the program's functions are a library's exports */
 	int	 fuse;		/* a matmul's elementwise consumers join its dispatch */
 	size_t	 n;		/* dispatches made */
@@ -488,6 +489,11 @@ outline_module(MlirContext ctx, MlirModule module, void *arg, char **err)
 		util_seterr(err, "the module is not a symbol table");
 		return -1;
 	}
+	/* A conv tuned as a matmul is that matmul, as it was measured. */
+	if (analysis_conv_rewrite(ctx, module, ol->path, NULL, err) != 0) {
+		mlirSymbolTableDestroy(syms);
+		return -1;
+	}
 	/* The program's own functions, before any dispatch joins them. */
 	for (f = mlirBlockGetFirstOperation(mlirModuleGetBody(module));
 	    !mlirOperationIsNull(f); f = mlirOperationGetNextInBlock(f)) {
@@ -551,7 +557,7 @@ int
 analysis_outline_fused(const char *path, int library, int fuse, char **text,
     size_t *n, struct analysis_fused *fused, char **err)
 {
-	struct outline ol = { .library = library, .fuse = fuse };
+	struct outline ol = { .path = path, .library = library, .fuse = fuse };
 	struct analysis_edit e = { .fn = outline_module, .arg = &ol };
 	int rc;
 

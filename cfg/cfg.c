@@ -1327,6 +1327,23 @@ cfg_parse_values(const char *s, int64_t **values, size_t *n, char **err)
 	return rc;
 }
 
+int
+cfg_parse_values_from(const char *s, int64_t min, int64_t **values,
+    size_t *n, char **err)
+{
+	char why[256], *br = NULL;
+	int rc;
+
+	if (s[0] != '[' && strchr(s, ',') != NULL)
+		s = br = xasprintf("[%s]", s);
+	rc = cfg_value_list_in(s, min, CFG_VALUE_MAX, values, n, why,
+	    sizeof why);
+	if (rc != 0)
+		util_seterr(err, "%s", why);
+	free(br);
+	return rc;
+}
+
 const char *
 cfg_extra(const struct cfg *cfg, const char *key)
 {

@@ -44,11 +44,11 @@ struct cfg_kv {
 };
 
 /*
- * The positions of local and slurm in the executors' registry
+ * The positions of local, slurm and batch in the executors' registry
  * (executors/executor.c: local first, the default; a new executor goes at
  * its end).
  */
-enum { CFG_EXEC_LOCAL = 0, CFG_EXEC_SLURM = 1 };
+enum { CFG_EXEC_LOCAL = 0, CFG_EXEC_SLURM = 1, CFG_EXEC_BATCH = 2 };
 
 /*
  * Where measurements run: a cfg's [Env] keys, and autoschedd.conf's
@@ -59,8 +59,9 @@ struct cfg_exec {
 	/*
 	 * The executor the key names, by its position in the executors'
 	 * registry (executor_all): CFG_EXEC_LOCAL (default: a child of this
-	 * process), CFG_EXEC_SLURM (an srun job step on a Slurm node), or
-	 * any other the registry holds.
+	 * process), CFG_EXEC_SLURM (an srun job step on a Slurm node),
+	 * CFG_EXEC_BATCH (staged into a folder measured elsewhere: autosched
+	 * run --stage/--ingest), or any other the registry holds.
 	 */
 	int		 executor;
 	int		 executor_set;	/* the key was given */
@@ -212,6 +213,9 @@ const char *cfg_submitted_why(const char *key);
  */
 int	 cfg_parse_values(const char *s, int64_t **values, size_t *n,
 	    char **err) __attribute__((warn_unused_result));
+/* The same with values of at least min (0: a padding). */
+int	 cfg_parse_values_from(const char *s, int64_t min, int64_t **values,
+	    size_t *n, char **err) __attribute__((warn_unused_result));
 
 /* The value of a tuner-specific key, or NULL. Borrowed. */
 const char *cfg_extra(const struct cfg *, const char *key);

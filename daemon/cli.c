@@ -20,6 +20,7 @@
 #include "daemon/daemon_int.h"
 #include "export/export.h"
 #include "job/job.h"
+#include "measure/batch.h"
 #include "search/space.h"
 #include "store/store.h"
 #include "util/util.h"
@@ -54,7 +55,7 @@ run_usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: autosched run CFG [--db PATH] [--json] [--fresh] [--quiet]\n"
-	    "                         [--cpus LIST]\n"
+	    "                         [--cpus LIST] [--stage DIR] [--ingest DIR]\n"
 	    "Tune every matmul of the cfg's input_file in the foreground.\n"
 	    "  --db PATH    the store (default: the cfg's database, $AUTOSCHED_DB,\n"
 	    "               or ./autosched.db)\n"
@@ -63,8 +64,62 @@ run_usage(FILE *f)
 	    "  --quiet      no per-candidate blocks, only the summary\n"
 	    "  --cpus LIST  CPUs for measurements, e.g. 1 or 0,1 (default: 0,1,…\n"
 	    "               as many as the largest threads value needs)\n"
+	    "  --stage DIR  executor = batch: compile the next round into DIR for\n"
+	    "               autosched-measure --batch DIR on another host; exit 3\n"
+	    "  --ingest DIR executor = batch: record DIR's measured results, then\n"
+	    "               stage the next round (--stage) or finish\n"
 	    "Exit: 0 found a valid config for every op, 1 found nothing valid for\n"
-	    "some op, 2 bad usage or input (nothing written).\n");
+	    "some op, 2 bad usage or input (nothing written), 3 waiting for\n"
+	    "measurements (executor = batch).\n");
+}
+
+/*
+ * `run --ingest DIR`: the folder checked whole (measure_batch_read), made
+ * for this cfg and for a job of the store db whose cfg is unchanged; that
+ * job runs again on its snapshot of the program (o->job_id, o->mlir_text
+ * borrowed from *sj, which the caller clears). 0, or -1 with *err.
+ */
+static int
+cli_ingest_check(const struct cfg *cfg, const char *db, struct job_opts *o,
+    struct store_job *sj, char **err)
+{
+	struct measure_batch *b = NULL;
+	struct store *st = NULL;
+	char *rp = NULL;
+	int rc = -1, r;
+
+	if (measure_batch_read(o->ingest_dir, 1, &b, err) != 0)
+		return -1;
+	rp = realpath(cfg->path, NULL);
+	if (rp == NULL || strcmp(rp, b->cfg) != 0) {
+		util_seterr(err, "%s: staged for the cfg %s, not %s; nothing "
+		    "recorded", b->manifest, b->cfg, cfg->path);
+		goto out;
+	}
+	if (store_open_readonly(db, &st, err) != 0)
+		goto out;
+	if ((r = store_job_get(st, b->job, sj, err)) <= 0) {
+		if (r == 0)
+			util_seterr(err, "%s: job %lld is not in %s; nothing "
+			    "recorded", b->manifest, (long long)b->job, db);
+		goto out;
+	}
+	if (sj->cfg_text == NULL || strcmp(sj->cfg_text, cfg->text) != 0 ||
+	    sj->mlir_text == NULL) {
+		util_seterr(err, "%s: changed since job %lld was staged from it "
+		    "(its text differs from the job's): refused, nothing "
+		    "recorded; stage again with `run --stage`", cfg->path,
+		    (long long)b->job);
+		goto out;
+	}
+	o->job_id = b->job;
+	o->mlir_text = sj->mlir_text;
+	rc = 0;
+out:
+	store_close(st);
+	measure_batch_free(b);
+	free(rp);
+	return rc;
 }
 
 int
@@ -76,9 +131,12 @@ cli_run(int argc, char **argv)
 		{ "fresh", no_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "cpus", required_argument, NULL, 'c' },
+		{ "stage", required_argument, NULL, 'S' },
+		{ "ingest", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
+	struct store_job sj;
 	struct job_opts o;
 	struct cfg *cfg = NULL;
 	struct store *st = NULL;
@@ -90,6 +148,7 @@ cli_run(int argc, char **argv)
 	enum job_outcome out;
 
 	memset(&o, 0, sizeof o);
+	memset(&sj, 0, sizeof sj);
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -104,6 +163,12 @@ cli_run(int argc, char **argv)
 			break;
 		case 'q':
 			o.quiet = 1;
+			break;
+		case 'S':
+			o.stage_dir = optarg;
+			break;
+		case 'I':
+			o.ingest_dir = optarg;
 			break;
 		case 'c':
 			free(cpus);
@@ -148,6 +213,12 @@ cli_run(int argc, char **argv)
 	o.work_dir = work;
 	o.db = db;
 	o.stop = &cli_stop;
+	/* A measured folder: checked whole, its job's snapshot the input. */
+	if (o.ingest_dir != NULL && cli_ingest_check(cfg, db, &o, &sj,
+	    &err) != 0) {
+		fprintf(stderr, "autosched: %s\n", err);
+		goto out;
+	}
 	/* Everything about the input is checked before the store is touched. */
 	if (job_prepare(cfg, &o, &job, &err) != 0) {
 		fprintf(stderr, "autosched: %s\n", err);
@@ -178,6 +249,14 @@ cli_run(int argc, char **argv)
 		fprintf(stderr, "autosched: stopped; run it again to resume\n");
 		rc = 1;
 		break;
+	case JOB_STAGED:
+		if (o.stage_dir != NULL)
+			fprintf(o.json ? stderr : stdout, "waiting for measurements"
+			    " in %s\n", o.stage_dir);
+		else
+			fprintf(stderr, "autosched: %s\n", err);
+		rc = 3;
+		break;
 	case JOB_BAD_INPUT:
 		fprintf(stderr, "autosched: %s\n", err ? err : "bad input");
 		rc = 2;
@@ -191,6 +270,7 @@ out:
 	job_free(job);
 	store_close(st);
 	cfg_free(cfg);
+	store_job_clear(&sj);
 	free(err);
 	free(db);
 	free(dbdir);
@@ -210,6 +290,27 @@ analyze_usage(FILE *f)
 	    "  --json             one JSON object {\"file\", \"lowered\", \"ops\": [...],\n"
 	    "                     \"distinct\": [{name, count, locations}...]}\n"
 	    "  --emit-dispatch N  print op N as a standalone dispatch function\n");
+}
+
+/* A convolution's geometry: {name, n, h, w, c, f, kh, kw, oh, ow, ...}. */
+static json_t *
+analyze_conv_json(const struct op_desc *op)
+{
+	const struct op_conv *c = &op->conv;
+	char *name = analysis_conv_name(op);
+	json_t *o;
+
+	o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+	    "s:[I, I], s:[I, I], s:[I, I, I, I]}", "name", name, "n",
+	    (json_int_t)c->n, "h", (json_int_t)c->h, "w", (json_int_t)c->w,
+	    "c", (json_int_t)c->c, "f", (json_int_t)c->f, "kh",
+	    (json_int_t)c->kh, "kw", (json_int_t)c->kw, "oh", (json_int_t)c->oh,
+	    "ow", (json_int_t)c->ow, "stride", (json_int_t)c->stride[0],
+	    (json_int_t)c->stride[1], "dilation", (json_int_t)c->dilation[0],
+	    (json_int_t)c->dilation[1], "padding", (json_int_t)c->pad[0],
+	    (json_int_t)c->pad[1], (json_int_t)c->pad[2], (json_int_t)c->pad[3]);
+	free(name);
+	return o;
 }
 
 static json_t *
@@ -235,6 +336,9 @@ analyze_op_json(const struct op_desc *op)
 	json_object_set_new(o, "tunable", json_boolean(op->tunable));
 	json_object_set_new(o, "reason", op->reason ? json_string(op->reason) :
 	    json_null());
+	json_object_set_new(o, "flops", json_real(analysis_op_flops(op)));
+	if (op->conv.layout != CONV_NONE)
+		json_object_set_new(o, "conv", analyze_conv_json(op));
 	return o;
 }
 
@@ -314,6 +418,29 @@ analyze_json(const struct analysis *an, const char *file, const size_t *first,
 	puts(s);
 	free(s);
 	json_decref(root);
+}
+
+/*
+ * A convolution's line under its op: its shapes, stride, dilation and
+ * padding, and the matmul it is tuned as.
+ */
+static void
+analyze_conv_line(const struct op_desc *op)
+{
+	const struct op_conv *c = &op->conv;
+
+	printf("     conv: N=%lld H=%lld W=%lld C=%lld F=%lld KH=%lld KW=%lld "
+	    "-> %lldx%lld, stride %lldx%lld, dilation %lldx%lld, padding "
+	    "%lld,%lld,%lld,%lld (top,bottom,left,right), %.3g GFLOP%s\n",
+	    (long long)c->n, (long long)c->h, (long long)c->w, (long long)c->c,
+	    (long long)c->f, (long long)c->kh, (long long)c->kw,
+	    (long long)c->oh, (long long)c->ow, (long long)c->stride[0],
+	    (long long)c->stride[1], (long long)c->dilation[0],
+	    (long long)c->dilation[1], (long long)c->pad[0],
+	    (long long)c->pad[1], (long long)c->pad[2], (long long)c->pad[3],
+	    analysis_op_flops(op) / 1e9, strcmp(op->kind, "matmul") != 0 ? "" :
+	    analysis_conv_im2col(op) ? "; tuned as the matmul of its im2col" :
+	    "; tuned as the matmul it is");
 }
 
 int
@@ -422,6 +549,8 @@ cli_analyze(int argc, char **argv)
 			    op->index, op->kind, op->name ? op->name : "-",
 			    count[i], op->tunable ? "yes" : "no", op->function,
 			    op->loc, count[i] > 1 ? " (first of them)" : "");
+			if (op->conv.layout != CONV_NONE)
+				analyze_conv_line(op);
 			if (!op->tunable)
 				printf("     not tunable: %s\n", op->reason);
 		}

@@ -29,6 +29,14 @@ generate_usage(FILE *f)
 	    "  --dtype     f32 (default), f16, f16f32, bf16f32, i8i32, u8i32;\n"
 	    "              several separated by commas\n"
 	    "  --batch R   batch sizes (batch_matmul; implies --kind batch_matmul)\n"
+	    "       autosched generate --kind conv2d --height R --width R\n"
+	    "           --channels R --filters R --filter R [--batch R]\n"
+	    "           [--stride R] [--padding R] [--dtype LIST] -o DIR\n"
+	    "NHWC/HWCF convolutions (DIR/linalg/conv2d/NAME/NAME.mlir): input\n"
+	    "--batch (N, default 1) x --height x --width x --channels, --filters\n"
+	    "filters of --filter x --filter, --stride (default 1), --padding\n"
+	    "zeros on every side (default 0); DIR/sweep.mlir holds them all and\n"
+	    "DIR/sweep.cfg tunes it (no u8i32).\n"
 	    "At most %d ops per sweep. Exit 2 on bad input, nothing written.\n",
 	    GENERATE_OPS_MAX);
 }
@@ -55,6 +63,120 @@ generate_list(const char *opt, const char *arg, int64_t **v, size_t *n,
 	return 0;
 }
 
+/* A conv2d list, by its option's letter. 0 or -1 (said). */
+static int
+generate_conv_list(struct generate_conv *c, int letter, const char *arg)
+{
+	static const struct { int letter; const char *opt; } opts[] = {
+		{ 'H', "--height" }, { 'W', "--width" }, { 'C', "--channels" },
+		{ 'F', "--filters" }, { 'R', "--filter" }, { 'S', "--stride" },
+		{ 'P', "--padding" },
+	};
+	int64_t **v[] = { &c->h, &c->w, &c->c, &c->f, &c->filter, &c->stride,
+	    &c->pad };
+	size_t *n[] = { &c->nh, &c->nw, &c->nc, &c->nf, &c->nfilter,
+	    &c->nstride, &c->npad };
+	char *text = NULL;
+	size_t i;
+	int rc;
+
+	for (i = 0; opts[i].letter != letter; i++)
+		;
+	if (letter != 'P') {
+		rc = generate_list(opts[i].opt, arg, v[i], n[i], &text);
+		free(text);
+		return rc;
+	}
+	/* A padding may be 0. */
+	free(*v[i]);
+	*v[i] = NULL;
+	if (cfg_parse_values_from(arg, 0, v[i], n[i], &text) != 0) {
+		fprintf(stderr, "autosched generate: --padding %s: %s; expected "
+		    "a value, a list like 0,1 or start:stop:step (stop "
+		    "exclusive)\n", arg, text);
+		free(text);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * A conv2d sweep written: its programs, DIR/sweep.mlir with every conv,
+ * DIR/sweep.cfg tuning that file. Everything is checked first. The exit
+ * code.
+ */
+static int
+generate_convs(const struct generate_sweep *sw, const char *dir)
+{
+	struct generate_op *ops = NULL;
+	struct util_out_guard g, gm;
+	struct cfg *check = NULL;
+	char *err = NULL, *mlir = NULL, *cfgtext = NULL, *cfgpath, *mpath;
+	size_t nops = 0, written = 0, i;
+	int rc = 2;
+
+	cfgpath = util_path_join(dir, "sweep.cfg");
+	mpath = util_path_join(dir, "sweep.mlir");
+	if (generate_ops(sw, &ops, &nops, &err) != 0 ||
+	    generate_module(sw, "autosched generate: a conv2d sweep", &mlir,
+	    &err) != 0)
+		goto bad;
+	cfgtext = xasprintf(GENERATE_CFG_MAGIC "a conv2d sweep of %zu op%s.\n"
+	    ";   autosched run sweep.cfg   tunes each conv as the matmul of "
+	    "its im2col\n"
+	    "[Env]\ninput_file = sweep.mlir\noutput_file = sweep.csv\n"
+	    "report_file = sweep.html\n\n"
+	    "[SearchSpace]\ntile_m = [16,32,64]\ntile_n = [16,32,64]\n"
+	    "tile_k = [16,32,64]\nthreads = [1]\n\n"
+	    "[SearchStrategy]\ntuner = random\nn_trial = 16\n\n"
+	    "[Measure]\nmin_time = 0.1\nconfirm_top = 3\n",
+	    nops, nops == 1 ? "" : "s");
+	if (cfg_parse(cfgpath, cfgtext, strlen(cfgtext), 0, &check, &err) != 0) {
+		fprintf(stderr, "autosched generate: internal error: the sweep's "
+		    "cfg does not read back: %s\n", err);
+		rc = 1;
+		goto out;
+	}
+	memset(&g, 0, sizeof g);
+	g.key = "-o";
+	g.what = "the sweep's cfg";
+	g.magic[0] = GENERATE_CFG_MAGIC;
+	memset(&gm, 0, sizeof gm);
+	gm.key = "-o";
+	gm.what = "the sweep's program";
+	gm.magic[0] = GENERATE_MLIR_MAGIC;
+	if (access(dir, F_OK) == 0 && (util_out_check(cfgpath, &g, &err) != 0 ||
+	    util_out_check(mpath, &gm, &err) != 0 ||
+	    generate_check_outputs(sw, dir, &err) != 0))
+		goto bad;
+	if (generate_write(sw, dir, &written, &err) != 0 ||
+	    util_out_write(mpath, mlir, strlen(mlir), &gm, &err) != 0 ||
+	    util_out_write(cfgpath, cfgtext, strlen(cfgtext), &g, &err) != 0) {
+		fprintf(stderr, "autosched generate: %s (%zu program%s written)\n",
+		    err, written, written == 1 ? "" : "s");
+		rc = 1;
+		goto out;
+	}
+	for (i = 0; i < nops; i++)
+		printf("[Generating]: %s/linalg/%s/%s/%s.mlir\n", dir,
+		    ops[i].family, ops[i].name, ops[i].name);
+	printf("%zu program%s, %s and %s written\n", nops, nops == 1 ? "" : "s",
+	    mpath, cfgpath);
+	rc = 0;
+	goto out;
+bad:
+	fprintf(stderr, "autosched generate: %s\n", err);
+out:
+	cfg_free(check);
+	generate_ops_free(ops, nops);
+	free(err);
+	free(mlir);
+	free(cfgtext);
+	free(cfgpath);
+	free(mpath);
+	return rc;
+}
+
 int
 cli_generate(int argc, char **argv)
 {
@@ -66,6 +188,13 @@ cli_generate(int argc, char **argv)
 		{ "dtype", required_argument, NULL, 'd' },
 		{ "transpose", required_argument, NULL, 't' },
 		{ "kind", required_argument, NULL, 'K' },
+		{ "height", required_argument, NULL, 'H' },
+		{ "width", required_argument, NULL, 'W' },
+		{ "channels", required_argument, NULL, 'C' },
+		{ "filters", required_argument, NULL, 'F' },
+		{ "filter", required_argument, NULL, 'R' },
+		{ "stride", required_argument, NULL, 'S' },
+		{ "padding", required_argument, NULL, 'P' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -122,8 +251,19 @@ cli_generate(int argc, char **argv)
 		case 'K':
 			opt = "--kind";
 			kind_given = 1;
-			if (generate_parse_kind(optarg, &sw.batch_matmul, &err) != 0)
+			sw.conv2d = strcmp(optarg, "conv2d") == 0;
+			if (!sw.conv2d && generate_parse_kind(optarg,
+			    &sw.batch_matmul, &err) != 0) {
+				free(err);
+				err = xstrdup("expected matmul, batch_matmul or "
+				    "conv2d");
 				goto badopt;
+			}
+			break;
+		case 'H': case 'W': case 'C': case 'F': case 'R': case 'S':
+		case 'P':
+			if (generate_conv_list(&sw.conv, ch, optarg) != 0)
+				goto out;
 			break;
 		case 'o':
 			dir = optarg;
@@ -141,6 +281,13 @@ cli_generate(int argc, char **argv)
 		if (dir == NULL)
 			fprintf(stderr, "autosched generate: -o DIR is required\n");
 		generate_usage(stderr);
+		goto out;
+	}
+	if (sw.conv2d) {
+		/* --batch is the convs' N. */
+		sw.conv.n = sw.batch, sw.conv.nn = sw.nbatch;
+		sw.batch = NULL, sw.nbatch = 0, sw.batch_matmul = 0;
+		rc = generate_convs(&sw, dir);
 		goto out;
 	}
 	if (generate_ops(&sw, &ops, &nops, &err) != 0)
@@ -191,7 +338,7 @@ cli_generate(int argc, char **argv)
 	}
 	for (i = 0; i < nops; i++)
 		printf("[Generating]: %s/linalg/%s/%s/%s.mlir\n", dir,
-		    ops[i].d.kind, ops[i].name, ops[i].name);
+		    ops[i].family, ops[i].name, ops[i].name);
 	printf("%zu program%s and %s written\n", nops, nops == 1 ? "" : "s",
 	    cfgpath);
 	rc = 0;

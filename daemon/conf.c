@@ -213,7 +213,12 @@ conf_handler(void *user, const char *section, const char *name,
 	/* The jobs' default executor: the cfg reader's own check. */
 	switch (cfg_exec_key(&c->exec, name, value, why, sizeof why)) {
 	case 0:
-		return 1;
+		if (c->exec.executor != CFG_EXEC_BATCH)
+			return 1;
+		util_seterr(&cp->err, "%s:%d: %s: batch carries measurements in a"
+		    " folder by hand (autosched run --stage); the service measures"
+		    " with local or slurm", cp->path, cp->line, name);
+		return 0;
 	case -1:
 		util_seterr(&cp->err, "%s:%d: %s: %s", cp->path, cp->line,
 		    name, why);

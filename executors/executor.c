@@ -17,6 +17,7 @@
 static const struct executor_ops *const registry[] = {
 	&executor_local,
 	&executor_slurm,
+	&executor_batch,
 };
 
 const struct executor_ops *const *
@@ -57,6 +58,9 @@ executor_open(const struct executor_ops *ops,
 		ex->cfg.partition = dup_or_null(cfg->partition);
 		ex->cfg.srun_args = dup_or_null(cfg->srun_args);
 		ex->cfg.job_name = dup_or_null(cfg->job_name);
+		ex->cfg.stage_dir = dup_or_null(cfg->stage_dir);
+		ex->cfg.ingest_dir = dup_or_null(cfg->ingest_dir);
+		ex->cfg.batch_cfg = dup_or_null(cfg->batch_cfg);
 	}
 	if (ops->open != NULL && ops->open(ex, err) != 0) {
 		ex->ops = &executor_local;	/* nothing of ops' to close */
@@ -78,6 +82,9 @@ executor_close(struct executor *ex)
 	free((char *)ex->cfg.partition);
 	free((char *)ex->cfg.srun_args);
 	free((char *)ex->cfg.job_name);
+	free((char *)ex->cfg.stage_dir);
+	free((char *)ex->cfg.ingest_dir);
+	free((char *)ex->cfg.batch_cfg);
 	free(ex);
 }
 

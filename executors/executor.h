@@ -1,6 +1,7 @@
 /*
- * Executors run the measuring children of every backend: here (local) or as
- * Slurm job steps on a cluster's nodes (slurm). Each is a const struct
+ * Executors run the measuring children of every backend: here (local), as
+ * Slurm job steps on a cluster's nodes (slurm), or on another host through
+ * a folder carried there and back (batch). Each is a const struct
  * executor_ops in the registry; a job opens one instance for all its ops
  * and hands it to its backends (backend_params.exec), which run each
  * measurement through executor_run and read its output and outcome.
@@ -9,6 +10,7 @@
 #define AUTOSCHED_EXECUTOR_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifndef WUR
 #define WUR __attribute__((warn_unused_result))
@@ -30,6 +32,15 @@ struct executor_config {
 	 */
 	const char	*job_name;
 	double		 timeout;	/* a measurement's own limit, s (for the probes' waits) */
+	/*
+	 * batch: the folder this run stages what it cannot answer into (NULL:
+	 * none), the measured folder whose results it answers with (NULL:
+	 * none), and the job and cfg the staged manifest names.
+	 */
+	const char	*stage_dir;
+	const char	*ingest_dir;
+	int64_t		 batch_job;
+	const char	*batch_cfg;
 };
 
 /* One measuring child. Everything is borrowed for the call. */
@@ -123,6 +134,7 @@ struct executor_ops {
 /* The registry. */
 extern const struct executor_ops executor_local;	/* executors/local.c */
 extern const struct executor_ops executor_slurm;	/* executors/slurm.c */
+extern const struct executor_ops executor_batch;	/* executors/batch.c */
 const struct executor_ops *executor_find(const char *name);	/* NULL if unknown */
 const struct executor_ops *const *executor_all(size_t *n);
 
@@ -140,5 +152,19 @@ int	 executor_parallel(struct executor *);
 int	 executor_node_cpus(struct executor *, char **err);
 int	 executor_run(struct executor *, const struct executor_run *,
 	    struct executor_result *res, char **err) WUR;
+
+/*
+ * Executor batch (others ignore these). executor_tag names what the next
+ * runs measure (the job's "op ID PHASE CONFIG #N"): a staged entry is
+ * matched by it and by its command. executor_staged: runs staged (or left
+ * unanswered, without a stage folder) so far; their result says so and is
+ * not the candidate's. executor_served: runs answered from the ingested
+ * folder, and *entries how many it holds. executor_flush writes the stage
+ * folder's manifest (0 when nothing was staged), or -1 with *err.
+ */
+void	 executor_tag(struct executor *, const char *tag);
+int64_t	 executor_staged(const struct executor *);
+int64_t	 executor_served(const struct executor *, int64_t *entries);
+int	 executor_flush(struct executor *, char **err) WUR;
 
 #endif

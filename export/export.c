@@ -992,7 +992,14 @@ export_annotate(const struct export_set *s, const char *path,
 		if (!op->tunable)
 			continue;
 		sig = store_op_signature(op);
-		if ((k = entry_find(s, sig)) >= 0)
+		if ((k = entry_find(s, sig)) >= 0 &&
+		    op->conv.layout != CONV_NONE)
+			/* Its config is the matmul's, not the conv op's. */
+			fprintf(stderr, "autosched: warning: %s (%s): a "
+			    "convolution tuned as a matmul is not annotated "
+			    "(`build` cuts it into that matmul)\n", op->loc,
+			    op->op_name);
+		else if (k >= 0)
 			values[i] = iree_attr(&s->e[k], syntax, tpl);
 		free(sig);
 	}

@@ -1,6 +1,7 @@
 /*
  * libFuzzer harness for the MLIR analysis: the input bytes are an MLIR file;
- * parsing, listing and emitting every dispatch must neither crash nor leak.
+ * parsing, listing and emitting every dispatch (and naming every
+ * convolution) must neither crash nor leak.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -30,6 +31,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (analysis_emit_dispatch(analysis_op(a, i), &text, &err) == 0)
 			free(text);
 		free(err);
+		/* A convolution's name and flops, from its geometry. */
+		free(analysis_conv_name(analysis_op(a, i)));
+		(void)analysis_op_flops(analysis_op(a, i));
 	}
 	analysis_free(a);
 	return 0;

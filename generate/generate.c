@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,14 @@ static const struct {
 void
 generate_sweep_clear(struct generate_sweep *s)
 {
+	free(s->conv.n);
+	free(s->conv.h);
+	free(s->conv.w);
+	free(s->conv.c);
+	free(s->conv.f);
+	free(s->conv.filter);
+	free(s->conv.stride);
+	free(s->conv.pad);
 	free(s->m);
 	free(s->n);
 	free(s->k);
@@ -168,10 +177,28 @@ gen_ndtypes(const struct generate_sweep *s)
 	return (unsigned)__builtin_popcount(m);
 }
 
+/* A conv list's length, 1 for an unset list that has a default. */
+static size_t
+conv_len(const int64_t *v, size_t n, int has_default)
+{
+	return v == NULL && has_default ? 1 : n;
+}
+
+static uint64_t
+conv_count(const struct generate_conv *c)
+{
+	uint64_t k = gen_mul(gen_mul(c->nh, c->nw), gen_mul(c->nc, c->nf));
+
+	k = gen_mul(k, gen_mul(c->nfilter, conv_len(c->n, c->nn, 1)));
+	return gen_mul(k, gen_mul(conv_len(c->stride, c->nstride, 1),
+	    conv_len(c->pad, c->npad, 1)));
+}
+
 uint64_t
 generate_count(const struct generate_sweep *s)
 {
-	uint64_t c = gen_mul(gen_mul(s->nm, s->nn), s->nk);
+	uint64_t c = s->conv2d ? conv_count(&s->conv) :
+	    gen_mul(gen_mul(s->nm, s->nn), s->nk);
 
 	c = gen_mul(c, gen_ndtypes(s));
 	if (s->batch_matmul)
@@ -179,22 +206,76 @@ generate_count(const struct generate_sweep *s)
 	return c;
 }
 
+/* The smallest value of a list (its first: lists are sorted), or def. */
+static int64_t
+conv_min(const int64_t *v, size_t n, int64_t def)
+{
+	return v == NULL || n == 0 ? def : v[0];
+}
+
+/* A conv2d sweep: every list given, every value fits, every filter fits. */
+static int
+conv_check(const struct generate_sweep *s, char **err)
+{
+	const struct generate_conv *c = &s->conv;
+
+	if (c->nh == 0 || c->nw == 0 || c->nc == 0 || c->nf == 0 ||
+	    c->nfilter == 0) {
+		util_seterr(err, "a conv2d sweep needs --height, --width, "
+		    "--channels, --filters and --filter (a value, a list or "
+		    "start:stop:step)");
+		return -1;
+	}
+	if (s->nm || s->nn || s->nk || s->batch_matmul || s->transpose_a ||
+	    s->transpose_b) {
+		util_seterr(err, "a conv2d sweep takes no problem_m, problem_n, "
+		    "problem_k or transpose");
+		return -1;
+	}
+	if (s->dtypes & (1u << GEN_U8I32)) {
+		util_seterr(err, "u8i32 is not a conv2d type (linalg's convs "
+		    "widen signed)");
+		return -1;
+	}
+	if (conv_min(c->n, c->nn, 1) < 1 || c->h[0] < 1 || c->w[0] < 1 ||
+	    c->c[0] < 1 || c->f[0] < 1 || c->filter[0] < 1 ||
+	    conv_min(c->stride, c->nstride, 1) < 1 ||
+	    conv_min(c->pad, c->npad, 0) < 0) {
+		util_seterr(err, "conv2d sizes, filters and strides are at "
+		    "least 1, paddings at least 0");
+		return -1;
+	}
+	if (c->h[0] + 2 * conv_min(c->pad, c->npad, 0) <
+	    c->filter[c->nfilter - 1] || c->w[0] + 2 * conv_min(c->pad,
+	    c->npad, 0) < c->filter[c->nfilter - 1]) {
+		util_seterr(err, "a %" PRId64 "x%" PRId64 " filter is larger "
+		    "than the smallest padded input (%" PRId64 "x%" PRId64 ")",
+		    c->filter[c->nfilter - 1], c->filter[c->nfilter - 1],
+		    c->h[0] + 2 * conv_min(c->pad, c->npad, 0),
+		    c->w[0] + 2 * conv_min(c->pad, c->npad, 0));
+		return -1;
+	}
+	return 0;
+}
+
 int
 generate_check(const struct generate_sweep *s, char **err)
 {
 	uint64_t c;
 
-	if (s->nm == 0 || s->nn == 0 || s->nk == 0) {
+	if (s->conv2d && conv_check(s, err) != 0)
+		return -1;
+	if (!s->conv2d && (s->nm == 0 || s->nn == 0 || s->nk == 0)) {
 		util_seterr(err, "the sweep needs problem_m, problem_n and "
 		    "problem_k (a value, a list or start:stop:step)");
 		return -1;
 	}
-	if (s->batch_matmul && s->nbatch == 0) {
+	if (!s->conv2d && s->batch_matmul && s->nbatch == 0) {
 		util_seterr(err, "batch_matmul needs a batch (a value, a list or "
 		    "start:stop:step)");
 		return -1;
 	}
-	if (!s->batch_matmul && s->nbatch > 0) {
+	if (!s->batch_matmul && s->nbatch > 0 && !s->conv2d) {
 		util_seterr(err, "batch is only for kind batch_matmul");
 		return -1;
 	}
@@ -203,6 +284,12 @@ generate_check(const struct generate_sweep *s, char **err)
 		return -1;
 	}
 	c = generate_count(s);
+	if (c > GENERATE_OPS_MAX && s->conv2d) {
+		util_seterr(err, "the sweep has %llu ops, more than %d; narrow a "
+		    "range or raise its step", (unsigned long long)c,
+		    GENERATE_OPS_MAX);
+		return -1;
+	}
 	if (c > GENERATE_OPS_MAX) {
 		util_seterr(err, "the sweep has %llu ops (%zu M x %zu N x %zu K"
 		    "%s x %u dtype%s), more than %d; narrow a range or raise its "
@@ -228,6 +315,88 @@ gen_name(const struct op_desc *d)
 	return name;
 }
 
+/* The value at i of a conv list, or def for an unset one. */
+static int64_t
+conv_at(const int64_t *v, size_t i, int64_t def)
+{
+	return v == NULL ? def : v[i];
+}
+
+/*
+ * One conv of the sweep into g: geometry from the sizes in x (n, h, w, c,
+ * f, filter, stride, pad), described as the analysis reads it back.
+ */
+static void
+conv_op(struct generate_op *g, const int64_t x[8], enum generate_dtype t)
+{
+	struct op_desc *d = &g->d;
+	struct op_conv *c = &d->conv;
+	int i;
+
+	c->layout = CONV_NHWC_HWCF;
+	c->n = x[0], c->h = x[1], c->w = x[2], c->c = x[3], c->f = x[4];
+	c->kh = c->kw = x[5];
+	c->stride[0] = c->stride[1] = x[6];
+	c->dilation[0] = c->dilation[1] = 1;
+	for (i = 0; i < 4; i++)
+		c->pad[i] = x[7];
+	c->oh = (c->h + 2 * x[7] - x[5]) / x[6] + 1;
+	c->ow = (c->w + 2 * x[7] - x[5]) / x[6] + 1;
+	d->op_name = "linalg.conv_2d_nhwc_hwcf";
+	d->batch = 1;
+	d->m = c->n * c->oh * c->ow;
+	d->n = c->f;
+	d->k = c->kh * c->kw * c->c;
+	d->lhs = d->rhs = gen_types[t].in;
+	d->acc = gen_types[t].acc;
+	d->function = "";
+	d->loc = "";
+	d->tunable = 1;
+	d->kind = "matmul";
+	g->name = analysis_conv_name(d);
+	d->name = g->name;
+	g->family = "conv2d";
+	g->dtype = t;
+}
+
+/* Every conv of a checked conv2d sweep, H fastest, into v; the count. */
+static size_t
+conv_ops(const struct generate_sweep *s, struct generate_op *v)
+{
+	const struct generate_conv *c = &s->conv;
+	size_t cnt = 0, i[8], len[8];
+	int64_t x[8];
+	int t, j;
+
+	len[0] = conv_len(c->n, c->nn, 1), len[1] = c->nh, len[2] = c->nw;
+	len[3] = c->nc, len[4] = c->nf, len[5] = c->nfilter;
+	len[6] = conv_len(c->stride, c->nstride, 1);
+	len[7] = conv_len(c->pad, c->npad, 1);
+	for (t = 0; t < GEN_DTYPE_COUNT; t++) {
+		if (!((s->dtypes ? s->dtypes : 1u << GEN_F32) & (1u << t)))
+			continue;
+		memset(i, 0, sizeof i);
+		do {
+			x[0] = conv_at(c->n, i[0], 1), x[1] = c->h[i[1]];
+			x[2] = c->w[i[2]], x[3] = c->c[i[3]];
+			x[4] = c->f[i[4]], x[5] = c->filter[i[5]];
+			x[6] = conv_at(c->stride, i[6], 1);
+			x[7] = conv_at(c->pad, i[7], 0);
+			v[cnt].d.index = (int)cnt;
+			conv_op(&v[cnt++], x, (enum generate_dtype)t);
+			/* The next index, H fastest (then W, C, F, ...). */
+			for (j = 1; j < 9; j++) {
+				int k = j % 8;
+
+				if (++i[k] < len[k])
+					break;
+				i[k] = 0;
+			}
+		} while (j < 9);
+	}
+	return cnt;
+}
+
 int
 generate_ops(const struct generate_sweep *s, struct generate_op **ops,
     size_t *n, char **err)
@@ -241,6 +410,11 @@ generate_ops(const struct generate_sweep *s, struct generate_op **ops,
 	if (generate_check(s, err) != 0)
 		return -1;
 	v = xcalloc((size_t)generate_count(s) + 1, sizeof *v);
+	if (s->conv2d) {
+		*n = conv_ops(s, v);
+		*ops = v;
+		return 0;
+	}
 	nb = s->batch_matmul ? s->nbatch : 1;
 	for (t = 0; t < GEN_DTYPE_COUNT; t++) {
 		if (!((s->dtypes ? s->dtypes : 1u << GEN_F32) & (1u << t)))
@@ -269,6 +443,7 @@ generate_ops(const struct generate_sweep *s, struct generate_op **ops,
 			d->tunable = 1;
 			g->name = gen_name(d);
 			d->name = g->name;
+			g->family = d->kind;
 			g->dtype = (enum generate_dtype)t;
 		}
 	}
@@ -285,6 +460,14 @@ generate_ops_free(struct generate_op *ops, size_t n)
 	for (i = 0; ops != NULL && i < n; i++)
 		free(ops[i].name);
 	free(ops);
+}
+
+int
+generate_function(const struct generate_op *g, char **text, char **err)
+{
+	if (g->d.conv.layout != CONV_NONE)
+		return analysis_emit_conv(&g->d, g->name, text, err);
+	return analysis_emit_function(&g->d, g->name, text, err);
 }
 
 /* "// " before each line of comment. */
@@ -322,7 +505,7 @@ generate_module(const struct generate_sweep *s, const char *comment,
 	gen_comment(f, comment);
 	fprintf(f, "module {\n");
 	for (i = 0; i < n; i++) {
-		if (analysis_emit_function(&ops[i].d, ops[i].name, &fn, err) != 0)
+		if (generate_function(&ops[i], &fn, err) != 0)
 			goto out;
 		fputs(fn, f);
 		free(fn);
@@ -373,7 +556,7 @@ generate_check_outputs(const struct generate_sweep *s, const char *dir,
 		return -1;
 	/* What is there already; folders still to be made hold nothing. */
 	for (i = 0; i < n && rc == 0; i++) {
-		path = xasprintf("%s/linalg/%s/%s/%s.mlir", dir, ops[i].d.kind,
+		path = xasprintf("%s/linalg/%s/%s/%s.mlir", dir, ops[i].family,
 		    ops[i].name, ops[i].name);
 		if ((lstat(path, &sb) == 0 || errno != ENOENT) &&
 		    util_out_check(path, &g, err) != 0)
@@ -404,14 +587,14 @@ generate_write(const struct generate_sweep *s, const char *dir,
 	for (i = 0; i < n; i++) {
 		char *fn = NULL;
 
-		if (analysis_emit_function(&ops[i].d, ops[i].name, &fn, err) != 0)
+		if (generate_function(&ops[i], &fn, err) != 0)
 			goto out;
 		texts[i] = xasprintf(GENERATE_MLIR_MAGIC "%s\n"
 		    "module {\n%s}\n", ops[i].name, fn);
 		free(fn);
 	}
 	for (i = 0; i < n; i++) {
-		sub = xasprintf("%s/linalg/%s/%s", dir, ops[i].d.kind,
+		sub = xasprintf("%s/linalg/%s/%s", dir, ops[i].family,
 		    ops[i].name);
 		if (util_mkdirs(sub, err) != 0)
 			goto out;

@@ -26,8 +26,20 @@ enum generate_dtype {
 /* Ops one sweep may hold; a larger sweep is refused. */
 #define GENERATE_OPS_MAX	4096
 
+/*
+ * A conv2d sweep: NHWC/HWCF convolutions (linalg.conv_2d_nhwc_hwcf) of
+ * square filters, equal strides and dilation 1, the input padded by the
+ * same number of zeros on every side. Unset lists: n, stride [1], pad [0].
+ */
+struct generate_conv {
+	int64_t		*n, *h, *w, *c, *f, *filter, *stride, *pad;
+	size_t		 nn, nh, nw, nc, nf, nfilter, nstride, npad;
+};
+
 /* A sweep. Lists are sorted without duplicates (as cfg lists are). */
 struct generate_sweep {
+	int		 conv2d;	/* a conv2d sweep: conv, not m, n, k */
+	struct generate_conv conv;
 	int		 batch_matmul;	/* 0 matmul, 1 batch_matmul */
 	int64_t		*m, *n, *k, *batch;
 	size_t		 nm, nn, nk, nbatch;
@@ -57,17 +69,23 @@ int	 generate_parse_kind(const char *, int *batch_matmul, char **err)
 
 /*
  * Check a sweep is whole and bounded: M, N and K given, the batch given
- * exactly for batch_matmul, at most GENERATE_OPS_MAX ops. -1 with *err.
+ * exactly for batch_matmul (a conv2d sweep: H, W, C, F and the filter
+ * given, every filter fitting every padded input, no u8i32), at most
+ * GENERATE_OPS_MAX ops. -1 with *err.
  */
 int	 generate_check(const struct generate_sweep *, char **err)
 	    __attribute__((warn_unused_result));
 /* Ops in the sweep (saturates at UINT64_MAX). */
 uint64_t generate_count(const struct generate_sweep *);
 
-/* One op of a sweep: its description (tunable, strings static or owned). */
+/*
+ * One op of a sweep: its description (tunable, strings static or owned;
+ * a conv's as the analysis reads it back: the matmul of its im2col).
+ */
 struct generate_op {
 	struct op_desc		 d;
 	char			*name;	/* the profiler's name; u8 operands spelt u8 */
+	const char		*family;	/* "matmul", "batch_matmul", "conv2d" */
 	enum generate_dtype	 dtype;
 };
 
@@ -87,6 +105,13 @@ int	 generate_module(const struct generate_sweep *, const char *comment,
 /* The first line of every program and cfg generate writes (util_out knows them). */
 #define GENERATE_MLIR_MAGIC	"// autosched generate: "
 #define GENERATE_CFG_MAGIC	"; autosched generate: "
+
+/*
+ * The program of one op of a sweep: func.func @NAME, two spaces of indent
+ * (analysis_emit_function or analysis_emit_conv). Caller frees *text.
+ */
+int	 generate_function(const struct generate_op *, char **text, char **err)
+	    __attribute__((warn_unused_result));
 
 /*
  * Write the profiler's layout under dir: dir/linalg/KIND/NAME/NAME.mlir, one

@@ -203,6 +203,7 @@ job_free(struct job *c)
 	free(c->ops);
 	/* After the backends: they borrow it. */
 	executor_close(c->exec);
+	carry_free(c->carry);
 	free(c->replay_op);
 	free(c->replay_n);
 	free(c->mlir_text);
@@ -310,6 +311,28 @@ job_executor(const struct cfg_exec *ex, const char *job_name, double timeout,
 }
 
 /*
+ * Executor batch: its stage and ingest folders, the job and the cfg (by its
+ * real path) its manifest names. 0, or -1 with *err.
+ */
+static int
+job_batch_executor(struct job *c, char **err)
+{
+	struct executor_config ec;
+	char *rp = realpath(c->cfg->path, NULL);
+	int rc;
+
+	memset(&ec, 0, sizeof ec);
+	ec.timeout = c->cfg->timeout;
+	ec.stage_dir = c->o->stage_dir;
+	ec.ingest_dir = c->o->ingest_dir;
+	ec.batch_job = c->job_id;
+	ec.batch_cfg = rp != NULL ? rp : c->cfg->path;
+	rc = executor_open(&executor_batch, &ec, &c->exec, err);
+	free(rp);
+	return rc;
+}
+
+/*
  * The backend's settings from the cfg, the options and the executor (the
  * job's one instance, opened here). 0, or -1 with *err.
  */
@@ -341,7 +364,11 @@ job_params(struct job *c, char **err)
 	ex = cfg->exec;
 	cfg_exec_merge(&ex, o->exec_default);
 	job_step_name(c);
-	if (job_executor(&ex, c->step_name, cfg->timeout, &c->exec, err) != 0)
+	if (ex.executor == CFG_EXEC_BATCH) {
+		if (job_batch_executor(c, err) != 0)
+			return -1;
+	} else if (job_executor(&ex, c->step_name, cfg->timeout, &c->exec,
+	    err) != 0)
 		return -1;
 	c->params.exec = c->exec;
 	return 0;
@@ -631,6 +658,66 @@ job_measured(struct job *c)
 	c->measuring--;
 }
 
+/* What an ingest recorded of its folder, said (it may be nothing: twice). */
+static void
+job_batch_said(struct job *c)
+{
+	int64_t entries, served = executor_served(c->exec, &entries);
+	char *msg;
+
+	if (c->o->ingest_dir == NULL)
+		return;
+	if (served == 0 && entries > 0)
+		msg = xasprintf("%s: its %lld results are already recorded in job"
+		    " %lld (ingested before): nothing recorded from it",
+		    c->o->ingest_dir, (long long)entries, (long long)c->job_id);
+	else
+		msg = xasprintf("%s: %lld of its %lld results recorded in job "
+		    "%lld%s", c->o->ingest_dir, (long long)served,
+		    (long long)entries, (long long)c->job_id, served < entries ?
+		    " (the others were already)" : "");
+	job_log(c, "info", "%s", msg);
+	if (!c->o->json)
+		fprintf(stderr, "autosched: %s\n", msg);
+	free(msg);
+}
+
+/*
+ * The job stopped with measurements staged: the folder's manifest written
+ * and the job left waiting (cancelled, with why, until its next run).
+ * JOB_STAGED, or JOB_FAILED with *err.
+ */
+static enum job_outcome
+job_batch_staged(struct job *c, char **err)
+{
+	char *why;
+
+	if (c->o->stage_dir == NULL) {
+		util_seterr(err, "the next %lld measurement%s of job %lld need "
+		    "another trip: run `autosched run %s --ingest %s --stage "
+		    "DIR2` (what was ingested is recorded; nothing is recorded "
+		    "twice)", (long long)c->deferred, c->deferred == 1 ? "" : "s",
+		    (long long)c->job_id, c->cfg->path, c->o->ingest_dir ?
+		    c->o->ingest_dir : "DIR");
+		why = xstrdup(*err);
+	} else {
+		if (executor_flush(c->exec, err) != 0) {
+			(void)store_job_set_state(c->st, c->job_id, "failed",
+			    *err, NULL);
+			return JOB_FAILED;
+		}
+		why = xasprintf("waiting for measurements in %s (executor "
+		    "batch): autosched-measure --batch %s there, then autosched"
+		    " run %s --ingest %s", c->o->stage_dir, c->o->stage_dir,
+		    c->cfg->path, c->o->stage_dir);
+	}
+	job_log(c, "info", "%lld measurements staged: %s",
+	    (long long)c->deferred, why);
+	(void)store_job_set_state(c->st, c->job_id, "cancelled", why, NULL);
+	free(why);
+	return JOB_STAGED;
+}
+
 /*
  * The job's work: each distinct op opened and its baseline measured (its
  * weight in the model), the scheduler's rounds until the plan is done or
@@ -661,6 +748,11 @@ job_work(struct job *c, int *bad_input, char **err)
 		if (jo->b != NULL && steps_baseline(c, jo, err) < 0)
 			return -1;
 	}
+	/*
+	 * Staged baselines hold nothing up yet: every op's first round is
+	 * given in program order, whatever they measure (schedule.c); the
+	 * scheduler weighs the ops by them only after.
+	 */
 	while (!job_should_stop(c) && sched_next(c, &i, &n, &gain, &why) > 0) {
 		if (job_time_up(c))
 			break;
@@ -679,6 +771,9 @@ job_work(struct job *c, int *bad_input, char **err)
 			return -1;
 		job_close_op(c, jo);
 	}
+	/* Anything staged and not waited for yet (a noise measurement). */
+	if (!c->stopped)
+		(void)carry_staged(c, 0);
 	return 0;
 }
 
@@ -743,9 +838,22 @@ job_execute(struct job *c, struct store *st, char **err)
 		job_log(c, "info", "%s: lowered %s to linalg before analysis, "
 		    "as mlir-opt --pass-pipeline='%s' does",
 		    job_input_name(cfg), low->from, low->pipeline);
-	if (job_params(c, err) != 0 || job_work(c, &bad_input, err) != 0)
+	if (job_params(c, err) != 0 || carry_load(c, err) != 0)
+		goto fail;
+	if (c->carry != NULL && o->job_id > 0)
+		(void)store_job_set_state(st, c->job_id, "running", NULL, NULL);
+	if (job_work(c, &bad_input, err) != 0)
 		goto fail;
 	report_progress(&c->rep, NULL);
+	job_batch_said(c);
+	if (c->stopped == 3) {
+		/* A part of the job's CSV never replaces a whole one. */
+		util_out_abort(c->csv_out);
+		c->csv_out = NULL;
+		c->rep.csv = NULL;
+		outcome = job_batch_staged(c, err);
+		goto out;
+	}
 	for (i = 0; i < c->nops; i++) {
 		if (c->ops[i].sp != NULL && !c->ops[i].have_best &&
 		    c->ops[i].finished)
@@ -758,8 +866,9 @@ job_execute(struct job *c, struct store *st, char **err)
 	} else if (c->stopped) {
 		outcome = JOB_STOPPED;
 		job_log(c, "info", "job stopped; it resumes where it left off");
-		(void)store_job_set_state(st, c->job_id, o->job_id > 0 ?
-		    "queued" : "cancelled", NULL, NULL);
+		/* (A batch job is not the service's to run again.) */
+		(void)store_job_set_state(st, c->job_id, o->job_id > 0 &&
+		    c->carry == NULL ? "queued" : "cancelled", NULL, NULL);
 	} else {
 		outcome = any_missing ? JOB_NOTHING : JOB_OK;
 		job_log(c, "info", "job done");

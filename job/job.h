@@ -38,6 +38,13 @@ struct job_opts {
 	const struct cfg_exec	*exec_default;
 	volatile sig_atomic_t	*stop;		/* set by a signal: stop at the next trial boundary */
 	const char		*report_path;	/* the HTML report instead of the cfg's report_file, or NULL */
+	/*
+	 * executor batch: the folder the next measurements are staged into,
+	 * and the measured folder whose results this run records (its job:
+	 * job_id, mlir_text its snapshot). NULL: none.
+	 */
+	const char		*stage_dir;
+	const char		*ingest_dir;
 	/* Called after each trial with a one-line status (daemon: sd_notify STATUS=). */
 	void			(*progress)(const char *line, void *arg);
 	void			*progress_arg;
@@ -50,6 +57,8 @@ enum job_outcome {
 	JOB_BAD_INPUT = 2,	/* bad cfg, MLIR, or usage: nothing was written */
 	JOB_STOPPED = 3,	/* stopped by *stop or a cancel at a trial boundary */
 	JOB_FAILED = 4,		/* internal failure (store, backend setup) */
+	/* executor batch: the next measurements are staged (job_opts.stage_dir) */
+	JOB_STAGED = 5,
 };
 
 struct job;

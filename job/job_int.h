@@ -198,6 +198,12 @@ struct job {
 	int			 compile_jobs;	/* compiles at once meanwhile, here */
 	int			 begun;		/* the backend's begin ran */
 	struct executor		*exec;		/* where measurements run (params.exec) */
+	/*
+	 * executor batch (carry.c): this job's trials from its earlier runs,
+	 * and the measurements this run staged (or left unanswered) so far.
+	 */
+	struct carry		*carry;
+	int64_t			 deferred;
 	char			 step_name[40];	/* the Slurm steps' job name */
 
 	/*
@@ -264,6 +270,25 @@ void	 job_lock(struct job *);
  */
 void	 job_measuring(struct job *);
 void	 job_measured(struct job *);
+
+/* carry.c: the job's side of executor batch (a no-op under the others). */
+struct carry;
+/* The job's own trials from its earlier runs (a batch job run again). 0/-1. */
+int	 carry_load(struct job *, char **err);
+void	 carry_free(struct carry *);
+/*
+ * A measurement of op's config name (a trial of phase) is asked for: 1
+ * with *res filled (caller clears) when an earlier run of the job recorded
+ * it (taken, not recorded again), else 0 with the executor told its name.
+ */
+int	 carry_begin(struct job *, const struct job_op *, const char *phase,
+	    const char *name, struct trial_result *res);
+/*
+ * At the end of a step: 1 (the job stops, c->stopped 3) when a measurement
+ * of it was staged (c->deferred grew past since, its value when the step
+ * began), so that what needs its result waits for the next run.
+ */
+int	 carry_staged(struct job *, int64_t since);
 
 /* lanes.c */
 /*
@@ -334,7 +359,7 @@ char	*report_json(int64_t job_id, const struct job_op *, size_t n,
 double	 report_noise_floor(const struct job_op *, size_t n, int *nmeas);
 
 /* stats.c */
-/* Floating-point operations of op: 2·M·N·K·batch. */
+/* Floating-point operations of op (analysis_op_flops). */
 double	 stats_flops(const struct op_desc *);
 double	 stats_t(double df, int level99);	/* Student's t, 97.5% or 99.5% */
 double	 stats_median(const double *, int n);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analysis/analysis.h"
@@ -414,6 +415,54 @@ job_prepare_op(struct job *c, struct job_op *jo, struct knob_values *lists,
 	return 0;
 }
 
+/*
+ * executor batch goes with `run --stage`/`--ingest` and the other way
+ * round; its time is spent on another host, so no time limits; a stage
+ * folder is new (its manifest not yet written). 0, or -1 with *err.
+ */
+static int
+job_check_batch(const struct cfg *cfg, const struct job_opts *o, char **err)
+{
+	struct cfg_exec ex = cfg->exec;
+	struct stat sb;
+	char *m;
+	int held;
+
+	cfg_exec_merge(&ex, o->exec_default);
+	if (ex.executor != CFG_EXEC_BATCH) {
+		if (o->stage_dir == NULL && o->ingest_dir == NULL)
+			return 0;
+		util_seterr(err, "%s: --stage and --ingest are for [Env] executor"
+		    " = batch; this cfg measures with executor %s", cfg->path,
+		    ex.executor == CFG_EXEC_SLURM ? "slurm" : "local");
+		return -1;
+	}
+	if (o->stage_dir == NULL && o->ingest_dir == NULL) {
+		util_seterr(err, "%s: [Env] executor = batch: its measurements "
+		    "are carried in a folder: run `autosched run %s --stage DIR`"
+		    " (the service cannot carry them)", cfg->path, cfg->path);
+		return -1;
+	}
+	if (cfg->time_limit > 0 || cfg->time_budget > 0) {
+		util_seterr(err, "%s: [Env] %s with executor = batch: the "
+		    "measurements' time is spent on another host, between runs;"
+		    " give trial budgets instead", cfg->path, cfg->time_limit > 0 ?
+		    "time_limit" : "time_budget");
+		return -1;
+	}
+	if (o->stage_dir == NULL)
+		return 0;
+	m = util_path_join(o->stage_dir, "manifest");
+	held = lstat(m, &sb) == 0;
+	free(m);
+	if (held) {
+		util_seterr(err, "--stage %s: already holds a staged round (its "
+		    "manifest): stage into a new folder", o->stage_dir);
+		return -1;
+	}
+	return 0;
+}
+
 int
 job_prepare(const struct cfg *cfg, const struct job_opts *o, struct job **out,
     char **err)
@@ -428,7 +477,8 @@ job_prepare(const struct cfg *cfg, const struct job_opts *o, struct job **out,
 	c->o = o;
 	c->run_lock = c->job_lock = c->op_lock = -1;
 	c->lanes = 1;
-	if (job_check_output(cfg, o, err) != 0)
+	if (job_check_output(cfg, o, err) != 0 ||
+	    job_check_batch(cfg, o, err) != 0)
 		goto fail;
 	if (cfg->problem != NULL) {
 		/* A [Problem] sweep: its ops, generated, are the input. */

@@ -12,8 +12,7 @@
 double
 stats_flops(const struct op_desc *op)
 {
-	return 2.0 * (double)op->m * (double)op->n * (double)op->k *
-	    (double)(op->batch > 0 ? op->batch : 1);
+	return analysis_op_flops(op);
 }
 
 /* Two-sided Student's t quantiles for df = 1…30; past 30 the normal's. */

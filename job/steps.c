@@ -17,6 +17,7 @@
 #include "analysis/analysis.h"
 #include "backends/backend.h"
 #include "cfg/cfg.h"
+#include "executors/executor.h"
 #include "job/job.h"
 #include "job/job_int.h"
 #include "search/space.h"
@@ -26,7 +27,9 @@
 
 /*
  * Evaluate one config and commit it as a trial of the given phase. 0 when
- * recorded, 1 when a stop interrupted it (nothing recorded), -1 on error.
+ * recorded (or recorded by an earlier run of a batch job), 1 when a stop
+ * interrupted it (nothing recorded), 2 when it was staged for another host
+ * (executor batch: nothing recorded, no result yet), -1 on error.
  */
 static int job_record(struct job *, struct job_op *, const struct config *,
     const char *, struct trial_result *, char **);
@@ -36,12 +39,33 @@ job_trial(struct job *c, struct backend *b, struct job_op *jo,
     const struct config *cf, const char *phase, struct trial_result *res,
     char **err)
 {
+	int64_t staged = executor_staged(c->exec);
+	char name[160];
 	int r;
 
 	memset(res, 0, sizeof *res);
+	space_config_name(cf, c->rep.knobs, name, sizeof name);
+	/* (A tune trial was looked up, and named, by job_tune_found.) */
+	if (strcmp(phase, "tune") != 0 && carry_begin(c, jo, phase, name,
+	    res)) {
+		/* An earlier run of this batch job recorded it. */
+		report_block(&c->rep, jo->op, name, phase, res, 1);
+		report_csv_row(&c->rep, jo->op, cf, name, phase, res);
+		return 0;
+	}
 	job_measuring(c);
 	r = c->be->evaluate(b, cf, res, err);
 	job_measured(c);
+	if (executor_staged(c->exec) != staged) {
+		/* Staged for another host: no outcome of the config's yet. */
+		if (r != 0) {
+			free(*err);
+			*err = NULL;
+		}
+		trial_result_clear(res);
+		c->deferred++;
+		return 2;
+	}
 	if (r != 0)
 		return -1;
 	return job_record(c, jo, cf, phase, res, err);
@@ -270,6 +294,8 @@ job_measure(struct job *c, struct backend *b, struct job_op *jo,
 	if (job_should_stop(c))
 		return 1;
 	r = job_trial(c, b, jo, cf, phase, &res, err);
+	if (r == 2)
+		return 0;	/* staged: no figure yet */
 	if (r == 0 && measure_s != NULL)
 		*measure_s = res.measure_s;
 	if (r == 0 && steps_valid(&res)) {
@@ -390,8 +416,9 @@ job_tune_done(struct job *c, struct job_op *jo, const struct config *cf,
 }
 
 /*
- * 1 when the store has cf's tune trial (res filled, reported), 0 when it
- * must be measured, -1 on error.
+ * 1 when the store has cf's tune trial (res filled, reported), 2 when an
+ * earlier run of this batch job measured it (counted as this job's
+ * measurement), 0 when it must be measured, -1 on error.
  */
 static int
 job_tune_found(struct job *c, struct job_op *jo, const struct config *cf,
@@ -400,9 +427,15 @@ job_tune_found(struct job *c, struct job_op *jo, const struct config *cf,
 	char name[160];
 	int found;
 
+	space_config_name(cf, c->rep.knobs, name, sizeof name);
+	if (carry_begin(c, jo, "tune", name, res)) {
+		/* This batch job's own, measured by an earlier run: as measured. */
+		report_block(&c->rep, jo->op, name, "tune", res, 1);
+		report_csv_row(&c->rep, jo->op, cf, name, "tune", res);
+		return 2;
+	}
 	if (c->o->fresh)
 		return 0;
-	space_config_name(cf, c->rep.knobs, name, sizeof name);
 	found = store_trial_find(c->st, jo->op_id, c->target_id, name, res, err);
 	if (found > 0) {
 		report_block(&c->rep, jo->op, name, "tune", res, 1);
@@ -861,7 +894,7 @@ steps_search_round(struct job *c, struct job_op *jo, int64_t n,
 	struct trial_result res[JOB_BATCH_MAX];
 	const char **ek = NULL, **ev = NULL;
 	int *el = NULL;
-	int64_t before = jo->trials;
+	int64_t before = jo->trials, d0 = c->deferred;
 	double g;
 	size_t i, k;
 	int rc = -1, r;
@@ -911,12 +944,18 @@ steps_search_round(struct job *c, struct job_op *jo, int64_t n,
 			if ((r = job_trial(c, jo->b, jo, &cf, "tune", &res[i],
 			    err)) < 0)
 				goto out;
-			if (r > 0) {
+			if (r == 1) {
 				k = i;
 				break;
 			}
+			if (r == 2)
+				continue;	/* staged: the tuner waits */
 		}
-		job_tune_done(c, jo, &cf, &res[i], found);
+		job_tune_done(c, jo, &cf, &res[i], found == 1);
+	}
+	if (carry_staged(c, d0)) {
+		rc = 1;
+		goto out;
 	}
 	tuner_update(&jo->t, idx, res, k);
 	jo->tuner_s += tuner_overhead(&jo->t);
@@ -926,6 +965,7 @@ steps_search_round(struct job *c, struct job_op *jo, int64_t n,
 		    NULL, err)) < 0)
 			goto out;
 	}
+	/* A staged noise measurement holds nothing up: its round goes on. */
 	rc = c->stopped ? 1 : 0;
 out:
 	*done = jo->trials - before;
@@ -955,6 +995,7 @@ job_step_confirm(struct job *c, struct job_op *jo, char **err)
 	struct job_cands *cs = &jo->cs;
 	struct space *sp = jo->sp;
 	struct backend *b = jo->b;
+	int64_t d0 = c->deferred;
 	size_t i, k;
 	double best = 0;
 	int round, r;
@@ -999,6 +1040,8 @@ job_step_confirm(struct job *c, struct job_op *jo, char **err)
 			cd->nconfirm++;
 		}
 	}
+	if (carry_staged(c, d0))
+		return 1;	/* the choice waits for the figures */
 	for (i = 0; i < k; i++) {
 		double m = stats_median(cs->v[i].confirm, cs->v[i].nconfirm);
 
@@ -1021,14 +1064,28 @@ job_reference_once(struct job *c, struct job_op *jo, struct backend *b,
 {
 	struct trial_result res;
 	struct store_trial st;
+	int64_t staged = executor_staged(c->exec);
 	char name[64];
 	int rc = -1, r;
 
 	*g = 0;
 	memset(&res, 0, sizeof res);
+	snprintf(name, sizeof name, "reference_thr_%d", jo->base_threads);
+	if (carry_begin(c, jo, "reference", name, &res))
+		goto kept;	/* recorded by an earlier run of this batch job */
 	job_measuring(c);
 	r = c->be->reference(b, jo->base_threads, &res, err);
 	job_measured(c);
+	if (executor_staged(c->exec) != staged) {
+		/* Staged for another host: no figure yet. */
+		if (r != 0) {
+			free(*err);
+			*err = NULL;
+		}
+		c->deferred++;
+		rc = 0;
+		goto out;
+	}
 	if (r != 0)
 		goto out;
 	if (job_should_stop(c)) {
@@ -1040,12 +1097,12 @@ job_reference_once(struct job *c, struct job_op *jo, struct backend *b,
 	st.op_id = jo->op_id;
 	st.target_id = c->target_id;
 	st.phase = "reference";
-	snprintf(name, sizeof name, "reference_thr_%d", jo->base_threads);
 	st.config_name = name;
 	st.config.v[KNOB_THREADS] = jo->base_threads;
 	st.result = res;
 	if (store_trial_add(c->st, &st, err) < 0)
 		goto out;
+kept:
 	if (steps_valid(&res)) {
 		*g = res.gflops;
 		job_gpu_note(jo, &res);
@@ -1078,6 +1135,7 @@ job_step_final(struct job *c, struct job_op *jo, struct backend *b,
 	const struct config *order[4];
 	double *into[4];
 	const char *phase[4];
+	int64_t d0 = c->deferred;
 	int round, n, i, j, r, nv;
 
 	if (!jo->have_best)
@@ -1106,6 +1164,8 @@ job_step_final(struct job *c, struct job_op *jo, struct backend *b,
 		}
 		jo->final_rounds++;
 	}
+	if (carry_staged(c, d0))
+		return 1;
 	for (i = nv = 0; i < JOB_FINAL_ROUNDS; i++) {
 		if (ref[i] > 0)
 			v[nv++] = ref[i];
@@ -1180,6 +1240,14 @@ job_choice(struct job *c, struct job_op *jo, char **err)
 	const struct stats_ratio *r = jo->kept_default ? &jo->winner_speedup :
 	    &jo->speedup;
 
+	if (c->carry != NULL) {
+		/* A batch job run again: its choice is recorded once. */
+		int h = store_choice_has(c->st, c->job_id, jo->op_id,
+		    c->target_id, err);
+
+		if (h != 0)
+			return h < 0 ? -1 : 0;
+	}
 	memset(&ch, 0, sizeof ch);
 	ch.job_id = c->job_id;
 	ch.op_id = jo->op_id;

@@ -8,6 +8,7 @@
  *   autosched-gpu-measure --op M,N,K,TYPE [--kernel SPEC]... [--kernels FILE]
  *       [--peak] [--min-time S] [--warmup N] [--seed S] [--device I]
  *   autosched-gpu-measure --probe
+ *   autosched-gpu-measure --batch DIR   (a staged round: executors/batch*.c)
  *   autosched-gpu-measure --peak-ptx TYPE     (the peak loop's PTX; no GPU needed)
  *
  * TYPE: f16f32 | f16 | bf16f32 | f32 (A and B, then C). SPEC (one a line
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "measure/batch.h"
 #include "measure/gpu_int.h"
 
 #define KERNELS_MAX	4096
@@ -29,7 +31,7 @@
 static const char usage[] = "usage: autosched-gpu-measure --op M,N,K,TYPE "
     "[--kernel NAME,PTX,ENTRY,GX,GY,GZ,BX,BY,BZ,SMEM]... [--kernels FILE] "
     "[--peak] [--min-time S] [--warmup N] [--seed S] [--device I] | --probe "
-    "| --peak-ptx TYPE\n"
+    "| --peak-ptx TYPE | --batch DIR\n"
     "  TYPE: f16f32 | f16 | bf16f32 | f32\n";
 
 static int
@@ -301,6 +303,31 @@ measure(int argc, char **argv, struct gpu_opts *o, struct gpu *g)
 	return worst ? 1 : 0;
 }
 
+/*
+ * --batch DIR: every entry of a staged round (executor batch) measured
+ * here, each a child of this harness with its deadline; DIR/results
+ * written whole at the end. Exit 0, or 2 on a bad folder.
+ */
+static int
+batch_main(const char *dir)
+{
+	char *self = realpath("/proc/self/exe", NULL), *err = NULL;
+	int rc = 0;
+
+	if (self == NULL) {
+		fprintf(stderr, "autosched-gpu-measure: /proc/self/exe: %s\n",
+		    strerror(errno));
+		return 2;
+	}
+	if (measure_batch_run(dir, self, &err) != 0) {
+		fprintf(stderr, "autosched-gpu-measure: %s\n", err);
+		rc = 2;
+	}
+	free(err);
+	free(self);
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -308,6 +335,8 @@ main(int argc, char **argv)
 	struct gpu g;
 	int rc;
 
+	if (argc == 3 && strcmp(argv[1], "--batch") == 0)
+		return batch_main(argv[2]);
 	memset(&o, 0, sizeof o);
 	memset(&g, 0, sizeof g);
 	o.min_time = 0.2;

@@ -173,6 +173,34 @@ store_alloc_list(struct store *s, int64_t job_id, struct store_alloc **v,
 	return 0;
 }
 
+static const char sql_choice_has[] =
+	"SELECT 1 FROM choices WHERE job_id = ?1 AND op_id = ?2 AND "
+	"target_id = ?3 LIMIT 1";
+
+int
+store_choice_has(struct store *s, int64_t job_id, int64_t op_id,
+    int64_t target_id, char **err)
+{
+	sqlite3_stmt	*st;
+	int		 owned, rc;
+
+	if ((st = store_stmt(s, ST_CHOICE_HAS, sql_choice_has, &owned,
+	    err)) == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, job_id);
+	sqlite3_bind_int64(st, 2, op_id);
+	sqlite3_bind_int64(st, 3, target_id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		rc = 1;
+	else if (rc == SQLITE_DONE)
+		rc = 0;
+	else
+		rc = store_fail(s, err, "looking up a job's choice");
+	store_stmt_done(st, owned);
+	return rc;
+}
+
 static const char sql_choice_add[] =
 	"INSERT INTO choices (job_id, op_id, target_id, config_name, reason, "
 	"speedup, speedup_lo, speedup_hi, rounds, occurrences, created) "

@@ -293,6 +293,9 @@ struct store_choice {
 };
 int64_t	 store_choice_add(struct store *, const struct store_choice *,
 	    char **err);
+/* 1 if job recorded a choice for op on target, 0 if not, -1 with *err. */
+int	 store_choice_has(struct store *, int64_t job_id, int64_t op_id,
+	    int64_t target_id, char **err);
 
 /* PRAGMA integrity_check and foreign_key_check: 0 if clean, else -1, *err. */
 int	 store_check(struct store *, char **err);

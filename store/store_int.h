@@ -40,6 +40,7 @@ enum store_stmt {
 	ST_ALLOC_ADD,
 	ST_ALLOC_LIST,
 	ST_CHOICE_ADD,
+	ST_CHOICE_HAS,
 	ST_COUNT
 };
 

@@ -151,6 +151,13 @@ char	*util_dirname(const char *path);
 /* FNV-1a 64-bit hash of a buffer, and its 16-hex-digit form in out[17]. */
 uint64_t util_hash64(const void *, size_t);
 void	 util_hash_hex(const void *, size_t, char out[17]);
+/*
+ * SHA-256 of a buffer, or of a file of at most max bytes, as 64 hex digits
+ * in out[65] (sha256.c). The file's: 0, or -1 with *err.
+ */
+void	 util_sha256_hex(const void *, size_t, char out[65]);
+int	 util_sha256_file(const char *path, size_t max, char out[65],
+	    char **err) WUR;
 
 /* Seconds: monotonic clock, and wall clock since the epoch. */
 double	 util_now(void);

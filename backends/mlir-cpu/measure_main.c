@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "backends/mlir-cpu/measure_int.h"
+#include "measure/batch.h"
 #include "search/space.h"
 #include "trial/trial.h"
 
@@ -899,6 +900,7 @@ usage(void)
 	    "       autosched-measure --npy-inputs DIR | --npy-check OUT.npy --shape BxMxNxK\n"
 	    "           --types L,R,A [--trans TA,TB] [--batched 0|1] [--seed N] [--verify 0|1]\n"
 	    "       autosched-measure --target\n"
+	    "       autosched-measure --batch DIR\n"
 	    "       autosched-measure --hang\n");
 	exit(2);
 }
@@ -1210,6 +1212,31 @@ probe_main(const struct job *j)
 	return 0;
 }
 
+/*
+ * --batch DIR: every measurement of a staged round (executor batch), each
+ * a child of this harness (or of autosched-gpu-measure) with its deadline;
+ * DIR/results written whole at the end. Exit 0, or 2 on a bad folder.
+ */
+static int
+batch_main(const char *dir)
+{
+	char *self = realpath("/proc/self/exe", NULL), *err = NULL;
+	int rc = 0;
+
+	if (self == NULL) {
+		fprintf(stderr, "autosched-measure: /proc/self/exe: %s\n",
+		    strerror(errno));
+		return 2;
+	}
+	if (measure_batch_run(dir, self, &err) != 0) {
+		fprintf(stderr, "autosched-measure: %s\n", err);
+		rc = 2;
+	}
+	free(err);
+	free(self);
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1234,6 +1261,8 @@ main(int argc, char **argv)
 	json_t *out, *cj;
 	char *line;
 
+	if (argc == 3 && strcmp(argv[1], "--batch") == 0)
+		return batch_main(argv[2]);
 	parse_args(argc, argv, &j);
 	if (j.cpus != NULL)
 		pin(j.cpus);

@@ -367,8 +367,9 @@ test_not_tunable(void)
 	    "packed layout (mmt4d)");
 	check_not_tunable(op_at(a, 2), "wrong_body", "matmul",
 	    "matmul_16x4x8_f32t_f32t_f32t", "body is not a multiply-accumulate");
-	check_not_tunable(op_at(a, 3), "conv", "convolution", "convolution",
-	    "convolution: not a matmul");
+	check_not_tunable(op_at(a, 3), "conv", "depthwise_conv_2d_nhwc_hwc",
+	    "depthwise_conv_2d_nhwc_hwc_1x8x8x4_3x3x4_s1_d1_p0_f32t_f32t_f32t",
+	    "depthwise convolution 3x3: not tuned yet");
 	check_not_tunable(op_at(a, 4), "matvec", "matvec", "matvec",
 	    "not a plain (batch) matmul: 0 batch, 1 m, 0 n, 1 k");
 	check_not_tunable(op_at(a, 5), "complex", "matmul",
@@ -383,6 +384,124 @@ test_not_tunable(void)
 	    "matmul", "transposed result");
 	check_not_tunable(op_at(a, 9), "narrow_acc", "matmul",
 	    "matmul_16x4x8_f32t_f32t_f16t", "body is not a multiply-accumulate");
+	analysis_free(a);
+}
+
+/* A conv's geometry: input, filter, output, stride, dilation, padding. */
+static void
+check_conv(const struct op_desc *d, enum conv_layout layout,
+    const int64_t g[9], const int64_t sdp[8])
+{
+	const struct op_conv *c = &d->conv;
+
+	CHECK(c->layout == layout);
+	CHECK(c->n == g[0] && c->h == g[1] && c->w == g[2] && c->c == g[3] &&
+	    c->f == g[4] && c->kh == g[5] && c->kw == g[6] && c->oh == g[7] &&
+	    c->ow == g[8]);
+	CHECK(c->stride[0] == sdp[0] && c->stride[1] == sdp[1] &&
+	    c->dilation[0] == sdp[2] && c->dilation[1] == sdp[3] &&
+	    c->pad[0] == sdp[4] && c->pad[1] == sdp[5] &&
+	    c->pad[2] == sdp[6] && c->pad[3] == sdp[7]);
+}
+
+/*
+ * Convolutions: geometry, the matmuls they are tuned as (1x1 stride 1 and
+ * im2col), names, identity, flops.
+ */
+static void
+test_conv(void)
+{
+	static const int64_t one[8] = { 1, 1, 1, 1, 0, 0, 0, 0 };
+	struct analysis		*a = load("conv.mlir");
+	const struct op_desc	*d;
+	char			*name;
+
+	if (a == NULL)
+		return;
+	CHECK(analysis_count(a) == 14);
+	/* 1x1 stride 1 NHWC: the matmul (N*H*W) x F x C, no im2col. */
+	d = op_at(a, 0);
+	CHECK(d->tunable && d->reason == NULL);
+	CHECK_STR(d->kind, "matmul");
+	CHECK_STR(d->op_name, "linalg.conv_2d_nhwc_hwcf");
+	CHECK_STR(d->name, "matmul_196x64x256_f32t_f32t_f32t");
+	CHECK(d->m == 196 && d->n == 64 && d->k == 256 && d->batch == 1);
+	CHECK(!d->transpose_a && !d->transpose_b);
+	CHECK(!analysis_conv_im2col(d));
+	check_conv(d, CONV_NHWC_HWCF, (const int64_t[9]){ 1, 14, 14, 256, 64,
+	    1, 1, 14, 14 }, one);
+	name = analysis_conv_name(d);
+	CHECK_STR(name, "conv_2d_nhwc_hwcf_1x14x14x256_1x1x256x64_s1_d1_p0_"
+	    "f32t_f32t_f32t");
+	free(name);
+	CHECK(analysis_op_flops(d) == 2.0 * 196 * 64 * 256);
+	/* 3x3 behind a zero pad: H and W before it; (OH*OW) x F x (9*C). */
+	d = op_at(a, 1);
+	CHECK(d->tunable);
+	CHECK_STR(d->name, "matmul_64x32x144_f32t_f32t_f32t");
+	CHECK(analysis_conv_im2col(d));
+	check_conv(d, CONV_NHWC_HWCF, (const int64_t[9]){ 1, 8, 8, 16, 32, 3,
+	    3, 8, 8 }, (const int64_t[8]){ 1, 1, 1, 1, 1, 1, 1, 1 });
+	name = analysis_conv_name(d);
+	CHECK_STR(name, "conv_2d_nhwc_hwcf_1x8x8x16_3x3x16x32_s1_d1_p1_"
+	    "f32t_f32t_f32t");
+	free(name);
+	CHECK(analysis_op_flops(d) == 2.0 * 8 * 8 * 32 * 16 * 9);
+	CHECK(analysis_op_same(d, op_at(a, 2)));
+	/* Padding and dilation: another conv, the same matmul. */
+	check_conv(op_at(a, 3), CONV_NHWC_HWCF, (const int64_t[9]){ 1, 8, 8,
+	    16, 32, 3, 3, 8, 8 }, (const int64_t[8]){ 1, 1, 2, 2, 2, 2, 2, 2 });
+	CHECK(analysis_op_same(d, op_at(a, 3)));
+	/* The stem: stride 2, uneven padding. */
+	d = op_at(a, 4);
+	check_conv(d, CONV_NHWC_HWCF, (const int64_t[9]){ 1, 32, 32, 3, 64, 7,
+	    7, 16, 16 }, (const int64_t[8]){ 2, 2, 1, 1, 3, 2, 3, 2 });
+	CHECK_STR(d->name, "matmul_256x64x147_f32t_f32t_f32t");
+	name = analysis_conv_name(d);
+	CHECK_STR(name, "conv_2d_nhwc_hwcf_1x32x32x3_7x7x3x64_s2_d1_p3x2x3x2_"
+	    "f32t_f32t_f32t");
+	free(name);
+	/* A strided 1x1: an im2col too. */
+	d = op_at(a, 5);
+	CHECK_STR(d->name, "matmul_16x128x64_f32t_f32t_f32t");
+	CHECK(analysis_conv_im2col(d));
+	/* 1x1 NCHW, batch 1: F x (H*W) x C, the filter the lhs. */
+	d = op_at(a, 6);
+	CHECK(d->tunable);
+	CHECK_STR(d->name, "matmul_32x49x64_f32t_f32t_f32t");
+	check_conv(d, CONV_NCHW_FCHW, (const int64_t[9]){ 1, 7, 7, 64, 32, 1,
+	    1, 7, 7 }, one);
+	name = analysis_conv_name(d);
+	CHECK_STR(name, "conv_2d_nchw_fchw_1x64x7x7_32x64x1x1_s1_d1_p0_"
+	    "f32t_f32t_f32t");
+	free(name);
+	check_not_tunable(op_at(a, 7), "nchw_batch", "conv_2d_nchw_fchw",
+	    "conv_2d_nchw_fchw_2x64x7x7_32x64x1x1_s1_d1_p0_f32t_f32t_f32t",
+	    "NCHW convolution of batch 2");
+	/* Depthwise: not tuned; the same conv twice, a padded one apart. */
+	d = op_at(a, 8);
+	check_not_tunable(d, "depthwise", "depthwise_conv_2d_nhwc_hwc",
+	    "depthwise_conv_2d_nhwc_hwc_1x10x10x32_3x3x32_s1_d1_p0_"
+	    "f32t_f32t_f32t", "depthwise convolution 3x3");
+	check_conv(d, CONV_DW_NHWC_HWC, (const int64_t[9]){ 1, 10, 10, 32, 32,
+	    3, 3, 8, 8 }, one);
+	CHECK(analysis_op_flops(d) == 2.0 * 8 * 8 * 32 * 9);
+	CHECK(analysis_op_same(d, op_at(a, 10)));
+	CHECK(!analysis_op_same(d, op_at(a, 9)));
+	check_conv(op_at(a, 9), CONV_DW_NHWC_HWC, (const int64_t[9]){ 1, 8, 8,
+	    32, 32, 3, 3, 8, 8 }, (const int64_t[8]){ 1, 1, 1, 1, 1, 1, 1, 1 });
+	d = op_at(a, 11);
+	CHECK(d->tunable);
+	CHECK_STR(d->name, "matmul_16x16x32_i8t_i8t_i32t");
+	CHECK(d->lhs == ELEM_I8 && d->rhs == ELEM_I8 && d->acc == ELEM_I32);
+	d = op_at(a, 12);
+	check_not_tunable(d, "pool", "convolution", "convolution",
+	    "convolution (linalg.pooling_nhwc_max): autosched reads");
+	CHECK(d->conv.layout == CONV_NONE);
+	CHECK(!analysis_op_same(d, op_at(a, 12)));
+	check_not_tunable(op_at(a, 13), "buffers", "conv_2d_nhwc_hwcf",
+	    "conv_2d_nhwc_hwcf_1x4x4x8_1x1x8x8_s1_d1_p0_f32t_f32t_f32t",
+	    "convolution on memrefs");
 	analysis_free(a);
 }
 
@@ -745,11 +864,6 @@ line_of(const char *text, const char *needle)
 }
 
 /*
- * analysis_outline: every fixture cut into dispatches stays valid MLIR and
- * keeps its tunable ops; and a program made for it shows what is copied
- * into a dispatch, what is passed, what a library exports.
- */
-/*
  * analysis_outline_fused: a matmul's chain of elementwise consumers joins
  * its dispatch, written in place and marked; a consumer with a second user,
  * or one whose body reads its output, stays a dispatch of its own.
@@ -846,6 +960,64 @@ test_outline_fused(void)
 	free(err);
 }
 
+/*
+ * The convs tuned as matmuls cut into them: operands collapsed, the
+ * dispatch's generic, the result expanded; the others left as they are.
+ */
+static void
+test_outline_conv(void)
+{
+	char	*path, *text = NULL, *err = NULL;
+	size_t	 n = 0;
+
+	path = xasprintf("%s/conv.mlir", FIXTURES);
+	CHECK(analysis_outline(path, 1, &text, &n, &err) == 0);
+	free(path);
+	if (text == NULL) {
+		fprintf(stderr, "conv.mlir: %s\n", err);
+		free(err);
+		return;
+	}
+	/*
+	 * Eight convs as matmuls: the filter and the output collapsed for
+	 * each, the input for the three 1x1 stride-1 ones, the im2col for the
+	 * five others (3x3 thrice, stem, strided 1x1).
+	 */
+	CHECK(count(text, "tensor.collapse_shape") == 8 * 3);
+	CHECK(count(text, "tensor.expand_shape") == 8);
+	/* The im2col's destination, where the conv was and in its dispatch. */
+	CHECK(count(text, "tensor.empty() : tensor<1x8x8x3x3x16xf32>") == 6);
+	CHECK(strstr(text, "tensor<1x14x14x256xf32> into tensor<196x256xf32>")
+	    != NULL);
+	CHECK(strstr(text, "tensor<1x8x8x3x3x16xf32> into tensor<64x144xf32>")
+	    != NULL);
+	CHECK(strstr(text, "tensor<1x16x16x7x7x3xf32> into "
+	    "tensor<256x147xf32>") != NULL);
+	CHECK(strstr(text, "tensor<32x64x1x1xf32> into tensor<32x64xf32>")
+	    != NULL);
+	CHECK(strstr(text, "tensor<1x64x7x7xf32> into tensor<64x49xf32>")
+	    != NULL);
+	CHECK(strstr(text, "output_shape [1, 32, 7, 7] : tensor<32x49xf32> "
+	    "into tensor<1x32x7x7xf32>") != NULL);
+	CHECK(strstr(text, "call @__autosched_pointwise_0_generic(") != NULL);
+	CHECK(strstr(text, "call @__autosched_int8_0_generic(") != NULL);
+	CHECK(strstr(text, "arith.extsi") != NULL);
+	/* Convs left as convs: NCHW batch 2, three depthwise, the memref. */
+	CHECK(count(text, "linalg.conv_2d_nhwc_hwcf") == 1);
+	CHECK(count(text, "linalg.conv_2d_nchw_fchw") == 1);
+	CHECK(count(text, "linalg.depthwise_conv_2d_nhwc_hwc") == 3);
+	/* The matmul where the conv was: the input's line. */
+	CHECK(strstr(text, "conv.mlir\":4:8") != NULL);
+	CHECK(verifies("conv.mlir outlined", text));
+	free(text);
+	free(err);
+}
+
+/*
+ * analysis_outline: every fixture cut into dispatches stays valid MLIR and
+ * keeps its tunable ops; and a program made for it shows what is copied
+ * into a dispatch, what is passed, what a library exports.
+ */
 static void
 test_outline(void)
 {
@@ -853,7 +1025,7 @@ test_outline(void)
 	    "generic_form.mlir", "nested.mlir", "memref.mlir",
 	    "batch_f16.mlir", "transposed.mlir", "mixed.mlir",
 	    "iree_dispatch.mlir", "multi.mlir", "not_tunable.mlir",
-	    "edge.mlir" };
+	    "edge.mlir", "conv.mlir" };
 	static const char src[] =
 	    "#id = affine_map<(i) -> (i)>\n"
 	    "func.func private @ext(tensor<8xf32>) -> tensor<8xf32>\n"
@@ -921,8 +1093,15 @@ test_outline(void)
 			CHECK(analysis_count(o) == analysis_count(a));
 			for (j = 0; j < analysis_count(a) &&
 			    j < analysis_count(o); j++) {
-				CHECK_STR(analysis_op(o, j)->name,
-				    analysis_op(a, j)->name);
+				/*
+				 * A conv left as a conv reads its tensor.pad
+				 * from a dispatch of its own there: padded
+				 * input, no padding.
+				 */
+				if (analysis_op(a, j)->tunable ||
+				    analysis_op(a, j)->conv.layout == CONV_NONE)
+					CHECK_STR(analysis_op(o, j)->name,
+					    analysis_op(a, j)->name);
 				/* Functions in nested modules stay whole. */
 				CHECK(!analysis_op(a, j)->tunable ||
 				    strncmp(analysis_op(o, j)->function,
@@ -940,6 +1119,7 @@ test_outline(void)
 		free(path);
 	}
 
+	test_outline_conv();
 	path = xasprintf("%s/test_analysis_%ld_outline.mlir",
 	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
 	CHECK(util_write_file(path, src, strlen(src), &err) == 0);
@@ -1010,7 +1190,7 @@ main(void)
 				    "batch_f16.mlir", "transposed.mlir",
 				    "mixed.mlir", "iree_dispatch.mlir",
 				    "multi.mlir", "not_tunable.mlir",
-				    "edge.mlir", "tosa.mlir" };
+				    "edge.mlir", "tosa.mlir", "conv.mlir" };
 	size_t			 i;
 
 	test_elem();
@@ -1023,6 +1203,7 @@ main(void)
 	test_multi();
 	test_not_tunable();
 	test_edge();
+	test_conv();
 	test_bad();
 	test_dispatch_text();
 	test_tosa();

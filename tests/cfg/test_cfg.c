@@ -217,7 +217,7 @@ test_executor(void)
 	    "slurm_srun_args = --account=perf --qos=low\n"
 	    "slurm_step_timeout = 90\ncompile_jobs = 6\nops_at_once = 3\n";
 	static const char *const bad[] = {
-	    "[Env]\nexecutor = pbs\n", "expected local or slurm",
+	    "[Env]\nexecutor = pbs\n", "expected local, slurm or batch",
 	    "[Env]\ncompile_jobs = 0\n", "compile_jobs",
 	    "[Env]\ncompile_jobs = 2000\n", "compile_jobs",
 	    "[Env]\nops_at_once = 0\n", "ops_at_once",
@@ -260,6 +260,11 @@ test_executor(void)
 		    cfg->exec.ops_at_once == 3);
 		CHECK_STR(cfg->exec.slurm_partition, "gpu2");
 		CHECK_STR(cfg->exec.slurm_srun_args, "--account=perf --qos=low");
+		cfg_free(cfg);
+	}
+	if ((cfg = LOAD_OK("[Env]\ninput_file = matmul.mlir\nexecutor = batch\n"))
+	    != NULL) {
+		CHECK(cfg->exec.executor == CFG_EXEC_BATCH && cfg->exec.executor_set);
 		cfg_free(cfg);
 	}
 	if ((cfg = LOAD_OK("[Env]\ninput_file = matmul.mlir\nslurm_srun_args ="

@@ -93,7 +93,9 @@ main(void)
 	    !c->exec.executor_set && c->exec.slurm_partition == NULL);
 	service_conf_free(c);
 	bad("[autoschedd]\nexecutor = pbs\n",
-	    "/etc/x/autoschedd.conf:2: executor: unknown executor 'pbs'; expected local or slurm");
+	    "/etc/x/autoschedd.conf:2: executor: unknown executor 'pbs'; expected local, slurm or batch");
+	bad("[autoschedd]\nexecutor = batch\n",
+	    "/etc/x/autoschedd.conf:2: executor: batch carries measurements in a folder by hand");
 	bad("[autoschedd]\n\nslurm_max_steps = 0\n", ":3: slurm_max_steps:");
 	bad("[autoschedd]\nslurm_partition = a b\n",
 	    ":2: slurm_partition: 'a b' is not a partition name");

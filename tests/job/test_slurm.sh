@@ -249,7 +249,7 @@ C
 "$ASD" -n -f "$T/svc/bad.conf" --db "$T/svc/q.db" > "$T/svc/bad.txt" 2>&1
 check "conf: a bad executor exits 2" eq "$?" 2
 check "conf: the message names file, line, key and what is expected" \
-    grep -q "bad.conf:2: executor: unknown executor 'pbs'; expected local or slurm" "$T/svc/bad.txt"
+    grep -q "bad.conf:2: executor: unknown executor 'pbs'; expected local, slurm or batch" "$T/svc/bad.txt"
 cat > "$T/svc/d.conf" <<'C'
 [autoschedd]
 executor = slurm

@@ -62,8 +62,25 @@ static unsigned widestElement(linalg::LinalgOp op) {
   return w;
 }
 
+// A copy through an affine window, as a conv's im2col reads its input
+// (in[n][y * s + i][x * s + j][c]): one input yielded as it is, every loop
+// parallel, the output written in loop order. The vectorizer refuses its
+// input map; a tile of it with the unit dims dropped is a plain copy.
+static bool isWindowCopy(linalg::LinalgOp op) {
+  auto g = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!g || g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1 ||
+      g.getNumParallelLoops() != g.getNumLoops() ||
+      !g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isIdentity())
+    return false;
+  Block &b = g.getRegion().front();
+  auto y = dyn_cast<linalg::YieldOp>(b.getTerminator());
+  return b.getOperations().size() == 1 && y && y.getNumOperands() == 1 &&
+         y.getOperand(0) == b.getArgument(0);
+}
+
 // Whether op is one this pass takes: on memrefs, static loop ranges, at the
-// top of its function, and accepted by the vectorizer.
+// top of its function, and accepted by the vectorizer (or a window copy,
+// whose rows are).
 static bool candidate(linalg::LinalgOp op, SmallVector<int64_t> &ranges) {
   if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0 ||
       !isa<func::FuncOp>(op->getParentOp()))
@@ -78,7 +95,8 @@ static bool candidate(linalg::LinalgOp op, SmallVector<int64_t> &ranges) {
   op->walk([&](math::FPowIOp p) {
     powi |= !matchPattern(p.getRhs(), m_Constant());
   });
-  return !powi && succeeded(linalg::vectorizeOpPrecondition(op));
+  return !powi && (succeeded(linalg::vectorizeOpPrecondition(op)) ||
+                   isWindowCopy(op));
 }
 
 // The loop dim an input of op is contiguous along when that is not the
@@ -160,6 +178,54 @@ struct VectorizeRestPass
     return cast<linalg::LinalgOp>(r->tiledOps.front());
   }
 
+  // A window copy's tile (every loop dim but the innermost of 1 iteration)
+  // as the linalg.copy of its innermost row: both operands viewed as 1-D
+  // (rank-reducing subviews), so the input map's y * s + i is gone and the
+  // copy vectorizes. vsizes keeps the innermost size. Failure leaves tile
+  // as it was.
+  LogicalResult flattenWindowTile(IRRewriter &rw, linalg::LinalgOp &tile,
+                                  SmallVector<int64_t> &vsizes) {
+    SmallVector<int64_t> r = tile.getStaticLoopRanges();
+    int64_t inner = r.back();
+    for (size_t d = 0; d + 1 < r.size(); d++)
+      if (r[d] != 1)
+        return failure();
+    // The input's last index must be the innermost loop dim alone.
+    AffineMap m = tile.getMatchingIndexingMap(tile.getDpsInputOperand(0));
+    auto last = dyn_cast<AffineDimExpr>(m.getResults().back());
+    if (!last || last.getPosition() != r.size() - 1)
+      return failure();
+    for (Value v : {tile.getDpsInputOperand(0)->get(),
+                    tile.getDpsInitOperand(0)->get()}) {
+      auto t = dyn_cast<MemRefType>(v.getType());
+      if (!t || !t.hasStaticShape() || ShapedType::isDynamic(inner) ||
+          t.getDimSize(t.getRank() - 1) != inner ||
+          t.getNumElements() != inner)
+        return failure();
+    }
+    Location loc = tile.getLoc();
+    SmallVector<Value> rows;
+    rw.setInsertionPoint(tile);
+    for (Value v : {tile.getDpsInputOperand(0)->get(),
+                    tile.getDpsInitOperand(0)->get()}) {
+      auto t = cast<MemRefType>(v.getType());
+      int64_t rank = t.getRank();
+      SmallVector<OpFoldResult> offs(rank, rw.getIndexAttr(0));
+      SmallVector<OpFoldResult> sizes(rank, rw.getIndexAttr(1));
+      SmallVector<OpFoldResult> strides(rank, rw.getIndexAttr(1));
+      sizes[rank - 1] = rw.getIndexAttr(inner);
+      MemRefType rt = memref::SubViewOp::inferRankReducedResultType(
+          {inner}, t, offs, sizes, strides);
+      rows.push_back(
+          memref::SubViewOp::create(rw, loc, rt, v, offs, sizes, strides));
+    }
+    auto copy = linalg::CopyOp::create(rw, loc, rows[0], rows[1]);
+    rw.eraseOp(tile);
+    tile = cast<linalg::LinalgOp>(copy.getOperation());
+    vsizes = {vsizes.back()};
+    return success();
+  }
+
   // Tile op to one vector tile per scf.for iteration and vectorize the
   // tile; op is left as it is when either fails.
   void vectorizeTiles(IRRewriter &rw, linalg::LinalgOp op,
@@ -201,6 +267,11 @@ struct VectorizeRestPass
       rw.eraseOp(op);
       tile = cast<linalg::LinalgOp>(r->tiledOps.front());
     }
+    if (isWindowCopy(tile) &&
+        failed(linalg::vectorizeOpPrecondition(tile)) &&
+        failed(flattenWindowTile(rw, tile, vsizes)))
+      return;
+    rank = tile.getNumLoops();
     // A tile of static shape needs no vector sizes (no masks).
     SmallVector<int64_t> tileRanges = tile.getStaticLoopRanges();
     bool isStatic = llvm::none_of(tileRanges, ShapedType::isDynamic);

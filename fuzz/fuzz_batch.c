@@ -1,0 +1,61 @@
+/*
+ * libFuzzer harness of the batch folder's reader (measure/batch.h: the
+ * manifest and results a measuring host sends back): the input, split at
+ * its first NUL into a manifest and a results file, written into a folder
+ * of its own; any bytes must give a folder or one error naming the file,
+ * without crashing or leaking.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "measure/batch.h"
+#include "util/util.h"
+
+int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+static char dir[] = "/tmp/autosched-fuzz-batch-XXXXXX";
+
+static void
+put(const char *name, const uint8_t *p, size_t n)
+{
+	char *path = util_path_join(dir, name);
+	FILE *f = fopen(path, "wb");
+
+	if (f == NULL)
+		abort();
+	if (n > 0 && fwrite(p, 1, n, f) != n)
+		abort();
+	fclose(f);
+	free(path);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static int made;
+	struct measure_batch *b = NULL;
+	const uint8_t *z = memchr(data, 0, size);
+	size_t m = z != NULL ? (size_t)(z - data) : size;
+	char *err = NULL;
+
+	if (!made && mkdtemp(dir) == NULL)
+		abort();
+	made = 1;
+	put(MEASURE_BATCH_MANIFEST, data, m);
+	put(MEASURE_BATCH_RESULTS, z != NULL ? z + 1 : data, z != NULL ?
+	    size - m - 1 : 0);
+	if (measure_batch_read(dir, 1, &b, &err) == 0) {
+		if (b == NULL || err != NULL)
+			abort();
+		measure_batch_free(b);
+	} else {
+		if (b != NULL || err == NULL || strstr(err, dir) == NULL)
+			abort();
+		free(err);
+	}
+	return 0;
+}
