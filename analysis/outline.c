@@ -417,7 +417,12 @@ outline_op(MlirContext ctx, MlirSymbolTable syms, const char *fname,
 	    callee);
 	mlirOperationStateAddAttributes(&st, 1, attrs);
 	call = mlirOperationCreate(&st);
-	mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(op), op, call);
+	/*
+	 * Where the last op was: a consumer's other operands may be defined
+	 * after the matmul (nothing between uses the chain's values).
+	 */
+	mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(last), last,
+	    call);
 	for (r = 0; r < nres; r++) {
 		mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(last, r),
 		    mlirOperationGetResult(call, r));
