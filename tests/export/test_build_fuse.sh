@@ -62,6 +62,13 @@ check "fuse off: 8 dispatches" grep -q 'off.so: 8 dispatches' "$T/err_off"
 check "tuned dense layer: fused = unfused, bit for bit" nolsan "$CMP" "$T/off.so" "$T/on.so" dense 0 1 $DENSE
 check "tuned batch matmul scaled: fused = unfused, bit for bit" nolsan "$CMP" "$T/off.so" "$T/on.so" bscale 0 1 $BSCALE
 
+# libm's tanh (--math exact) and the rest as scalar loops: the same too.
+build xon on --math exact --rest loops
+check "math exact, loops, fuse on: build exits 0" eq "$?" 0
+build xoff off --math exact --rest loops
+check "math exact, loops, fuse off: build exits 0" eq "$?" 0
+check "math exact, loops: fused = unfused, bit for bit" nolsan "$CMP" "$T/xoff.so" "$T/xon.so" dense 0 1 $DENSE
+
 # The comparison can fail: tanh made exp differs from the fused build.
 sed 's/math.tanh/math.exp/' "$T/fuse.mlir" > "$T/other.mlir"
 TMPDIR=$T/tmp deadline 240 "$AS" build "$T/other.mlir" --db "$T/s.db" \
