@@ -124,11 +124,12 @@ struct export_rest {
 	enum export_math	 math;
 	int			 pool;		/* intermediates from the library's pool (1), or malloc and free each call (0) */
 	/*
-	 * 1: a tuned op's chain of elementwise consumers (bias add, scale,
-	 * activation, residual add) shares its dispatch and, where its
-	 * schedule splits it into the threads' chunks evenly, runs on each
-	 * chunk after it, in place (analysis_outline_fused); 0: each consumer
-	 * a dispatch of its own, a pass over memory of its own.
+	 * 1: a matmul's chain of elementwise consumers (bias add, scale,
+	 * activation, residual add) shares its dispatch, in place, and runs
+	 * in each step of the matmul's outermost parallel loop where its
+	 * schedule has one (analysis_outline_fused, the backend's
+	 * export_op_fused); 0: each consumer a dispatch and a pass over
+	 * memory of its own.
 	 */
 	int			 fuse;
 };

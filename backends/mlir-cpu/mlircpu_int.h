@@ -177,10 +177,11 @@ char	*mlircpu_schedule(const struct op_desc *, const struct config *,
  * mlircpu_schedule is these two applied to the dispatch; the exported
  * transform library is the same text per tuned op. With fused, the op's
  * dispatch holds its elementwise consumers (analysis_outline_fused's
- * marks): they are made to work in place and, where the schedule splits
- * the op into the threads' chunks evenly, fused into that loop (each
- * thread runs them on its chunk after its part of the op); elsewhere they
- * run after the op, in the same dispatch. Caller frees.
+ * marks): they are made to work in place and fused into the op's
+ * outermost parallel loop (the threads' chunks where the schedule splits
+ * the op evenly, else on one thread the batch or the N cache tiles): each
+ * step runs them on the part of the op it made. Where the schedule has no
+ * such loop they run after the op, in the same dispatch. Caller frees.
  */
 char	*mlircpu_schedule_op(const struct op_desc *, const struct config *,
 	    const char *seq_name, int fused);
