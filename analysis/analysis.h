@@ -238,6 +238,26 @@ int	 analysis_annotate(const char *path, const char *attr_name,
 int	 analysis_outline(const char *path, int library, char **text,
 	    size_t *n, char **err) __attribute__((warn_unused_result));
 
+/* What analysis_outline_fused put into the matmuls' dispatches. */
+struct analysis_fused {
+	size_t	 nops;		/* matmuls with consumers in their dispatch */
+	size_t	 nconsumers;	/* consumers moved there */
+};
+
+/*
+ * analysis_outline, and with fuse, each named linalg matmul (not quantized)
+ * shares its dispatch with its chain of elementwise consumers: each a
+ * linalg.generic, the only user of the value before it, with that value's
+ * type, an identity output map (every loop parallel), identity or
+ * broadcast input maps, a body that never reads its output's old value.
+ * Each consumer is made to write into the value it consumes (in place) and
+ * marked autosched.epilogue (the last: autosched.epilogue_end) for the
+ * schedules' fused part. *fused (may be NULL) counts them.
+ */
+int	 analysis_outline_fused(const char *path, int library, int fuse,
+	    char **text, size_t *n, struct analysis_fused *fused, char **err)
+	    __attribute__((warn_unused_result));
+
 /*
  * The func.func definitions (with a body) of the module, in order: the
  * symbol name of the i-th and, in *loc when loc is not NULL, where it is

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <mlir-c/AffineMap.h>
 #include <mlir-c/BuiltinAttributes.h>
 #include <mlir-c/BuiltinTypes.h>
 
@@ -20,7 +21,10 @@
 struct outline {
 	const char *path;	/* the program, for messages */
 	int	 library;	/* the program's functions are a library's exports */
+	int	 fuse;		/* a matmul's elementwise consumers join its dispatch */
 	size_t	 n;		/* dispatches made */
+	size_t	 nfused;	/* matmuls with consumers in their dispatch */
+	size_t	 nconsumers;	/* consumers moved there */
 };
 
 /* The ops to move out of one function, in order. */
@@ -39,7 +43,8 @@ struct capture {
 struct captures {
 	struct capture	*c;
 	size_t		 n, cap;
-	MlirOperation	 op;	/* the op being moved */
+	const MlirOperation *ops;	/* the ops being moved (a matmul and its consumers) */
+	size_t		 nops;
 };
 
 static MlirStringRef
@@ -116,7 +121,9 @@ collect_captures(MlirOperation o, void *arg)
 	for (i = 0; i < n; i++) {
 		MlirValue v = mlirOperationGetOperand(o, i);
 
-		if (defined_within(v, cs->op))
+		for (j = 0; j < cs->nops && !defined_within(v, cs->ops[j]); j++)
+			;
+		if (j < cs->nops)
 			continue;
 		for (j = 0; j < cs->n && !mlirValueEqual(cs->c[j].v, v); j++)
 			;
@@ -180,6 +187,112 @@ elementwise_on_tensors(MlirOperation o)
 	    mlirOperationGetResult(o, 0)));
 }
 
+/*
+ * 1 if o is a matmul whose elementwise consumers may join its dispatch: a
+ * named linalg matmul of one result (a quantized one is split by the
+ * build's plugin first and left alone).
+ */
+static int
+fusable_root(MlirOperation o)
+{
+	MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(o));
+
+	return prefixed(n, "linalg.") && mlirOperationGetNumResults(o) == 1 &&
+	    memmem(n.data, n.length, "matmul", 6) != NULL &&
+	    memmem(n.data, n.length, "quantized", 9) == NULL;
+}
+
+/* The only op using v, or a null op when v has no use or several. */
+static MlirOperation
+only_user(MlirValue v)
+{
+	MlirOpOperand u = mlirValueGetFirstUse(v);
+	MlirOperation none = { NULL };
+
+	if (mlirOpOperandIsNull(u) || !mlirOpOperandIsNull(mlirOpOperandGetNextUse(u)))
+		return none;
+	return mlirOpOperandGetOwner(u);
+}
+
+/*
+ * 1 if c, the only user of v, is an elementwise consumer of v that can run
+ * inside v's producer's tiles: a linalg.generic in the same block with one
+ * result of v's type, whose output map is the identity (every loop
+ * parallel), whose inputs are read through identity or broadcast maps (v
+ * through the identity, never as the output) and whose body does not read
+ * the output's old value (so that v can be the output: in place).
+ */
+static int
+epilogue_op(MlirOperation c, MlirValue v)
+{
+	MlirAttribute maps = mlirOperationGetAttributeByName(c,
+	    ref("indexing_maps"));
+	intptr_t nops = mlirOperationGetNumOperands(c), i, nargs;
+	MlirBlock body;
+	MlirAffineMap m;
+
+	if (!named(c, "linalg.generic") || mlirOperationGetNumResults(c) != 1 ||
+	    nops < 2 || mlirAttributeIsNull(maps) ||
+	    mlirArrayAttrGetNumElements(maps) != nops ||
+	    !mlirTypeEqual(mlirValueGetType(mlirOperationGetResult(c, 0)),
+	    mlirValueGetType(v)) ||
+	    !mlirBlockEqual(mlirOperationGetBlock(c),
+	    mlirOperationGetBlock(mlirOpResultGetOwner(v))))
+		return 0;
+	if (mlirValueEqual(mlirOperationGetOperand(c, nops - 1), v))
+		return 0;
+	m = mlirAffineMapAttrGetValue(mlirArrayAttrGetElement(maps, nops - 1));
+	if (!mlirAffineMapIsIdentity(m))
+		return 0;
+	for (i = 0; i < nops - 1; i++) {
+		m = mlirAffineMapAttrGetValue(mlirArrayAttrGetElement(maps, i));
+		if (!mlirAffineMapIsProjectedPermutation(m) ||
+		    (mlirValueEqual(mlirOperationGetOperand(c, i), v) &&
+		    !mlirAffineMapIsIdentity(m)))
+			return 0;
+	}
+	body = mlirRegionGetFirstBlock(mlirOperationGetRegion(c, 0));
+	nargs = mlirBlockGetNumArguments(body);
+	return nargs == nops && mlirOpOperandIsNull(mlirValueGetFirstUse(
+	    mlirBlockGetArgument(body, nargs - 1)));
+}
+
+/*
+ * The chain of elementwise consumers of root (each the only user of the
+ * one before) into *ops after root; each is made to write in place into
+ * the value it consumes (its output operand replaced: its body never read
+ * it), marked autosched.epilogue, the last autosched.epilogue_end, for the
+ * schedule's fused part. Returns how many ops *ops holds (1: no consumer).
+ */
+static size_t
+epilogue_chain(MlirContext ctx, MlirOperation root, MlirOperation **ops)
+{
+	MlirValue v = mlirOperationGetResult(root, 0);
+	MlirOperation c;
+	size_t n = 1;
+
+	*ops = xcalloc(1, sizeof **ops);
+	(*ops)[0] = root;
+	for (;;) {
+		c = only_user(v);
+		if (mlirOperationIsNull(c) || !epilogue_op(c, v))
+			break;
+		*ops = xrealloc(*ops, (n + 1) * sizeof **ops);
+		(*ops)[n++] = c;
+		mlirOperationSetOperand(c, mlirOperationGetNumOperands(c) - 1, v);
+		v = mlirOperationGetResult(c, 0);
+	}
+	if (n > 1) {
+		size_t i;
+
+		for (i = 1; i < n; i++)
+			mlirOperationSetDiscardableAttributeByName((*ops)[i],
+			    ref(i + 1 == n ? "autosched.epilogue_end" :
+			    "autosched.epilogue"), mlirUnitAttrGet(ctx));
+	}
+	return n;
+}
+
 /* Walk callback: the outermost ops of a function body to move out. */
 static MlirWalkResult
 collect_targets(MlirOperation o, void *arg)
@@ -206,18 +319,22 @@ collect_targets(MlirOperation o, void *arg)
 }
 
 /*
- * Move op (in function fname) into a new private function named after
- * fname, its number k and its kind, inserted into the module's symbol table
- * (which renames it if the name is taken), and call that in its place.
+ * Move the nops ops (in function fname, in order; each but the last used
+ * only by the next: a matmul and its epilogue) into a new private function
+ * named after fname, its number k and the first op's kind, inserted into
+ * the module's symbol table (which renames it if the name is taken), and
+ * call that in their place: it returns the last op's results.
  */
 static void
 outline_op(MlirContext ctx, MlirSymbolTable syms, const char *fname,
-    size_t k, MlirOperation op)
+    size_t k, const MlirOperation *ops, size_t nops)
 {
+	MlirOperation op = ops[0], last = ops[nops - 1];
 	MlirLocation loc = mlirOperationGetLocation(op);
 	MlirStringRef opname = mlirIdentifierStr(mlirOperationGetName(op));
-	intptr_t nres = mlirOperationGetNumResults(op), r;
-	struct captures cs = { .c = NULL, .n = 0, .cap = 0, .op = op };
+	intptr_t nres = mlirOperationGetNumResults(last), r;
+	struct captures cs = { .c = NULL, .n = 0, .cap = 0, .ops = ops,
+	    .nops = nops };
 	MlirType *args, *res, fty;
 	MlirLocation *locs;
 	MlirValue *callargs, *rets;
@@ -230,7 +347,9 @@ outline_op(MlirContext ctx, MlirSymbolTable syms, const char *fname,
 	char *name, *kind;
 	size_t i, nargs = 0;
 
-	mlirOperationWalk(op, collect_captures, &cs, MlirWalkPreOrder);
+	for (i = 0; i < nops; i++)
+		mlirOperationWalk(ops[i], collect_captures, &cs,
+		    MlirWalkPreOrder);
 	args = xcalloc(cs.n + 1, sizeof *args);
 	locs = xcalloc(cs.n + 1, sizeof *locs);
 	callargs = xcalloc(cs.n + 1, sizeof *callargs);
@@ -244,7 +363,7 @@ outline_op(MlirContext ctx, MlirSymbolTable syms, const char *fname,
 		args[nargs++] = mlirValueGetType(cs.c[i].v);
 	}
 	for (r = 0; r < nres; r++)
-		res[r] = mlirValueGetType(mlirOperationGetResult(op, r));
+		res[r] = mlirValueGetType(mlirOperationGetResult(last, r));
 
 	/* The body: copies of the cheap values, the op, its results returned. */
 	body = mlirBlockCreate((intptr_t)nargs, args, locs);
@@ -260,7 +379,8 @@ outline_op(MlirContext ctx, MlirSymbolTable syms, const char *fname,
 			cs.c[i].inner = mlirBlockGetArgument(body,
 			    (intptr_t)nargs++);
 	}
-	mlirOperationWalk(op, use_inner, &cs, MlirWalkPreOrder);
+	for (i = 0; i < nops; i++)
+		mlirOperationWalk(ops[i], use_inner, &cs, MlirWalkPreOrder);
 
 	kind = xstrndup(opname.data, opname.length);
 	memmove(kind, strchr(kind, '.') + 1, strlen(strchr(kind, '.')));
@@ -297,15 +417,22 @@ outline_op(MlirContext ctx, MlirSymbolTable syms, const char *fname,
 	    callee);
 	mlirOperationStateAddAttributes(&st, 1, attrs);
 	call = mlirOperationCreate(&st);
-	mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(op), op, call);
+	/*
+	 * Where the last op was: a consumer's other operands may be defined
+	 * after the matmul (nothing between uses the chain's values).
+	 */
+	mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(last), last,
+	    call);
 	for (r = 0; r < nres; r++) {
-		mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, r),
+		mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(last, r),
 		    mlirOperationGetResult(call, r));
 	}
-	mlirOperationRemoveFromParent(op);
-	mlirBlockAppendOwnedOperation(body, op);
+	for (i = 0; i < nops; i++) {
+		mlirOperationRemoveFromParent(ops[i]);
+		mlirBlockAppendOwnedOperation(body, ops[i]);
+	}
 	for (r = 0; r < nres; r++)
-		rets[r] = mlirOperationGetResult(op, r);
+		rets[r] = mlirOperationGetResult(last, r);
 	st = mlirOperationStateGet(ref("func.return"), loc);
 	mlirOperationStateAddOperands(&st, nres, rets);
 	ret = mlirOperationCreate(&st);
@@ -319,6 +446,38 @@ outline_op(MlirContext ctx, MlirSymbolTable syms, const char *fname,
 	free(callargs);
 	free(res);
 	free(rets);
+}
+
+/*
+ * Outline the j-th target of t (in function fname): with fusion, a matmul
+ * with its chain of elementwise consumers (the consumers' own entries in t
+ * are then skipped: nulled).
+ */
+static void
+outline_target(MlirContext ctx, MlirSymbolTable syms, const char *fname,
+    struct outline *ol, struct targets *t, size_t j)
+{
+	MlirOperation *ops = NULL;
+	size_t n = 1, i, l;
+
+	if (mlirOperationIsNull(t->ops[j]))
+		return;
+	if (ol->fuse && fusable_root(t->ops[j]))
+		n = epilogue_chain(ctx, t->ops[j], &ops);
+	if (n > 1) {
+		for (i = 1; i < n; i++) {
+			for (l = j + 1; l < t->n; l++) {
+				if (mlirOperationEqual(t->ops[l], ops[i]))
+					t->ops[l].ptr = NULL;
+			}
+		}
+		ol->nfused++;
+		ol->nconsumers += n - 1;
+		outline_op(ctx, syms, fname, j, ops, n);
+	} else
+		outline_op(ctx, syms, fname, j, &t->ops[j], 1);
+	ol->n++;
+	free(ops);
 }
 
 /* The edit: every function of the module's body, one after the other. */
@@ -383,8 +542,7 @@ outline_module(MlirContext ctx, MlirModule module, void *arg, char **err)
 			}
 		}
 		for (j = 0; j < t.n; j++)
-			outline_op(ctx, syms, fname, j, t.ops[j]);
-		ol->n += t.n;
+			outline_target(ctx, syms, fname, ol, &t, j);
 		free(t.ops);
 		free(fname);
 	}
@@ -397,12 +555,23 @@ int
 analysis_outline(const char *path, int library, char **text, size_t *n,
     char **err)
 {
-	struct outline ol = { .path = path, .library = library, .n = 0 };
+	return analysis_outline_fused(path, library, 0, text, n, NULL, err);
+}
+
+int
+analysis_outline_fused(const char *path, int library, int fuse, char **text,
+    size_t *n, struct analysis_fused *fused, char **err)
+{
+	struct outline ol = { .path = path, .library = library, .fuse = fuse };
 	struct analysis_edit e = { .fn = outline_module, .arg = &ol };
 	int rc;
 
 	rc = analysis_edit(path, &e, text, err);
 	if (n != NULL)
 		*n = ol.n;
+	if (fused != NULL) {
+		fused->nops = ol.nfused;
+		fused->nconsumers = ol.nconsumers;
+	}
 	return rc;
 }

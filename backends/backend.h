@@ -144,6 +144,15 @@ struct backend_ops {
 	 */
 	char		*(*export_op)(const struct op_desc *, const struct config *,
 			    const char *seq_name);
+	/*
+	 * export_op for the op in a dispatch that holds its elementwise
+	 * consumers (analysis_outline_fused, autosched build --fuse on): the
+	 * same schedule of the op, its epilogue run inside it where the
+	 * schedule allows. NULL: the backend cannot (the build keeps the
+	 * consumers in dispatches of their own). Caller frees.
+	 */
+	char		*(*export_op_fused)(const struct op_desc *,
+			    const struct config *, const char *seq_name);
 	char		*(*export_module)(const char *seq_name,
 			    const struct op_desc *const *ops,
 			    const struct config *const *cfgs, size_t n);

@@ -602,9 +602,13 @@ struct build {
 static void
 build_free(struct build *bd)
 {
+	const char *keep = getenv("AUTOSCHED_BUILD_KEEP");
 	size_t i;
 
-	if (bd->dir != NULL)
+	if (bd->dir != NULL && keep != NULL && *keep != '\0')
+		fprintf(stderr, "autosched: scratch files kept in %s "
+		    "(AUTOSCHED_BUILD_KEEP)\n", bd->dir);
+	else if (bd->dir != NULL)
 		scratch_remove(bd->dir);
 	for (i = 0; i < bd->ncc; i++)
 		cmd_free(&bd->cc[i]);
@@ -742,6 +746,8 @@ build_choose(struct build *bd, const struct export_set *s, int untuned,
 		bd->math_pass = bd->be->export_math_pass(&bd->math_plugin);
 	if (bd->math_pass == NULL)
 		info->rest.math = EXPORT_MATH_EXACT;
+	if (bd->be->export_op_fused == NULL)
+		info->rest.fuse = 0;
 	if (!untuned && info->ntuned == 0) {
 		util_seterr(err, "%s: the store has no best config for any op "
 		    "of it (build --untuned for default schedules)", bd->program);
@@ -791,10 +797,15 @@ build_outline(struct build *bd, char **err)
 	double t = util_now();
 	int rc = -1;
 
-	if (analysis_outline(bd->program, 1, &otext, &bd->info->ndispatches,
-	    err) != 0)
+	struct analysis_fused fused;
+
+	if (analysis_outline_fused(bd->program, 1, bd->info->rest.fuse, &otext,
+	    &bd->info->ndispatches, &fused, err) != 0)
 		return -1;
-	text = export_transform_text(bd->b, bd->be, &bd->plugin);
+	bd->info->nfused_ops = fused.nops;
+	bd->info->nfused = fused.nconsumers;
+	text = export_transform_text(bd->b, bd->be, bd->info->rest.fuse,
+	    &bd->plugin);
 	mtext = xasprintf("/* Marks the library as autosched's (util_out). */\n"
 	    "__attribute__((used, visibility(\"default\")))\n"
 	    "const char autosched_built_library[] = \"%s\";\n", bd->marker);

@@ -88,6 +88,7 @@ cmd_opts_init(struct cmd_opts *o)
 	o->rest.threads = util_ncpus() > 0 ? util_ncpus() : 1;
 	o->rest.math = EXPORT_MATH_FAST;
 	o->rest.pool = 1;
+	o->rest.fuse = 1;
 }
 
 /* Parse the options both commands take. 0, 1 (--help shown) or -1. */
@@ -108,6 +109,7 @@ parse_opts(int argc, char **argv, struct cmd_opts *o, void (*usage)(FILE *))
 		{ "rest-threads", required_argument, NULL, 'T' },
 		{ "math", required_argument, NULL, 'm' },
 		{ "buffers", required_argument, NULL, 'b' },
+		{ "fuse", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -160,6 +162,18 @@ parse_opts(int argc, char **argv, struct cmd_opts *o, void (*usage)(FILE *))
 		case 'b':
 			if (parse_rest_opt(o, ch) != 0)
 				return -1;
+			o->rest_given = 1;
+			break;
+		case 'F':
+			if (strcmp(optarg, "on") == 0)
+				o->rest.fuse = 1;
+			else if (strcmp(optarg, "off") == 0)
+				o->rest.fuse = 0;
+			else {
+				fprintf(stderr, "autosched: --fuse %s: expected "
+				    "on or off\n", optarg);
+				return -1;
+			}
 			o->rest_given = 1;
 			break;
 		case 'h':
@@ -370,6 +384,7 @@ build_usage(FILE *f)
 	    "usage: autosched build PROGRAM.mlir [--db PATH] [-o LIB.so] [--untuned]\n"
 	    "                       [--rest vector|loops] [--rest-threads N]\n"
 	    "                       [--math fast|exact] [--buffers pool|malloc]\n"
+	    "                       [--fuse on|off]\n"
 	    "Compile the whole program to a shared object with the store's best\n"
 	    "schedule for each op tuned on this machine (the default schedule,\n"
 	    "with a warning, for the others). Every function is exported with\n"
@@ -388,6 +403,11 @@ build_usage(FILE *f)
 	    "owns, one per thread, reused by the next call (pool, the default:\n"
 	    "no page faults after the first call; autosched_pool_release()\n"
 	    "frees the calling thread's), or malloc'd and freed every call.\n"
+	    "--fuse: a matmul's chain of elementwise consumers (bias add,\n"
+	    "scale, activation, residual add) in its dispatch, in place, run\n"
+	    "in each step of the matmul's outermost parallel loop on the part\n"
+	    "it made (on, the default; bit for bit the results of off), or\n"
+	    "each consumer a dispatch and a pass over memory of its own (off).\n"
 	    "Default -o: PROGRAM.so in the current folder. Scratch files go to\n"
 	    "$TMPDIR (default /tmp). Exit 128+N when signal N (SIGINT, SIGTERM,\n"
 	    "SIGHUP) stopped it: its tools killed, nothing written. A TOSA\n"
@@ -460,6 +480,12 @@ export_cmd_build(int argc, char **argv)
 	fprintf(stderr, "autosched: %s: math %s, buffers %s\n", out,
 	    info.rest.math == EXPORT_MATH_FAST ? "fast" : "exact",
 	    info.rest.pool ? "pool" : "malloc");
+	if (info.rest.fuse)
+		fprintf(stderr, "autosched: %s: %zu consumer%s fused into %zu "
+		    "matmul%s\n", out, info.nfused, info.nfused == 1 ? "" :
+		    "s", info.nfused_ops, info.nfused_ops == 1 ? "" : "s");
+	else
+		fprintf(stderr, "autosched: %s: fusion off\n", out);
 	rc = 0;
 out:
 	export_free(s);

@@ -441,7 +441,44 @@ emit_entry_comment(FILE *f, const struct export_entry *e)
 char *
 export_transform(const struct export_set *s)
 {
-	return export_transform_text(s, NULL, NULL);
+	return export_transform_text(s, NULL, 0, NULL);
+}
+
+/*
+ * @__transform_main's matching when some ops may have their epilogue in
+ * their dispatch: foreach_match only marks each op with the schedule it
+ * gets (a fused schedule erases the epilogue, ops the walk would visit
+ * after the op), then each group's ops get theirs. The module is %r.
+ */
+static void
+emit_main_fused(FILE *f, size_t ngroups)
+{
+	size_t j;
+
+	fprintf(f, "    %%r = transform.foreach_match in %%root");
+	for (j = 0; j < ngroups; j++)
+		fprintf(f, "%s\n        @autosched_match_fused_%zu -> "
+		    "@autosched_mark_fused_%zu", j ? "," : "", j, j);
+	for (j = 0; j < ngroups; j++)
+		fprintf(f, ",\n        @autosched_match_%zu -> "
+		    "@autosched_mark_%zu", j, j);
+	fprintf(f, "\n        : (!transform.any_op) -> !transform.any_op\n");
+	for (j = 0; j < ngroups; j++)
+		fprintf(f, "    %%hf%zu = transform.structured.match attributes{"
+		    "autosched.apply_fused_%zu} in %%r : (!transform.any_op) -> "
+		    "!transform.any_op\n    %%h%zu = transform.structured.match "
+		    "attributes{autosched.apply_%zu} in %%r : (!transform.any_op)"
+		    " -> !transform.any_op\n", j, j, j, j);
+	for (j = 0; j < ngroups; j++)
+		fprintf(f, "    transform.foreach %%hf%zu : !transform.any_op {\n"
+		    "    ^bb0(%%o: !transform.any_op):\n"
+		    "      transform.include @autosched_apply_fused_%zu "
+		    "failures(propagate) (%%o) : (!transform.any_op) -> ()\n"
+		    "    }\n    transform.foreach %%h%zu : !transform.any_op {\n"
+		    "    ^bb0(%%o: !transform.any_op):\n"
+		    "      transform.include @autosched_apply_%zu "
+		    "failures(propagate) (%%o) : (!transform.any_op) -> ()\n"
+		    "    }\n", j, j, j, j);
 }
 
 /*
@@ -571,10 +608,15 @@ tx_header(FILE *f, const struct export_set *s, const char *tag,
 		emit_entry_comment(f, &s->e[i]);
 }
 
-/* Group j's matcher and the sequence applying its entries' schedules. */
+/*
+ * Group j's matcher and the sequence applying its entries' schedules. With
+ * pre "fused_", those of the ops whose result's only user is a
+ * linalg.generic: in a built program's dispatch (analysis_outline_fused),
+ * its epilogue; they apply the fused schedules.
+ */
 static void
 tx_group_seqs(FILE *f, const struct export_set *s, const struct tx_groups *g,
-    size_t j)
+    size_t j, const char *pre)
 {
 	size_t i, first = 0;
 
@@ -584,17 +626,27 @@ tx_group_seqs(FILE *f, const struct export_set *s, const struct tx_groups *g,
 			break;
 		}
 	}
-	fprintf(f, "  // Ops shaped like %s (sizes, bit widths, body).\n",
-	    s->e[first].sig);
-	fprintf(f, "  transform.named_sequence @autosched_match_%zu("
+	fprintf(f, "  // Ops shaped like %s (sizes, bit widths, body)%s.\n",
+	    s->e[first].sig, *pre ? ", their epilogue in their dispatch" : "");
+	fprintf(f, "  transform.named_sequence @autosched_match_%s%zu("
 	    "%%op: !transform.any_op {transform.readonly}) -> "
-	    "!transform.any_op {\n", j);
+	    "!transform.any_op {\n", pre, j);
 	emit_match_body(f, &s->e[first].op);
+	if (*pre)
+		fprintf(f, "    %%epi = transform.match.structured failures("
+		    "propagate) %%op : (!transform.any_op) -> "
+		    "!transform.any_op {\n    ^bb0(%%s: !transform.any_op):\n"
+		    "      %%u = transform.match.structured.result %%s[0] "
+		    "{any} : (!transform.any_op) -> !transform.any_op\n"
+		    "      transform.match.structured.yield %%u : "
+		    "!transform.any_op\n    }\n    transform.match."
+		    "operation_name %%epi [\"linalg.generic\"] : "
+		    "!transform.any_op\n");
 	fprintf(f, "    transform.yield %%op : !transform.any_op\n  }\n");
 	fprintf(f, "  // Each schedule applies to its op only: layout and "
 	    "element types exact.\n");
-	fprintf(f, "  transform.named_sequence @autosched_apply_%zu("
-	    "%%op: !transform.any_op {transform.readonly}) {\n", j);
+	fprintf(f, "  transform.named_sequence @autosched_apply_%s%zu("
+	    "%%op: !transform.any_op {transform.readonly}) {\n", pre, j);
 	for (i = 0; i < s->n; i++) {
 		if (g->group[i] != j)
 			continue;
@@ -611,22 +663,49 @@ tx_group_seqs(FILE *f, const struct export_set *s, const struct tx_groups *g,
 			continue;
 		fprintf(f, "    transform.foreach %%x%zu : !transform.any_op {\n"
 		    "    ^bb0(%%o: !transform.any_op):\n      transform.include "
-		    "@autosched_op_%zu failures(propagate) (%%o) : "
-		    "(!transform.any_op) -> ()\n    }\n", i, i);
+		    "@autosched_op_%s%zu failures(propagate) (%%o) : "
+		    "(!transform.any_op) -> ()\n    }\n", i, pre, i);
 	}
 	fprintf(f, "    transform.yield\n  }\n");
 }
 
+/*
+ * With fused schedules, the sequences marking an op for its group's
+ * schedule (and one with its epilogue for the fused one): the schedules
+ * run once every op is matched (emit_main_fused).
+ */
+static void
+tx_marks(FILE *f, size_t ngroups)
+{
+	size_t j;
+
+	for (j = 0; j < ngroups; j++)
+		fprintf(f, "  // Marks an op for @autosched_apply_%zu (and one "
+		    "with its epilogue for\n  // @autosched_apply_fused_%zu): "
+		    "the schedules run once every op is matched.\n"
+		    "  transform.named_sequence @autosched_mark_%zu(%%op: "
+		    "!transform.any_op {transform.readonly}) {\n"
+		    "    transform.annotate %%op \"autosched.apply_%zu\" : "
+		    "!transform.any_op\n    transform.yield\n  }\n"
+		    "  transform.named_sequence @autosched_mark_fused_%zu(%%op: "
+		    "!transform.any_op {transform.readonly}) {\n"
+		    "    transform.annotate %%op \"autosched.apply_fused_%zu\" : "
+		    "!transform.any_op\n    transform.yield\n  }\n",
+		    j, j, j, j, j, j);
+}
+
 /* @__transform_main: every group's match and apply, then the module part. */
 static void
-tx_main(FILE *f, size_t ngroups, int has_mod)
+tx_main(FILE *f, size_t ngroups, int has_mod, int fused)
 {
 	size_t j;
 
 	fprintf(f, "  transform.named_sequence @__transform_main(%%root: "
 	    "!transform.any_op {transform.consumed}) {\n");
 	/* No op to schedule (build --untuned of a program without one): no matcher. */
-	if (ngroups > 0) {
+	if (ngroups > 0 && fused)
+		emit_main_fused(f, ngroups);
+	else if (ngroups > 0) {
 		fprintf(f, "    %%r = transform.foreach_match in %%root");
 		for (j = 0; j < ngroups; j++)
 			fprintf(f, "%s\n        @autosched_match_%zu -> "
@@ -643,13 +722,19 @@ tx_main(FILE *f, size_t ngroups, int has_mod)
 
 char *
 export_transform_text(const struct export_set *s,
-    const struct backend_ops *be, char **plugin_out)
+    const struct backend_ops *be, int fuse, char **plugin_out)
 {
 	struct tx_groups g;
 	char *buf = NULL, *mod, *plugin;
 	size_t len = 0, i, j;
 	FILE *f = open_memstream(&buf, &len);
+	int fused = fuse;
 
+	/* Fused schedules only where every entry's backend has them. */
+	for (i = 0; i < s->n; i++) {
+		if (s->e[i].be->export_op_fused == NULL)
+			fused = 0;
+	}
 	tx_groups_make(s, &g);
 	tx_module(s, be, &mod, &plugin);
 	tx_header(f, s, g.tag, plugin);
@@ -662,12 +747,25 @@ export_transform_text(const struct export_set *s,
 		    name);
 		fprintf(f, "  // %s\n%s", s->e[i].sig, part);
 		free(part);
+		if (!fused)
+			continue;
+		snprintf(name, sizeof name, "autosched_op_fused_%zu", i);
+		part = s->e[i].be->export_op_fused(&s->e[i].op,
+		    &s->e[i].best.config, name);
+		fprintf(f, "  // %s, its epilogue in its dispatch\n%s",
+		    s->e[i].sig, part);
+		free(part);
 	}
 	if (mod != NULL)
 		fputs(mod, f);
-	for (j = 0; j < g.ngroups; j++)
-		tx_group_seqs(f, s, &g, j);
-	tx_main(f, g.ngroups, mod != NULL);
+	for (j = 0; j < g.ngroups; j++) {
+		tx_group_seqs(f, s, &g, j, "");
+		if (fused)
+			tx_group_seqs(f, s, &g, j, "fused_");
+	}
+	if (fused)
+		tx_marks(f, g.ngroups);
+	tx_main(f, g.ngroups, mod != NULL, fused);
 	fclose(f);
 	free(mod);
 	tx_groups_free(&g);

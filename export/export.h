@@ -123,6 +123,15 @@ struct export_rest {
 	int			 threads;	/* vector: threads an op is split across */
 	enum export_math	 math;
 	int			 pool;		/* intermediates from the library's pool (1), or malloc and free each call (0) */
+	/*
+	 * 1: a matmul's chain of elementwise consumers (bias add, scale,
+	 * activation, residual add) shares its dispatch, in place, and runs
+	 * in each step of the matmul's outermost parallel loop where its
+	 * schedule has one (analysis_outline_fused, the backend's
+	 * export_op_fused); 0: each consumer a dispatch and a pass over
+	 * memory of its own.
+	 */
+	int			 fuse;
 };
 
 /* What export_build made, and the wall time of each of its steps. */
@@ -132,6 +141,8 @@ struct export_build_info {
 	size_t	 npieces;	/* objects compiled (dispatches in pieces, the program's functions) */
 	int	 jobs;		/* tools run at once (one per CPU) */
 	struct export_rest rest; /* how the rest was lowered (vector: loops if the backend has no pass) */
+	size_t	 nfused_ops;	/* tunable ops whose dispatch holds their epilogue */
+	size_t	 nfused;	/* elementwise consumers in those dispatches */
 	double	 outline_s, opt_s, translate_s, split_s, compile_s, link_s;
 };
 

@@ -30,11 +30,14 @@ void	 export_entry_clear(struct export_entry *);
 char	*export_mlir_comment(const char *s);
 /*
  * The transform library of s; be gives the module-level part when s is
- * empty. Caller frees. *plugin_out (when not NULL): the MLIR pass plugin
- * mlir-opt must load to apply it, or NULL; caller frees.
+ * empty. With fuse (and every op's backend able to: export_op_fused), a
+ * second schedule per op for the op whose dispatch holds its epilogue
+ * (analysis_outline_fused), matched first. Caller frees. *plugin_out (when
+ * not NULL): the MLIR pass plugin mlir-opt must load to apply it, or NULL;
+ * caller frees.
  */
 char	*export_transform_text(const struct export_set *s,
-	    const struct backend_ops *be, char **plugin_out);
+	    const struct backend_ops *be, int fuse, char **plugin_out);
 
 struct util_out_guard;
 /* The guard of export's outputs at -o (store db, input may be NULL). */

@@ -161,6 +161,7 @@ struct gen {
 	FILE			*f;		/* NULL: count the parts only */
 	const struct op_desc	*op;
 	const struct config	*c;
+	const char		*root;		/* the op's handle: "%mm" */
 	int			 batch;		/* iteration dims start with b */
 	enum mlircpu_kernel	 kernel;
 	int			 group;		/* K summed in a lane (dot) */
@@ -169,6 +170,8 @@ struct gen {
 	int			 nsplits;
 	FILE			*unroll;	/* the dot kernel's unrolls */
 	int			 fit;		/* every leaf fits the dot kernel */
+	int			 fused;		/* the op's dispatch has its epilogue (build --fuse) */
+	int			 mm_kept;	/* no step consumes the op's handle */
 };
 
 /* Names of the iteration dims from the batch's (-1) on. */
@@ -433,6 +436,97 @@ gen_cache_split(struct gen *g, const char *in, const int64_t s[3], int i)
 }
 
 /*
+ * The largest divisor of n up to 64 lanes, a multiple of 16 where one
+ * divides n: the width of the fused epilogue's vectors.
+ */
+static int64_t
+epi_width(int64_t n)
+{
+	int64_t w;
+
+	for (w = 64; w >= 16; w -= 16) {
+		if (n % w == 0)
+			return w;
+	}
+	return divisor_below(n, 64);
+}
+
+/*
+ * The fused epilogue (g->fused) at the threads' loop: the last consumer
+ * tiled into the chunks par says, the other consumers and the op fused into
+ * that forall, the consumers tiled into rows of vectors (n: the chunk's N)
+ * and marked for vectorization with the op's register tiles; %tf is the op.
+ */
+static void
+gen_fuse_par(struct gen *g, const char *sfx, const char *par, int64_t n)
+{
+	char tile[48], loops[8], width[24], *types;
+	int nl = g->batch ? 3 : 2;
+
+	snprintf(width, sizeof width, "%lld", (long long)epi_width(n));
+	snprintf(tile, sizeof tile, "%s1, %s", g->batch ? "1, " : "", width);
+	snprintf(loops, sizeof loops, "%d", nl);
+	types = any_ops(nl);
+	{
+		const char *const kv[] = { "S", sfx, "PAR_TILE", par,
+		    "EPI_TILE", tile, "EPI_LOOPS", loops, "EPI_TYPES", types,
+		    "EPI_N", width, NULL };
+
+		gen_fill(g, mlircpu_tpl_fuse_parallel_mlir, kv);
+	}
+	free(types);
+}
+
+/*
+ * The fused epilogue (g->fused) of an op one thread runs whole (sizes s):
+ * along the op's outermost cache loop (the batch, else N when its cache
+ * tile divides it into several), the last consumer tiled, the other
+ * consumers and the op fused into that loop, the consumers tiled into rows
+ * of vectors; then the op's cache tiles inside it as gen_cache_split makes
+ * them for one step's sizes. Else (no such loop) the op's schedule alone:
+ * the consumers run after it in its dispatch.
+ */
+static void
+gen_fuse_serial(struct gen *g, const int64_t s[3])
+{
+	int64_t tn = g->c->v[KNOB_TILE_N], ps[3] = { s[0], s[1], s[2] };
+	int64_t nb = g->op->batch > 0 ? g->op->batch : 1;
+	char sfx[16], outer[48], tile[48], loops[8], width[24], what[64];
+	char tf[32], *types;
+	int nl = g->batch ? 3 : 2;
+
+	if (g->batch ? nb < 2 : (tn >= s[1] || s[1] % tn != 0)) {
+		gen_cache_split(g, g->root, s, 0);
+		return;
+	}
+	if (g->batch) {
+		snprintf(outer, sizeof outer, "1, 0, 0");
+		snprintf(what, sizeof what, "one matrix of the batch a step");
+	} else {
+		ps[1] = tn;
+		snprintf(outer, sizeof outer, "0, %lld", (long long)tn);
+		snprintf(what, sizeof what, "N by its cache tile, %lld",
+		    (long long)tn);
+	}
+	gen_suffix(g, sfx, sizeof sfx);
+	snprintf(width, sizeof width, "%lld", (long long)epi_width(ps[1]));
+	snprintf(tile, sizeof tile, "%s1, %s", g->batch ? "1, " : "", width);
+	snprintf(loops, sizeof loops, "%d", nl);
+	types = any_ops(nl);
+	{
+		const char *const kv[] = { "S", sfx, "OUTER_TILE", outer,
+		    "WHAT", what, "EPI_TILE", tile, "EPI_LOOPS", loops,
+		    "EPI_TYPES", types, "EPI_N", width, NULL };
+
+		gen_fill(g, mlircpu_tpl_fuse_serial_mlir, kv);
+	}
+	free(types);
+	g->mm_kept = 1;
+	snprintf(tf, sizeof tf, "%%tf%s", sfx);
+	gen_cache_split(g, tf, ps, 0);
+}
+
+/*
  * Threads: one chunk per thread of the batch, else of M, else of N (N
  * first for the dot kernels: each thread then packs only its own columns
  * of B), whichever splits into whole cache tiles evenly. Else the dimension
@@ -451,10 +545,13 @@ gen_par(struct gen *g, const int64_t s[3])
 	int best = -2, d, order[3] = { -1, 0, 1 }, n_first = g->kernel !=
 	    KERNEL_FMA, i;
 	char par[64], sfx[16], tf[32], a[32], b[32];
-	const char *in = "%mm";
+	const char *in = g->root;
 
 	if (th <= 1) {
-		gen_cache_split(g, "%mm", s, 0);
+		if (g->fused)
+			gen_fuse_serial(g, s);
+		else
+			gen_cache_split(g, g->root, s, 0);
 		return;
 	}
 	if (n_first) {
@@ -494,11 +591,14 @@ gen_par(struct gen *g, const int64_t s[3])
 	}
 	if (best == -2) {
 		/* Too small to share: one thread does it all. */
-		gen_cache_split(g, "%mm", s, 0);
+		if (g->fused)
+			gen_fuse_serial(g, s);
+		else
+			gen_cache_split(g, g->root, s, 0);
 		return;
 	}
 	if (best_main < (best < 0 ? nb : s[best])) {
-		gen_split(g, "%mm", best, best < 0 ? nb : s[best], best_main,
+		gen_split(g, g->root, best, best < 0 ? nb : s[best], best_main,
 		    "threads' chunks", a, b, sizeof a);
 		in = a;
 	}
@@ -511,7 +611,10 @@ gen_par(struct gen *g, const int64_t s[3])
 		snprintf(par, sizeof par, "%s0, %lld", g->batch ? "1, " : "",
 		    (long long)chunk);
 	gen_suffix(g, sfx, sizeof sfx);
-	{
+	if (g->fused && in == g->root)
+		gen_fuse_par(g, sfx, par, best >= 0 && best == 1 ? chunk :
+		    s[1]);
+	else {
 		const char *const kv[] = { "IN", in, "S", sfx, "PAR_TILE", par,
 		    NULL };
 
@@ -537,6 +640,7 @@ gen_parts(struct gen *g)
 
 	g->nparts = 0;
 	g->nsplits = 0;
+	g->root = "%mm";
 	gen_par(g, s);
 }
 
@@ -608,7 +712,7 @@ mlircpu_kernel(const struct op_desc *op, const struct config *c)
 
 char *
 mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
-    const char *seq_name)
+    const char *seq_name, int fused)
 {
 	struct config c;
 	struct gen g;
@@ -635,10 +739,14 @@ mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
 	/* Count first: a schedule of one part keeps the plain names. */
 	gen_parts(&g);
 	g.single = g.nsplits == 0;
+	g.fused = fused;
 	g.f = open_memstream(&leaves, &nl);
 	g.unroll = open_memstream(&unroll, &nu);
 	if (g.f == NULL || g.unroll == NULL)
 		abort();	/* as xmalloc: out of memory */
+	if (fused)
+		gen_fill(&g, mlircpu_tpl_fuse_in_place_mlir,
+		    (const char *const[]){ NULL });
 	gen_parts(&g);
 	fclose(g.f);
 	fclose(g.unroll);
@@ -662,6 +770,7 @@ mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
 	{
 		const char *const kv[] = {
 			"NAME", seq_name, "VERSION", version,
+			"MM_EFFECT", g.mm_kept ? "readonly" : "consumed",
 			"CONFIG", name, "LEAVES", leaves,
 			"UNROLL", unroll, "PRE_HOIST", pre, "POST_HOIST", post,
 			"CONTRACT", g.kernel == KERNEL_DOT_BF16 ? contract_bf16 :
@@ -724,7 +833,7 @@ mlircpu_schedule(const struct op_desc *op, const struct config *cfg,
 	    KNOB_BIT(KNOB_PACK_B),
 	    name, sizeof name);
 	snprintf(version, sizeof version, "%d", MLIRCPU_SCHEDULE_VERSION);
-	op_part = mlircpu_schedule_op(op, &c, "autosched_op");
+	op_part = mlircpu_schedule_op(op, &c, "autosched_op", 0);
 	kernel = mlircpu_kernel(op, &c);
 	mod_part = mlircpu_schedule_module("autosched_module", &kernel, 1);
 	{

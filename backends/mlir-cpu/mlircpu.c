@@ -476,7 +476,17 @@ mlircpu_export_op(const struct op_desc *op, const struct config *cfg,
 	struct config c;
 
 	mlircpu_complete(op, cfg, &c);
-	return mlircpu_schedule_op(op, &c, seq_name);
+	return mlircpu_schedule_op(op, &c, seq_name, 0);
+}
+
+static char *
+mlircpu_export_op_fused(const struct op_desc *op, const struct config *cfg,
+    const char *seq_name)
+{
+	struct config c;
+
+	mlircpu_complete(op, cfg, &c);
+	return mlircpu_schedule_op(op, &c, seq_name, 1);
 }
 
 /* The kernels of the n ops at their configs. Caller frees. */
@@ -564,6 +574,7 @@ const struct backend_ops mlircpu_backend = {
 	.clock = NULL,
 	.close = mlircpu_close,
 	.export_op = mlircpu_export_op,
+	.export_op_fused = mlircpu_export_op_fused,
 	.export_module = mlircpu_export_module,
 	.export_plugin = mlircpu_export_plugin,
 	.export_cflags = mlircpu_export_cflags,

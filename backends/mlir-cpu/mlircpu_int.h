@@ -17,6 +17,9 @@ extern const char mlircpu_tpl_schedule_op_mlir[];
 extern const char mlircpu_tpl_schedule_module_mlir[];
 extern const char mlircpu_tpl_tile_serial_mlir[];
 extern const char mlircpu_tpl_tile_parallel_mlir[];
+extern const char mlircpu_tpl_fuse_in_place_mlir[];
+extern const char mlircpu_tpl_fuse_parallel_mlir[];
+extern const char mlircpu_tpl_fuse_serial_mlir[];
 extern const char mlircpu_tpl_pack_transpose_mlir[];
 extern const char mlircpu_tpl_pack_keep_mlir[];
 extern const char mlircpu_tpl_peel_m_mlir[];
@@ -172,10 +175,16 @@ char	*mlircpu_schedule(const struct op_desc *, const struct config *,
  * and lowering patterns, with the steps the n kernels its ops use need (the
  * dot kernels' flattening; the VNNI kernel's pass, which needs the plugin).
  * mlircpu_schedule is these two applied to the dispatch; the exported
- * transform library is the same text per tuned op. Caller frees.
+ * transform library is the same text per tuned op. With fused, the op's
+ * dispatch holds its elementwise consumers (analysis_outline_fused's
+ * marks): they are made to work in place and fused into the op's
+ * outermost parallel loop (the threads' chunks where the schedule splits
+ * the op evenly, else on one thread the batch or the N cache tiles): each
+ * step runs them on the part of the op it made. Where the schedule has no
+ * such loop they run after the op, in the same dispatch. Caller frees.
  */
 char	*mlircpu_schedule_op(const struct op_desc *, const struct config *,
-	    const char *seq_name);
+	    const char *seq_name, int fused);
 char	*mlircpu_schedule_module(const char *seq_name,
 	    const enum mlircpu_kernel *kernels, size_t n);
 /*

@@ -864,10 +864,105 @@ line_of(const char *text, const char *needle)
 }
 
 /*
- * analysis_outline: every fixture cut into dispatches stays valid MLIR and
- * keeps its tunable ops; and a program made for it shows what is copied
- * into a dispatch, what is passed, what a library exports.
+ * analysis_outline_fused: a matmul's chain of elementwise consumers joins
+ * its dispatch, written in place and marked; a consumer with a second user,
+ * or one whose body reads its output, stays a dispatch of its own.
  */
+static void
+test_outline_fused(void)
+{
+	static const char src[] =
+	    "#id = affine_map<(d0, d1) -> (d0, d1)>\n"
+	    "#row = affine_map<(d0, d1) -> (d1)>\n"
+	    "func.func @f(%a: tensor<8x4xf32>, %b: tensor<4x16xf32>,\n"
+	    "    %c: tensor<8x16xf32>, %bias2: tensor<1x16xf32>)\n"
+	    "    -> (tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) {\n"
+	    "  %e = tensor.empty() : tensor<8x16xf32>\n"
+	    "  %m = linalg.matmul ins(%a, %b : tensor<8x4xf32>, tensor<4x16xf32>)\n"
+	    "      outs(%c : tensor<8x16xf32>) -> tensor<8x16xf32>\n"
+	    /* A consumer's operand made after the matmul: the call goes after it. */
+	    "  %bias = tensor.collapse_shape %bias2 [[0, 1]]\n"
+	    "      : tensor<1x16xf32> into tensor<16xf32>\n"
+	    "  %x = linalg.generic {indexing_maps = [#id, #row, #id],\n"
+	    "      iterator_types = [\"parallel\", \"parallel\"]}\n"
+	    "      ins(%m, %bias : tensor<8x16xf32>, tensor<16xf32>)\n"
+	    "      outs(%e : tensor<8x16xf32>) {\n"
+	    "  ^bb0(%p: f32, %q: f32, %o: f32):\n"
+	    "    %s = arith.addf %p, %q : f32\n"
+	    "    linalg.yield %s : f32\n"
+	    "  } -> tensor<8x16xf32>\n"
+	    "  %y = linalg.generic {indexing_maps = [#id, #id],\n"
+	    "      iterator_types = [\"parallel\", \"parallel\"]}\n"
+	    "      ins(%x : tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) {\n"
+	    "  ^bb0(%p: f32, %o: f32):\n"
+	    "    %s = math.tanh %p : f32\n"
+	    "    linalg.yield %s : f32\n"
+	    "  } -> tensor<8x16xf32>\n"
+	    /* Two users of %m2: no consumer joins it. */
+	    "  %m2 = linalg.matmul ins(%a, %b : tensor<8x4xf32>, tensor<4x16xf32>)\n"
+	    "      outs(%c : tensor<8x16xf32>) -> tensor<8x16xf32>\n"
+	    "  %z = linalg.generic {indexing_maps = [#id, #id, #id],\n"
+	    "      iterator_types = [\"parallel\", \"parallel\"]}\n"
+	    "      ins(%m2, %m2 : tensor<8x16xf32>, tensor<8x16xf32>)\n"
+	    "      outs(%e : tensor<8x16xf32>) {\n"
+	    "  ^bb0(%p: f32, %q: f32, %o: f32):\n"
+	    "    %s = arith.mulf %p, %q : f32\n"
+	    "    linalg.yield %s : f32\n"
+	    "  } -> tensor<8x16xf32>\n"
+	    /* The body reads the output's old value: not in place. */
+	    "  %m3 = linalg.matmul ins(%a, %b : tensor<8x4xf32>, tensor<4x16xf32>)\n"
+	    "      outs(%c : tensor<8x16xf32>) -> tensor<8x16xf32>\n"
+	    "  %w = linalg.generic {indexing_maps = [#id, #id],\n"
+	    "      iterator_types = [\"parallel\", \"parallel\"]}\n"
+	    "      ins(%m3 : tensor<8x16xf32>) outs(%c : tensor<8x16xf32>) {\n"
+	    "  ^bb0(%p: f32, %o: f32):\n"
+	    "    %s = arith.addf %p, %o : f32\n"
+	    "    linalg.yield %s : f32\n"
+	    "  } -> tensor<8x16xf32>\n"
+	    "  return %y, %z, %w : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>\n"
+	    "}\n";
+	struct analysis_fused fu = { 0, 0 };
+	char *path, *text = NULL, *err = NULL, *line;
+	size_t n = 0;
+
+	path = xasprintf("%s/test_analysis_%ld_fused.mlir",
+	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
+	CHECK(util_write_file(path, src, strlen(src), &err) == 0);
+	CHECK(analysis_outline_fused(path, 1, 1, &text, &n, &fu, &err) == 0);
+	if (text == NULL) {
+		fprintf(stderr, "outline fused: %s\n", err);
+		free(err);
+		unlink(path);
+		free(path);
+		return;
+	}
+	CHECK(verifies("outline fused", text));
+	/* The first matmul with its two consumers; 2 matmuls, 2 generics alone. */
+	CHECK(fu.nops == 1 && fu.nconsumers == 2);
+	CHECK(n == 5);
+	CHECK(count(text, "func.func private @__autosched_") == 5);
+	CHECK(count(text, "{autosched.epilogue}") == 1);
+	CHECK(count(text, "{autosched.epilogue_end}") == 1);
+	line = line_of(text, "func.func private @__autosched_f_0_matmul(");
+	CHECK(line != NULL && strstr(line, "-> tensor<8x16xf32>") != NULL);
+	free(line);
+	/* In place: each consumer writes into the value it reads. */
+	CHECK(strstr(text, "outs(%0 : tensor<8x16xf32>) attrs =  "
+	    "{autosched.epilogue}") != NULL);
+	CHECK(strstr(text, "outs(%1 : tensor<8x16xf32>) attrs =  "
+	    "{autosched.epilogue_end}") != NULL);
+	free(text);
+	text = NULL;
+	/* Without fuse: every op a dispatch, nothing marked. */
+	CHECK(analysis_outline_fused(path, 1, 0, &text, &n, &fu, &err) == 0);
+	CHECK(n == 7 && fu.nops == 0 && fu.nconsumers == 0);
+	CHECK(text != NULL && strstr(text, "autosched.epilogue") == NULL);
+	unlink(path);
+	free(path);
+	free(text);
+	free(err);
+}
+
 /*
  * The convs tuned as matmuls cut into them: operands collapsed, the
  * dispatch's generic, the result expanded; the others left as they are.
@@ -921,6 +1016,11 @@ test_outline_conv(void)
 	free(err);
 }
 
+/*
+ * analysis_outline: every fixture cut into dispatches stays valid MLIR and
+ * keeps its tunable ops; and a program made for it shows what is copied
+ * into a dispatch, what is passed, what a library exports.
+ */
 static void
 test_outline(void)
 {
@@ -1114,6 +1214,7 @@ main(void)
 	test_lower_text();
 	test_tosa_model();
 	test_outline();
+	test_outline_fused();
 	for (i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++)
 		check_dispatches(fixtures[i]);
 	return check_done();

@@ -409,7 +409,7 @@ test_types(void)
 static int
 split_is(const struct op_desc *op, const struct config *c, const char *want)
 {
-	char *s = mlircpu_schedule_op(op, c, "t"), *at;
+	char *s = mlircpu_schedule_op(op, c, "t", 0), *at;
 	int ok;
 
 	at = strstr(s, "tile_using_forall");
@@ -464,7 +464,7 @@ test_split(void)
 	/* Neither: chunks of 3 register tiles of M, the last row after. */
 	CHECK(split_is(&op, &c, "[18, 0]"));
 	{
-		char *sc = mlircpu_schedule_op(&op, &c, "t");
+		char *sc = mlircpu_schedule_op(&op, &c, "t", 0);
 
 		CHECK(strstr(sc, "split %mm after 36 {dimension = 0}") != NULL);
 		free(sc);
@@ -516,7 +516,7 @@ test_split(void)
 			cfg_set(&c, 37, vn, 13, 6, vn, 1, thr);
 			c.v[KNOB_PACK_B] = 0;
 			{
-				char *sc = mlircpu_schedule_op(&op, &c, "t");
+				char *sc = mlircpu_schedule_op(&op, &c, "t", 0);
 
 				CHECK(strstr(sc, "structured.pack ") == NULL &&
 				    strstr(sc, "generalize") != NULL);
@@ -848,7 +848,7 @@ test_dot(void)
 	op.k = 62;					/* K tile 62: pairs */
 	cfg_set(&c, 64, 64, 62, 8, 32, 1, 1);
 	if (isa->vec_bytes == 64 && isa->avx512bw) {
-		char *sc = mlircpu_schedule_op(&op, &c, "t");
+		char *sc = mlircpu_schedule_op(&op, &c, "t", 0);
 
 		CHECK(mlircpu_kernel(&op, &c) == KERNEL_DOT_I8);
 		/* B in [n/16][k/2][16][2] panels, one contraction per row and panel. */
@@ -865,7 +865,7 @@ test_dot(void)
 	    isa->avx512bw ? isa->avx512_vnni ? KERNEL_DOT_VNNI : KERNEL_DOT_I8 :
 	    KERNEL_FMA));
 	if (mlircpu_kernel(&op, &c) == KERNEL_DOT_VNNI) {
-		char *sc = mlircpu_schedule_op(&op, &c, "t");
+		char *sc = mlircpu_schedule_op(&op, &c, "t", 0);
 
 		CHECK(strstr(sc, "packed_sizes = [0, 16, 4]") != NULL);
 		free(sc);

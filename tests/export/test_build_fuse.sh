@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# `autosched build --fuse on` against `--fuse off`: fixtures/fuse.mlir (a
+# dense layer: matmul, bias add, tanh, residual add; a batch matmul
+# scaled), tuned at 2 threads and untuned, computes the same results bit
+# for bit both ways (compare_fuse.c: the operations and their order are
+# the same, only where they run changes); the fused build says how many
+# consumers it fused and makes fewer dispatches, and its schedules run the
+# consumers as vectors inside the matmuls' thread loops (the scheduled IR).
+#   test_build_fuse.sh AUTOSCHED SOURCE_DIR LLVM_BIN COMPARE_FUSE
+set -u
+AS=$1
+SRC=$2
+BIN=$3
+CMP=$4
+. "$(dirname "$0")/../checks.sh"
+scratch build-fuse
+mkdir -p "$T/tmp" "$T/keep"
+cp "$SRC/tests/export/fixtures/fuse.mlir" "$T/fuse.mlir"
+DENSE="64x128xf32 64x96xf32 96x128xf32 128xf32 64x128xf32"
+BSCALE="4x32x64xf32 4x32x48xf32 4x48x64xf32"
+
+# Tuned at 2 threads: the schedules split M (dense) and the batch (bscale)
+# evenly across the threads, where the epilogue is fused into the loop.
+cat > "$T/a.cfg" <<C
+[Env]
+input_file = fuse.mlir
+[SearchSpace]
+tile_m = [16]
+tile_n = [32]
+tile_k = [16]
+vector_m = [4]
+vector_n = [16]
+threads = [2]
+[SearchStrategy]
+tuner = grid
+n_trial = 1
+[Measure]
+min_time = 0.005
+min_reps = 3
+confirm_top = 1
+timeout = 5
+C
+(cd "$T" && deadline 120 "$AS" run a.cfg --db s.db --quiet > run.txt 2>&1)
+check "run of the fixture exits 0" eq "$?" 0
+
+# build LIB MODE [ARGS...]: build fuse.mlir with the store, --fuse MODE.
+build() {
+	local lib=$1 mode=$2
+	shift 2
+	TMPDIR=$T/tmp deadline 240 "$AS" build "$T/fuse.mlir" --db "$T/s.db" \
+	    --fuse "$mode" "$@" -o "$T/$lib.so" 2> "$T/err_$lib"
+}
+build on on
+check "fuse on: build exits 0" eq "$?" 0
+check "fuse on: 4 consumers fused into 2 matmuls" grep -q 'on.so: 4 consumers fused into 2 matmuls' "$T/err_on"
+check "fuse on: 4 dispatches (2 fills, 2 matmuls with their epilogue)" grep -q 'on.so: 4 dispatches' "$T/err_on"
+check "fuse on: no transform warning" bash -c "! grep -q 'warning' '$T/err_on'"
+build off off
+check "fuse off: build exits 0" eq "$?" 0
+check "fuse off: says so" grep -q 'off.so: fusion off' "$T/err_off"
+check "fuse off: 8 dispatches" grep -q 'off.so: 8 dispatches' "$T/err_off"
+check "tuned dense layer: fused = unfused, bit for bit" nolsan "$CMP" "$T/off.so" "$T/on.so" dense 0 1 $DENSE
+check "tuned batch matmul scaled: fused = unfused, bit for bit" nolsan "$CMP" "$T/off.so" "$T/on.so" bscale 0 1 $BSCALE
+
+# libm's tanh (--math exact) and the rest as scalar loops: the same too.
+build xon on --math exact --rest loops
+check "math exact, loops, fuse on: build exits 0" eq "$?" 0
+build xoff off --math exact --rest loops
+check "math exact, loops, fuse off: build exits 0" eq "$?" 0
+check "math exact, loops: fused = unfused, bit for bit" nolsan "$CMP" "$T/xoff.so" "$T/xon.so" dense 0 1 $DENSE
+
+# The comparison can fail: tanh made exp differs from the fused build.
+sed 's/math.tanh/math.exp/' "$T/fuse.mlir" > "$T/other.mlir"
+TMPDIR=$T/tmp deadline 240 "$AS" build "$T/other.mlir" --db "$T/s.db" \
+    --fuse off -o "$T/other.so" 2> "$T/err_other"
+check "another program: build exits 0" eq "$?" 0
+check "another program's dense layer differs" bash -c "! '$CMP' '$T/other.so' '$T/on.so' dense 0 1 $DENSE > /dev/null"
+
+# Untuned (the default schedules): the same both ways.
+TMPDIR=$T/tmp deadline 240 "$AS" build "$T/fuse.mlir" --untuned --fuse on -o "$T/uon.so" 2> "$T/err_uon"
+check "untuned, fuse on: build exits 0" eq "$?" 0
+TMPDIR=$T/tmp deadline 240 "$AS" build "$T/fuse.mlir" --untuned --fuse off -o "$T/uoff.so" 2> "$T/err_uoff"
+check "untuned, fuse off: build exits 0" eq "$?" 0
+check "untuned dense layer: fused = unfused" nolsan "$CMP" "$T/uoff.so" "$T/uon.so" dense 0 1 $DENSE
+check "untuned batch matmul scaled: fused = unfused" nolsan "$CMP" "$T/uoff.so" "$T/uon.so" bscale 0 1 $BSCALE
+
+# The fused schedules ran: after the transform library, the consumers are
+# vector code inside the matmul's loops; unfused, they are still linalg
+# ops there (the rest pass vectorizes them later).
+# within REGION OP FILE: "in" when OP (math.tanh) on vectors is nested in
+# an op named REGION: scf.forall (the threads' chunks), scf.for (the serial
+# loops), func.func (anywhere).
+within() {
+	awk -v loop="$1 " -v op="$2 %" '!inl && index($0, loop) { ld = d; inl = 1 }
+	    inl && index($0, op) && index($0, "vector<") { print "in"; exit }
+	    { d += gsub(/{/, "{") - gsub(/}/, "}"); if (inl && d <= ld) inl = 0 }' "$3"
+}
+# scheduled NAME BUILD-ARGS...: the kept scratch program of a build of
+# fuse.mlir, up to the schedules, into sched_NAME.mlir.
+scheduled() {
+	local d name=$1
+	shift
+	rm -rf "$T/keep"/*
+	TMPDIR=$T/keep AUTOSCHED_BUILD_KEEP=1 deadline 240 "$AS" build \
+	    "$T/fuse.mlir" "$@" -o "$T/k$name.so" 2> "$T/err_k$name"
+	d=$(ls -d "$T/keep"/autosched-build-* | head -1)
+	deadline 120 "$BIN/mlir-opt" "$d/program.mlir" --pass-pipeline="builtin.module(transform-preload-library{transform-library-paths=$d/lib.mlir},func.func(convert-elementwise-to-linalg,canonicalize),transform-interpreter)" -o "$T/sched_$name.mlir" 2> "$T/opt_$name"
+}
+scheduled on --db "$T/s.db" --fuse on
+check "fuse on: the scratch folder kept when asked" grep -q 'scratch files kept in' "$T/err_kon"
+check "fuse on: the schedules apply" test -s "$T/sched_on.mlir"
+check "fuse on: no transform warning" bash -c "! grep -q 'warning' '$T/opt_on'"
+check "fuse on: tanh in vectors in the dense layer's thread loop" eq "$(within scf.forall math.tanh "$T/sched_on.mlir")" in
+check "fuse on: the scale in vectors in the batch matmul's thread loop" eq "$(within scf.forall arith.mulf "$T/sched_on.mlir")" in
+scheduled off --db "$T/s.db" --fuse off
+check "fuse off: the schedules apply" test -s "$T/sched_off.mlir"
+check "fuse off: tanh not in vectors after the schedules" eq "$(within func.func math.tanh "$T/sched_off.mlir")" ""
+check "fuse off: the scale not in vectors after the schedules" eq "$(within func.func arith.mulf "$T/sched_off.mlir")" ""
+# One thread (the default schedules): the batch matmul's consumer fused
+# into its serial loop over the batch, the scale after each matrix.
+scheduled uon --untuned --fuse on
+check "untuned, fuse on: no transform warning" bash -c "! grep -q 'warning' '$T/opt_uon'"
+check "untuned, fuse on: the scale in vectors in the batch loop" eq "$(within scf.for arith.mulf "$T/sched_uon.mlir")" in
+scheduled uoff --untuned --fuse off
+check "untuned, fuse off: the scale not in vectors" eq "$(within func.func arith.mulf "$T/sched_uoff.mlir")" ""
+
+"$AS" build "$T/fuse.mlir" --untuned --fuse maybe -o "$T/bad.so" 2> "$T/err_bad"
+check "--fuse maybe: exit 2" eq "$?" 2
+check "--fuse maybe: says what is expected" grep -q 'expected on or off' "$T/err_bad"
+check "scratch folders removed" eq "$(ls -A "$T/tmp")" ""
+
+echo "build_fuse: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
