@@ -250,39 +250,145 @@ art_paths(struct iree_art *a, const char *dir)
 	a->bench = util_path_join(dir, "bench.vmfb");
 }
 
+/* Hash everything that shapes the modules of text into the hex key artifact. */
+static void
+compile_key(const struct backend *be, const char *text, int r, char *artifact)
+{
+	char *key;
+
+	key = xasprintf("%s\n--\n%s %s %s %s\n--\nrepeat %d\n--\n%s\n", text,
+	    target_flags[0], target_flags[1], target_flags[2], target_flags[3],
+	    r, be->toolchain);
+	util_hash_hex(key, strlen(key), artifact);
+	free(key);
+}
+
+/* The config IREE chose, kept in cache entry dir, into art->chosen. */
+static void
+chosen_cached(const char *dir, struct iree_art *art)
+{
+	char *cfgf = util_path_join(dir, "config.txt"), *chosen = NULL;
+	size_t len;
+
+	if (util_read_file(cfgf, DUMP_MAX, &chosen, &len, NULL) == 0 &&
+	    *chosen != '\0') {
+		art->chosen = chosen;
+		chosen = NULL;
+	}
+	free(cfgf);
+	free(chosen);
+}
+
+/*
+ * Compile dispatch file in into t's two modules: the check's, dumping
+ * IREE's configurations into dump, and the timing one, repeating the
+ * dispatch r times; then check both came out. -1 on failure: res says
+ * why, or *err (caller frees) when our own files failed.
+ */
+static int
+compile_modules(struct backend *be, const char *in, const char *dump, int r,
+    const struct iree_art *t, double deadline, struct trial_result *res,
+    char **err)
+{
+	char *dump_arg, *rep_arg, *p;
+	int i, rc = -1;
+
+	dump_arg = xasprintf("--iree-hal-dump-executable-configurations-to=%s",
+	    dump);
+	rep_arg = xasprintf("--iree-hal-benchmark-dispatch-repeat-count=%d", r);
+	{
+		char *const a1[] = { be->tools.compile, (char *)in,
+		    (char *)target_flags[0], (char *)target_flags[1],
+		    (char *)target_flags[2], (char *)target_flags[3], dump_arg,
+		    "-o", t->verify, NULL };
+		char *const a2[] = { be->tools.compile, (char *)in,
+		    (char *)target_flags[0], (char *)target_flags[1],
+		    (char *)target_flags[2], (char *)target_flags[3], rep_arg,
+		    "-o", t->bench, NULL };
+
+		if (backend_compile_step(&be->params, "iree-compile", a1,
+		    deadline, res) != 0 ||
+		    backend_compile_step(&be->params, "iree-compile (timing "
+		    "module)", a2, deadline, res) != 0)
+			goto out;
+	}
+	for (i = 0; i < 2; i++) {
+		p = i == 0 ? t->verify : t->bench;
+		if (access(p, R_OK) != 0) {
+			res->status = TRIAL_COMPILE_FAILED;
+			util_seterr(&res->error, "iree-compile exited 0 but %s "
+			    "is missing", p);
+			goto out;
+		}
+		if (chmod(p, 0644) != 0) {
+			*err = xasprintf("%s: %s", p, strerror(errno));
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(dump_arg);
+	free(rep_arg);
+	return rc;
+}
+
+/*
+ * What IREE compiled: the config it chose (dumped into dump), or ours as
+ * it read it, kept in cfgf and art->chosen; with attr set, it must be
+ * ours. -1 on failure: res says why, or *err (caller frees).
+ */
+static int
+chosen_check(const char *attr, const char *dump, const char *cfgf,
+    struct iree_art *art, struct trial_result *res, char **err)
+{
+	char *dumped, *chosen = NULL;
+	int rc = -1;
+
+	if ((dumped = dump_read(dump)) != NULL &&
+	    (chosen = iree_config_read(dumped)) != NULL) {
+		if (util_write_file(cfgf, chosen, strlen(chosen), err) != 0)
+			goto out;
+		art->chosen = chosen;
+		chosen = NULL;
+	}
+	if (attr != NULL && (art->chosen == NULL ||
+	    strstr(art->chosen, "vector_common_parallel") == NULL)) {
+		res->status = TRIAL_COMPILE_FAILED;
+		util_seterr(&res->error, "iree-compile did not apply the "
+		    "lowering_config (it compiled: %s)", art->chosen ?
+		    art->chosen : "no configuration dumped");
+		goto out;
+	}
+	rc = 0;
+out:
+	free(dumped);
+	free(chosen);
+	return rc;
+}
+
 int
 iree_compile(struct backend *be, const char *attr, struct iree_art *art,
     struct trial_result *res)
 {
-	char *text = iree_dispatch_with(be->dispatch, attr), *key, *dir = NULL;
-	char *tmp = NULL, *in = NULL, *dump = NULL, *dump_arg = NULL;
-	char *rep_arg = NULL, *cfgf = NULL, *dumped = NULL, *chosen = NULL, *p;
+	char *text = iree_dispatch_with(be->dispatch, attr), *dir = NULL;
+	char *tmp = NULL, *in = NULL, *dump = NULL, *cfgf = NULL;
 	char *err = NULL;	/* set only when our own files fail: the disk */
 	struct iree_art t;
 	double t0 = util_now(), deadline;
-	size_t len;
-	int cached, rc = -1, i, r = iree_repeat(&be->op);
+	int cached, rc = -1, r = iree_repeat(&be->op);
 
 	memset(art, 0, sizeof *art);
 	memset(&t, 0, sizeof t);
 	deadline = t0 + (be->params.compile_timeout > 0 ?
 	    be->params.compile_timeout : 1e9);
-	key = xasprintf("%s\n--\n%s %s %s %s\n--\nrepeat %d\n--\n%s\n", text,
-	    target_flags[0], target_flags[1], target_flags[2], target_flags[3],
-	    r, be->toolchain);
-	util_hash_hex(key, strlen(key), res->artifact);
+	compile_key(be, text, r, res->artifact);
 	dir = util_path_join(be->work_dir, res->artifact);
 	art_paths(art, dir);
 	art->dir = xstrdup(dir);
 	if ((cached = cache_lookup(be, dir, art, res)) < 0)
 		goto fail;
 	if (cached) {
-		cfgf = util_path_join(dir, "config.txt");
-		if (util_read_file(cfgf, DUMP_MAX, &chosen, &len, NULL) == 0 &&
-		    *chosen != '\0') {
-			art->chosen = chosen;
-			chosen = NULL;
-		}
+		chosen_cached(dir, art);
 		res->compile_s = 0;
 		rc = 0;
 		goto out;
@@ -295,57 +401,10 @@ iree_compile(struct backend *be, const char *attr, struct iree_art *art,
 	in = util_path_join(tmp, "dispatch.mlir");
 	dump = util_path_join(tmp, "configs");
 	cfgf = util_path_join(tmp, "config.txt");
-	if (util_write_file(in, text, strlen(text), &err) != 0)
-		goto fail;
-	dump_arg = xasprintf("--iree-hal-dump-executable-configurations-to=%s",
-	    dump);
-	rep_arg = xasprintf("--iree-hal-benchmark-dispatch-repeat-count=%d", r);
-	{
-		char *const a1[] = { be->tools.compile, in,
-		    (char *)target_flags[0], (char *)target_flags[1],
-		    (char *)target_flags[2], (char *)target_flags[3], dump_arg,
-		    "-o", t.verify, NULL };
-		char *const a2[] = { be->tools.compile, in,
-		    (char *)target_flags[0], (char *)target_flags[1],
-		    (char *)target_flags[2], (char *)target_flags[3], rep_arg,
-		    "-o", t.bench, NULL };
-
-		if (backend_compile_step(&be->params, "iree-compile", a1,
-		    deadline, res) != 0 ||
-		    backend_compile_step(&be->params, "iree-compile (timing "
-		    "module)", a2, deadline, res) != 0)
-			goto fail;
-	}
-	for (i = 0; i < 2; i++) {
-		p = i == 0 ? t.verify : t.bench;
-		if (access(p, R_OK) != 0) {
-			res->status = TRIAL_COMPILE_FAILED;
-			util_seterr(&res->error, "iree-compile exited 0 but %s "
-			    "is missing", p);
-			goto fail;
-		}
-		if (chmod(p, 0644) != 0) {
-			err = xasprintf("%s: %s", p, strerror(errno));
-			goto fail;
-		}
-	}
-	/* What IREE compiled: the config it chose, or ours as it read it. */
-	if ((dumped = dump_read(dump)) != NULL &&
-	    (chosen = iree_config_read(dumped)) != NULL) {
-		if (util_write_file(cfgf, chosen, strlen(chosen), &err) != 0)
-			goto fail;
-		art->chosen = chosen;
-		chosen = NULL;
-	}
-	if (attr != NULL && (art->chosen == NULL ||
-	    strstr(art->chosen, "vector_common_parallel") == NULL)) {
-		res->status = TRIAL_COMPILE_FAILED;
-		util_seterr(&res->error, "iree-compile did not apply the "
-		    "lowering_config (it compiled: %s)", art->chosen ?
-		    art->chosen : "no configuration dumped");
-		goto fail;
-	}
-	if (cache_commit(be, tmp, dir, art, res) != 0)
+	if (util_write_file(in, text, strlen(text), &err) != 0 ||
+	    compile_modules(be, in, dump, r, &t, deadline, res, &err) != 0 ||
+	    chosen_check(attr, dump, cfgf, art, res, &err) != 0 ||
+	    cache_commit(be, tmp, dir, art, res) != 0)
 		goto fail;
 	res->compile_s = util_now() - t0;
 	rc = 0;
@@ -357,16 +416,11 @@ fail:
 out:
 	iree_art_free(&t);
 	free(text);
-	free(key);
 	free(dir);
 	free(tmp);
 	free(in);
 	free(dump);
-	free(dump_arg);
-	free(rep_arg);
 	free(cfgf);
 	free(err);
-	free(dumped);
-	free(chosen);
 	return rc;
 }

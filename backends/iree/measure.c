@@ -76,6 +76,105 @@ cpu_list(const struct backend *be, int threads)
 }
 
 /*
+ * Run the harness here in mode ("--npy-inputs" or "--npy-check") on path,
+ * with the op's arguments a, verifying or not. 0 with *pr filled (caller
+ * frees), or -1 with *err when it could not be run.
+ */
+static int
+harness_run(const struct backend *be, const char *mode, const char *path,
+    const struct op_args *a, int verify, struct proc_result *pr, char **err)
+{
+	struct proc_opts o;
+	char *e = NULL;
+	char *const argv[] = { be->harness, (char *)mode, (char *)path,
+	    "--shape", (char *)a->shape, "--types", (char *)a->types,
+	    "--trans", (char *)a->trans, "--batched", (char *)a->batched,
+	    "--seed", (char *)a->seed, "--verify", verify ? "1" : "0", NULL };
+
+	memset(&o, 0, sizeof o);
+	o.timeout = 600;
+	if (proc_run(argv, &o, pr, &e) != 0) {
+		util_seterr(err, "iree: %s", e);
+		free(e);
+		return -1;
+	}
+	return 0;
+}
+
+/* The result line of the data in dir, when dir is trusted and has one. */
+static json_t *
+data_cached(const char *dir)
+{
+	char *probe = util_path_join(dir, "result.json"), *text, why[128];
+	json_t *j = NULL;
+
+	if (util_trusted(dir, 1, why, sizeof why) == 0 &&
+	    util_read_file(probe, 4096, &text, NULL, NULL) == 0) {
+		j = json_loads(text, 0, NULL);
+		free(text);
+	}
+	free(probe);
+	return j;
+}
+
+/*
+ * Make the op's data in the new folder tmp with the harness, its result
+ * line kept in tmp/result.json. The line, or NULL with *err.
+ */
+static json_t *
+data_run(struct backend *be, const struct op_args *a, const char *tmp,
+    char **err)
+{
+	struct proc_result pr;
+	char *line, *probe;
+	json_t *j = NULL;
+
+	if (util_mkdirs(tmp, err) != 0)
+		return NULL;
+	if (chmod(tmp, 0755) != 0) {
+		util_seterr(err, "%s: %s", tmp, strerror(errno));
+		return NULL;
+	}
+	if (harness_run(be, "--npy-inputs", tmp, a, be->params.verify, &pr,
+	    err) != 0)
+		return NULL;
+	if (!pr.exited || pr.status != 0 || (j = backend_last_json(pr.out)) == NULL) {
+		util_seterr(err, "iree: %s --npy-inputs failed: %s", be->harness,
+		    *pr.err ? pr.err : "no result line");
+		proc_result_free(&pr);
+		return NULL;
+	}
+	line = xasprintf("%s\n", pr.out);
+	proc_result_free(&pr);
+	probe = util_path_join(tmp, "result.json");
+	if (util_write_file(probe, line, strlen(line), err) != 0) {
+		json_decref(j);
+		j = NULL;
+	}
+	free(line);
+	free(probe);
+	return j;
+}
+
+/* Remove the folder tmp of a failed data_run: only the files it writes. */
+static void
+data_scratch_remove(const char *tmp)
+{
+	static const char *const f[] = { "check_lhs", "check_rhs",
+	    "check_acc", "time_lhs", "time_rhs", "time_acc" };
+	size_t i;
+
+	for (i = 0; i < sizeof f / sizeof f[0] * 2; i++) {
+		char *p = xasprintf("%s/%s.%s", tmp, f[i / 2],
+		    i % 2 ? "bin" : "npy");
+
+		unlink(p);
+		free(p);
+	}
+	rmdir(tmp);
+}
+
+/*
  * The op's data folder: work_dir/data-HASH holding check_*.npy (when the
  * op can be checked) and time_*.npy, made once by the harness. 0, or -1
  * with *err (an environment failure: the data is ours, not the config's).
@@ -84,10 +183,8 @@ static int
 data_make(struct backend *be, char **err)
 {
 	struct op_args a;
-	struct proc_opts o;
-	struct proc_result pr;
-	char *key, hash[17], *dir, *tmp = NULL, *probe, *e = NULL, why[128];
-	json_t *j = NULL;
+	char *key, hash[17], *dir, *tmp = NULL, why[128];
+	json_t *j;
 	const char *nv;
 	int rc = -1;
 
@@ -99,56 +196,17 @@ data_make(struct backend *be, char **err)
 	util_hash_hex(key, strlen(key), hash);
 	free(key);
 	dir = xasprintf("%s/data-%s", be->work_dir, hash);
-	probe = util_path_join(dir, "result.json");
-	if (util_trusted(dir, 1, why, sizeof why) == 0 &&
-	    util_read_file(probe, 4096, &key, NULL, NULL) == 0) {
-		j = json_loads(key, 0, NULL);
-		free(key);
-		if (j != NULL)
-			goto have;
-	}
-	tmp = backend_side_name(dir, "tmp");
-	if (util_mkdirs(tmp, err) != 0)
-		goto out;
-	if (chmod(tmp, 0755) != 0) {
-		util_seterr(err, "%s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	{
-		char *const argv[] = { be->harness, "--npy-inputs", tmp,
-		    "--shape", a.shape, "--types", a.types, "--trans", a.trans,
-		    "--batched", a.batched, "--seed", a.seed, "--verify",
-		    be->params.verify ? "1" : "0", NULL };
-
-		memset(&o, 0, sizeof o);
-		o.timeout = 600;
-		if (proc_run(argv, &o, &pr, &e) != 0) {
-			util_seterr(err, "iree: %s", e);
-			free(e);
+	if ((j = data_cached(dir)) == NULL) {
+		tmp = backend_side_name(dir, "tmp");
+		if ((j = data_run(be, &a, tmp, err)) == NULL)
+			goto out;
+		if (rename(tmp, dir) != 0 &&
+		    util_trusted(dir, 1, why, sizeof why) != 0) {
+			util_seterr(err, "iree: cannot move %s to %s: %s", tmp,
+			    dir, strerror(errno));
 			goto out;
 		}
 	}
-	if (!pr.exited || pr.status != 0 || (j = backend_last_json(pr.out)) == NULL) {
-		util_seterr(err, "iree: %s --npy-inputs failed: %s", be->harness,
-		    *pr.err ? pr.err : "no result line");
-		proc_result_free(&pr);
-		goto out;
-	}
-	key = xasprintf("%s\n", pr.out);
-	proc_result_free(&pr);
-	free(probe);
-	probe = util_path_join(tmp, "result.json");
-	if (util_write_file(probe, key, strlen(key), err) != 0) {
-		free(key);
-		goto out;
-	}
-	free(key);
-	if (rename(tmp, dir) != 0 && util_trusted(dir, 1, why, sizeof why) != 0) {
-		util_seterr(err, "iree: cannot move %s to %s: %s", tmp, dir,
-		    strerror(errno));
-		goto out;
-	}
-have:
 	be->data_check = (int)backend_json_num(j, "check");
 	if ((nv = json_string_value(json_object_get(j, "not_verified"))) != NULL)
 		be->not_verified = xstrdup(nv);
@@ -156,25 +214,11 @@ have:
 	dir = NULL;
 	rc = 0;
 out:
-	if (tmp != NULL && rc != 0) {
-		/* Only the files the harness writes. */
-		static const char *const f[] = { "check_lhs", "check_rhs",
-		    "check_acc", "time_lhs", "time_rhs", "time_acc" };
-		size_t i;
-
-		for (i = 0; i < sizeof f / sizeof f[0] * 2; i++) {
-			char *p = xasprintf("%s/%s.%s", tmp, f[i / 2],
-			    i % 2 ? "bin" : "npy");
-
-			unlink(p);
-			free(p);
-		}
-		rmdir(tmp);
-	}
+	if (tmp != NULL && rc != 0)
+		data_scratch_remove(tmp);
 	json_decref(j);
 	free(tmp);
 	free(dir);
-	free(probe);
 	return rc;
 }
 
@@ -284,58 +328,23 @@ tool_run(struct backend *be, char *const argv[], int threads, const int *cpus,
 }
 
 /*
- * The check: iree-run-module on the verification data (the one-dispatch
- * module, pinned here to the job's first CPU), its output compared by the
- * harness here. 0 with res filled when the candidate is wrong or failed
- * (res->status set) or right (res->status left TRIAL_OK), -1 with *err
- * when the environment failed.
+ * Compare iree-run-module's output out with the harness's exact reference:
+ * res->verified set when it is right, res->status when it is wrong. 0, or
+ * -1 with *err when the harness could not be run (res->env_failure set).
  */
 static int
-check(struct backend *be, const struct iree_art *art, enum iree_fault fault,
-    const int *cpus, int pinned, const char *scratch,
-    struct trial_result *res, char **err)
+check_output(struct backend *be, const char *out, struct trial_result *res,
+    char **err)
 {
 	struct op_args a;
-	struct proc_opts o;
 	struct proc_result pr;
-	struct executor_result x;
-	char *in[3], *mod, *out, *out_arg, *e = NULL;
 	const char *status;
 	json_t *j = NULL;
-	int rc = -1, i;
 
-	memset(&x, 0, sizeof x);
 	op_args(be, &a);
-	inputs(be, "check", fault == IREE_FAULT_WRONG ? "time" : "check", in);
-	mod = xasprintf("--module=%s", art->verify);
-	out = xasprintf("%s/out.%s", scratch, be->op.acc == ELEM_BF16 ? "bin" :
-	    "npy");
-	out_arg = xasprintf("--output=@%s", out);
-	{
-		char *const argv[] = { be->tools.run, mod, "--function=dispatch",
-		    "--device=local-sync", in[0], in[1], in[2], out_arg, NULL };
-
-		if (tool_run(be, argv, 1, cpus, 1, pinned, &x, res, err) != 0)
-			goto out;
-	}
-	if (run_failed("iree-run-module", &x, res)) {
-		rc = 0;
-		goto out;
-	}
-	{
-		char *const argv[] = { be->harness, "--npy-check", out,
-		    "--shape", a.shape, "--types", a.types, "--trans", a.trans,
-		    "--batched", a.batched, "--seed", a.seed, "--verify", "1",
-		    NULL };
-
-		memset(&o, 0, sizeof o);
-		o.timeout = 600;
-		if (proc_run(argv, &o, &pr, &e) != 0) {
-			util_seterr(err, "iree: %s", e);
-			res->env_failure = 1;
-			free(e);
-			goto out;
-		}
+	if (harness_run(be, "--npy-check", out, &a, 1, &pr, err) != 0) {
+		res->env_failure = 1;
+		return -1;
 	}
 	if (!pr.exited || pr.status != 0 || (j = backend_last_json(pr.out)) ==
 	    NULL) {
@@ -345,8 +354,7 @@ check(struct backend *be, const struct iree_art *art, enum iree_fault fault,
 		util_seterr(&res->error, "the output of iree-run-module could "
 		    "not be checked: %s", *pr.err ? pr.err : "no result line");
 		proc_result_free(&pr);
-		rc = 0;
-		goto out;
+		return 0;
 	}
 	proc_result_free(&pr);
 	status = json_string_value(json_object_get(j, "status"));
@@ -360,13 +368,48 @@ check(struct backend *be, const struct iree_art *art, enum iree_fault fault,
 		util_seterr(&res->error, "wrong result: max error %g (checked "
 		    "by %s)", res->max_err, res->checked_by);
 	}
-	rc = 0;
+	json_decref(j);
+	return 0;
+}
+
+/*
+ * The check: iree-run-module on the verification data (the one-dispatch
+ * module, pinned here to the job's first CPU), its output compared by the
+ * harness here. 0 with res filled when the candidate is wrong or failed
+ * (res->status set) or right (res->status left TRIAL_OK), -1 with *err
+ * when the environment failed.
+ */
+static int
+check(struct backend *be, const struct iree_art *art, enum iree_fault fault,
+    const int *cpus, int pinned, const char *scratch,
+    struct trial_result *res, char **err)
+{
+	struct executor_result x;
+	char *in[3], *mod, *out, *out_arg;
+	int rc = -1, i;
+
+	memset(&x, 0, sizeof x);
+	inputs(be, "check", fault == IREE_FAULT_WRONG ? "time" : "check", in);
+	mod = xasprintf("--module=%s", art->verify);
+	out = xasprintf("%s/out.%s", scratch, be->op.acc == ELEM_BF16 ? "bin" :
+	    "npy");
+	out_arg = xasprintf("--output=@%s", out);
+	{
+		char *const argv[] = { be->tools.run, mod, "--function=dispatch",
+		    "--device=local-sync", in[0], in[1], in[2], out_arg, NULL };
+
+		if (tool_run(be, argv, 1, cpus, 1, pinned, &x, res, err) != 0)
+			goto out;
+	}
+	if (run_failed("iree-run-module", &x, res))
+		rc = 0;
+	else
+		rc = check_output(be, out, res, err);
 out:
 	if (res->host[0] == '\0')
 		snprintf(res->host, sizeof res->host, "%s", x.host);
 	executor_result_free(&x);
 	unlink(out);
-	json_decref(j);
 	for (i = 0; i < 3; i++)
 		free(in[i]);
 	free(mod);

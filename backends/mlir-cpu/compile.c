@@ -36,15 +36,132 @@ mlircpu_scratch_remove(const char *dir)
 	rmdir(dir);
 }
 
+/*
+ * Hash everything that shapes the artifact of schedule sched into the
+ * hex key artifact.
+ */
+static void
+compile_key(const struct backend *be, const char *sched, const char *omp,
+    const char *width, char *artifact)
+{
+	char *key_text;
+
+	key_text = xasprintf("%s\n--\n%s\n--\n%s\n--\n%s %s %s %s\n--\n%s %s "
+	    "plugin %s\n", be->dispatch, sched, mlircpu_tpl_lower_pipeline, omp,
+	    "-O3 -march=native", width, MLIRCPU_RTLIB, be->toolchain, be->flags,
+	    be->plugin_hash);
+	util_hash_hex(key_text, strlen(key_text), artifact);
+	free(key_text);
+}
+
+/* The files of a scratch folder, step by step (all owned). */
+struct compile_files {
+	char	*in, *sp, *llm, *ll, *tso;
+};
+
+/*
+ * Run the steps on f's dispatch and schedule into f's kernel.so:
+ * mlir-opt (or the test's hang), mlir-translate and clang, each with what
+ * is left until deadline. -1 when one fails (res says why).
+ */
+static int
+compile_run(struct backend *be, const struct compile_files *f,
+    const char *omp, const char *width, enum mlircpu_fault fault,
+    double deadline, struct trial_result *res)
+{
+	char *pipeline, *pipe_arg, *plugin_arg;
+	char *opt, *translate, *clang, *llvm_lib, *rpath;
+	int rc = -1;
+
+	pipeline = mlircpu_pipeline(f->sp, analysis_kind_quantized(be->op.kind));
+	pipe_arg = xasprintf("--pass-pipeline=%s", pipeline);
+	plugin_arg = xasprintf("--load-pass-plugin=%s", be->plugin);
+	opt = util_path_join(be->llvm_bin, "mlir-opt");
+	translate = util_path_join(be->llvm_bin, "mlir-translate");
+	clang = util_path_join(be->llvm_bin, "clang-" AUTOSCHED_LLVM_VERSION);
+	llvm_lib = xasprintf("%s/../lib", be->llvm_bin);
+	rpath = xasprintf("-Wl,-rpath,%s", llvm_lib);
+	{
+		char *const hang[] = { be->harness, "--hang", NULL };
+		char *const a1[] = { opt, plugin_arg, f->in, pipe_arg, "-o",
+		    f->llm, NULL };
+		char *const a2[] = { translate, "--mlir-to-llvmir", f->llm, "-o",
+		    f->ll, NULL };
+		char *const a3[] = { clang, "-O3", "-march=native",
+		    (char *)width, MLIRCPU_RTLIB,
+		    "-shared", "-fPIC", (char *)omp, rpath, "-Wno-override-module",
+		    f->ll, "-o", f->tso, NULL };
+
+		if (backend_compile_step(&be->params, "mlir-opt",
+		    fault == FAULT_COMPILE_HANG ? hang : a1, deadline, res) != 0 ||
+		    backend_compile_step(&be->params, "mlir-translate", a2,
+		    deadline, res) != 0 ||
+		    backend_compile_step(&be->params, "clang", a3, deadline,
+		    res) != 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	free(pipeline);
+	free(pipe_arg);
+	free(plugin_arg);
+	free(opt);
+	free(translate);
+	free(clang);
+	free(llvm_lib);
+	free(rpath);
+	return rc;
+}
+
+/*
+ * Build schedule sched into scratch folder tmp: write its inputs, run the
+ * steps, and check that kernel.so came out. -1 on failure: res says why,
+ * or *err (caller frees) when our own files failed.
+ */
+static int
+compile_scratch(struct backend *be, const char *sched, const char *tmp,
+    const char *omp, const char *width, enum mlircpu_fault fault,
+    double deadline, struct trial_result *res, char **err)
+{
+	struct compile_files f;
+	int rc = -1;
+
+	f.in = util_path_join(tmp, "dispatch.mlir");
+	f.sp = util_path_join(tmp, "schedule.mlir");
+	f.llm = util_path_join(tmp, "kernel.ll.mlir");
+	f.ll = util_path_join(tmp, "kernel.ll");
+	f.tso = util_path_join(tmp, "kernel.so");
+	if (util_write_file(f.in, be->dispatch, strlen(be->dispatch), err) != 0 ||
+	    util_write_file(f.sp, sched, strlen(sched), err) != 0)
+		goto out;
+	if (compile_run(be, &f, omp, width, fault, deadline, res) != 0)
+		goto out;
+	/* A compile succeeds only if the artifact exists. */
+	if (access(f.tso, R_OK) != 0) {
+		res->status = TRIAL_COMPILE_FAILED;
+		util_seterr(&res->error, "clang exited 0 but %s is missing",
+		    f.tso);
+		goto out;
+	}
+	if (chmod(f.tso, 0755) != 0) {
+		*err = xasprintf("%s: %s", f.tso, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	free(f.in);
+	free(f.sp);
+	free(f.llm);
+	free(f.ll);
+	free(f.tso);
+	return rc;
+}
+
 char *
 mlircpu_compile(struct backend *be, const char *sched, int threads,
     enum mlircpu_fault fault, struct trial_result *res)
 {
-	char *key_text = NULL, *dir = NULL, *tmp = NULL, *so = NULL;
-	char *in = NULL, *sp = NULL, *llm = NULL, *ll = NULL, *tso = NULL;
-	char *pipeline = NULL, *pipe_arg = NULL, *opt = NULL, *translate = NULL;
-	char *plugin_arg = NULL;
-	char *clang = NULL, *rpath = NULL, *llvm_lib = NULL;
+	char *dir = NULL, *tmp = NULL, *so = NULL;
 	char *err = NULL;	/* set only when our own files fail: the disk */
 	const char *omp = threads > 1 ? "-fopenmp" : "-fno-openmp";
 	const char *files[2] = { NULL, NULL };
@@ -61,11 +178,7 @@ mlircpu_compile(struct backend *be, const char *sched, int threads,
 	snprintf(width, sizeof width, "-mprefer-vector-width=%d",
 	    mlircpu_isa()->vec_bytes * 8);
 	/* Everything that shapes the artifact is in the key. */
-	key_text = xasprintf("%s\n--\n%s\n--\n%s\n--\n%s %s %s %s\n--\n%s %s "
-	    "plugin %s\n", be->dispatch, sched, mlircpu_tpl_lower_pipeline, omp,
-	    "-O3 -march=native", width, MLIRCPU_RTLIB, be->toolchain, be->flags,
-	    be->plugin_hash);
-	util_hash_hex(key_text, strlen(key_text), res->artifact);
+	compile_key(be, sched, omp, width, res->artifact);
 	dir = util_path_join(be->work_dir, res->artifact);
 	so = util_path_join(dir, "kernel.so");
 	files[0] = so;
@@ -79,54 +192,10 @@ mlircpu_compile(struct backend *be, const char *sched, int threads,
 	}
 
 	tmp = backend_side_name(dir, "tmp");
-	if (backend_cache_scratch(tmp, mlircpu_scratch_remove, &err) != 0)
+	if (backend_cache_scratch(tmp, mlircpu_scratch_remove, &err) != 0 ||
+	    compile_scratch(be, sched, tmp, omp, width, fault, deadline, res,
+	    &err) != 0)
 		goto fail;
-	in = util_path_join(tmp, "dispatch.mlir");
-	sp = util_path_join(tmp, "schedule.mlir");
-	llm = util_path_join(tmp, "kernel.ll.mlir");
-	ll = util_path_join(tmp, "kernel.ll");
-	tso = util_path_join(tmp, "kernel.so");
-	if (util_write_file(in, be->dispatch, strlen(be->dispatch), &err) != 0 ||
-	    util_write_file(sp, sched, strlen(sched), &err) != 0)
-		goto fail;
-
-	pipeline = mlircpu_pipeline(sp, analysis_kind_quantized(be->op.kind));
-	pipe_arg = xasprintf("--pass-pipeline=%s", pipeline);
-	plugin_arg = xasprintf("--load-pass-plugin=%s", be->plugin);
-	opt = util_path_join(be->llvm_bin, "mlir-opt");
-	translate = util_path_join(be->llvm_bin, "mlir-translate");
-	clang = util_path_join(be->llvm_bin, "clang-" AUTOSCHED_LLVM_VERSION);
-	llvm_lib = xasprintf("%s/../lib", be->llvm_bin);
-	rpath = xasprintf("-Wl,-rpath,%s", llvm_lib);
-	{
-		char *const hang[] = { be->harness, "--hang", NULL };
-		char *const a1[] = { opt, plugin_arg, in, pipe_arg, "-o", llm,
-		    NULL };
-		char *const a2[] = { translate, "--mlir-to-llvmir", llm, "-o", ll,
-		    NULL };
-		char *const a3[] = { clang, "-O3", "-march=native", width,
-		    MLIRCPU_RTLIB,
-		    "-shared", "-fPIC", (char *)omp, rpath, "-Wno-override-module",
-		    ll, "-o", tso, NULL };
-
-		if (backend_compile_step(&be->params, "mlir-opt",
-		    fault == FAULT_COMPILE_HANG ? hang : a1, deadline, res) != 0 ||
-		    backend_compile_step(&be->params, "mlir-translate", a2,
-		    deadline, res) != 0 ||
-		    backend_compile_step(&be->params, "clang", a3, deadline,
-		    res) != 0)
-			goto fail;
-	}
-	/* A compile succeeds only if the artifact exists. */
-	if (access(tso, R_OK) != 0) {
-		res->status = TRIAL_COMPILE_FAILED;
-		util_seterr(&res->error, "clang exited 0 but %s is missing", tso);
-		goto fail;
-	}
-	if (chmod(tso, 0755) != 0) {
-		err = xasprintf("%s: %s", tso, strerror(errno));
-		goto fail;
-	}
 	if (cached)
 		mlircpu_scratch_remove(tmp);
 	else if (backend_cache_commit("mlir-cpu", be->work_dir, tmp, dir, files,
@@ -140,22 +209,8 @@ fail:
 	free(so);
 	so = NULL;
 out:
-	free(key_text);
 	free(dir);
 	free(tmp);
-	free(in);
-	free(sp);
-	free(llm);
-	free(ll);
-	free(tso);
-	free(pipeline);
-	free(pipe_arg);
-	free(plugin_arg);
-	free(opt);
-	free(translate);
-	free(clang);
-	free(llvm_lib);
-	free(rpath);
 	free(err);
 	return so;
 }

@@ -61,62 +61,84 @@ mlircpu_begin(struct backend *be, char **err)
 	return executor_begin(be->exec, probe, be->cpu, err);
 }
 
-int
-mlircpu_measure(struct backend *be, const char *so, int threads,
-    enum mlircpu_fault fault, int pinned, struct trial_result *res,
-    char **err)
+/* The strings and CPUs a measuring child's argv and env point into. */
+struct measure_args {
+	char	 shape[128], types[64], trans[16], thr[16], warm[16], mt[32];
+	char	 reps[40], seed[32], verify[8], cpulist[256], omp[32], blas[40];
+	char	*argv[MEASURE_ARGV_MAX], *env[4];
+	int	 cpus[256], ncpu;
+};
+
+/* The CPUs of a run of threads threads, and their list for --cpus. */
+static void
+measure_cpus(const struct backend *be, int threads, struct measure_args *a)
+{
+	size_t len = 0;
+	int i;
+
+	a->ncpu = pick_cpus(be, threads < 256 ? threads : 256, a->cpus);
+	for (i = 0; i < a->ncpu && len + 12 < sizeof a->cpulist; i++)
+		len += (size_t)snprintf(a->cpulist + len,
+		    sizeof a->cpulist - len, "%s%d", i ? "," : "", a->cpus[i]);
+}
+
+/* The options' values: the op's shape and types, the cfg's timing. */
+static void
+measure_values(const struct backend *be, int threads, struct measure_args *a)
 {
 	const struct op_desc *op = &be->op;
-	struct executor_run run;
-	struct executor_result x;
-	char shape[128], types[64], trans[16], thr[16], warm[16], mt[32];
-	char reps[40], seed[32], verify[8], cpulist[256], omp[32], blas[40];
-	char *argv[MEASURE_ARGV_MAX], *env[4];
-	int cpus[256], ncpu, i, argc = 0, rc = -1, places;
-	size_t len = 0;
-	json_t *j = NULL;
-	const char *status;
-	double t0 = util_now();
 
-	memset(&run, 0, sizeof run);
-	memset(&x, 0, sizeof x);
-	places = executor_places(be->exec);
-	ncpu = pick_cpus(be, threads < 256 ? threads : 256, cpus);
-	for (i = 0; i < ncpu && len + 12 < sizeof cpulist; i++)
-		len += (size_t)snprintf(cpulist + len, sizeof cpulist - len,
-		    "%s%d", i ? "," : "", cpus[i]);
-	snprintf(shape, sizeof shape, "%lldx%lldx%lldx%lld",
+	snprintf(a->shape, sizeof a->shape, "%lldx%lldx%lldx%lld",
 	    (long long)(op->batch > 0 ? op->batch : 1), (long long)op->m,
 	    (long long)op->n, (long long)op->k);
 	/* u8 for an operand widened with extui: checked as unsigned. */
-	snprintf(types, sizeof types, "%s,%s,%s",
+	snprintf(a->types, sizeof a->types, "%s,%s,%s",
 	    analysis_operand_name(op->lhs, op->lhs_unsigned),
 	    analysis_operand_name(op->rhs, op->rhs_unsigned),
 	    analysis_elem_name(op->acc));
-	snprintf(trans, sizeof trans, "%d,%d", op->transpose_a != 0,
+	snprintf(a->trans, sizeof a->trans, "%d,%d", op->transpose_a != 0,
 	    op->transpose_b != 0);
-	snprintf(thr, sizeof thr, "%d", threads);
-	snprintf(warm, sizeof warm, "%d", be->params.warmup);
-	snprintf(mt, sizeof mt, "%g", be->params.min_time);
-	snprintf(reps, sizeof reps, "%d,%d", be->params.min_reps > 0 ?
+	snprintf(a->thr, sizeof a->thr, "%d", threads);
+	snprintf(a->warm, sizeof a->warm, "%d", be->params.warmup);
+	snprintf(a->mt, sizeof a->mt, "%g", be->params.min_time);
+	snprintf(a->reps, sizeof a->reps, "%d,%d", be->params.min_reps > 0 ?
 	    be->params.min_reps : 1, be->params.max_reps > 0 ?
 	    be->params.max_reps : 1000);
-	snprintf(seed, sizeof seed, "%llu", (unsigned long long)be->params.seed);
-	snprintf(verify, sizeof verify, "%d", be->params.verify != 0);
+	snprintf(a->seed, sizeof a->seed, "%llu",
+	    (unsigned long long)be->params.seed);
+	snprintf(a->verify, sizeof a->verify, "%d", be->params.verify != 0);
+}
+
+/* The child's environment: its threads, for kernel so (NULL: reference). */
+static void
+measure_env(const char *so, int threads, struct measure_args *a)
+{
 	/* The kernel's OpenMP team gets threads; OpenBLAS stays out of its way. */
-	snprintf(omp, sizeof omp, "OMP_NUM_THREADS=%d", threads);
-	snprintf(blas, sizeof blas, "OPENBLAS_NUM_THREADS=%d",
+	snprintf(a->omp, sizeof a->omp, "OMP_NUM_THREADS=%d", threads);
+	snprintf(a->blas, sizeof a->blas, "OPENBLAS_NUM_THREADS=%d",
 	    so != NULL ? 1 : threads);
-	env[0] = omp;
-	env[1] = blas;
+	a->env[0] = a->omp;
+	a->env[1] = a->blas;
 	/*
 	 * In sanitizer builds: LeakSanitizer crashes in its tracer when the
 	 * OpenMP runtime's threads are alive at exit (a team, or oneDNN's in a
 	 * reference run). Inert otherwise.
 	 */
-	env[2] = threads > 1 || so == NULL ? "ASAN_OPTIONS=detect_leaks=0" :
+	a->env[2] = threads > 1 || so == NULL ? "ASAN_OPTIONS=detect_leaks=0" :
 	    NULL;
-	env[3] = NULL;
+	a->env[3] = NULL;
+}
+
+/*
+ * The child's argv: autosched-measure on kernel so (NULL: the reference),
+ * bound to the CPUs unless the executor places it, with a test fault.
+ */
+static void
+measure_argv(const struct backend *be, const char *so,
+    enum mlircpu_fault fault, int places, struct measure_args *a)
+{
+	char **argv = a->argv;
+	int argc = 0;
 
 	argv[argc++] = be->harness;
 	if (so != NULL) {
@@ -127,21 +149,22 @@ mlircpu_measure(struct backend *be, const char *so, int threads,
 		argv[argc++] = "--ref";
 		argv[argc++] = "auto";
 	}
-	argv[argc++] = "--shape";	argv[argc++] = shape;
-	argv[argc++] = "--types";	argv[argc++] = types;
-	argv[argc++] = "--trans";	argv[argc++] = trans;
-	argv[argc++] = "--threads";	argv[argc++] = thr;
-	argv[argc++] = "--warmup";	argv[argc++] = warm;
-	argv[argc++] = "--min-time";	argv[argc++] = mt;
-	argv[argc++] = "--reps";	argv[argc++] = reps;
-	argv[argc++] = "--seed";	argv[argc++] = seed;
-	argv[argc++] = "--verify";	argv[argc++] = so != NULL ? verify : "0";
+	argv[argc++] = "--shape";	argv[argc++] = a->shape;
+	argv[argc++] = "--types";	argv[argc++] = a->types;
+	argv[argc++] = "--trans";	argv[argc++] = a->trans;
+	argv[argc++] = "--threads";	argv[argc++] = a->thr;
+	argv[argc++] = "--warmup";	argv[argc++] = a->warm;
+	argv[argc++] = "--min-time";	argv[argc++] = a->mt;
+	argv[argc++] = "--reps";	argv[argc++] = a->reps;
+	argv[argc++] = "--seed";	argv[argc++] = a->seed;
+	argv[argc++] = "--verify";
+	argv[argc++] = so != NULL ? a->verify : "0";
 	if (!places) {
 		/* An executor that places its children binds them (Slurm). */
 		argv[argc++] = "--cpus";
-		argv[argc++] = cpulist;
+		argv[argc++] = a->cpulist;
 	}
-	if (so != NULL && analysis_kind_quantized(op->kind)) {
+	if (so != NULL && analysis_kind_quantized(be->op.kind)) {
 		/*
 		 * The kernel takes the zero points as arguments: checked with
 		 * two that are not 0 (and not alike), so that a kernel which
@@ -159,37 +182,29 @@ mlircpu_measure(struct backend *be, const char *so, int threads,
 		    "wrong" : fault == FAULT_SLEEP ? "sleep" : "nothing";
 	}
 	argv[argc] = NULL;
+}
 
-	run.argv = argv;
-	run.env = env;
-	run.threads = threads;
-	run.cpus = cpus;
-	run.ncpus = ncpu;
-	run.timeout = be->params.timeout + measure_setup_s(op);
-	/* One machine for the rounds compared side by side. */
-	run.node = pinned ? be->node : NULL;
-	run.label = op->name;
-	if (executor_run(be->exec, &run, &x, err) != 0) {
-		char *e = xasprintf("mlir-cpu: %s", *err);
+/* The trial result of the finished child x: its death or its JSON line. */
+static void
+measure_result(const struct backend *be, const struct executor_result *x,
+    struct trial_result *res)
+{
+	json_t *j = NULL;
+	const char *status;
 
-		free(*err);
-		*err = e;
-		return -1;
-	}
-	res->measure_s = util_now() - t0;
-	if (backend_run_failed(x.outcome == EXECUTOR_TIMEOUT ? "measurement" :
-	    "kernel", &x, res))
+	if (backend_run_failed(x->outcome == EXECUTOR_TIMEOUT ? "measurement" :
+	    "kernel", x, res))
 		goto done;
 	/* The JSON is the last line of stdout. */
-	if (x.status != 0 || (j = backend_last_json(x.out)) == NULL) {
+	if (x->status != 0 || (j = backend_last_json(x->out)) == NULL) {
 		res->status = TRIAL_ERROR;
-		res->env_failure = backend_env_text(x.err);
-		util_seterr(&res->error, "harness exit %d: %s", x.status,
-		    *x.err ? x.err : "no result line");
+		res->env_failure = backend_env_text(x->err);
+		util_seterr(&res->error, "harness exit %d: %s", x->status,
+		    *x->err ? x->err : "no result line");
 		goto done;
 	}
 	status = json_string_value(json_object_get(j, "status"));
-	backend_harness_result(j, op, res);
+	backend_harness_result(j, &be->op, res);
 	if (status != NULL && strcmp(status, "wrong") == 0) {
 		res->status = TRIAL_WRONG_RESULT;
 		res->verified = 0;
@@ -203,9 +218,48 @@ mlircpu_measure(struct backend *be, const char *so, int threads,
 		res->status = TRIAL_OK;
 done:
 	if (res->host[0] == '\0')
-		snprintf(res->host, sizeof res->host, "%s", x.host);
-	rc = 0;
+		snprintf(res->host, sizeof res->host, "%s", x->host);
 	json_decref(j);
+}
+
+int
+mlircpu_measure(struct backend *be, const char *so, int threads,
+    enum mlircpu_fault fault, int pinned, struct trial_result *res,
+    char **err)
+{
+	const struct op_desc *op = &be->op;
+	struct measure_args a;
+	struct executor_run run;
+	struct executor_result x;
+	int places;
+	double t0 = util_now();
+
+	memset(&run, 0, sizeof run);
+	memset(&x, 0, sizeof x);
+	places = executor_places(be->exec);
+	measure_cpus(be, threads, &a);
+	measure_values(be, threads, &a);
+	measure_env(so, threads, &a);
+	measure_argv(be, so, fault, places, &a);
+
+	run.argv = a.argv;
+	run.env = a.env;
+	run.threads = threads;
+	run.cpus = a.cpus;
+	run.ncpus = a.ncpu;
+	run.timeout = be->params.timeout + measure_setup_s(op);
+	/* One machine for the rounds compared side by side. */
+	run.node = pinned ? be->node : NULL;
+	run.label = op->name;
+	if (executor_run(be->exec, &run, &x, err) != 0) {
+		char *e = xasprintf("mlir-cpu: %s", *err);
+
+		free(*err);
+		*err = e;
+		return -1;
+	}
+	res->measure_s = util_now() - t0;
+	measure_result(be, &x, res);
 	executor_result_free(&x);
-	return rc;
+	return 0;
 }

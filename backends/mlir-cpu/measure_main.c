@@ -739,6 +739,116 @@ wide_int(enum mtype t, uint64_t *rng)
 	    -(double)(97 + rng_next(rng) % 32);
 }
 
+/* The per-row choices of one batch of the wide-sum data (fill_wide's). */
+struct wide_rows {
+	double		*a;	/* each row's small value (bits 0: operand) */
+	double		*big;	/* each row's odd big value at k0 */
+	long		*k0;	/* each row's column of its big value */
+	double		*s;	/* each column's sum of the rhs the a's meet */
+	unsigned char	*isk0;	/* k is some row's k0 */
+};
+
+/* Choose the rows' values of one batch in rw, drawing from rng. */
+static void
+wide_choose(const struct job *j, const struct wide_plan *w,
+    struct wide_rows *rw, uint64_t *rng)
+{
+	uint64_t off = rng_next(rng) % (uint64_t)j->k;
+	long r, q = j->m < j->k ? j->k / j->m : 1;
+
+	memset(rw->isk0, 0, (size_t)j->k);
+	for (r = 0; r < j->m; r++) {
+		if (w->bits == 0) {
+			rw->a[r] = wide_int(j->lt, rng);
+			continue;
+		}
+		rw->a[r] = 2 * (double)(1 + rng_next(rng) % 2);
+		rw->big[r] = wide_odd(w->bits, rng);
+		rw->k0[r] = j->m >= j->k ? (long)((r + off) % (uint64_t)j->k) :
+		    r * j->k / j->m + (long)(rng_next(rng) % (uint64_t)q);
+		rw->isk0[rw->k0[r]] = 1;
+	}
+}
+
+/* Write batch b of lhs from the rows' choices. */
+static void
+wide_lhs(const struct job *j, const struct wide_plan *w,
+    const struct wide_rows *rw, void *lhs, long b)
+{
+	size_t sa = (size_t)j->m * j->k;
+	long r, kk;
+	double v;
+
+	for (r = 0; r < j->m; r++)
+	for (kk = 0; kk < j->k; kk++) {
+		size_t ia = j->ta ? kk * j->m + r : r * j->k + kk;
+
+		if (w->bits == 0)
+			v = rw->a[r];
+		else if (kk == rw->k0[r])
+			v = rw->big[r];
+		else
+			v = !rw->isk0[kk] && kk % w->stride == 0 ? rw->a[r] : 0;
+		elem_set(j->lt, lhs, b * sa + ia, v);
+	}
+}
+
+/* Write batch b of rhs, drawing from rng, and sum its columns in rw->s. */
+static void
+wide_rhs(const struct job *j, const struct wide_plan *w, struct wide_rows *rw,
+    void *rhs, long b, uint64_t *rng)
+{
+	size_t sb = (size_t)j->k * j->n;
+	long kk, col;
+	double v;
+
+	for (col = 0; col < j->n; col++)
+		rw->s[col] = 0;
+	for (kk = 0; kk < j->k; kk++)
+	for (col = 0; col < j->n; col++) {
+		size_t ib = j->tb ? col * j->k + kk : kk * j->n + col;
+
+		if (w->bits == 0)
+			v = wide_int(j->rt, rng);
+		else if (rw->isk0[kk])
+			v = wide_odd(w->bits, rng);
+		else
+			v = (double)(1 + rng_next(rng) % 3);
+		elem_set(j->rt, rhs, b * sb + ib, v);
+		if (w->bits == 0 || (!rw->isk0[kk] && kk % w->stride == 0))
+			rw->s[col] += v;
+	}
+}
+
+/* Write batch b of acc0, drawing from rng, and its answer in out. */
+static void
+wide_acc(const struct job *j, const struct wide_plan *w,
+    const struct wide_rows *rw, const void *rhs, void *acc0, double *out,
+    long b, uint64_t *rng)
+{
+	size_t sb = (size_t)j->k * j->n, sc = (size_t)j->m * j->n;
+	int sign = (j->lt == T_I8 ? -1 : 1) * (j->rt == T_I8 ? -1 : 1);
+	long r, col;
+	double v;
+
+	for (r = 0; r < j->m; r++)
+	for (col = 0; col < j->n; col++) {
+		size_t ic = b * sc + r * j->n + col, ib;
+
+		v = w->bits == 0 ? sign * (double)(32769 +
+		    rng_next(rng) % 7) : 2 * (double)(1 + rng_next(rng) % 3);
+		elem_set(j->at, acc0, ic, v);
+		v += rw->a[r] * rw->s[col];
+		if (w->bits != 0) {
+			ib = j->tb ? col * j->k + rw->k0[r] :
+			    rw->k0[r] * j->n + col;
+			v += rw->big[r] * elem_get(j->rt, rhs, b * sb + ib);
+		} else
+			v = (double)(int32_t)(uint32_t)(int64_t)v;
+		out[ic] = v;
+	}
+}
+
 /*
  * Fill lhs, rhs and acc0 with the wide-sum data of plan w, and put the
  * answer in *want (caller frees). Every value is exact in its type
@@ -748,87 +858,31 @@ static void
 fill_wide(const struct job *j, const struct wide_plan *w, void *lhs,
     void *rhs, void *acc0, uint64_t *rng, double **want)
 {
-	size_t sa = (size_t)j->m * j->k, sb = (size_t)j->k * j->n;
-	size_t sc = (size_t)j->m * j->n, total = sc * (size_t)j->batch;
-	double *a, *s, *big, *out, v;
-	long *k0, b, r, col, kk, q;
-	unsigned char *isk0;
-	int sign = (j->lt == T_I8 ? -1 : 1) * (j->rt == T_I8 ? -1 : 1);
+	size_t total = (size_t)j->m * j->n * (size_t)j->batch;
+	struct wide_rows rw;
+	double *out;
+	long b;
 
-	a = malloc((size_t)j->m * sizeof *a);
-	big = malloc((size_t)j->m * sizeof *big);
-	k0 = malloc((size_t)j->m * sizeof *k0);
-	s = malloc((size_t)j->n * sizeof *s);
-	isk0 = malloc((size_t)j->k);
+	rw.a = malloc((size_t)j->m * sizeof *rw.a);
+	rw.big = malloc((size_t)j->m * sizeof *rw.big);
+	rw.k0 = malloc((size_t)j->m * sizeof *rw.k0);
+	rw.s = malloc((size_t)j->n * sizeof *rw.s);
+	rw.isk0 = malloc((size_t)j->k);
 	out = malloc((total ? total : 1) * sizeof *out);
-	if (a == NULL || big == NULL || k0 == NULL || s == NULL ||
-	    isk0 == NULL || out == NULL)
+	if (rw.a == NULL || rw.big == NULL || rw.k0 == NULL || rw.s == NULL ||
+	    rw.isk0 == NULL || out == NULL)
 		die("out of memory");
-	q = j->m < j->k ? j->k / j->m : 1;
 	for (b = 0; b < j->batch; b++) {
-		uint64_t off = rng_next(rng) % (uint64_t)j->k;
-
-		memset(isk0, 0, (size_t)j->k);
-		for (r = 0; r < j->m; r++) {
-			if (w->bits == 0) {
-				a[r] = wide_int(j->lt, rng);
-				continue;
-			}
-			a[r] = 2 * (double)(1 + rng_next(rng) % 2);
-			big[r] = wide_odd(w->bits, rng);
-			k0[r] = j->m >= j->k ? (long)((r + off) % (uint64_t)j->k) :
-			    r * j->k / j->m + (long)(rng_next(rng) % (uint64_t)q);
-			isk0[k0[r]] = 1;
-		}
-		for (r = 0; r < j->m; r++)
-		for (kk = 0; kk < j->k; kk++) {
-			size_t ia = j->ta ? kk * j->m + r : r * j->k + kk;
-
-			if (w->bits == 0)
-				v = a[r];
-			else if (kk == k0[r])
-				v = big[r];
-			else
-				v = !isk0[kk] && kk % w->stride == 0 ? a[r] : 0;
-			elem_set(j->lt, lhs, b * sa + ia, v);
-		}
-		for (col = 0; col < j->n; col++)
-			s[col] = 0;
-		for (kk = 0; kk < j->k; kk++)
-		for (col = 0; col < j->n; col++) {
-			size_t ib = j->tb ? col * j->k + kk : kk * j->n + col;
-
-			if (w->bits == 0)
-				v = wide_int(j->rt, rng);
-			else if (isk0[kk])
-				v = wide_odd(w->bits, rng);
-			else
-				v = (double)(1 + rng_next(rng) % 3);
-			elem_set(j->rt, rhs, b * sb + ib, v);
-			if (w->bits == 0 || (!isk0[kk] && kk % w->stride == 0))
-				s[col] += v;
-		}
-		for (r = 0; r < j->m; r++)
-		for (col = 0; col < j->n; col++) {
-			size_t ic = b * sc + r * j->n + col, ib;
-
-			v = w->bits == 0 ? sign * (double)(32769 +
-			    rng_next(rng) % 7) : 2 * (double)(1 + rng_next(rng) % 3);
-			elem_set(j->at, acc0, ic, v);
-			v += a[r] * s[col];
-			if (w->bits != 0) {
-				ib = j->tb ? col * j->k + k0[r] : k0[r] * j->n + col;
-				v += big[r] * elem_get(j->rt, rhs, b * sb + ib);
-			} else
-				v = (double)(int32_t)(uint32_t)(int64_t)v;
-			out[ic] = v;
-		}
+		wide_choose(j, w, &rw, rng);
+		wide_lhs(j, w, &rw, lhs, b);
+		wide_rhs(j, w, &rw, rhs, b, rng);
+		wide_acc(j, w, &rw, rhs, acc0, out, b, rng);
 	}
-	free(a);
-	free(big);
-	free(k0);
-	free(s);
-	free(isk0);
+	free(rw.a);
+	free(rw.big);
+	free(rw.k0);
+	free(rw.s);
+	free(rw.isk0);
 	*want = out;
 }
 
@@ -853,6 +907,14 @@ cmp_double(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return (x > y) - (x < y);
+}
+
+/* Sort the n > 0 times and return their median. */
+static double
+times_median(double *times, int n)
+{
+	qsort(times, (size_t)n, sizeof *times, cmp_double);
+	return n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
 }
 
 /* The reference routines the timed reference run can use. */
@@ -960,13 +1022,10 @@ arg_pair(const char *opt, const char *v, int64_t min, int64_t max,
 	*b = arg_int(opt, comma + 1, min, max);
 }
 
+/* The job's defaults, before any option. */
 static void
-parse_args(int argc, char **argv, struct job *j)
+job_defaults(struct job *j)
 {
-	int64_t x, y;
-	int i, ref = 0;
-	char l[16], r[16], a[16];
-
 	memset(j, 0, sizeof *j);
 	j->lt = j->rt = j->at = T_F32;
 	j->threads = 1;
@@ -976,101 +1035,132 @@ parse_args(int argc, char **argv, struct job *j)
 	j->min_time = 0.2;
 	j->seed = 42;
 	j->verify = 1;
+}
+
+/*
+ * Option o if it takes no value: act on it and return 1 (setting *ref for
+ * a reference run), or 0 if o is not one of them.
+ */
+static int
+arg_flag(const char *o, struct job *j, int *ref)
+{
+	if (strcmp(o, "--hang") == 0) {
+		/* Stands in for a compiler that never returns. */
+		for (;;)
+			pause();
+	}
+	if (strcmp(o, "--target") == 0)
+		print_target();
+	if (strcmp(o, "--peak") == 0 || strcmp(o, "--bandwidth") == 0) {
+		/* The probes: "references" that need no shape. */
+		if (o[2] == 'p')
+			j->peak = 1;
+		else
+			j->bandwidth = 1;
+		*ref = 1;
+		j->batch = j->m = j->n = j->k = 1;
+		return 1;
+	}
+	if (strcmp(o, "--blas") == 0) {
+		/* The old spelling of --ref openblas. */
+		*ref = 1;
+		j->ref = REF_OPENBLAS;
+		return 1;
+	}
+	return 0;
+}
+
+/* Option o with its value v into *j (*ref: a reference run), or exit 2. */
+static void
+arg_value(const char *o, const char *v, struct job *j, int *ref)
+{
+	int64_t x, y;
+	char l[16], r[16], a[16];
+
+	if (strcmp(o, "--kernel") == 0)
+		j->kernel = v;
+	else if (strcmp(o, "--ref") == 0) {
+		*ref = 1;
+		if (strcmp(v, "auto") == 0)
+			j->ref = REF_AUTO;
+		else if (strcmp(v, "openblas") == 0)
+			j->ref = REF_OPENBLAS;
+		else if (strcmp(v, "onednn") == 0)
+			j->ref = REF_ONEDNN;
+		else if (strcmp(v, "blis") == 0)
+			j->ref = REF_BLIS;
+		else
+			usage();
+	} else if (strcmp(o, "--shape") == 0) {
+		if (sscanf(v, "%ldx%ldx%ldx%ld", &j->batch, &j->m,
+		    &j->n, &j->k) != 4)
+			usage();
+	} else if (strcmp(o, "--types") == 0) {
+		if (sscanf(v, "%15[^,],%15[^,],%15s", l, r, a) != 3)
+			usage();
+		j->lt = mtype_parse(l);
+		j->rt = mtype_parse(r);
+		j->at = mtype_parse(a);
+	} else if (strcmp(o, "--trans") == 0) {
+		arg_pair(o, v, 0, 1, &x, &y);
+		j->ta = (int)x;
+		j->tb = (int)y;
+	} else if (strcmp(o, "--threads") == 0)
+		j->threads = (int)arg_int(o, v, 1,
+		    SPACE_VALUE_MAX < INT_MAX ? SPACE_VALUE_MAX : INT_MAX);
+	else if (strcmp(o, "--warmup") == 0)
+		j->warmup = (int)arg_int(o, v, 0, TRIAL_WARMUP_MAX);
+	else if (strcmp(o, "--min-time") == 0)
+		j->min_time = arg_seconds(o, v, 0, TRIAL_MIN_TIME_MAX);
+	else if (strcmp(o, "--reps") == 0) {
+		arg_pair(o, v, 1, TRIAL_REPS_MAX, &x, &y);
+		if (y < x)
+			die("--reps: %s: MAX is below MIN; expected "
+			    "MIN,MAX with 1 <= MIN <= MAX <= %d", v,
+			    TRIAL_REPS_MAX);
+		j->min_reps = (int)x;
+		j->max_reps = (int)y;
+	} else if (strcmp(o, "--seed") == 0)
+		j->seed = (uint64_t)arg_int(o, v, 0, TRIAL_SEED_MAX);
+	else if (strcmp(o, "--verify") == 0)
+		j->verify = (int)arg_int(o, v, 0, 1);
+	else if (strcmp(o, "--cpus") == 0)
+		j->cpus = v;
+	else if (strcmp(o, "--npy-inputs") == 0) {
+		j->npy_inputs = v;
+		*ref = 1;
+	} else if (strcmp(o, "--npy-check") == 0) {
+		j->npy_check = v;
+		*ref = 1;
+	} else if (strcmp(o, "--batched") == 0)
+		j->batched = (int)arg_int(o, v, 0, 1);
+	else if (strcmp(o, "--fault") == 0)
+		j->fault = v;
+	else if (strcmp(o, "--zero-points") == 0) {
+		arg_pair(o, v, -128, 255, &x, &y);
+		j->zp = 1;
+		j->za = (int32_t)x;
+		j->zb = (int32_t)y;
+	} else
+		usage();
+}
+
+/* The job of the command line, or exit 2 saying what was wrong. */
+static void
+parse_args(int argc, char **argv, struct job *j)
+{
+	int i, ref = 0;
+
+	job_defaults(j);
 	for (i = 1; i < argc; i++) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
-		if (strcmp(o, "--hang") == 0) {
-			/* Stands in for a compiler that never returns. */
-			for (;;)
-				pause();
-		}
-		if (strcmp(o, "--target") == 0)
-			print_target();
-		if (strcmp(o, "--peak") == 0 || strcmp(o, "--bandwidth") == 0) {
-			/* The probes: "references" that need no shape. */
-			if (o[2] == 'p')
-				j->peak = 1;
-			else
-				j->bandwidth = 1;
-			ref = 1;
-			j->batch = j->m = j->n = j->k = 1;
+		if (arg_flag(o, j, &ref))
 			continue;
-		}
-		if (strcmp(o, "--blas") == 0) {
-			/* The old spelling of --ref openblas. */
-			ref = 1;
-			j->ref = REF_OPENBLAS;
-			continue;
-		}
 		if (v == NULL)
 			usage();
 		i++;
-		if (strcmp(o, "--kernel") == 0)
-			j->kernel = v;
-		else if (strcmp(o, "--ref") == 0) {
-			ref = 1;
-			if (strcmp(v, "auto") == 0)
-				j->ref = REF_AUTO;
-			else if (strcmp(v, "openblas") == 0)
-				j->ref = REF_OPENBLAS;
-			else if (strcmp(v, "onednn") == 0)
-				j->ref = REF_ONEDNN;
-			else if (strcmp(v, "blis") == 0)
-				j->ref = REF_BLIS;
-			else
-				usage();
-		} else if (strcmp(o, "--shape") == 0) {
-			if (sscanf(v, "%ldx%ldx%ldx%ld", &j->batch, &j->m,
-			    &j->n, &j->k) != 4)
-				usage();
-		} else if (strcmp(o, "--types") == 0) {
-			if (sscanf(v, "%15[^,],%15[^,],%15s", l, r, a) != 3)
-				usage();
-			j->lt = mtype_parse(l);
-			j->rt = mtype_parse(r);
-			j->at = mtype_parse(a);
-		} else if (strcmp(o, "--trans") == 0) {
-			arg_pair(o, v, 0, 1, &x, &y);
-			j->ta = (int)x;
-			j->tb = (int)y;
-		} else if (strcmp(o, "--threads") == 0)
-			j->threads = (int)arg_int(o, v, 1,
-			    SPACE_VALUE_MAX < INT_MAX ? SPACE_VALUE_MAX : INT_MAX);
-		else if (strcmp(o, "--warmup") == 0)
-			j->warmup = (int)arg_int(o, v, 0, TRIAL_WARMUP_MAX);
-		else if (strcmp(o, "--min-time") == 0)
-			j->min_time = arg_seconds(o, v, 0, TRIAL_MIN_TIME_MAX);
-		else if (strcmp(o, "--reps") == 0) {
-			arg_pair(o, v, 1, TRIAL_REPS_MAX, &x, &y);
-			if (y < x)
-				die("--reps: %s: MAX is below MIN; expected "
-				    "MIN,MAX with 1 <= MIN <= MAX <= %d", v,
-				    TRIAL_REPS_MAX);
-			j->min_reps = (int)x;
-			j->max_reps = (int)y;
-		} else if (strcmp(o, "--seed") == 0)
-			j->seed = (uint64_t)arg_int(o, v, 0, TRIAL_SEED_MAX);
-		else if (strcmp(o, "--verify") == 0)
-			j->verify = (int)arg_int(o, v, 0, 1);
-		else if (strcmp(o, "--cpus") == 0)
-			j->cpus = v;
-		else if (strcmp(o, "--npy-inputs") == 0) {
-			j->npy_inputs = v;
-			ref = 1;
-		} else if (strcmp(o, "--npy-check") == 0) {
-			j->npy_check = v;
-			ref = 1;
-		} else if (strcmp(o, "--batched") == 0)
-			j->batched = (int)arg_int(o, v, 0, 1);
-		else if (strcmp(o, "--fault") == 0)
-			j->fault = v;
-		else if (strcmp(o, "--zero-points") == 0) {
-			arg_pair(o, v, -128, 255, &x, &y);
-			j->zp = 1;
-			j->za = (int32_t)x;
-			j->zb = (int32_t)y;
-		} else
-			usage();
+		arg_value(o, v, j, &ref);
 	}
 	if ((j->kernel == NULL) == (ref == 0))
 		usage();
@@ -1078,6 +1168,15 @@ parse_args(int argc, char **argv, struct job *j)
 	    j->batch > (1L << 20) || j->m > (1L << 24) || j->n > (1L << 24) ||
 	    j->k > (1L << 24))
 		die("bad shape");
+}
+
+/* lhs, rhs and acc of job j's shape and types in bufs (caller frees). */
+static void
+bufs_alloc(const struct job *j, void **bufs)
+{
+	bufs[0] = buf_alloc(j->lt, (size_t)j->batch * j->m * j->k);
+	bufs[1] = buf_alloc(j->rt, (size_t)j->batch * j->k * j->n);
+	bufs[2] = buf_alloc(j->at, (size_t)j->batch * j->m * j->n);
 }
 
 /*
@@ -1094,17 +1193,12 @@ ref_choose(struct job *j, struct onednn **dn, void **bufs, char *name,
 {
 	int f32 = j->lt == T_F32 && j->rt == T_F32 && j->at == T_F32;
 	int f64 = j->lt == T_F64 && j->rt == T_F64 && j->at == T_F64;
-	size_t na = (size_t)j->batch * j->m * j->k;
-	size_t nb = (size_t)j->batch * j->k * j->n;
-	size_t nc = (size_t)j->batch * j->m * j->n;
 	const char *why = NULL;
 	enum mtype rt = j->rt;
 
 	*note = NULL;
 	if (j->ref == REF_BLIS) {
-		bufs[0] = buf_alloc(j->lt, na);
-		bufs[1] = buf_alloc(j->rt, nb);
-		bufs[2] = buf_alloc(j->at, nc);
+		bufs_alloc(j, bufs);
 		if ((blis_ref = blis_open(j, bufs[0], bufs[1], bufs[2], name,
 		    namelen, &why)) == NULL)
 			die("--ref blis: %s", why);
@@ -1112,9 +1206,7 @@ ref_choose(struct job *j, struct onednn **dn, void **bufs, char *name,
 		return R_BLIS;
 	}
 	if (j->ref == REF_ONEDNN || (j->ref == REF_AUTO && !f32 && !f64)) {
-		bufs[0] = buf_alloc(j->lt, na);
-		bufs[1] = buf_alloc(j->rt, nb);
-		bufs[2] = buf_alloc(j->at, nc);
+		bufs_alloc(j, bufs);
 		*dn = onednn_open(j, bufs[0], bufs[1], bufs[2], name, namelen,
 		    &why);
 		*same = *dn != NULL;
@@ -1146,9 +1238,7 @@ ref_choose(struct job *j, struct onednn **dn, void **bufs, char *name,
 		*same = f32;
 		j->lt = j->rt = j->at = T_F32;
 	}
-	bufs[0] = buf_alloc(j->lt, na);
-	bufs[1] = buf_alloc(j->rt, nb);
-	bufs[2] = buf_alloc(j->at, nc);
+	bufs_alloc(j, bufs);
 	return f64 ? R_DGEMM : R_SGEMM;
 }
 
@@ -1195,9 +1285,7 @@ probe_main(const struct job *j)
 		times[reps] = now() - t0;
 		total += times[reps++];
 	}
-	qsort(times, (size_t)reps, sizeof *times, cmp_double);
-	med = reps % 2 ? times[reps / 2] :
-	    (times[reps / 2 - 1] + times[reps / 2]) / 2;
+	med = times_median(times, reps);
 	g = work / med / 1e9;
 	out = json_pack("{s:s, s:s, s:i, s:i, s:f, s:f}", "status", "ok",
 	    "routine", routine, "threads", j->threads, "reps", reps,
@@ -1237,29 +1325,259 @@ batch_main(const char *dir)
 	return rc;
 }
 
+/*
+ * What one measurement found: the reference routine (a reference run), the
+ * check's verdict, then the timed repetitions and their counters.
+ */
+struct outcome {
+	char		 ref_name[128];
+	int		 same;		/* the reference's own precision */
+	const char	*ref_note;
+	int		 verified, wrong;
+	double		 max_err;
+	char		 checked_by[96];
+	const char	*not_verified;	/* why it could not be checked */
+	double		*times;		/* ms; room for max_reps, owned */
+	int		 reps, dropped, disturbed_kept;
+	uint64_t	 csum[CTR_COUNT];
+	uint32_t	 chave;		/* counters read in every kept rep */
+};
+
+/* Load the kernel at path: its dispatch, and its handle in *dl. */
+static kernel_fn
+kernel_load(const char *path, void **dl)
+{
+	kernel_fn fn;
+
+	*dl = kernel_open(path);
+	fn = (kernel_fn)dlsym(*dl, "dispatch");
+	if (fn == NULL)
+		die("dlsym dispatch: %s", dlerror());
+	return fn;
+}
+
+/* The test-only faults that strike before any data: crash and hang. */
+static void
+fault_early(const struct job *j)
+{
+	if (j->fault != NULL && strcmp(j->fault, "crash") == 0) {
+		/* Die by the signal even where a sanitizer would catch it. */
+		signal(SIGSEGV, SIG_DFL);
+		raise(SIGSEGV);
+	}
+	if (j->fault != NULL && strcmp(j->fault, "hang") == 0) {
+		for (;;)
+			pause();
+	}
+}
+
+/*
+ * The wide-sum check of kernel fn, where job j has one, in lhs, rhs and
+ * acc (acc0 is scratch); the verdict into *o.
+ */
+static void
+verify_wide(const struct job *j, kernel_fn fn, void *lhs, void *rhs,
+    void *acc, void *acc0, uint64_t *rng, struct outcome *o)
+{
+	size_t nc = (size_t)j->batch * j->m * j->n;
+	struct wide_plan wide;
+	double *want;
+
+	if (wide_plan(j, &wide) != 0)
+		return;
+	fill_wide(j, &wide, lhs, rhs, acc0, rng, &want);
+	memcpy(acc, acc0, nc * mtype_size(j->at));
+	/* (A quantized op without its zero points.) */
+	kernel_run(j, fn, lhs, rhs, acc, 0, 0);
+	o->max_err = result_error(j->at, acc, want, nc);
+	free(want);
+	o->wrong = !(o->max_err == 0);
+	strncat(o->checked_by, "+closed-form(wide-sum data)",
+	    sizeof o->checked_by - strlen(o->checked_by) - 1);
+}
+
+/*
+ * Check kernel fn exactly on the verification data of job j, then on the
+ * wide-sum data where the op has it, in lhs, rhs and acc; the verdict
+ * into *o.
+ */
+static void
+verify(const struct job *j, kernel_fn fn, void *lhs, void *rhs, void *acc,
+    uint64_t *rng, struct outcome *o)
+{
+	size_t nc = (size_t)j->batch * j->m * j->n;
+	struct check_plan plan = { 0 };
+	const char *routine_name;
+	double *want;
+	void *acc0;
+
+	check_plan(j, &plan);
+	if (plan.why_not != NULL) {
+		snprintf(o->checked_by, sizeof o->checked_by, "none");
+		o->not_verified = plan.why_not;
+		return;
+	}
+	acc0 = buf_alloc(j->at, nc);
+	fill_check(j, &plan, lhs, rhs, acc0, rng);
+	memcpy(acc, acc0, nc * mtype_size(j->at));
+	/* Test-only "nothing": a kernel that leaves acc alone. */
+	if (j->fault == NULL || strcmp(j->fault, "nothing") != 0)
+		kernel_run(j, fn, lhs, rhs, acc, j->za, j->zb);
+	if (j->fault != NULL && strcmp(j->fault, "wrong") == 0) {
+		/* Test-only: one output off (-(|v|+1) != v). */
+		double v = elem_get(j->at, acc, nc / 2);
+
+		elem_set(j->at, acc, nc / 2, -(fabs(v) + 1));
+	}
+	routine_name = reference_result(j, lhs, rhs, acc0, &want);
+	o->max_err = result_error(j->at, acc, want, nc);
+	free(want);
+	o->verified = 1;
+	o->wrong = !(o->max_err == 0);
+	snprintf(o->checked_by, sizeof o->checked_by,
+	    "exact:%s(%s data)", routine_name, plan.data);
+	/* Then the wide-sum check, where the op has one. */
+	if (!o->wrong)
+		verify_wide(j, fn, lhs, rhs, acc, acc0, rng, o);
+	free(acc0);
+}
+
+/*
+ * Warm up, then time routine r until min_reps and min_time (or max_reps):
+ * the kept repetitions' times and their counters' sums into *o.
+ */
+static void
+time_reps(const struct job *j, struct counters *ctr, enum routine r,
+    kernel_fn fn, struct onednn *dn, void *lhs, void *rhs, void *acc,
+    struct outcome *o)
+{
+	uint64_t v0[CTR_COUNT], v1[CTR_COUNT];
+	uint32_t h0, h1;
+	double t0, t, total = 0, dropped_s = 0;
+	int i, c, attempts = 0;
+
+	for (i = 0; i < j->warmup; i++)
+		call(j, r, fn, dn, lhs, rhs, acc);
+	/*
+	 * A repetition during which the process was switched out
+	 * (a context switch or a CPU migration was counted, on any of
+	 * its threads) is dropped and run again, while fewer than
+	 * max_reps were dropped and the dropped ones took less than
+	 * min_time; after that, disturbed repetitions are kept and
+	 * counted as such.
+	 */
+	while (o->reps < j->max_reps &&
+	    (o->reps < j->min_reps || total < j->min_time)) {
+		int disturbed;
+
+		counters_sample(ctr, v0, &h0);
+		t0 = now();
+		call(j, r, fn, dn, lhs, rhs, acc);
+		if (j->fault != NULL && strcmp(j->fault, "sleep") == 0 &&
+		    attempts < 3)
+			usleep(2000);	/* test-only: switched out */
+		t = now() - t0;
+		counters_sample(ctr, v1, &h1);
+		attempts++;
+		disturbed = ((h0 & h1 & (1u << CTR_CONTEXT_SWITCHES)) &&
+		    v1[CTR_CONTEXT_SWITCHES] != v0[CTR_CONTEXT_SWITCHES]) ||
+		    ((h0 & h1 & (1u << CTR_CPU_MIGRATIONS)) &&
+		    v1[CTR_CPU_MIGRATIONS] != v0[CTR_CPU_MIGRATIONS]);
+		if (disturbed && o->dropped < j->max_reps &&
+		    dropped_s < j->min_time) {
+			o->dropped++;
+			dropped_s += t;
+			continue;
+		}
+		o->disturbed_kept += disturbed;
+		o->times[o->reps++] = t * 1e3;
+		total += t;
+		o->chave &= h0 & h1;
+		for (c = 0; c < CTR_COUNT; c++)
+			o->csum[c] += v1[c] - v0[c];
+	}
+}
+
+/* The kept times' statistics into out (reps > 0; sorts the times). */
+static void
+times_json(json_t *out, double *times, int reps)
+{
+	double sum = 0, sq = 0, mean, sd;
+	int i;
+
+	for (i = 0; i < reps; i++) {
+		sum += times[i];
+		sq += times[i] * times[i];
+	}
+	mean = sum / reps;
+	sd = reps > 1 ? sqrt(fmax(0, (sq - sum * mean) / (reps - 1))) : 0;
+	json_object_set_new(out, "median_ms",
+	    json_real(times_median(times, reps)));
+	json_object_set_new(out, "min_ms", json_real(times[0]));
+	json_object_set_new(out, "max_ms", json_real(times[reps - 1]));
+	json_object_set_new(out, "cv", json_real(mean > 0 ? sd / mean : 0));
+}
+
+/* Print the outcome as one JSON line; ref: of a reference run. */
+static void
+result_print(int ref, struct outcome *o)
+{
+	json_t *out, *cj;
+	char *line;
+	int c;
+
+	out = json_object();
+	json_object_set_new(out, "status",
+	    json_string(o->wrong ? "wrong" : "ok"));
+	host_name(out);
+	json_object_set_new(out, "verified", json_integer(o->verified));
+	json_object_set_new(out, "max_err", json_real(o->max_err));
+	json_object_set_new(out, "tolerance", json_real(0));
+	if (*o->checked_by)
+		json_object_set_new(out, "checked_by",
+		    json_string(o->checked_by));
+	if (o->not_verified != NULL)
+		json_object_set_new(out, "not_verified",
+		    json_string(o->not_verified));
+	if (ref) {
+		json_object_set_new(out, "ref_routine",
+		    json_string(o->ref_name));
+		json_object_set_new(out, "ref_same_precision",
+		    json_integer(o->same));
+		if (o->ref_note != NULL)
+			json_object_set_new(out, "ref_note",
+			    json_string(o->ref_note));
+	}
+	json_object_set_new(out, "reps", json_integer(o->reps));
+	json_object_set_new(out, "reps_dropped", json_integer(o->dropped));
+	json_object_set_new(out, "reps_disturbed_kept",
+	    json_integer(o->disturbed_kept));
+	cj = json_object();
+	for (c = 0; c < CTR_COUNT; c++)
+		json_object_set_new(cj, counter_names[c], o->reps > 0 &&
+		    (o->chave & (1u << c)) ?
+		    json_integer((json_int_t)o->csum[c]) : json_null());
+	json_object_set_new(out, "counters", cj);
+	if (o->reps > 0)
+		times_json(out, o->times, o->reps);
+	line = json_dumps(out, JSON_COMPACT);
+	puts(line);
+	free(line);
+	json_decref(out);
+}
+
 int
 main(int argc, char **argv)
 {
 	struct job j;
-	struct check_plan plan = { 0 };
-	struct wide_plan wide;
+	struct outcome o;
 	struct counters *ctr;
 	struct onednn *dn = NULL;
 	enum routine routine = R_KERNEL;
 	kernel_fn fn = NULL;
 	void *dl = NULL, *lhs, *rhs, *acc, *bufs[3];
-	double *times, *want, t0, t, total = 0, max_err = 0, dropped_s = 0;
-	double sum = 0, sq = 0, mean, sd;
-	uint64_t v0[CTR_COUNT], v1[CTR_COUNT], csum[CTR_COUNT] = { 0 };
-	uint32_t h0, h1, chave = ~0u;
-	size_t nc, i;
+	size_t nc;
 	uint64_t rng;
-	int reps = 0, verified = 0, wrong = 0, same = 0, dropped = 0;
-	int disturbed_kept = 0, attempts = 0, c;
-	char ref_name[128] = "", checked_by[96] = "";
-	const char *ref_note = NULL, *routine_name;
-	json_t *out, *cj;
-	char *line;
 
 	if (argc == 3 && strcmp(argv[1], "--batch") == 0)
 		return batch_main(argv[2]);
@@ -1278,177 +1596,37 @@ main(int argc, char **argv)
 	/* Before any kernel runs, so that its OpenMP team inherits them. */
 	ctr = counters_open();
 
-	if (j.kernel != NULL) {
-		dl = kernel_open(j.kernel);
-		fn = (kernel_fn)dlsym(dl, "dispatch");
-		if (fn == NULL)
-			die("dlsym dispatch: %s", dlerror());
-	}
-	if (j.fault != NULL && strcmp(j.fault, "crash") == 0) {
-		/* Die by the signal even where a sanitizer would catch it. */
-		signal(SIGSEGV, SIG_DFL);
-		raise(SIGSEGV);
-	}
-	if (j.fault != NULL && strcmp(j.fault, "hang") == 0) {
-		for (;;)
-			pause();
-	}
+	if (j.kernel != NULL)
+		fn = kernel_load(j.kernel, &dl);
+	fault_early(&j);
 
+	memset(&o, 0, sizeof o);
+	o.chave = ~0u;
 	nc = (size_t)j.batch * j.m * j.n;
 	if (fn == NULL)
-		routine = ref_choose(&j, &dn, bufs, ref_name, sizeof ref_name,
-		    &same, &ref_note);
-	else {
-		bufs[0] = buf_alloc(j.lt, (size_t)j.batch * j.m * j.k);
-		bufs[1] = buf_alloc(j.rt, (size_t)j.batch * j.k * j.n);
-		bufs[2] = buf_alloc(j.at, nc);
-	}
+		routine = ref_choose(&j, &dn, bufs, o.ref_name,
+		    sizeof o.ref_name, &o.same, &o.ref_note);
+	else
+		bufs_alloc(&j, bufs);
 	lhs = bufs[0];
 	rhs = bufs[1];
 	acc = bufs[2];
 	rng = data_rng(j.seed);
-
-	if (j.verify && fn != NULL) {
-		check_plan(&j, &plan);
-		if (plan.why_not != NULL)
-			snprintf(checked_by, sizeof checked_by, "none");
-		else {
-			void *acc0 = buf_alloc(j.at, nc);
-
-			fill_check(&j, &plan, lhs, rhs, acc0, &rng);
-			memcpy(acc, acc0, nc * mtype_size(j.at));
-			/* Test-only "nothing": a kernel that leaves acc alone. */
-			if (j.fault == NULL || strcmp(j.fault, "nothing") != 0)
-				kernel_run(&j, fn, lhs, rhs, acc, j.za, j.zb);
-			if (j.fault != NULL && strcmp(j.fault, "wrong") == 0) {
-				/* Test-only: one output off (-(|v|+1) != v). */
-				double v = elem_get(j.at, acc, nc / 2);
-
-				elem_set(j.at, acc, nc / 2, -(fabs(v) + 1));
-			}
-			routine_name = reference_result(&j, lhs, rhs, acc0,
-			    &want);
-			max_err = result_error(j.at, acc, want, nc);
-			free(want);
-			verified = 1;
-			wrong = !(max_err == 0);
-			snprintf(checked_by, sizeof checked_by,
-			    "exact:%s(%s data)", routine_name, plan.data);
-			/* Then the wide-sum check, where the op has one. */
-			if (!wrong && wide_plan(&j, &wide) == 0) {
-				fill_wide(&j, &wide, lhs, rhs, acc0, &rng, &want);
-				memcpy(acc, acc0, nc * mtype_size(j.at));
-				/* (A quantized op without its zero points.) */
-				kernel_run(&j, fn, lhs, rhs, acc, 0, 0);
-				max_err = result_error(j.at, acc, want, nc);
-				free(want);
-				wrong = !(max_err == 0);
-				strncat(checked_by, "+closed-form(wide-sum data)",
-				    sizeof checked_by - strlen(checked_by) - 1);
-			}
-			free(acc0);
-		}
-	}
+	if (j.verify && fn != NULL)
+		verify(&j, fn, lhs, rhs, acc, &rng, &o);
 
 	/* Time on ordinary dense data, in the same buffers. */
 	fill_timing(j.lt, lhs, (size_t)j.batch * j.m * j.k, &rng);
 	fill_timing(j.rt, rhs, (size_t)j.batch * j.k * j.n, &rng);
 	fill_timing(j.at, acc, nc, &rng);
-
-	times = malloc((size_t)j.max_reps * sizeof *times);
-	if (times == NULL)
+	o.times = malloc((size_t)j.max_reps * sizeof *o.times);
+	if (o.times == NULL)
 		die("out of memory");
-	if (!wrong) {
-		for (i = 0; i < (size_t)j.warmup; i++)
-			call(&j, routine, fn, dn, lhs, rhs, acc);
-		/*
-		 * A repetition during which the process was switched out
-		 * (a context switch or a CPU migration was counted, on any of
-		 * its threads) is dropped and run again, while fewer than
-		 * max_reps were dropped and the dropped ones took less than
-		 * min_time; after that, disturbed repetitions are kept and
-		 * counted as such.
-		 */
-		while (reps < j.max_reps &&
-		    (reps < j.min_reps || total < j.min_time)) {
-			int disturbed;
+	if (!o.wrong)
+		time_reps(&j, ctr, routine, fn, dn, lhs, rhs, acc, &o);
+	result_print(fn == NULL, &o);
 
-			counters_sample(ctr, v0, &h0);
-			t0 = now();
-			call(&j, routine, fn, dn, lhs, rhs, acc);
-			if (j.fault != NULL && strcmp(j.fault, "sleep") == 0 &&
-			    attempts < 3)
-				usleep(2000);	/* test-only: switched out */
-			t = now() - t0;
-			counters_sample(ctr, v1, &h1);
-			attempts++;
-			disturbed = ((h0 & h1 & (1u << CTR_CONTEXT_SWITCHES)) &&
-			    v1[CTR_CONTEXT_SWITCHES] != v0[CTR_CONTEXT_SWITCHES]) ||
-			    ((h0 & h1 & (1u << CTR_CPU_MIGRATIONS)) &&
-			    v1[CTR_CPU_MIGRATIONS] != v0[CTR_CPU_MIGRATIONS]);
-			if (disturbed && dropped < j.max_reps &&
-			    dropped_s < j.min_time) {
-				dropped++;
-				dropped_s += t;
-				continue;
-			}
-			disturbed_kept += disturbed;
-			times[reps++] = t * 1e3;
-			total += t;
-			chave &= h0 & h1;
-			for (c = 0; c < CTR_COUNT; c++)
-				csum[c] += v1[c] - v0[c];
-		}
-	}
-
-	out = json_object();
-	json_object_set_new(out, "status", json_string(wrong ? "wrong" : "ok"));
-	host_name(out);
-	json_object_set_new(out, "verified", json_integer(verified));
-	json_object_set_new(out, "max_err", json_real(max_err));
-	json_object_set_new(out, "tolerance", json_real(0));
-	if (*checked_by)
-		json_object_set_new(out, "checked_by", json_string(checked_by));
-	if (j.verify && fn != NULL && plan.why_not != NULL)
-		json_object_set_new(out, "not_verified",
-		    json_string(plan.why_not));
-	if (fn == NULL) {
-		json_object_set_new(out, "ref_routine", json_string(ref_name));
-		json_object_set_new(out, "ref_same_precision",
-		    json_integer(same));
-		if (ref_note != NULL)
-			json_object_set_new(out, "ref_note",
-			    json_string(ref_note));
-	}
-	json_object_set_new(out, "reps", json_integer(reps));
-	json_object_set_new(out, "reps_dropped", json_integer(dropped));
-	json_object_set_new(out, "reps_disturbed_kept",
-	    json_integer(disturbed_kept));
-	cj = json_object();
-	for (c = 0; c < CTR_COUNT; c++)
-		json_object_set_new(cj, counter_names[c], reps > 0 &&
-		    (chave & (1u << c)) ? json_integer((json_int_t)csum[c]) :
-		    json_null());
-	json_object_set_new(out, "counters", cj);
-	if (reps > 0) {
-		for (i = 0; i < (size_t)reps; i++) {
-			sum += times[i];
-			sq += times[i] * times[i];
-		}
-		mean = sum / reps;
-		sd = reps > 1 ? sqrt(fmax(0, (sq - sum * mean) / (reps - 1))) : 0;
-		qsort(times, (size_t)reps, sizeof *times, cmp_double);
-		json_object_set_new(out, "median_ms", json_real(reps % 2 ?
-		    times[reps / 2] : (times[reps / 2 - 1] + times[reps / 2]) / 2));
-		json_object_set_new(out, "min_ms", json_real(times[0]));
-		json_object_set_new(out, "max_ms", json_real(times[reps - 1]));
-		json_object_set_new(out, "cv", json_real(mean > 0 ? sd / mean : 0));
-	}
-	line = json_dumps(out, JSON_COMPACT);
-	puts(line);
-	free(line);
-	json_decref(out);
-	free(times);
+	free(o.times);
 	onednn_close(dn);
 	blis_close(blis_ref);
 	counters_close(ctr);

@@ -76,17 +76,80 @@ md_init(struct onednn *o, dnnl_memory_desc_t *md, long b, long rows,
 	o->dnnl_memory_desc_init_by_strides(md, 3, dims, t, strides);
 }
 
+/* The matmul's descriptors and what made them, kept until the primitive. */
+struct onednn_desc {
+	dnnl_memory_desc_t	 mds, mdw, mdd;
+	dnnl_primitive_attr_t	 attr;
+	dnnl_post_ops_t		 po;
+	dnnl_primitive_desc_t	 pd;
+};
+
+/* Load libdnnl and the entry points into o; -1 with *why if one is missing. */
+static int
+onednn_load(struct onednn *o, const char **why)
+{
+	if ((o->dl = dlopen(DNNL_SONAME, RTLD_NOW | RTLD_LOCAL)) == NULL) {
+		*why = "oneDNN (" DNNL_SONAME ") is not installed";
+		return -1;
+	}
+#define X(f)								\
+	if ((o->f = (__typeof__(&f))dlsym(o->dl, #f)) == NULL) {	\
+		*why = "oneDNN lacks " #f;				\
+		return -1;						\
+	}
+	DNNL_FUNCS(X)
+#undef X
+	return 0;
+}
+
+/*
+ * Describe job j's matmul in types lt, rt, at as acc += lhs·rhs into *d:
+ * the memory, the matmul with its sum post-op, the primitive's. -1 if
+ * oneDNN refuses one.
+ */
+static int
+onednn_describe(struct onednn *o, const struct job *j, dnnl_data_type_t lt,
+    dnnl_data_type_t rt, dnnl_data_type_t at, struct onednn_desc *d)
+{
+	dnnl_matmul_desc_t desc;
+
+	md_init(o, &d->mds, j->batch, j->m, j->k, j->ta, lt);
+	md_init(o, &d->mdw, j->batch, j->k, j->n, j->tb, rt);
+	md_init(o, &d->mdd, j->batch, j->m, j->n, 0, at);
+	if (o->dnnl_matmul_desc_init(&desc, &d->mds, &d->mdw, NULL, &d->mdd) !=
+	    dnnl_success)
+		return -1;
+	/* acc += lhs·rhs: the destination is summed into, as the kernels do. */
+	if (o->dnnl_primitive_attr_create(&d->attr) != dnnl_success ||
+	    o->dnnl_post_ops_create(&d->po) != dnnl_success ||
+	    o->dnnl_post_ops_append_sum(d->po, 1.0f) != dnnl_success ||
+	    o->dnnl_primitive_attr_set_post_ops(d->attr, d->po) != dnnl_success)
+		return -1;
+	if (o->dnnl_primitive_desc_create(&d->pd, &desc, d->attr, o->engine,
+	    NULL) != dnnl_success)
+		return -1;
+	return 0;
+}
+
+/* Free what *d holds. */
+static void
+onednn_desc_free(struct onednn *o, struct onednn_desc *d)
+{
+	if (d->pd != NULL)
+		o->dnnl_primitive_desc_destroy(d->pd);
+	if (d->attr != NULL)
+		o->dnnl_primitive_attr_destroy(d->attr);
+	if (d->po != NULL)
+		o->dnnl_post_ops_destroy(d->po);
+}
+
 struct onednn *
 onednn_open(const struct job *j, void *lhs, void *rhs, void *acc, char *name,
     size_t namelen, const char **why)
 {
 	struct onednn *o;
 	dnnl_data_type_t lt, rt, at;
-	dnnl_memory_desc_t mds, mdw, mdd;
-	dnnl_matmul_desc_t desc;
-	dnnl_primitive_attr_t attr = NULL;
-	dnnl_post_ops_t po = NULL;
-	dnnl_primitive_desc_t pd = NULL;
+	struct onednn_desc d;
 	const char *impl = NULL;
 
 	if (dnnl_type(j->lt, &lt) || dnnl_type(j->rt, &rt) ||
@@ -94,42 +157,21 @@ onednn_open(const struct job *j, void *lhs, void *rhs, void *acc, char *name,
 		*why = "oneDNN has no matmul for these types";
 		return NULL;
 	}
+	memset(&d, 0, sizeof d);
 	o = calloc(1, sizeof *o);
 	if (o == NULL)
 		die("out of memory");
-	if ((o->dl = dlopen(DNNL_SONAME, RTLD_NOW | RTLD_LOCAL)) == NULL) {
-		*why = "oneDNN (" DNNL_SONAME ") is not installed";
+	if (onednn_load(o, why) != 0)
 		goto fail;
-	}
-#define X(f)								\
-	if ((o->f = (__typeof__(&f))dlsym(o->dl, #f)) == NULL) {	\
-		*why = "oneDNN lacks " #f;				\
-		goto fail;						\
-	}
-	DNNL_FUNCS(X)
-#undef X
 	o->batch = j->batch;
 	*why = "oneDNN has no implementation for these types on this CPU";
 	if (o->dnnl_engine_create(&o->engine, dnnl_cpu, 0) != dnnl_success ||
 	    o->dnnl_stream_create(&o->stream, o->engine,
 	    dnnl_stream_default_flags) != dnnl_success)
 		goto fail;
-	md_init(o, &mds, j->batch, j->m, j->k, j->ta, lt);
-	md_init(o, &mdw, j->batch, j->k, j->n, j->tb, rt);
-	md_init(o, &mdd, j->batch, j->m, j->n, 0, at);
-	if (o->dnnl_matmul_desc_init(&desc, &mds, &mdw, NULL, &mdd) !=
-	    dnnl_success)
+	if (onednn_describe(o, j, lt, rt, at, &d) != 0)
 		goto fail;
-	/* acc += lhs·rhs: the destination is summed into, as the kernels do. */
-	if (o->dnnl_primitive_attr_create(&attr) != dnnl_success ||
-	    o->dnnl_post_ops_create(&po) != dnnl_success ||
-	    o->dnnl_post_ops_append_sum(po, 1.0f) != dnnl_success ||
-	    o->dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
-		goto fail;
-	if (o->dnnl_primitive_desc_create(&pd, &desc, attr, o->engine, NULL) !=
-	    dnnl_success)
-		goto fail;
-	if (o->dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0,
+	if (o->dnnl_primitive_desc_query(d.pd, dnnl_query_impl_info_str, 0,
 	    &impl) != dnnl_success || impl == NULL ||
 	    strncmp(impl, "ref", 3) == 0) {
 		/* A reference loop is no library routine to compare with. */
@@ -137,29 +179,22 @@ onednn_open(const struct job *j, void *lhs, void *rhs, void *acc, char *name,
 		    "on this CPU";
 		goto fail;
 	}
-	if (o->dnnl_primitive_create(&o->prim, pd) != dnnl_success ||
-	    o->dnnl_memory_create(&o->src, &mds, o->engine, lhs) !=
+	if (o->dnnl_primitive_create(&o->prim, d.pd) != dnnl_success ||
+	    o->dnnl_memory_create(&o->src, &d.mds, o->engine, lhs) !=
 	    dnnl_success ||
-	    o->dnnl_memory_create(&o->wei, &mdw, o->engine, rhs) !=
+	    o->dnnl_memory_create(&o->wei, &d.mdw, o->engine, rhs) !=
 	    dnnl_success ||
-	    o->dnnl_memory_create(&o->dst, &mdd, o->engine, acc) !=
+	    o->dnnl_memory_create(&o->dst, &d.mdd, o->engine, acc) !=
 	    dnnl_success)
 		goto fail;
 	snprintf(name, namelen, "onednn:matmul_%s%s%s(%s)",
 	    dnnl_type_name(j->lt), dnnl_type_name(j->rt),
 	    dnnl_type_name(j->at), impl);
-	o->dnnl_primitive_desc_destroy(pd);
-	o->dnnl_primitive_attr_destroy(attr);
-	o->dnnl_post_ops_destroy(po);
+	onednn_desc_free(o, &d);
 	*why = NULL;
 	return o;
 fail:
-	if (pd != NULL)
-		o->dnnl_primitive_desc_destroy(pd);
-	if (attr != NULL)
-		o->dnnl_primitive_attr_destroy(attr);
-	if (po != NULL)
-		o->dnnl_post_ops_destroy(po);
+	onednn_desc_free(o, &d);
 	onednn_close(o);
 	return NULL;
 }
