@@ -1569,7 +1569,8 @@ report_contents(FILE *f, const struct report *r)
 	for (i = 0; i < r->nops; i++) {
 		if (r->ops[i].name == NULL)
 			continue;
-		fprintf(f, " · <a href=\"#op-%lld\">", (long long)r->ops[i].id);
+		fprintf(f, " · <a href=\"#op-%lld\">",
+		    (long long)r->ops[i].id);
 		html_esc(f, r->ops[i].name);
 		fputs("</a>", f);
 	}

@@ -545,7 +545,8 @@ report_json_op(const struct job_op *jo)
 	json_object_set_new(o, "trials", json_integer(jo->trials));
 	json_object_set_new(o, "measured", json_integer(jo->measured));
 	json_object_set_new(o, "valid", json_integer(jo->ok));
-	json_object_set_new(o, "space", json_integer((json_int_t)jo->space_count));
+	json_object_set_new(o, "space",
+	    json_integer((json_int_t)jo->space_count));
 	report_json_best(o, jo);
 	report_json_versus(o, jo);
 	report_json_gpu(o, jo);
