@@ -657,6 +657,88 @@ report_phase_median(const struct report *r, int64_t job, int64_t op,
 	return m;
 }
 
+/* The best row of op in rows, or NULL when it has none. */
+static const struct store_best *
+report_model_best(const struct store_best *rows, size_t nrows, int64_t op)
+{
+	size_t k;
+
+	for (k = 0; k < nrows && rows[k].op_id != op; k++)
+		;
+	return k < nrows ? &rows[k] : NULL;
+}
+
+/*
+ * Each op's time in the model before (occurrences x the untuned default at 1
+ * thread) and after (occurrences x the chosen config), per unit of work, into
+ * before and after; their sums into *tb and *ta.
+ */
+static void
+report_model_times(const struct report *r, const struct store_job *j,
+    const struct store_job_op *jo, size_t njo, const struct store_best *rows,
+    size_t nrows, double *before, double *after, double *tb, double *ta)
+{
+	const struct store_best *b;
+	size_t i;
+
+	for (i = 0; i < njo; i++) {
+		double g0 = report_phase_median(r, j->id, jo[i].op_id,
+		    "baseline", 1);
+
+		b = report_model_best(rows, nrows, jo[i].op_id);
+		/* Times as flop counts over GFLOP/s: the same unit both sides. */
+		if (g0 > 0)
+			before[i] = (double)jo[i].occurrences / g0;
+		if (b != NULL && b->gflops > 0)
+			after[i] = (double)jo[i].occurrences / b->gflops;
+		else
+			after[i] = before[i];
+	}
+	/* Per unit of work: scale each op's 1/GFLOP/s by its flops. */
+	for (i = 0; i < njo; i++) {
+		double fl = 0;
+
+		b = report_model_best(rows, nrows, jo[i].op_id);
+		if (b != NULL && b->gflops > 0 && b->median_ms > 0)
+			fl = b->gflops * b->median_ms;	/* MFLOP */
+		before[i] *= fl;
+		after[i] *= fl;
+		*tb += before[i];
+		*ta += after[i];
+	}
+}
+
+/* One op's row of the model's table: its uses, tune trials, times, speedup. */
+static void
+report_model_op(FILE *f, const struct report *r, const struct store_job *j,
+    const struct store_job_op *jo, double before, double after, double tb,
+    double ta)
+{
+	const char *name = "?";
+	size_t t, k, nt;
+
+	for (t = 0; t < r->nops; t++) {
+		if (r->ops[t].id == jo->op_id && r->ops[t].name != NULL)
+			name = r->ops[t].name;
+	}
+	for (nt = 0, k = 0; k < r->nt; k++) {
+		if (r->t[k].job_id == j->id && r->t[k].op_id ==
+		    jo->op_id && report_phase_is(r, r->t[k].phase,
+		    "tune"))
+			nt++;
+	}
+	fprintf(f, "<tr data-op=\"%lld\"><td>", (long long)jo->op_id);
+	html_esc(f, name);
+	fprintf(f, "</td><td class=\"n\">%lld</td><td class=\"n\">%zu"
+	    "</td><td class=\"n\">%.3f</td><td class=\"n\">%.1f%%</td>"
+	    "<td class=\"n\">%.3f</td><td class=\"n\">%.1f%%</td>"
+	    "<td class=\"n\">%.2fx</td></tr>\n",
+	    (long long)jo->occurrences, nt, before,
+	    tb > 0 ? 100 * before / tb : 0, after,
+	    ta > 0 ? 100 * after / ta : 0,
+	    after > 0 ? before / after : 0);
+}
+
 /*
  * The model (a job that recorded its distinct ops): per op its occurrences,
  * the trials the scheduler gave it, its share of the model's matmul time
@@ -669,7 +751,7 @@ report_model(FILE *f, const struct report *r, struct store *st,
 {
 	struct store_job_op *jo = NULL;
 	struct store_best *rows = NULL;
-	size_t njo = 0, nrows = 0, i, k, nt;
+	size_t njo = 0, nrows = 0, i;
 	double *before, *after, tb = 0, ta = 0;
 	char *err = NULL;
 
@@ -679,38 +761,8 @@ report_model(FILE *f, const struct report *r, struct store *st,
 		goto out;
 	before = xcalloc(njo, sizeof *before);
 	after = xcalloc(njo, sizeof *after);
-	for (i = 0; i < njo; i++) {
-		double g0 = report_phase_median(r, j->id, jo[i].op_id,
-		    "baseline", 1);
-
-		for (k = 0; k < nrows && rows[k].op_id != jo[i].op_id; k++)
-			;
-		/* Times as flop counts over GFLOP/s: the same unit both sides. */
-		if (g0 > 0)
-			before[i] = (double)jo[i].occurrences / g0;
-		if (k < nrows && rows[k].gflops > 0)
-			after[i] = (double)jo[i].occurrences / rows[k].gflops;
-		else
-			after[i] = before[i];
-	}
-	/* Per unit of work: scale each op's 1/GFLOP/s by its flops. */
-	for (i = 0; i < njo; i++) {
-		double fl = 0;
-		size_t t;
-
-		for (t = 0; t < r->nops; t++) {
-			if (r->ops[t].id == jo[i].op_id)
-				break;
-		}
-		for (k = 0; k < nrows && rows[k].op_id != jo[i].op_id; k++)
-			;
-		if (k < nrows && rows[k].gflops > 0 && rows[k].median_ms > 0)
-			fl = rows[k].gflops * rows[k].median_ms;	/* MFLOP */
-		before[i] *= fl;
-		after[i] *= fl;
-		tb += before[i];
-		ta += after[i];
-	}
+	report_model_times(r, j, jo, njo, rows, nrows, before, after, &tb,
+	    &ta);
 	fputs("<h3>The model: where its matmul time goes</h3>\n"
 	    "<p class=\"note\">Each distinct op once, with how many times the "
 	    "program uses it; time = occurrences x one run, before (the "
@@ -719,31 +771,8 @@ report_model(FILE *f, const struct report *r, struct store *st,
 	    "model\"><thead><tr><th>op</th><th>uses</th><th>tune trials</th>"
 	    "<th>ms before</th><th>share before</th><th>ms after</th>"
 	    "<th>share after</th><th>speedup</th></tr></thead><tbody>\n", f);
-	for (i = 0; i < njo; i++) {
-		const char *name = "?";
-		size_t t;
-
-		for (t = 0; t < r->nops; t++) {
-			if (r->ops[t].id == jo[i].op_id && r->ops[t].name != NULL)
-				name = r->ops[t].name;
-		}
-		for (nt = 0, k = 0; k < r->nt; k++) {
-			if (r->t[k].job_id == j->id && r->t[k].op_id ==
-			    jo[i].op_id && report_phase_is(r, r->t[k].phase,
-			    "tune"))
-				nt++;
-		}
-		fprintf(f, "<tr data-op=\"%lld\"><td>", (long long)jo[i].op_id);
-		html_esc(f, name);
-		fprintf(f, "</td><td class=\"n\">%lld</td><td class=\"n\">%zu"
-		    "</td><td class=\"n\">%.3f</td><td class=\"n\">%.1f%%</td>"
-		    "<td class=\"n\">%.3f</td><td class=\"n\">%.1f%%</td>"
-		    "<td class=\"n\">%.2fx</td></tr>\n",
-		    (long long)jo[i].occurrences, nt, before[i],
-		    tb > 0 ? 100 * before[i] / tb : 0, after[i],
-		    ta > 0 ? 100 * after[i] / ta : 0,
-		    after[i] > 0 ? before[i] / after[i] : 0);
-	}
+	for (i = 0; i < njo; i++)
+		report_model_op(f, r, j, &jo[i], before[i], after[i], tb, ta);
 	fprintf(f, "</tbody><tfoot><tr><th>all</th><td></td><td></td>"
 	    "<td class=\"n\">%.3f</td><td></td><td class=\"n\">%.3f</td>"
 	    "<td></td><td class=\"n\">%.2fx</td></tr></tfoot></table>\n", tb,
@@ -760,17 +789,10 @@ out:
 	free(err);
 }
 
+/* A job's facts: its state, cfg, input, tuner, trials and times. */
 static void
-report_job(FILE *f, const struct report *r, struct store *st,
-    const struct store_job *j)
+report_job_facts(FILE *f, const struct store_job *j)
 {
-	struct store_best *rows = NULL;
-	size_t nrows = 0, i, p;
-	int s;
-	char *err = NULL;
-
-	fprintf(f, "<h2 id=\"job-%lld\">Job %lld</h2>\n<table>", (long long)j->id,
-	    (long long)j->id);
 	fputs("<tr><th>state</th><td>", f);
 	html_esc(f, j->state);
 	if (j->error != NULL) {
@@ -793,6 +815,16 @@ report_job(FILE *f, const struct report *r, struct store *st,
 	fputs("</td></tr><tr><th>finished</th><td>", f);
 	report_time(f, j->finished);
 	fputs("</td></tr>", f);
+}
+
+/* A job's target row: the CPU, backend, toolchain and GPU of its best rows. */
+static void
+report_job_target(FILE *f, struct store *st, const struct store_job *j)
+{
+	struct store_best *rows = NULL;
+	size_t nrows = 0, i;
+	char *err = NULL;
+
 	if (best_configs(st, NULL, j->id, &rows, &nrows, &err) == 0 && nrows > 0) {
 		fputs("<tr><th>target</th><td>", f);
 		html_esc(f, rows[0].cpu);
@@ -810,9 +842,15 @@ report_job(FILE *f, const struct report *r, struct store *st,
 		store_best_clear(&rows[i]);
 	free(rows);
 	free(err);
-	fputs("</table>\n", f);
+}
 
-	/* Status counts, phase by phase. */
+/* A job's trial status counts, phase by phase. */
+static void
+report_job_counts(FILE *f, const struct report *r, const struct store_job *j)
+{
+	size_t i, p;
+	int s;
+
 	fputs("<table class=\"counts\"><tr><th>phase</th>", f);
 	for (s = 0; s < TRIAL_STATUS_COUNT; s++)
 		fprintf(f, "<th>%s</th>", trial_status_name(s));
@@ -839,6 +877,19 @@ report_job(FILE *f, const struct report *r, struct store *st,
 		fprintf(f, "<td class=\"n\">%zu</td></tr>\n", tot);
 	}
 	fputs("</table>\n", f);
+}
+
+/* A job's section: its facts, counts, model, noise, time and cfg. */
+static void
+report_job(FILE *f, const struct report *r, struct store *st,
+    const struct store_job *j)
+{
+	fprintf(f, "<h2 id=\"job-%lld\">Job %lld</h2>\n<table>", (long long)j->id,
+	    (long long)j->id);
+	report_job_facts(f, j);
+	report_job_target(f, st, j);
+	fputs("</table>\n", f);
+	report_job_counts(f, r, j);
 	report_model(f, r, st, j);
 	report_noise(f, r, j->id);
 	report_job_time(f, r, j);
@@ -1187,70 +1238,87 @@ rgroup_cmp(const void *a, const void *b)
 	return (x->median < y->median) - (x->median > y->median);
 }
 
-/*
- * The repeated measurements: every phase but tune, each config with the mean
- * of its valid rows and a 95% confidence interval of that mean.
- */
+/* Group g's mean, 95% interval of the mean and median, of its nv values v. */
 static void
-report_repeated(FILE *f, const struct report *r, int64_t op, double ymax)
+report_rgroup_stats(struct rgroup *g, double *v, size_t nv)
+{
+	double mean = 0, sd = 0, half;
+	size_t k;
+
+	for (k = 0; k < nv; k++)
+		mean += v[k] / (double)nv;
+	for (k = 0; nv > 1 && k < nv; k++)
+		sd += (v[k] - mean) * (v[k] - mean) /
+		    (double)(nv - 1);
+	half = report_t95(nv) * sqrt(sd) / sqrt((double)nv);
+	g->n = nv;
+	g->mean = mean;
+	/* GFLOP/s are positive: the interval stops at 0. */
+	g->lo = mean - half > 0 ? mean - half : 0;
+	g->hi = mean + half;
+	g->median = report_median(v, nv);
+}
+
+/*
+ * The groups of op's valid rows of every phase but tune, one per phase and
+ * config, in the order first seen; *ng gets their count. Caller frees.
+ */
+static struct rgroup *
+report_rgroups(const struct report *r, int64_t op, size_t *ng)
 {
 	struct rgroup *g = NULL;
 	double *v = xcalloc(r->nt + 1, sizeof *v);
-	size_t ng = 0, i, j, k, nv;
-	struct chart c;
-	int h;
+	size_t i, j, k, nv;
 
+	*ng = 0;
 	for (i = 0; i < r->nt; i++) {
 		const struct rtrial *t = &r->t[i];
 
 		if (t->op_id != op || report_phase_is(r, t->phase, "tune") ||
 		    !report_valid(t))
 			continue;
-		for (j = 0; j < ng; j++) {
+		for (j = 0; j < *ng; j++) {
 			if (g[j].phase == t->phase && strcmp(g[j].config,
 			    t->config) == 0)
 				break;
 		}
-		if (j < ng)
+		if (j < *ng)
 			continue;
-		g = xrealloc(g, (ng + 1) * sizeof *g);
-		memset(&g[ng], 0, sizeof *g);
-		g[ng].phase = t->phase;
-		g[ng].config = t->config;
+		g = xrealloc(g, (*ng + 1) * sizeof *g);
+		memset(&g[*ng], 0, sizeof *g);
+		g[*ng].phase = t->phase;
+		g[*ng].config = t->config;
 		for (k = i, nv = 0; k < r->nt; k++) {
 			if (r->t[k].op_id == op && r->t[k].phase == t->phase &&
 			    report_valid(&r->t[k]) && strcmp(r->t[k].config,
 			    t->config) == 0)
 				v[nv++] = r->t[k].gflops;
 		}
-		{
-			double mean = 0, sd = 0, half;
-
-			for (k = 0; k < nv; k++)
-				mean += v[k] / (double)nv;
-			for (k = 0; nv > 1 && k < nv; k++)
-				sd += (v[k] - mean) * (v[k] - mean) /
-				    (double)(nv - 1);
-			half = report_t95(nv) * sqrt(sd) / sqrt((double)nv);
-			g[ng].n = nv;
-			g[ng].mean = mean;
-			/* GFLOP/s are positive: the interval stops at 0. */
-			g[ng].lo = mean - half > 0 ? mean - half : 0;
-			g[ng].hi = mean + half;
-			g[ng].median = report_median(v, nv);
-		}
-		ng++;
+		report_rgroup_stats(&g[*ng], v, nv);
+		(*ng)++;
 	}
 	free(v);
-	if (ng == 0) {
-		g = NULL;
-		fputs("<p class=\"note\">No repeated measurement (confirm, "
-		    "baseline, reference) for this op.</p>\n", f);
-		return;
-	}
-	qsort(g, ng, sizeof *g, rgroup_cmp);
-	if (ng > REPORT_CI_MAX)
-		ng = REPORT_CI_MAX;
+	return g;
+}
+
+/* A group's label, escaped: its phase and its config. */
+static void
+report_rgroup_name(FILE *f, const struct report *r, const struct rgroup *g)
+{
+	html_esc(f, r->phases[g->phase]);
+	fputs(" ", f);
+	html_esc(f, g->config);
+}
+
+/* The chart of the ng groups g: each mean and its interval, one per line. */
+static void
+report_repeated_chart(FILE *f, const struct report *r,
+    const struct rgroup *g, size_t ng, double ymax)
+{
+	struct chart c;
+	size_t i;
+	int h;
+
 	h = 64 + 24 * (int)ng;
 	chart_begin_margin(&c, 300, f, 820, h, "chart-ci", "repeated "
 	    "measurements: mean and 95% confidence interval of the mean",
@@ -1266,22 +1334,27 @@ report_repeated(FILE *f, const struct report *r, int64_t op, double ymax)
 		    "y2=\"%.1f\" class=\"grid\"/>", c.ml, c.w - c.mr, y, y);
 		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\" "
 		    "text-anchor=\"end\">", c.ml - 6, y + 4);
-		html_esc(f, r->phases[g[i].phase]);
-		fputs(" ", f);
-		html_esc(f, g[i].config);
+		report_rgroup_name(f, r, &g[i]);
 		fputs("</text>", f);
 		fputs("<circle class=\"ci\" data-phase=\"", f);
 		html_esc(f, r->phases[g[i].phase]);
 		fprintf(f, "\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\">"
 		    "<title>", chart_x(&c, g[i].mean), y, col);
-		html_esc(f, r->phases[g[i].phase]);
-		fputs(" ", f);
-		html_esc(f, g[i].config);
+		report_rgroup_name(f, r, &g[i]);
 		fprintf(f, ": mean %.2f, 95%% CI [%.2f, %.2f], %zu run%s"
 		    "</title></circle>\n", g[i].mean, g[i].lo, g[i].hi, g[i].n,
 		    g[i].n == 1 ? "" : "s");
 	}
 	chart_end(&c);
+}
+
+/* The table of the ng groups g: runs, mean and interval of each. */
+static void
+report_repeated_table(FILE *f, const struct report *r,
+    const struct rgroup *g, size_t ng)
+{
+	size_t i;
+
 	fputs("<table><tr><th>phase</th><th>config</th><th>runs</th>"
 	    "<th>mean GFLOP/s</th><th>95% CI</th></tr>\n", f);
 	for (i = 0; i < ng; i++) {
@@ -1298,6 +1371,29 @@ report_repeated(FILE *f, const struct report *r, int64_t op, double ymax)
 			fputs("<td class=\"n\">one run</td></tr>\n", f);
 	}
 	fputs("</table>\n", f);
+}
+
+/*
+ * The repeated measurements: every phase but tune, each config with the mean
+ * of its valid rows and a 95% confidence interval of that mean.
+ */
+static void
+report_repeated(FILE *f, const struct report *r, int64_t op, double ymax)
+{
+	struct rgroup *g;
+	size_t ng;
+
+	g = report_rgroups(r, op, &ng);
+	if (ng == 0) {
+		fputs("<p class=\"note\">No repeated measurement (confirm, "
+		    "baseline, reference) for this op.</p>\n", f);
+		return;
+	}
+	qsort(g, ng, sizeof *g, rgroup_cmp);
+	if (ng > REPORT_CI_MAX)
+		ng = REPORT_CI_MAX;
+	report_repeated_chart(f, r, g, ng, ymax);
+	report_repeated_table(f, r, g, ng);
 	free(g);
 }
 
@@ -1408,13 +1504,128 @@ rtrial_cmp(const void *a, const void *b)
 	return (x->id > y->id) - (x->id < y->id);
 }
 
+/* Whether the job asked (if any) is in all: 0, or -1 with *err. */
+static int
+report_check_job(const struct store_job *all, size_t nall,
+    const struct html_opts *o, char **err)
+{
+	size_t i;
+
+	if (o->job_id <= 0)
+		return 0;
+	for (i = 0; i < nall && all[i].id != o->job_id; i++)
+		;
+	if (i < nall)
+		return 0;
+	/* As every reader of a job says it (store_best). */
+	if (o->db_path != NULL)
+		util_seterr(err, "store %s: no job %lld (autosched"
+		    " status --db %s lists the jobs)", o->db_path,
+		    (long long)o->job_id, o->db_path);
+	else
+		util_seterr(err, "no job %lld in the store",
+		    (long long)o->job_id);
+	return -1;
+}
+
+/*
+ * The selected jobs into r->jobs, oldest first: the one asked, or those with
+ * trials. Each one kept moves out of all (its slot zeroed).
+ */
+static void
+report_select_jobs(struct report *r, struct store_job *all, size_t nall)
+{
+	const struct html_opts *o = r->o;
+	size_t i, j;
+
+	r->jobs = xcalloc(nall + 1, sizeof *r->jobs);
+	for (i = nall; i-- > 0;) {
+		int keep;
+
+		if (o->job_id > 0)
+			keep = all[i].id == o->job_id;
+		else {
+			keep = o->op_filter == NULL;
+			for (j = 0; !keep && j < r->nt; j++)
+				keep = r->t[j].job_id == all[i].id;
+		}
+		if (keep) {
+			r->jobs[r->njobs++] = all[i];
+			memset(&all[i], 0, sizeof all[i]);
+		}
+	}
+}
+
+/* The contents line: the summary, each job, each op. */
+static void
+report_contents(FILE *f, const struct report *r)
+{
+	size_t i;
+
+	fputs("<p>Contents: <a href=\"#summary\">summary</a>", f);
+	for (i = 0; i < r->njobs; i++)
+		fprintf(f, " · <a href=\"#job-%lld\">job %lld</a>",
+		    (long long)r->jobs[i].id, (long long)r->jobs[i].id);
+	for (i = 0; i < r->nops; i++) {
+		if (r->ops[i].name == NULL)
+			continue;
+		fprintf(f, " · <a href=\"#op-%lld\">",
+		    (long long)r->ops[i].id);
+		html_esc(f, r->ops[i].name);
+		fputs("</a>", f);
+	}
+	fputs("</p>\n", f);
+}
+
+/* The index of op's first trial in r's trials, sorted by op. */
+static size_t
+report_first_trial(const struct report *r, int64_t op)
+{
+	size_t lo = 0, hi = r->nt;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->t[mid].op_id < op)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Each op's section. Each op sees only its own trials (a sweep has thousands
+ * of ops): sorted by op, then in store order, each op's slice is a view.
+ */
+static void
+report_ops(FILE *f, struct report *r)
+{
+	size_t i, j, b;
+
+	if (r->nt > 1)
+		qsort(r->t, r->nt, sizeof *r->t, rtrial_cmp);
+	for (i = 0; i < r->nops; i++) {
+		struct report v = *r;
+
+		if (r->ops[i].name == NULL)
+			continue;
+		b = report_first_trial(r, r->ops[i].id);
+		for (j = b; j < r->nt && r->t[j].op_id == r->ops[i].id; j++)
+			;
+		v.t = r->t + b;
+		v.nt = j - b;
+		report_op(f, &v, &r->ops[i]);
+	}
+}
+
 int
 html_report_text(struct store *st, const struct html_opts *o, char **text,
     size_t *len, char **err)
 {
 	struct report r;
 	struct store_job *all = NULL;
-	size_t nall = 0, i, j;
+	size_t nall = 0, i;
 	FILE *f = NULL;
 	char *buf = NULL;
 	size_t blen = 0;
@@ -1430,92 +1641,21 @@ html_report_text(struct store *st, const struct html_opts *o, char **text,
 		    "(--job) or ops (--op)", HTML_TRIAL_MAX);
 		goto out;
 	}
-	if (store_job_list(st, &all, &nall, err) != 0)
+	if (store_job_list(st, &all, &nall, err) != 0 ||
+	    report_check_job(all, nall, o, err) != 0)
 		goto out;
-	if (o->job_id > 0) {
-		for (i = 0; i < nall && all[i].id != o->job_id; i++)
-			;
-		if (i == nall) {
-			/* As every reader of a job says it (store_best). */
-			if (o->db_path != NULL)
-				util_seterr(err, "store %s: no job %lld (autosched"
-				    " status --db %s lists the jobs)", o->db_path,
-				    (long long)o->job_id, o->db_path);
-			else
-				util_seterr(err, "no job %lld in the store",
-				    (long long)o->job_id);
-			goto out;
-		}
-	}
-	/* The selected jobs, oldest first: the one asked, or those with trials. */
-	r.jobs = xcalloc(nall + 1, sizeof *r.jobs);
-	for (i = nall; i-- > 0;) {
-		int keep;
-
-		if (o->job_id > 0)
-			keep = all[i].id == o->job_id;
-		else {
-			keep = o->op_filter == NULL;
-			for (j = 0; !keep && j < r.nt; j++)
-				keep = r.t[j].job_id == all[i].id;
-		}
-		if (keep) {
-			r.jobs[r.njobs++] = all[i];
-			memset(&all[i], 0, sizeof all[i]);
-		}
-	}
+	report_select_jobs(&r, all, nall);
 	if ((f = open_memstream(&buf, &blen)) == NULL) {
 		util_seterr(err, "open_memstream failed");
 		goto out;
 	}
 	report_head(f, &r);
-	fputs("<p>Contents: <a href=\"#summary\">summary</a>", f);
-	for (i = 0; i < r.njobs; i++)
-		fprintf(f, " · <a href=\"#job-%lld\">job %lld</a>",
-		    (long long)r.jobs[i].id, (long long)r.jobs[i].id);
-	for (i = 0; i < r.nops; i++) {
-		if (r.ops[i].name == NULL)
-			continue;
-		fprintf(f, " · <a href=\"#op-%lld\">", (long long)r.ops[i].id);
-		html_esc(f, r.ops[i].name);
-		fputs("</a>", f);
-	}
-	fputs("</p>\n", f);
+	report_contents(f, &r);
 	if (report_summary(f, &r, st, err) != 0)
 		goto out;
 	for (i = 0; i < r.njobs; i++)
 		report_job(f, &r, st, &r.jobs[i]);
-	/*
-	 * Each op sees only its own trials (a sweep has thousands of ops):
-	 * sorted by op, then in store order, each op's slice is a view.
-	 */
-	if (r.nt > 1)
-		qsort(r.t, r.nt, sizeof *r.t, rtrial_cmp);
-	for (i = 0; i < r.nops; i++) {
-		struct report v = r;
-		size_t b;
-
-		if (r.ops[i].name == NULL)
-			continue;
-		{
-			size_t lo = 0, hi = r.nt;	/* the first trial of the op */
-
-			while (lo < hi) {
-				size_t mid = lo + (hi - lo) / 2;
-
-				if (r.t[mid].op_id < r.ops[i].id)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			j = lo;
-		}
-		for (b = j; j < r.nt && r.t[j].op_id == r.ops[i].id; j++)
-			;
-		v.t = r.t + b;
-		v.nt = j - b;
-		report_op(f, &v, &r.ops[i]);
-	}
+	report_ops(f, &r);
 	if (r.nt == 0)
 		fputs("<p>No trial in the store matches this selection.</p>\n", f);
 	report_script(f);

@@ -777,18 +777,12 @@ job_work(struct job *c, int *bad_input, char **err)
 	return 0;
 }
 
-enum job_outcome
-job_execute(struct job *c, struct store *st, char **err)
+/* What job c shows: the profiler's blocks and progress, or only --json. */
+static void
+job_set_report(struct job *c)
 {
-	const struct cfg *cfg = c->cfg;
 	const struct job_opts *o = c->o;
-	const struct analysis_lowering *low;
-	enum job_outcome outcome = JOB_FAILED;
-	int any_missing = 0, bad_input = 0;
-	size_t i;
 
-	c->st = st;
-	c->t0 = util_now();
 	if (o->json) {
 		c->rep.blocks = 0;
 		c->rep.progress = 0;
@@ -797,38 +791,69 @@ job_execute(struct job *c, struct store *st, char **err)
 		c->rep.progress = isatty(STDERR_FILENO) && isatty(STDOUT_FILENO);
 	}
 	c->rep.backend = c->be->name;
-	if (o->db != NULL) {
-		struct stat sb;
-		int r;
+}
 
-		/* A second runner of the same cfg and input is refused. */
-		if (o->job_id == 0 && ((r = job_run_lease(c, err)) != 0 ||
-		    (r = job_op_leases(c, err)) != 0))
-			return r > 0 ? JOB_BAD_INPUT : JOB_FAILED;
-		if (stat(o->db, &sb) == 0) {
-			c->db_dev = sb.st_dev;
-			c->db_ino = sb.st_ino;
-			c->db_known = 1;
-		}
+/*
+ * With a store: refuse a second runner of the same cfg and input, and note
+ * which file the store is. 0, or what the leases said (>0 for bad input).
+ */
+static int
+job_claim(struct job *c, char **err)
+{
+	const struct job_opts *o = c->o;
+	struct stat sb;
+	int r;
+
+	if (o->db == NULL)
+		return 0;
+	/* A second runner of the same cfg and input is refused. */
+	if (o->job_id == 0 && ((r = job_run_lease(c, err)) != 0 ||
+	    (r = job_op_leases(c, err)) != 0))
+		return r;
+	if (stat(o->db, &sb) == 0) {
+		c->db_dev = sb.st_dev;
+		c->db_ino = sb.st_ino;
+		c->db_known = 1;
 	}
-	if (cfg->output_file != NULL) {
-		/* Written beside, renamed into place at the end: never half a file. */
-		job_out_guard(cfg, o, 1, &c->csv_guard);
-		if (util_out_open(cfg->output_file, &c->csv_guard, &c->csv_out,
-		    err) != 0) {
-			bad_input = 1;
-			goto fail;
-		}
-		c->rep.csv = util_out_file(c->csv_out);
-		report_csv_header(&c->rep);
-	}
-	if (sched_init(c, err) != 0 || job_row(c, err) != 0)
-		goto fail;
-	if (o->db != NULL && job_lease(c, c->job_id, err) != 0) {
-		/* Someone else runs it: leave its state alone. */
-		c->job_id = 0;
-		goto fail;
-	}
+	return 0;
+}
+
+/*
+ * Open output_file, written beside and renamed into place at the end (never
+ * half a file), and write its header. 0, or -1 with *err.
+ */
+static int
+job_open_csv(struct job *c, char **err)
+{
+	const struct cfg *cfg = c->cfg;
+
+	if (cfg->output_file == NULL)
+		return 0;
+	job_out_guard(cfg, c->o, 1, &c->csv_guard);
+	if (util_out_open(cfg->output_file, &c->csv_guard, &c->csv_out,
+	    err) != 0)
+		return -1;
+	c->rep.csv = util_out_file(c->csv_out);
+	report_csv_header(&c->rep);
+	return 0;
+}
+
+/* Drop the CSV being written: a part never replaces a whole one. */
+static void
+job_abort_csv(struct job *c)
+{
+	util_out_abort(c->csv_out);
+	c->csv_out = NULL;
+	c->rep.csv = NULL;
+}
+
+/* The log's first lines: what the job tunes, and a lowering done first. */
+static void
+job_log_start(struct job *c)
+{
+	const struct cfg *cfg = c->cfg;
+	const struct analysis_lowering *low;
+
 	job_log(c, "info", "job started: %s, %zu distinct op%s to tune (%zu "
 	    "in the program), tuner %s, backend %s, %s", cfg->path,
 	    c->ntunable, c->ntunable == 1 ? "" : "s", c->nuses, cfg->tuner,
@@ -838,22 +863,20 @@ job_execute(struct job *c, struct store *st, char **err)
 		job_log(c, "info", "%s: lowered %s to linalg before analysis, "
 		    "as mlir-opt --pass-pipeline='%s' does",
 		    job_input_name(cfg), low->from, low->pipeline);
-	if (job_params(c, err) != 0 || carry_load(c, err) != 0)
-		goto fail;
-	if (c->carry != NULL && o->job_id > 0)
-		(void)store_job_set_state(st, c->job_id, "running", NULL, NULL);
-	if (job_work(c, &bad_input, err) != 0)
-		goto fail;
-	report_progress(&c->rep, NULL);
-	job_batch_said(c);
-	if (c->stopped == 3) {
-		/* A part of the job's CSV never replaces a whole one. */
-		util_out_abort(c->csv_out);
-		c->csv_out = NULL;
-		c->rep.csv = NULL;
-		outcome = job_batch_staged(c, err);
-		goto out;
-	}
+}
+
+/*
+ * How a job that ran to its end (or was stopped) came out: logged and set
+ * in the store. Returns the outcome.
+ */
+static enum job_outcome
+job_end_state(struct job *c)
+{
+	struct store *st = c->st;
+	enum job_outcome outcome;
+	int any_missing = 0;
+	size_t i;
+
 	for (i = 0; i < c->nops; i++) {
 		if (c->ops[i].sp != NULL && !c->ops[i].have_best &&
 		    c->ops[i].finished)
@@ -867,7 +890,7 @@ job_execute(struct job *c, struct store *st, char **err)
 		outcome = JOB_STOPPED;
 		job_log(c, "info", "job stopped; it resumes where it left off");
 		/* (A batch job is not the service's to run again.) */
-		(void)store_job_set_state(st, c->job_id, o->job_id > 0 &&
+		(void)store_job_set_state(st, c->job_id, c->o->job_id > 0 &&
 		    c->carry == NULL ? "queued" : "cancelled", NULL, NULL);
 	} else {
 		outcome = any_missing ? JOB_NOTHING : JOB_OK;
@@ -875,29 +898,50 @@ job_execute(struct job *c, struct store *st, char **err)
 		(void)store_job_set_state(st, c->job_id, "done", any_missing ?
 		    "no valid config found for some op" : NULL, NULL);
 	}
+	return outcome;
+}
+
+/* The job's HTML report, then its --json document or its summary. */
+static void
+job_show(struct job *c, enum job_outcome outcome)
+{
 	job_html_report(c);
-	if (o->json) {
+	if (c->o->json) {
 		char *js = report_json(c->job_id, c->ops, c->nops, (int)outcome);
 
 		puts(js);
 		free(js);
 	} else
 		report_summary(stdout, c->ops, c->nops);
-	goto out;
-fail:
+}
+
+/*
+ * A failed job: logged and set in the store; its partial CSV never replaces
+ * an earlier whole one. Returns the outcome.
+ */
+static enum job_outcome
+job_failed(struct job *c, int bad_input, char **err)
+{
+	const struct cfg *cfg = c->cfg;
+
 	job_log(c, "error", "job failed: %s", *err ? *err : "?");
 	if (c->job_id > 0)
-		(void)store_job_set_state(st, c->job_id, "failed", *err, NULL);
-	outcome = bad_input ? JOB_BAD_INPUT : JOB_FAILED;
-	/* A failed run's partial CSV never replaces an earlier whole one. */
+		(void)store_job_set_state(c->st, c->job_id, "failed", *err,
+		    NULL);
 	if (c->csv_out != NULL && access(cfg->output_file, F_OK) == 0) {
-		util_out_abort(c->csv_out);
-		c->csv_out = NULL;
-		c->rep.csv = NULL;
+		job_abort_csv(c);
 		fprintf(stderr, "autosched: %s: left as it was (this run failed;"
 		    " what it measured is in the store)\n", cfg->output_file);
 	}
-out:
+	return bad_input ? JOB_BAD_INPUT : JOB_FAILED;
+}
+
+/* Close every op, and put the CSV in place (the results stay in the store). */
+static void
+job_end(struct job *c)
+{
+	size_t i;
+
 	for (i = 0; i < c->nops; i++)
 		job_close_op(c, &c->ops[i]);
 	if (c->csv_out != NULL) {
@@ -912,6 +956,53 @@ out:
 		c->csv_out = NULL;
 	}
 	c->rep.csv = NULL;
+}
+
+enum job_outcome
+job_execute(struct job *c, struct store *st, char **err)
+{
+	const struct job_opts *o = c->o;
+	enum job_outcome outcome = JOB_FAILED;
+	int bad_input = 0, r;
+
+	c->st = st;
+	c->t0 = util_now();
+	job_set_report(c);
+	if ((r = job_claim(c, err)) != 0)
+		return r > 0 ? JOB_BAD_INPUT : JOB_FAILED;
+	if (job_open_csv(c, err) != 0) {
+		bad_input = 1;
+		goto fail;
+	}
+	if (sched_init(c, err) != 0 || job_row(c, err) != 0)
+		goto fail;
+	if (o->db != NULL && job_lease(c, c->job_id, err) != 0) {
+		/* Someone else runs it: leave its state alone. */
+		c->job_id = 0;
+		goto fail;
+	}
+	job_log_start(c);
+	if (job_params(c, err) != 0 || carry_load(c, err) != 0)
+		goto fail;
+	if (c->carry != NULL && o->job_id > 0)
+		(void)store_job_set_state(st, c->job_id, "running", NULL, NULL);
+	if (job_work(c, &bad_input, err) != 0)
+		goto fail;
+	report_progress(&c->rep, NULL);
+	job_batch_said(c);
+	if (c->stopped == 3) {
+		/* A part of the job's CSV never replaces a whole one. */
+		job_abort_csv(c);
+		outcome = job_batch_staged(c, err);
+		goto out;
+	}
+	outcome = job_end_state(c);
+	job_show(c, outcome);
+	goto out;
+fail:
+	outcome = job_failed(c, bad_input, err);
+out:
+	job_end(c);
 	return outcome;
 }
 

@@ -309,19 +309,15 @@ job_node_cpus(struct job *c, char **err)
 }
 
 /*
- * The limits and the space of distinct op jo (skipped, with why, when a
- * sweep's shape fits no config). 0, or -1 with *err.
+ * Whether op's buffers can be allocated for a run: their size within 64 bits
+ * and the memory limit. A backend with a clock replays: nothing runs here.
+ * 0, or -1 with *err.
  */
 static int
-job_prepare_op(struct job *c, struct job_op *jo, struct knob_values *lists,
-    int *warned, char **err)
+job_check_memory(const struct job *c, const struct op_desc *op, char **err)
 {
 	const struct cfg *cfg = c->cfg;
-	const struct op_desc *op = jo->op;
-	struct space_rules rules;
-	size_t nl;
 
-	/* A backend with a clock replays: nothing runs here. */
 	if (c->be->clock == NULL && job_op_bytes(op) == 0) {
 		util_seterr(err, "%s: %s (%s at %s): the sizes of its buffers"
 		    " overflow 64 bits (M=%lld N=%lld K=%lld batch=%lld)",
@@ -348,31 +344,100 @@ job_prepare_op(struct job *c, struct job_op *jo, struct knob_values *lists,
 		free(why);
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * Whether the most threads of [SearchSpace] fit the CPUs that measure: the
+ * smallest Slurm node, or this machine's. 0, or -1 with *err.
+ */
+static int
+job_check_threads(const struct job *c, const struct space_rules *rules,
+    char **err)
+{
+	const struct cfg *cfg = c->cfg;
+	int tline;
+	int64_t tmax;
+
+	if (c->be->clock != NULL || !(rules->knobs & KNOB_BIT(KNOB_THREADS)))
+		return 0;
+	tmax = job_max_threads(cfg, &tline);
+	if (c->node_cpus > 0 && tmax > c->node_cpus) {
+		util_seterr(err, "%s:%d: [SearchSpace] threads: %lld"
+		    " threads, but the Slurm nodes that measure have"
+		    " %d CPU%s (the smallest node of the partition);"
+		    " expected at most %d", cfg->path, tline,
+		    (long long)tmax, c->node_cpus,
+		    c->node_cpus == 1 ? "" : "s", c->node_cpus);
+		return -1;
+	}
+	if (c->node_cpus == 0 && tmax > c->ncpus) {
+		util_seterr(err, "%s:%d: [SearchSpace] threads: %lld"
+		    " threads on the %d CPU%s measurements use win"
+		    " nothing; expected at most %d (or more CPUs:"
+		    " --cpus, or cpus in autoschedd.conf)", cfg->path,
+		    tline, (long long)tmax, c->ncpus,
+		    c->ncpus == 1 ? "" : "s", c->ncpus);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * An empty space for jo: a sweep's odd shape is skipped with why (0), any
+ * other op's is an error (-1 with *err).
+ */
+static int
+job_space_empty(const struct job *c, struct job_op *jo,
+    const struct space_rules *rules, char **err)
+{
+	const struct cfg *cfg = c->cfg;
+	const struct op_desc *op = jo->op;
+
+	if (cfg->problem != NULL) {
+		/* A sweep's odd shape does not sink the sweep. */
+		space_free(jo->sp);
+		jo->sp = NULL;
+		jo->skipped = 1;
+		jo->skip_reason = rules->ragged == 0 ?
+		    "no config of [SearchSpace] fits this shape (cache "
+		    "tiles must divide M, N and K)" :
+		    "no config of [SearchSpace] fits this shape (a "
+		    "register tile must fit in its cache tile, M, N and "
+		    "K, and the vector registers)";
+		return 0;
+	}
+	util_seterr(err, "%s: [SearchSpace] has no valid config "
+	    "for %s (%s at %s): %s (M=%lld N=%lld K=%lld); widen "
+	    "the lists, or leave them out for the backend's own",
+	    cfg->path, op->name, op->kind, op->loc,
+	    rules->ragged == 0 ? "every cache tile must divide "
+	    "its dimension and every register tile its cache "
+	    "tile" : "every register tile must fit in its cache "
+	    "tile and the op, and in the vector registers",
+	    (long long)op->m, (long long)op->n, (long long)op->k);
+	return -1;
+}
+
+/*
+ * The limits and the space of distinct op jo (skipped, with why, when a
+ * sweep's shape fits no config). 0, or -1 with *err.
+ */
+static int
+job_prepare_op(struct job *c, struct job_op *jo, struct knob_values *lists,
+    int *warned, char **err)
+{
+	const struct cfg *cfg = c->cfg;
+	const struct op_desc *op = jo->op;
+	struct space_rules rules;
+	size_t nl;
+
+	if (job_check_memory(c, op, err) != 0)
+		return -1;
 	memset(&rules, 0, sizeof rules);
 	c->be->rules(op, &rules);
-	if (c->be->clock == NULL && (rules.knobs & KNOB_BIT(KNOB_THREADS))) {
-		int tline;
-		int64_t tmax = job_max_threads(cfg, &tline);
-
-		if (c->node_cpus > 0 && tmax > c->node_cpus) {
-			util_seterr(err, "%s:%d: [SearchSpace] threads: %lld"
-			    " threads, but the Slurm nodes that measure have"
-			    " %d CPU%s (the smallest node of the partition);"
-			    " expected at most %d", cfg->path, tline,
-			    (long long)tmax, c->node_cpus,
-			    c->node_cpus == 1 ? "" : "s", c->node_cpus);
-			return -1;
-		}
-		if (c->node_cpus == 0 && tmax > c->ncpus) {
-			util_seterr(err, "%s:%d: [SearchSpace] threads: %lld"
-			    " threads on the %d CPU%s measurements use win"
-			    " nothing; expected at most %d (or more CPUs:"
-			    " --cpus, or cpus in autoschedd.conf)", cfg->path,
-			    tline, (long long)tmax, c->ncpus,
-			    c->ncpus == 1 ? "" : "s", c->ncpus);
-			return -1;
-		}
-	}
+	if (job_check_threads(c, &rules, err) != 0)
+		return -1;
 	c->rep.knobs = rules.knobs;
 	job_threads_candidates(c, &rules);
 	nl = job_knob_lists(cfg, rules.knobs, lists, c->be,
@@ -386,31 +451,8 @@ job_prepare_op(struct job *c, struct job_op *jo, struct knob_values *lists,
 		*err = m;
 		return -1;
 	}
-	if (space_count(jo->sp) == 0 && cfg->problem != NULL) {
-		/* A sweep's odd shape does not sink the sweep. */
-		space_free(jo->sp);
-		jo->sp = NULL;
-		jo->skipped = 1;
-		jo->skip_reason = rules.ragged == 0 ?
-		    "no config of [SearchSpace] fits this shape (cache "
-		    "tiles must divide M, N and K)" :
-		    "no config of [SearchSpace] fits this shape (a "
-		    "register tile must fit in its cache tile, M, N and "
-		    "K, and the vector registers)";
-		return 0;
-	}
-	if (space_count(jo->sp) == 0) {
-		util_seterr(err, "%s: [SearchSpace] has no valid config "
-		    "for %s (%s at %s): %s (M=%lld N=%lld K=%lld); widen "
-		    "the lists, or leave them out for the backend's own",
-		    cfg->path, op->name, op->kind, op->loc,
-		    rules.ragged == 0 ? "every cache tile must divide "
-		    "its dimension and every register tile its cache "
-		    "tile" : "every register tile must fit in its cache "
-		    "tile and the op, and in the vector registers",
-		    (long long)op->m, (long long)op->n, (long long)op->k);
-		return -1;
-	}
+	if (space_count(jo->sp) == 0)
+		return job_space_empty(c, jo, &rules, err);
 	jo->space_count = space_count(jo->sp);
 	return 0;
 }
@@ -463,23 +505,17 @@ job_check_batch(const struct cfg *cfg, const struct job_opts *o, char **err)
 	return 0;
 }
 
-int
-job_prepare(const struct cfg *cfg, const struct job_opts *o, struct job **out,
-    char **err)
+/*
+ * Read and parse the program of job c: a [Problem] sweep's generated ops,
+ * the text given, or input_file (never for a stored job). 0, or -1 with *err.
+ */
+static int
+job_prepare_input(struct job *c, char **err)
 {
-	struct job *c = xcalloc(1, sizeof *c);
-	struct knob_values lists[KNOB_COUNT];
-	size_t i, len;
-	int warned = 0;
+	const struct cfg *cfg = c->cfg;
+	const struct job_opts *o = c->o;
+	size_t len;
 
-	*out = NULL;
-	c->cfg = cfg;
-	c->o = o;
-	c->run_lock = c->job_lock = c->op_lock = -1;
-	c->lanes = 1;
-	if (job_check_output(cfg, o, err) != 0 ||
-	    job_check_batch(cfg, o, err) != 0)
-		goto fail;
 	if (cfg->problem != NULL) {
 		/* A [Problem] sweep: its ops, generated, are the input. */
 		char *note = xasprintf("the [Problem] sweep of %s", cfg->path);
@@ -493,34 +529,44 @@ job_prepare(const struct cfg *cfg, const struct job_opts *o, struct job **out,
 		free(note);
 		free(name);
 		if (bad)
-			goto fail;
+			return -1;
 	} else if (o->mlir_text != NULL) {
 		if (analysis_parse(cfg->input_file, o->mlir_text,
 		    strlen(o->mlir_text), &c->an, err) != 0)
-			goto fail;
+			return -1;
 	} else if (o->job_id > 0) {
 		/* A stored job runs its snapshot, never what its path holds now. */
 		util_seterr(err, "job %lld: no snapshot of its program; the"
 		    " service never reads a job's program from its path (submit"
 		    " the job again)", (long long)o->job_id);
-		goto fail;
+		return -1;
 	} else {
 		if (util_read_file(cfg->input_file, ANALYSIS_INPUT_MAX, &c->mlir_text, &len,
 		    err) != 0)
-			goto fail;
+			return -1;
 		if (analysis_parse(cfg->input_file, c->mlir_text, len, &c->an,
 		    err) != 0)
-			goto fail;
+			return -1;
 	}
+	return 0;
+}
+
+/*
+ * Find the backend of job c. A run (a work folder given) needs the backend's
+ * tools: said now, while nothing is written (`space` only lists configs).
+ * 0, or -1 with *err.
+ */
+static int
+job_prepare_backend(struct job *c, char **err)
+{
+	const struct cfg *cfg = c->cfg;
+	const struct job_opts *o = c->o;
+
 	if ((c->be = backend_find(cfg->backend)) == NULL) {
 		util_seterr(err, "%s: unknown backend \"%s\"", cfg->path,
 		    cfg->backend);
-		goto fail;
+		return -1;
 	}
-	/*
-	 * A run (a work folder given) needs the backend's tools: said now,
-	 * while nothing is written (`space` only lists configs).
-	 */
 	if (o->work_dir != NULL && c->be->available != NULL) {
 		struct backend_params p;
 
@@ -533,13 +579,24 @@ job_prepare(const struct cfg *cfg, const struct job_opts *o, struct job **out,
 
 			free(*err);
 			*err = e;
-			goto fail;
+			return -1;
 		}
 	}
-	c->ncpus = o->cpus != NULL ? o->ncpus : util_ncpus();
-	if (job_node_cpus(c, err) != 0)
-		goto fail;
-	job_group_ops(c);
+	return 0;
+}
+
+/*
+ * Each distinct op of job c: skipped with why when not tunable or not the
+ * backend's, else its limits and space; counts the tunable ops and their
+ * uses. 0, or -1 with *err.
+ */
+static int
+job_prepare_ops(struct job *c, char **err)
+{
+	struct knob_values lists[KNOB_COUNT];
+	size_t i;
+	int warned = 0;
+
 	for (i = 0; i < c->nops; i++) {
 		struct job_op *jo = &c->ops[i];
 		const struct op_desc *op = jo->op;
@@ -557,13 +614,25 @@ job_prepare(const struct cfg *cfg, const struct job_opts *o, struct job **out,
 			continue;
 		}
 		if (job_prepare_op(c, jo, lists, &warned, err) != 0)
-			goto fail;
+			return -1;
 		if (jo->sp != NULL) {
 			c->ntunable++;
 			c->nuses += jo->nuses;
 		}
 	}
-	/* The tuner's own keys are checked now, while nothing is written. */
+	return 0;
+}
+
+/*
+ * The tuner's own keys, checked now while nothing is written: a tuner is
+ * made for the first op with a space and dropped. 0, or -1 with *err.
+ */
+static int
+job_check_tuner(const struct job *c, char **err)
+{
+	const struct cfg *cfg = c->cfg;
+	size_t i;
+
 	for (i = 0; i < c->nops; i++) {
 		struct tuner_params tp;
 		struct tuner t;
@@ -580,10 +649,34 @@ job_prepare(const struct cfg *cfg, const struct job_opts *o, struct job **out,
 		free(ek);
 		free(ev);
 		free(el);
-		if (bad)
-			goto fail;
-		break;
+		return bad ? -1 : 0;
 	}
+	return 0;
+}
+
+int
+job_prepare(const struct cfg *cfg, const struct job_opts *o, struct job **out,
+    char **err)
+{
+	struct job *c = xcalloc(1, sizeof *c);
+
+	*out = NULL;
+	c->cfg = cfg;
+	c->o = o;
+	c->run_lock = c->job_lock = c->op_lock = -1;
+	c->lanes = 1;
+	if (job_check_output(cfg, o, err) != 0 ||
+	    job_check_batch(cfg, o, err) != 0)
+		goto fail;
+	if (job_prepare_input(c, err) != 0 ||
+	    job_prepare_backend(c, err) != 0)
+		goto fail;
+	c->ncpus = o->cpus != NULL ? o->ncpus : util_ncpus();
+	if (job_node_cpus(c, err) != 0)
+		goto fail;
+	job_group_ops(c);
+	if (job_prepare_ops(c, err) != 0 || job_check_tuner(c, err) != 0)
+		goto fail;
 	if (c->ntunable == 0) {
 		util_seterr(err, "%s: no op the %s backend can tune (%zu "
 		    "matmul-like op%s found%s%s)", job_input_name(cfg),

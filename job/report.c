@@ -263,6 +263,119 @@ report_gpu(FILE *f, const struct job_op *jo)
 	fprintf(f, " in the final rounds)\n");
 }
 
+/* The line naming a summary's op and where it is used. */
+static void
+report_summary_title(FILE *f, const struct job_op *jo)
+{
+	if (jo->nuses > 1)
+		fprintf(f, "[%s] x%zu: %s at %s and %zu more\n",
+		    jo->op->name, jo->nuses, jo->op->kind, jo->op->loc,
+		    jo->nuses - 1);
+	else
+		fprintf(f, "[%s] %s at %s\n", jo->op->name,
+		    jo->op->kind, jo->op->loc);
+}
+
+/*
+ * The one line of an op with no choice to show (skipped, not reached, no
+ * valid config); returns 1 when it wrote it, 0 when the op has a best.
+ */
+static int
+report_summary_unchosen(FILE *f, const struct job_op *jo)
+{
+	if (jo->skipped) {
+		fprintf(f, "  not tuned: %s\n", jo->skip_reason ?
+		    jo->skip_reason : "not supported");
+		return 1;
+	}
+	if (!jo->finished) {
+		/* The job stopped before this op's choice. */
+		fprintf(f, "  not reached: the job stopped before %s "
+		    "(%lld trials done)\n", jo->reached ?
+		    "its choice" : "its search began",
+		    (long long)jo->trials);
+		return 1;
+	}
+	if (!jo->have_best) {
+		fprintf(f, "  no valid config found in %lld trials "
+		    "(%lld measured)\n", (long long)jo->trials,
+		    (long long)jo->measured);
+		return 1;
+	}
+	return 0;
+}
+
+/* The chosen config's lines: its name, a kept default, its GFLOP/s. */
+static void
+report_summary_best(FILE *f, const struct job_op *jo)
+{
+	fprintf(f, "  best        : %s%s\n", jo->best_name,
+	    jo->kept_default ? " (the default, kept)" :
+	    jo->trials == 0 ? " (the default: no search round reached "
+	    "this op)" : jo->default_best ? " (the default itself)" :
+	    "");
+	if (jo->kept_default) {
+		fprintf(f, "  kept default: the search's best, %s, was ",
+		    jo->winner_name);
+		report_ratio(f, &jo->winner_speedup);
+		fprintf(f, " of the default: not measurably faster\n");
+	}
+	fprintf(f, "  GFLOP/s     : %.2f (%.4f ms; median of %d rounds "
+	    "measured after the choice, cv %.1f%%)\n", jo->best_gflops,
+	    jo->best_ms, jo->final_rounds, jo->best_cv * 100);
+}
+
+/* The choice against the default, at its threads and at 1, and the library. */
+static void
+report_summary_versus(FILE *f, const struct job_op *jo)
+{
+	if (jo->speedup.n > 0) {
+		fprintf(f, "  vs default  : ");
+		report_ratio(f, &jo->speedup);
+		if (jo->gpu[0] != '\0')
+			fprintf(f, " (the default: %.2f GFLOP/s, "
+			    "interleaved)\n", jo->base_thr_gflops);
+		else
+			fprintf(f, " (the default at %d thread%s: %.2f "
+			    "GFLOP/s, interleaved)\n", jo->base_threads,
+			    jo->base_threads == 1 ? "" : "s",
+			    jo->base_thr_gflops);
+	}
+	if (jo->base_threads != 1 && jo->speedup1.n > 0) {
+		fprintf(f, "  vs default@1: ");
+		report_ratio(f, &jo->speedup1);
+		fprintf(f, " (the default at 1 thread: %.2f GFLOP/s)\n",
+		    jo->base1_gflops);
+	}
+	if (jo->gpu[0] != '\0')
+		report_gpu(f, jo);
+	else if (jo->reference_gflops > 0)
+		fprintf(f, "  %-12s: %.2fx (%s, %d thread%s: %.2f GFLOP/s%s)\n",
+		    jo->reference_same ? "vs library" : "of library",
+		    jo->best_gflops / jo->reference_gflops,
+		    jo->reference_name, jo->base_threads,
+		    jo->base_threads == 1 ? "" : "s", jo->reference_gflops,
+		    jo->reference_same ? "" : "; not the op's precision, "
+		    "so not like for like");
+}
+
+/* An op's closing lines: the default's noise and drift, the trial counts. */
+static void
+report_summary_counts(FILE *f, const struct job_op *jo)
+{
+	if (jo->nnoise >= 3)
+		fprintf(f, "  noise       : cv %.1f%% over %d measurements "
+		    "of the default across the job; %s\n",
+		    jo->noise_cv * 100, jo->nnoise, jo->drift.drift ?
+		    "DRIFT: it moved more than its noise explains" :
+		    "no drift beyond its noise");
+	fprintf(f, "  trials      : %lld (%lld measured now, %lld valid) "
+	    "in %d round%s, space %llu configs\n", (long long)jo->trials,
+	    (long long)jo->measured, (long long)jo->ok, jo->rounds,
+	    jo->rounds == 1 ? "" : "s",
+	    (unsigned long long)jo->space_count);
+}
+
 void
 report_summary(FILE *f, const struct job_op *ops, size_t n)
 {
@@ -274,85 +387,12 @@ report_summary(FILE *f, const struct job_op *ops, size_t n)
 	for (i = 0; i < n; i++) {
 		const struct job_op *jo = &ops[i];
 
-		if (jo->nuses > 1)
-			fprintf(f, "[%s] x%zu: %s at %s and %zu more\n",
-			    jo->op->name, jo->nuses, jo->op->kind, jo->op->loc,
-			    jo->nuses - 1);
-		else
-			fprintf(f, "[%s] %s at %s\n", jo->op->name,
-			    jo->op->kind, jo->op->loc);
-		if (jo->skipped) {
-			fprintf(f, "  not tuned: %s\n", jo->skip_reason ?
-			    jo->skip_reason : "not supported");
+		report_summary_title(f, jo);
+		if (report_summary_unchosen(f, jo))
 			continue;
-		}
-		if (!jo->finished) {
-			/* The job stopped before this op's choice. */
-			fprintf(f, "  not reached: the job stopped before %s "
-			    "(%lld trials done)\n", jo->reached ?
-			    "its choice" : "its search began",
-			    (long long)jo->trials);
-			continue;
-		}
-		if (!jo->have_best) {
-			fprintf(f, "  no valid config found in %lld trials "
-			    "(%lld measured)\n", (long long)jo->trials,
-			    (long long)jo->measured);
-			continue;
-		}
-		fprintf(f, "  best        : %s%s\n", jo->best_name,
-		    jo->kept_default ? " (the default, kept)" :
-		    jo->trials == 0 ? " (the default: no search round reached "
-		    "this op)" : jo->default_best ? " (the default itself)" :
-		    "");
-		if (jo->kept_default) {
-			fprintf(f, "  kept default: the search's best, %s, was ",
-			    jo->winner_name);
-			report_ratio(f, &jo->winner_speedup);
-			fprintf(f, " of the default: not measurably faster\n");
-		}
-		fprintf(f, "  GFLOP/s     : %.2f (%.4f ms; median of %d rounds "
-		    "measured after the choice, cv %.1f%%)\n", jo->best_gflops,
-		    jo->best_ms, jo->final_rounds, jo->best_cv * 100);
-		if (jo->speedup.n > 0) {
-			fprintf(f, "  vs default  : ");
-			report_ratio(f, &jo->speedup);
-			if (jo->gpu[0] != '\0')
-				fprintf(f, " (the default: %.2f GFLOP/s, "
-				    "interleaved)\n", jo->base_thr_gflops);
-			else
-				fprintf(f, " (the default at %d thread%s: %.2f "
-				    "GFLOP/s, interleaved)\n", jo->base_threads,
-				    jo->base_threads == 1 ? "" : "s",
-				    jo->base_thr_gflops);
-		}
-		if (jo->base_threads != 1 && jo->speedup1.n > 0) {
-			fprintf(f, "  vs default@1: ");
-			report_ratio(f, &jo->speedup1);
-			fprintf(f, " (the default at 1 thread: %.2f GFLOP/s)\n",
-			    jo->base1_gflops);
-		}
-		if (jo->gpu[0] != '\0')
-			report_gpu(f, jo);
-		else if (jo->reference_gflops > 0)
-			fprintf(f, "  %-12s: %.2fx (%s, %d thread%s: %.2f GFLOP/s%s)\n",
-			    jo->reference_same ? "vs library" : "of library",
-			    jo->best_gflops / jo->reference_gflops,
-			    jo->reference_name, jo->base_threads,
-			    jo->base_threads == 1 ? "" : "s", jo->reference_gflops,
-			    jo->reference_same ? "" : "; not the op's precision, "
-			    "so not like for like");
-		if (jo->nnoise >= 3)
-			fprintf(f, "  noise       : cv %.1f%% over %d measurements "
-			    "of the default across the job; %s\n",
-			    jo->noise_cv * 100, jo->nnoise, jo->drift.drift ?
-			    "DRIFT: it moved more than its noise explains" :
-			    "no drift beyond its noise");
-		fprintf(f, "  trials      : %lld (%lld measured now, %lld valid) "
-		    "in %d round%s, space %llu configs\n", (long long)jo->trials,
-		    (long long)jo->measured, (long long)jo->ok, jo->rounds,
-		    jo->rounds == 1 ? "" : "s",
-		    (unsigned long long)jo->space_count);
+		report_summary_best(f, jo);
+		report_summary_versus(f, jo);
+		report_summary_counts(f, jo);
 	}
 	floor = report_noise_floor(ops, n, &nm);
 	if (nm > 0)
@@ -404,6 +444,116 @@ report_json_ratio(const struct stats_ratio *r)
 	    "hi", r->hi, "rounds", r->n);
 }
 
+/* A --json op's identity: where it is, how often used, whether tuned. */
+static void
+report_json_title(json_t *o, const struct job_op *jo)
+{
+	json_object_set_new(o, "index", json_integer(jo->op->index));
+	json_object_set_new(o, "name", json_string(jo->op->name));
+	json_object_set_new(o, "kind", json_string(jo->op->kind));
+	json_object_set_new(o, "loc", json_string(jo->op->loc));
+	json_object_set_new(o, "occurrences", json_integer(
+	    (json_int_t)jo->nuses));
+	json_object_set_new(o, "tuned", json_boolean(!jo->skipped));
+}
+
+/* A --json op's choice: the best config, its knobs and figures, or null. */
+static void
+report_json_best(json_t *o, const struct job_op *jo)
+{
+	json_t *kn;
+	int k;
+
+	if (!jo->have_best) {
+		json_object_set_new(o, "best", json_null());
+		return;
+	}
+	kn = json_object();
+	json_object_set_new(o, "best", json_string(jo->best_name));
+	for (k = 0; k < KNOB_COUNT; k++) {
+		if (jo->best.v[k] != 0)
+			json_object_set_new(kn, space_knob_name(k),
+			    json_integer(jo->best.v[k]));
+	}
+	json_object_set_new(o, "knobs", kn);
+	json_object_set_new(o, "gflops", json_real(jo->best_gflops));
+	json_object_set_new(o, "gflops_cv", json_real(jo->best_cv));
+	json_object_set_new(o, "final_rounds",
+	    json_integer(jo->final_rounds));
+	json_object_set_new(o, "runtime_ms", json_real(jo->best_ms));
+	json_object_set_new(o, "default_is_best",
+	    json_boolean(jo->default_best));
+	json_object_set_new(o, "default_kept",
+	    json_boolean(jo->kept_default));
+	if (jo->kept_default) {
+		json_object_set_new(o, "search_best",
+		    json_string(jo->winner_name));
+		json_object_set_new(o, "search_best_speedup_ci",
+		    report_json_ratio(&jo->winner_speedup));
+	}
+}
+
+/*
+ * A --json op's comparisons: the default at the winner's thread count after
+ * the choice and at 1 thread, its noise and drift, the library reference.
+ */
+static void
+report_json_versus(json_t *o, const struct job_op *jo)
+{
+	json_object_set_new(o, "baseline_threads",
+	    json_integer(jo->base_threads));
+	json_object_set_new(o, "baseline_gflops",
+	    json_real(jo->base_thr_gflops));
+	json_object_set_new(o, "speedup", json_real(jo->speedup.est));
+	json_object_set_new(o, "speedup_ci",
+	    report_json_ratio(&jo->speedup));
+	json_object_set_new(o, "baseline1_gflops",
+	    json_real(jo->base1_gflops));
+	json_object_set_new(o, "speedup_vs_1thread",
+	    report_json_ratio(&jo->speedup1));
+	json_object_set_new(o, "first_baseline_gflops",
+	    json_real(jo->baseline_gflops));
+	json_object_set_new(o, "noise_cv", json_real(jo->noise_cv));
+	json_object_set_new(o, "noise_measurements",
+	    json_integer(jo->nnoise));
+	json_object_set_new(o, "baseline_drift",
+	    json_boolean(jo->drift.drift));
+	json_object_set_new(o, "reference", json_string(
+	    jo->reference_name));
+	json_object_set_new(o, "reference_same_precision",
+	    json_boolean(jo->reference_same));
+	json_object_set_new(o, "reference_gflops",
+	    json_real(jo->reference_gflops));
+	json_object_set_new(o, "vs_reference", json_real(
+	    jo->reference_gflops > 0 ? jo->best_gflops /
+	    jo->reference_gflops : 0));
+}
+
+/* One op's --json object; the caller owns the new reference. */
+static json_t *
+report_json_op(const struct job_op *jo)
+{
+	json_t *o = json_object();
+
+	report_json_title(o, jo);
+	if (jo->skipped) {
+		json_object_set_new(o, "reason", json_string(
+		    jo->skip_reason ? jo->skip_reason : ""));
+		return o;
+	}
+	json_object_set_new(o, "reached", json_boolean(jo->finished));
+	json_object_set_new(o, "trials", json_integer(jo->trials));
+	json_object_set_new(o, "measured", json_integer(jo->measured));
+	json_object_set_new(o, "valid", json_integer(jo->ok));
+	json_object_set_new(o, "space",
+	    json_integer((json_int_t)jo->space_count));
+	report_json_best(o, jo);
+	report_json_versus(o, jo);
+	report_json_gpu(o, jo);
+	json_object_set_new(o, "tuner_seconds", json_real(jo->tuner_s));
+	return o;
+}
+
 char *
 report_json(int64_t job_id, const struct job_op *ops, size_t n, int outcome)
 {
@@ -415,88 +565,8 @@ report_json(int64_t job_id, const struct job_op *ops, size_t n, int outcome)
 
 	json_object_set_new(root, "job_id", json_integer(job_id));
 	json_object_set_new(root, "outcome", json_integer(outcome));
-	for (i = 0; i < n; i++) {
-		const struct job_op *jo = &ops[i];
-		json_t *o = json_object();
-		int k;
-
-		json_object_set_new(o, "index", json_integer(jo->op->index));
-		json_object_set_new(o, "name", json_string(jo->op->name));
-		json_object_set_new(o, "kind", json_string(jo->op->kind));
-		json_object_set_new(o, "loc", json_string(jo->op->loc));
-		json_object_set_new(o, "occurrences", json_integer(
-		    (json_int_t)jo->nuses));
-		json_object_set_new(o, "tuned", json_boolean(!jo->skipped));
-		if (jo->skipped) {
-			json_object_set_new(o, "reason", json_string(
-			    jo->skip_reason ? jo->skip_reason : ""));
-			json_array_append_new(arr, o);
-			continue;
-		}
-		json_object_set_new(o, "reached", json_boolean(jo->finished));
-		json_object_set_new(o, "trials", json_integer(jo->trials));
-		json_object_set_new(o, "measured", json_integer(jo->measured));
-		json_object_set_new(o, "valid", json_integer(jo->ok));
-		json_object_set_new(o, "space", json_integer((json_int_t)jo->space_count));
-		if (jo->have_best) {
-			json_t *kn = json_object();
-
-			json_object_set_new(o, "best", json_string(jo->best_name));
-			for (k = 0; k < KNOB_COUNT; k++) {
-				if (jo->best.v[k] != 0)
-					json_object_set_new(kn, space_knob_name(k),
-					    json_integer(jo->best.v[k]));
-			}
-			json_object_set_new(o, "knobs", kn);
-			json_object_set_new(o, "gflops", json_real(jo->best_gflops));
-			json_object_set_new(o, "gflops_cv", json_real(jo->best_cv));
-			json_object_set_new(o, "final_rounds",
-			    json_integer(jo->final_rounds));
-			json_object_set_new(o, "runtime_ms", json_real(jo->best_ms));
-			json_object_set_new(o, "default_is_best",
-			    json_boolean(jo->default_best));
-			json_object_set_new(o, "default_kept",
-			    json_boolean(jo->kept_default));
-			if (jo->kept_default) {
-				json_object_set_new(o, "search_best",
-				    json_string(jo->winner_name));
-				json_object_set_new(o, "search_best_speedup_ci",
-				    report_json_ratio(&jo->winner_speedup));
-			}
-		} else
-			json_object_set_new(o, "best", json_null());
-		/* The default at the winner's thread count, after the choice. */
-		json_object_set_new(o, "baseline_threads",
-		    json_integer(jo->base_threads));
-		json_object_set_new(o, "baseline_gflops",
-		    json_real(jo->base_thr_gflops));
-		json_object_set_new(o, "speedup", json_real(jo->speedup.est));
-		json_object_set_new(o, "speedup_ci",
-		    report_json_ratio(&jo->speedup));
-		json_object_set_new(o, "baseline1_gflops",
-		    json_real(jo->base1_gflops));
-		json_object_set_new(o, "speedup_vs_1thread",
-		    report_json_ratio(&jo->speedup1));
-		json_object_set_new(o, "first_baseline_gflops",
-		    json_real(jo->baseline_gflops));
-		json_object_set_new(o, "noise_cv", json_real(jo->noise_cv));
-		json_object_set_new(o, "noise_measurements",
-		    json_integer(jo->nnoise));
-		json_object_set_new(o, "baseline_drift",
-		    json_boolean(jo->drift.drift));
-		json_object_set_new(o, "reference", json_string(
-		    jo->reference_name));
-		json_object_set_new(o, "reference_same_precision",
-		    json_boolean(jo->reference_same));
-		json_object_set_new(o, "reference_gflops",
-		    json_real(jo->reference_gflops));
-		json_object_set_new(o, "vs_reference", json_real(
-		    jo->reference_gflops > 0 ? jo->best_gflops /
-		    jo->reference_gflops : 0));
-		report_json_gpu(o, jo);
-		json_object_set_new(o, "tuner_seconds", json_real(jo->tuner_s));
-		json_array_append_new(arr, o);
-	}
+	for (i = 0; i < n; i++)
+		json_array_append_new(arr, report_json_op(&ops[i]));
 	json_object_set_new(root, "ops", arr);
 	floor = report_noise_floor(ops, n, &nm);
 	json_object_set_new(root, "noise_floor_cv", json_real(floor));

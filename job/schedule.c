@@ -186,12 +186,82 @@ sched_replay(struct job *c, size_t *op, int64_t *n)
 	return 0;
 }
 
+/*
+ * Which op gets the next round: the first op, in program order, without a
+ * round yet, else the one of largest expected gain. *first counts the ops
+ * without a round. Returns its index, or (size_t)-1 when none is open.
+ */
+static size_t
+sched_pick(const struct job *c, size_t *first, double *gain,
+    const char **why)
+{
+	double best = 0, gr;
+	size_t i, pick = (size_t)-1;
+
+	*first = 0;
+	for (i = 0; i < c->nops; i++) {
+		if (sched_open(c, i) && c->ops[i].rounds == 0) {
+			if (pick == (size_t)-1)
+				pick = i;
+			(*first)++;
+		}
+	}
+	if (pick != (size_t)-1) {
+		*why = "first round";
+		return pick;
+	}
+	for (i = 0; i < c->nops; i++) {
+		if (!sched_open(c, i))
+			continue;
+		gr = sched_gradient(c, i);
+		if (pick == (size_t)-1 || gr < best) {
+			best = gr;
+			pick = i;
+		}
+	}
+	*why = "largest expected gain";
+	*gain = -best / JOB_ROUND_TRIALS;
+	return pick;
+}
+
+/*
+ * Cut round *n of op pick to time_budget: a first round takes at most its
+ * share of the time left, so that every op gets one (nine IREE ops, whose
+ * candidates compile in seconds: 12 minutes went to the first three).
+ * Returns 0 when no round fits any more (the search ends), else 1.
+ */
+static int
+sched_time_share(struct job *c, size_t pick, size_t first, int64_t *n)
+{
+	const struct job_op *jo = &c->ops[pick];
+	double per = jo->trial_s > 0 ? jo->trial_s : 2 * jo->meas_s;
+	double reserve = 0, left;
+	size_t i;
+
+	/* Lanes finish ops side by side: the reserve shrinks as many times. */
+	for (i = 0; i < c->nops; i++)
+		reserve += sched_reserve(c, &c->ops[i]) / (double)c->lanes;
+	left = c->time_budget - c->spent_before - job_elapsed(c) - reserve;
+	if (first > 0 && per > 0 && left * (double)c->lanes /
+	    (double)first < per * (double)*n) {
+		*n = (int64_t)(left * (double)c->lanes / (double)first / per);
+		if (*n < 1)
+			*n = 1;
+	}
+	if (left < per * (double)*n) {
+		job_log(c, "info", "time_budget: %.0f s left, %.0f s "
+		    "kept for the ops' confirm and final rounds: the "
+		    "search ends", left + reserve, reserve);
+		return 0;
+	}
+	return 1;
+}
+
 int
 sched_next(struct job *c, size_t *op, int64_t *n, double *gain,
     const char **why)
 {
-	double best = 0, gr, reserve = 0, left;
-	size_t i, pick = (size_t)-1, first = 0;
+	size_t pick, first;
 	/* Tune trials done, and those the rounds in flight may add. */
 	int64_t cap, total = c->trials_total + c->inflight_trials;
 	int r;
@@ -203,39 +273,11 @@ sched_next(struct job *c, size_t *op, int64_t *n, double *gain,
 	}
 	if (c->trial_budget > 0 && total >= c->trial_budget)
 		return 0;
-	/* Lanes finish ops side by side: the reserve shrinks as many times. */
-	for (i = 0; i < c->nops; i++)
-		reserve += sched_reserve(c, &c->ops[i]) / (double)c->lanes;
-	/*
-	 * A first round for every op, in program order, each at most its
-	 * share of what is left of a trial budget.
-	 */
-	for (i = 0; i < c->nops; i++) {
-		if (sched_open(c, i) && c->ops[i].rounds == 0) {
-			if (pick == (size_t)-1)
-				pick = i;
-			first++;
-		}
-	}
-	if (pick != (size_t)-1)
-		*why = "first round";
-	if (pick == (size_t)-1) {
-		for (i = 0; i < c->nops; i++) {
-			if (!sched_open(c, i))
-				continue;
-			gr = sched_gradient(c, i);
-			if (pick == (size_t)-1 || gr < best) {
-				best = gr;
-				pick = i;
-			}
-		}
-		*why = "largest expected gain";
-		*gain = -best / JOB_ROUND_TRIALS;
-	}
-	if (pick == (size_t)-1)
+	if ((pick = sched_pick(c, &first, gain, why)) == (size_t)-1)
 		return 0;
 	cap = sched_cap(c, &c->ops[pick]) - c->ops[pick].trials;
 	*n = cap < JOB_ROUND_TRIALS ? cap : JOB_ROUND_TRIALS;
+	/* A first round takes at most its share of a trial budget's rest. */
 	if (c->trial_budget > 0) {
 		int64_t rest = c->trial_budget - total;
 		int64_t share = first > 0 ? rest / (int64_t)first : rest;
@@ -245,31 +287,8 @@ sched_next(struct job *c, size_t *op, int64_t *n, double *gain,
 		if (rest < *n)
 			*n = rest;
 	}
-	if (c->time_budget > 0) {
-		const struct job_op *jo = &c->ops[pick];
-		double per = jo->trial_s > 0 ? jo->trial_s : 2 * jo->meas_s;
-
-		left = c->time_budget - c->spent_before - job_elapsed(c) -
-		    reserve;
-		/*
-		 * A first round takes at most its share of the time left, so
-		 * that every op gets one (nine IREE ops, whose candidates
-		 * compile in seconds: 12 minutes went to the first three).
-		 */
-		if (first > 0 && per > 0 && left * (double)c->lanes /
-		    (double)first < per * (double)*n) {
-			*n = (int64_t)(left * (double)c->lanes /
-			    (double)first / per);
-			if (*n < 1)
-				*n = 1;
-		}
-		if (left < per * (double)*n) {
-			job_log(c, "info", "time_budget: %.0f s left, %.0f s "
-			    "kept for the ops' confirm and final rounds: the "
-			    "search ends", left + reserve, reserve);
-			return 0;
-		}
-	}
+	if (c->time_budget > 0 && !sched_time_share(c, pick, first, n))
+		return 0;
 	*op = pick;
 	return *n > 0;
 }

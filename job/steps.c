@@ -876,6 +876,72 @@ out:
 _Static_assert(JOB_BATCH_MAX <= TUNER_PROPOSE_MAX, "a batch the tuner cuts");
 
 /*
+ * The tuner of op jo, made at its first search round and kept until its
+ * finish, offered what other jobs learnt. 0, or -1 with *err.
+ */
+static int
+steps_tuner_on(struct job *c, struct job_op *jo, char **err)
+{
+	const struct cfg *cfg = c->cfg;
+	struct tuner_params tp;
+	const char **ek = NULL, **ev = NULL;
+	int *el = NULL;
+	int r;
+
+	if (jo->tuner_on)
+		return 0;
+	steps_tuner_params(cfg, &tp, &ek, &ev, &el);
+	tp.n_trial = c->per_op_max;
+	r = tuner_create(tuner_find(cfg->tuner), &tp, jo->op, jo->sp,
+	    &jo->t, err);
+	free(ek);
+	free(ev);
+	free(el);
+	if (r != 0)
+		return -1;
+	jo->tuner_on = 1;
+	job_offer_transfer(c, &jo->t, jo->op);
+	return 0;
+}
+
+/*
+ * The k proposed configs idx of a round, one after another: each taken from
+ * the store or measured into res. *k becomes how many the tuner may learn
+ * from (fewer when the job halts). 0, or -1 with *err.
+ */
+static int
+steps_round_serial(struct job *c, struct job_op *jo, const uint64_t *idx,
+    struct trial_result *res, size_t *k, char **err)
+{
+	struct config cf;
+	size_t i;
+	int found, r;
+
+	for (i = 0; i < *k; i++) {
+		if (job_tune_halt(c)) {
+			*k = i;
+			break;
+		}
+		space_get(jo->sp, idx[i], &cf);
+		if ((found = job_tune_found(c, jo, &cf, &res[i], err)) < 0)
+			return -1;
+		if (!found) {
+			if ((r = job_trial(c, jo->b, jo, &cf, "tune", &res[i],
+			    err)) < 0)
+				return -1;
+			if (r == 1) {
+				*k = i;
+				break;
+			}
+			if (r == 2)
+				continue;	/* staged: the tuner waits */
+		}
+		job_tune_done(c, jo, &cf, &res[i], found == 1);
+	}
+	return 0;
+}
+
+/*
  * A search round: the tuner (made at the op's first round, kept until its
  * finish) proposes up to n configs, each measured or taken from the store,
  * and learns from them; the default is measured again every
@@ -886,18 +952,12 @@ int
 steps_search_round(struct job *c, struct job_op *jo, int64_t n,
     int64_t *done, char **err)
 {
-	const struct cfg *cfg = c->cfg;
-	const struct op_desc *op = jo->op;
-	struct tuner_params tp;
-	struct config cf;
 	uint64_t idx[JOB_BATCH_MAX];
 	struct trial_result res[JOB_BATCH_MAX];
-	const char **ek = NULL, **ev = NULL;
-	int *el = NULL;
 	int64_t before = jo->trials, d0 = c->deferred;
 	double g;
 	size_t i, k;
-	int rc = -1, r;
+	int rc = -1;
 
 	*done = 0;
 	memset(res, 0, sizeof res);
@@ -906,19 +966,8 @@ steps_search_round(struct job *c, struct job_op *jo, int64_t n,
 		return 0;
 	if (n > JOB_BATCH_MAX)
 		n = JOB_BATCH_MAX;
-	if (!jo->tuner_on) {
-		steps_tuner_params(cfg, &tp, &ek, &ev, &el);
-		tp.n_trial = c->per_op_max;
-		r = tuner_create(tuner_find(cfg->tuner), &tp, op, jo->sp,
-		    &jo->t, err);
-		free(ek);
-		free(ev);
-		free(el);
-		if (r != 0)
-			return -1;
-		jo->tuner_on = 1;
-		job_offer_transfer(c, &jo->t, op);
-	}
+	if (steps_tuner_on(c, jo, err) != 0)
+		return -1;
 	jo->reached = 1;
 	if (job_tune_halt(c))
 		return c->stopped ? 1 : 0;
@@ -930,29 +979,8 @@ steps_search_round(struct job *c, struct job_op *jo, int64_t n,
 		if (job_batch_parallel(c, jo, jo->sp, jo->b, idx, k, res, &k,
 		    err) != 0)
 			goto out;
-	} else for (i = 0; i < k; i++) {
-		int found;
-
-		if (job_tune_halt(c)) {
-			k = i;
-			break;
-		}
-		space_get(jo->sp, idx[i], &cf);
-		if ((found = job_tune_found(c, jo, &cf, &res[i], err)) < 0)
-			goto out;
-		if (!found) {
-			if ((r = job_trial(c, jo->b, jo, &cf, "tune", &res[i],
-			    err)) < 0)
-				goto out;
-			if (r == 1) {
-				k = i;
-				break;
-			}
-			if (r == 2)
-				continue;	/* staged: the tuner waits */
-		}
-		job_tune_done(c, jo, &cf, &res[i], found == 1);
-	}
+	} else if (steps_round_serial(c, jo, idx, res, &k, err) != 0)
+		goto out;
 	if (carry_staged(c, d0)) {
 		rc = 1;
 		goto out;
@@ -961,8 +989,8 @@ steps_search_round(struct job *c, struct job_op *jo, int64_t n,
 	jo->tuner_s += tuner_overhead(&jo->t);
 	if (jo->since_noise >= JOB_NOISE_EVERY) {
 		jo->since_noise = 0;
-		if ((r = job_measure(c, jo->b, jo, &jo->deflt, "noise", &g,
-		    NULL, err)) < 0)
+		if (job_measure(c, jo->b, jo, &jo->deflt, "noise", &g,
+		    NULL, err) < 0)
 			goto out;
 	}
 	/* A staged noise measurement holds nothing up: its round goes on. */

@@ -233,24 +233,26 @@ space_mul(uint64_t a, uint64_t b, int *over)
 	return a * b;
 }
 
-int
-space_new(const struct op_desc *op, const struct knob_values *lists,
-    size_t nlists, const struct space_rules *rules, struct space **out,
-    char **err)
+/*
+ * The candidate lists of space s, cut to op's sizes and rules: its
+ * dimensions' tiles (and their compatible pairs), then the other knobs.
+ * 0, or -1 with *err when a list or their product is too large.
+ */
+static int
+space_build_lists(struct space *s, const struct op_desc *op,
+    const struct knob_values *lists, size_t nlists,
+    const struct space_rules *rules, char **err)
 {
-	struct space *s = xcalloc(1, sizeof *s);
-	uint64_t raw = 1, w;
-	size_t i, a, b, c, nv[3];
+	uint64_t raw = 1;
+	size_t i;
 	int over = 0;
 	int64_t sizes[3] = { op->m, op->n, op->k };
 
-	*out = NULL;
-	s->knobs = rules->knobs;
 	for (i = 0; i < nlists; i++) {
 		if (lists[i].n > SPACE_MAX_LIST) {
 			util_seterr(err, "%s: %zu values, at most %d allowed",
 			    knob_names[lists[i].knob], lists[i].n, SPACE_MAX_LIST);
-			goto fail;
+			return -1;
 		}
 	}
 	for (i = 0; i < 3; i++) {
@@ -263,7 +265,6 @@ space_new(const struct op_desc *op, const struct knob_values *lists,
 		d->vecs = space_list(KNOB_VECTOR_M + i, lists, nlists, rules, &d->nvecs);
 		raw = space_mul(raw, space_mul(d->ntiles, d->nvecs, &over), &over);
 		space_dim_build(d);
-		nv[i] = d->nvecs;
 	}
 	s->threads = space_list(KNOB_THREADS, lists, nlists, rules, &s->nthreads);
 	s->bx = space_list(KNOB_BLOCK_DIM_X, lists, nlists, rules, &s->nbx);
@@ -278,16 +279,30 @@ space_new(const struct op_desc *op, const struct knob_values *lists,
 	if (over) {
 		util_seterr(err, "the search space has more than 2^40 points; "
 		    "narrow the [SearchSpace] lists");
-		goto fail;
+		return -1;
 	}
+	return 0;
+}
+
+/*
+ * The register tiles of space s: the valid (vector_m, vector_n, vector_k)
+ * triples and the prefix sums of their weights (how many cache tiles each
+ * fits). 0, or -1 with *err when there are too many combinations.
+ */
+static int
+space_build_tri(struct space *s, const struct op_desc *op,
+    const struct space_rules *rules, char **err)
+{
+	size_t a, b, c, nv[3] = { s->dim[0].nvecs, s->dim[1].nvecs,
+	    s->dim[2].nvecs };
+	uint64_t w;
 
 	if ((uint64_t)nv[0] * nv[1] * nv[2] > (1u << 22)) {
 		util_seterr(err, "%zu x %zu x %zu register tiles: too many "
 		    "combinations; narrow the vector_m/n/k lists", nv[0], nv[1],
 		    nv[2]);
-		goto fail;
+		return -1;
 	}
-	/* Register tiles: valid triples and their weights. */
 	s->tri = xcalloc(nv[0] * nv[1] * nv[2], sizeof *s->tri);
 	s->prefix = xcalloc(nv[0] * nv[1] * nv[2] + 1, sizeof *s->prefix);
 	s->tri_of = xcalloc(nv[0] * nv[1] * nv[2], sizeof *s->tri_of);
@@ -311,8 +326,15 @@ space_new(const struct op_desc *op, const struct knob_values *lists,
 		s->prefix[s->ntri + 1] = s->prefix[s->ntri] + w;
 		s->ntri++;
 	}
+	return 0;
+}
 
-	/* GPU blocks: x·y·z <= 1024 (the seed's rule). */
+/* The GPU blocks of space s: x·y·z <= 1024 (the seed's rule). */
+static void
+space_build_blocks(struct space *s)
+{
+	size_t a, b, c;
+
 	s->blocks = xcalloc(s->nbx * s->nby * s->nbz * 3, sizeof *s->blocks);
 	for (a = 0; a < s->nbx; a++)
 	for (b = 0; b < s->nby; b++)
@@ -326,6 +348,21 @@ space_new(const struct op_desc *op, const struct knob_values *lists,
 		s->blocks[s->nblocks * 3 + 2] = z;
 		s->nblocks++;
 	}
+}
+
+int
+space_new(const struct op_desc *op, const struct knob_values *lists,
+    size_t nlists, const struct space_rules *rules, struct space **out,
+    char **err)
+{
+	struct space *s = xcalloc(1, sizeof *s);
+
+	*out = NULL;
+	s->knobs = rules->knobs;
+	if (space_build_lists(s, op, lists, nlists, rules, err) != 0 ||
+	    space_build_tri(s, op, rules, err) != 0)
+		goto fail;
+	space_build_blocks(s);
 	s->inner = (uint64_t)s->nthreads * s->nblocks * s->npipe * s->npack;
 	s->count = s->prefix[s->ntri] * s->inner;
 	*out = s;

@@ -210,10 +210,66 @@ static const char sql_trial_add[] =
 	"?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, "
 	"?45, ?46, ?47, ?48, ?49, ?50)";
 
+/* Bind fixed buffer buf (it may lack the NUL) at i: NULL when empty. */
+static void
+buf_bind(sqlite3_stmt *st, int i, const char *buf, size_t size)
+{
+	if (buf[0] == '\0')
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_text(st, i, buf, (int)strnlen(buf, size),
+		    SQLITE_TRANSIENT);
+}
+
+/*
+ * Bind result r of a trial of phase from column col on, as result_from_row
+ * reads it back. Empty strings, counters not read and the reference-only
+ * fields of other phases are NULL.
+ */
+static void
+result_bind(sqlite3_stmt *st, int col, const char *phase,
+    const struct trial_result *r)
+{
+	int k;
+
+	store_bind_text(st, col, trial_status_name(r->status));
+	sqlite3_bind_double(st, col + 1, r->median_ms);
+	sqlite3_bind_double(st, col + 2, r->min_ms);
+	sqlite3_bind_double(st, col + 3, r->max_ms);
+	sqlite3_bind_double(st, col + 4, r->cv);
+	sqlite3_bind_int(st, col + 5, r->reps);
+	sqlite3_bind_double(st, col + 6, r->gflops);
+	sqlite3_bind_double(st, col + 7, r->compile_s);
+	sqlite3_bind_double(st, col + 8, r->measure_s);
+	sqlite3_bind_int(st, col + 9, r->verified);
+	sqlite3_bind_double(st, col + 10, r->max_err);
+	/* artifact is a fixed buffer: bound its length, it may lack the NUL. */
+	sqlite3_bind_text(st, col + 11, r->artifact, (int)strnlen(r->artifact,
+	    sizeof r->artifact), SQLITE_TRANSIENT);
+	store_bind_text(st, col + 12, r->error);
+	buf_bind(st, col + 13, r->checked_by, sizeof r->checked_by);
+	if (strcmp(phase, "reference") == 0 && r->ref_routine[0] != '\0') {
+		sqlite3_bind_text(st, col + 14, r->ref_routine, (int)strnlen(
+		    r->ref_routine, sizeof r->ref_routine), SQLITE_TRANSIENT);
+		sqlite3_bind_int(st, col + 15, r->ref_same_precision);
+	} else {
+		sqlite3_bind_null(st, col + 14);
+		sqlite3_bind_null(st, col + 15);
+	}
+	sqlite3_bind_int(st, col + 16, r->reps_dropped);
+	for (k = 0; k < TRIAL_CTR_COUNT; k++) {
+		if (r->counters_have & (1u << k))
+			sqlite3_bind_int64(st, col + 17 + k, r->counters[k]);
+		else
+			sqlite3_bind_null(st, col + 17 + k);
+	}
+	buf_bind(st, col + 17 + TRIAL_CTR_COUNT, r->host, sizeof r->host);
+	gpu_bind(st, col + 18 + TRIAL_CTR_COUNT, phase, r);
+}
+
 int64_t
 store_trial_add(struct store *s, const struct store_trial *t, char **err)
 {
-	const struct trial_result *r = &t->result;
 	sqlite3_stmt	*st;
 	char		 name[256];
 	const char	*config_name = t->config_name;
@@ -245,46 +301,7 @@ store_trial_add(struct store *s, const struct store_trial *t, char **err)
 	store_bind_text(st, 5, config_name);
 	for (k = 0; k < KNOB_COUNT; k++)
 		sqlite3_bind_int64(st, 6 + k, t->config.v[k]);
-	store_bind_text(st, 18, trial_status_name(r->status));
-	sqlite3_bind_double(st, 19, r->median_ms);
-	sqlite3_bind_double(st, 20, r->min_ms);
-	sqlite3_bind_double(st, 21, r->max_ms);
-	sqlite3_bind_double(st, 22, r->cv);
-	sqlite3_bind_int(st, 23, r->reps);
-	sqlite3_bind_double(st, 24, r->gflops);
-	sqlite3_bind_double(st, 25, r->compile_s);
-	sqlite3_bind_double(st, 26, r->measure_s);
-	sqlite3_bind_int(st, 27, r->verified);
-	sqlite3_bind_double(st, 28, r->max_err);
-	/* artifact is a fixed buffer: bound its length, it may lack the NUL. */
-	sqlite3_bind_text(st, 29, r->artifact, (int)strnlen(r->artifact,
-	    sizeof r->artifact), SQLITE_TRANSIENT);
-	store_bind_text(st, 30, r->error);
-	/* Empty strings and the reference-only fields of other phases: NULL. */
-	sqlite3_bind_text(st, 31, r->checked_by, (int)strnlen(r->checked_by,
-	    sizeof r->checked_by), SQLITE_TRANSIENT);
-	if (r->checked_by[0] == '\0')
-		sqlite3_bind_null(st, 31);
-	if (strcmp(t->phase, "reference") == 0 && r->ref_routine[0] != '\0') {
-		sqlite3_bind_text(st, 32, r->ref_routine, (int)strnlen(
-		    r->ref_routine, sizeof r->ref_routine), SQLITE_TRANSIENT);
-		sqlite3_bind_int(st, 33, r->ref_same_precision);
-	} else {
-		sqlite3_bind_null(st, 32);
-		sqlite3_bind_null(st, 33);
-	}
-	sqlite3_bind_int(st, 34, r->reps_dropped);
-	for (k = 0; k < TRIAL_CTR_COUNT; k++) {
-		if (r->counters_have & (1u << k))
-			sqlite3_bind_int64(st, 35 + k, r->counters[k]);
-		else
-			sqlite3_bind_null(st, 35 + k);
-	}
-	sqlite3_bind_text(st, 35 + TRIAL_CTR_COUNT, r->host, (int)strnlen(
-	    r->host, sizeof r->host), SQLITE_TRANSIENT);
-	if (r->host[0] == '\0')
-		sqlite3_bind_null(st, 35 + TRIAL_CTR_COUNT);
-	gpu_bind(st, 36 + TRIAL_CTR_COUNT, t->phase, r);
+	result_bind(st, 18, t->phase, &t->result);
 	sqlite3_bind_double(st, 36 + TRIAL_CTR_COUNT + RESULT_GPU_NCOLS,
 	    t->created != 0 ?
 	    t->created : util_wall());
