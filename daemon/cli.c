@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1028,65 +1029,22 @@ struct best_args {
 	int64_t		 job;
 };
 
-/* The command line into a: 0, 1 after --help, or 2 after the message. */
-static int
-best_args(int argc, char **argv, struct best_args *a)
-{
-	static const struct option longopts[] = {
-		{ "db", required_argument, NULL, 'D' },
-		{ "op", required_argument, NULL, 'o' },
-		{ "job", required_argument, NULL, 'J' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	int ch;
+static const char *const best_formats[] = { "table", "json", "csv", NULL };
 
-	a->format = "table";
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'D':
-			free(a->db);
-			a->db = xstrdup(optarg);
-			break;
-		case 'o':
-			a->op = optarg;
-			break;
-		case 'J':
-			if (util_parse_id(optarg, &a->job) != 0) {
-				fprintf(stderr, "autosched best: --job %s: "
-				    "expected a job id\n", optarg);
-				return 2;
-			}
-			break;
-		case 'a':
-			a->op = NULL;
-			break;
-		case 'f':
-			a->format = optarg;
-			if (strcmp(optarg, "table") && strcmp(optarg, "json") &&
-			    strcmp(optarg, "csv")) {
-				fprintf(stderr, "autosched best: --format %s: "
-				    "expected table, json or csv\n", optarg);
-				return 2;
-			}
-			break;
-		case 'h':
-			best_usage(stdout);
-			return 1;
-		default:
-			best_usage(stderr);
-			return 2;
-		}
-	}
-	if (argc != optind) {
-		best_usage(stderr);
-		return 2;
-	}
-	return 0;
-}
+static const struct opt_spec best_opts[] = {
+	{ .name = "db", .kind = OPT_PATH, .off = offsetof(struct best_args, db) },
+	{ .name = "op", .kind = OPT_STRING, .off = offsetof(struct best_args, op) },
+	{ .name = "job", .kind = OPT_JOB, .off = offsetof(struct best_args, job) },
+	{ .name = "all", .kind = OPT_UNSET, .off = offsetof(struct best_args, op) },
+	{ .name = "format", .kind = OPT_WORD,
+	  .off = offsetof(struct best_args, format), .words = best_formats,
+	  .expect = "expected table, json or csv" },
+	{ .name = NULL }
+};
+
+static const struct opts_cmd best_cmd = {
+	"autosched best", best_opts, best_usage, 0, 0
+};
 
 static void
 best_print_json(const struct store_best *rows, size_t n)
@@ -1171,10 +1129,11 @@ cli_best(int argc, char **argv)
 	struct best_args a;
 	struct store_best *rows = NULL;
 	size_t n = 0, i;
-	int rc;
+	int rc, first;
 
 	memset(&a, 0, sizeof a);
-	if ((rc = best_args(argc, argv, &a)) != 0) {
+	a.format = "table";
+	if ((rc = util_opts_parse(&best_cmd, argc, argv, &a, &first)) != 0) {
 		rc = rc == 1 ? 0 : 2;
 		goto out;
 	}
@@ -1231,70 +1190,31 @@ export_other_format(int argc, char **argv)
 /* What export --format json was asked. */
 struct export_args {
 	char		*db;
-	const char	*op, *outpath;
+	const char	*op, *outpath, *format;
 	int64_t		 job;
 };
 
-/* The command line into a: 0, 1 after --help, or 2 after the message. */
-static int
-export_args(int argc, char **argv, struct export_args *a)
-{
-	static const struct option longopts[] = {
-		{ "db", required_argument, NULL, 'D' },
-		{ "op", required_argument, NULL, 'p' },
-		{ "job", required_argument, NULL, 'J' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	int ch;
+/* Only json is parsed here; the compiler formats went to export/ already. */
+static const char *const export_formats[] = { "json", NULL };
 
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'D':
-			free(a->db);
-			a->db = xstrdup(optarg);
-			break;
-		case 'p':
-			a->op = optarg;
-			break;
-		case 'J':
-			if (util_parse_id(optarg, &a->job) != 0) {
-				fprintf(stderr, "autosched export: --job %s: "
-				    "expected a job id\n", optarg);
-				return 2;
-			}
-			break;
-		case 'a':
-			a->op = NULL;
-			break;
-		case 'o':
-			a->outpath = optarg;
-			break;
-		case 'f':
-			if (strcmp(optarg, "json") != 0) {
-				fprintf(stderr, "autosched export: --format %s: "
-				    "expected json, transform or iree-spec\n", optarg);
-				return 2;
-			}
-			break;
-		case 'h':
-			export_usage(stdout);
-			return 1;
-		default:
-			export_usage(stderr);
-			return 2;
-		}
-	}
-	if (argc != optind) {
-		export_usage(stderr);
-		return 2;
-	}
-	return 0;
-}
+static const struct opt_spec export_opts[] = {
+	{ .name = "db", .kind = OPT_PATH, .off = offsetof(struct export_args, db) },
+	{ .name = "op", .kind = OPT_STRING,
+	  .off = offsetof(struct export_args, op) },
+	{ .name = "job", .kind = OPT_JOB, .off = offsetof(struct export_args, job) },
+	{ .name = "all", .kind = OPT_UNSET,
+	  .off = offsetof(struct export_args, op) },
+	{ .name = "format", .kind = OPT_WORD,
+	  .off = offsetof(struct export_args, format), .words = export_formats,
+	  .expect = "expected json, transform or iree-spec" },
+	{ .name = "output", .letter = 'o', .kind = OPT_STRING,
+	  .off = offsetof(struct export_args, outpath) },
+	{ .name = NULL }
+};
+
+static const struct opts_cmd export_cmd = {
+	"autosched export", export_opts, export_usage, 0, 0
+};
 
 /* The rows as autosched-configs/1 JSON, to stdout or a->outpath. */
 static int
@@ -1337,13 +1257,13 @@ cli_export(int argc, char **argv)
 	struct export_args a;
 	struct store_best *rows = NULL;
 	size_t n = 0, i;
-	int rc;
+	int rc, first;
 
 	/* The compiler formats live in export/. */
 	if (export_other_format(argc, argv))
 		return export_cmd_export(argc, argv);
 	memset(&a, 0, sizeof a);
-	if ((rc = export_args(argc, argv, &a)) != 0) {
+	if ((rc = util_opts_parse(&export_cmd, argc, argv, &a, &first)) != 0) {
 		rc = rc == 1 ? 0 : 2;
 		goto out;
 	}
