@@ -36,10 +36,11 @@ struct report_args {
 
 /* --all: the whole store, whatever --job or --op said before. */
 static int
-report_all(void *args, const char *v)
+report_all(void *args, const struct opt_spec *o, const char *v)
 {
 	struct report_args *a = args;
 
+	(void)o;
 	(void)v;
 	a->ho.job_id = 0;
 	a->ho.op_filter = NULL;

@@ -55,12 +55,16 @@ opts_set(const struct opts_cmd *c, const struct opt_spec *o, const char *v,
 			return opts_bad(c, o, v, "expected a job id");
 		return 0;
 	case OPT_INT:
+	case OPT_LONG:
 		errno = 0;
 		l = strtol(v, &end, 10);
 		if (*v == '\0' || *end != '\0' || errno != 0 ||
 		    l < o->min || l > o->max)
 			return opts_bad(c, o, v, "expected a number");
-		*(int *)(void *)p = (int)l;
+		if (o->kind == OPT_INT)
+			*(int *)(void *)p = (int)l;
+		else
+			*(long *)(void *)p = l;
 		return 0;
 	case OPT_REAL:
 		d = strtod(v, &end);
@@ -81,7 +85,7 @@ opts_set(const struct opts_cmd *c, const struct opt_spec *o, const char *v,
 			*(int *)(void *)p = o->vals != NULL ? o->vals[i] : (int)i;
 		return 0;
 	case OPT_FN:
-		return o->fn(args, v) == 0 ? 0 : 2;
+		return o->fn(args, o, v) == 0 ? 0 : 2;
 	}
 	return 2;
 }
@@ -96,10 +100,11 @@ util_opts_parse(const struct opts_cmd *c, int argc, char **argv, void *args,
 	size_t n, i;
 	int ch, rc, has;
 
+	/* A table past OPTS_MAX rows is a bug, caught at its first use. */
 	for (n = 0; c->opts[n].name != NULL; n++)
 		if (n == OPTS_MAX)
 			abort();
-	*s++ = 'h';
+	*s++ = 'h';	/* -h, --help: every command's */
 	for (i = 0; i < n; i++) {
 		o = &c->opts[i];
 		has = o->kind == OPT_FN ? o->has_arg : o->kind != OPT_FLAG &&

@@ -156,10 +156,11 @@ enum opt_kind {
 	OPT_PATH,	/* char * at off: a copy (the earlier one freed); caller frees */
 	OPT_JOB,	/* int64_t at off: a job id (util_parse_id) */
 	OPT_INT,	/* int at off: a decimal number in [min, max] */
+	OPT_LONG,	/* long at off: a decimal number in [min, max] */
 	OPT_REAL,	/* double at off: a number in [min, max] */
 	OPT_WORD,	/* const char * at off: the one of words given */
 	OPT_CHOICE,	/* int at off: vals[i] for the words[i] given */
-	OPT_FN		/* fn(args, value or NULL): 0, or -1 after its message */
+	OPT_FN		/* fn(args, the row, value or NULL): 0, or -1 after its message */
 };
 
 struct opt_spec {
@@ -170,11 +171,12 @@ struct opt_spec {
 	const char	*expect;	/* the message's words: "expected ..." */
 	const char *const *words;	/* OPT_WORD, OPT_CHOICE: NULL-ended */
 	const int	*vals;		/* OPT_CHOICE: NULL = the index */
-	double		 min, max;	/* OPT_INT, OPT_REAL */
-	int		 val;		/* OPT_FLAG */
+	double		 min, max;	/* OPT_INT, OPT_LONG, OPT_REAL */
+	int		 val;		/* OPT_FLAG; OPT_FN: for fn to tell rows apart */
 	int		 has_arg;	/* OPT_FN: takes a value */
 	size_t		 given;		/* offsetof an int set to 1 when given; 0: none */
-	int		(*fn)(void *, const char *);	/* OPT_FN */
+	int		(*fn)(void *, const struct opt_spec *, const char *);
+					/* OPT_FN */
 };
 
 /* A command: how it names itself in messages, its options, its usage. */
