@@ -187,17 +187,11 @@ run_args(int argc, char **argv, struct run_args *a)
 static void
 run_signals(void)
 {
-	struct sigaction sa, old_hup;
+	static const int stop[] = { SIGINT, SIGTERM }, hup[] = { SIGHUP };
 
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = cli_on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	util_signals_catch(stop, 2, cli_on_signal, 0, NULL);
 	/* The terminal gone: stop the same way, unless ignored (nohup). */
-	sigaction(SIGHUP, &sa, &old_hup);
-	if (old_hup.sa_handler == SIG_IGN)
-		sigaction(SIGHUP, &old_hup, NULL);
+	util_signals_catch(hup, 1, cli_on_signal, 1, NULL);
 }
 
 /* The exit code of a job's outcome (said, where it is not the job's). */

@@ -309,8 +309,8 @@ int
 cli_watch(int argc, char **argv)
 {
 	struct watch_args a;
+	static const int watch_signals[] = { SIGINT, SIGTERM };
 	struct store *st = NULL;
-	struct sigaction sa;
 	char *err = NULL;
 	int rc;
 
@@ -332,11 +332,7 @@ cli_watch(int argc, char **argv)
 	}
 	if (a.id == 0 && (rc = watch_pick(st, a.db, &a.id)) != 0)
 		goto out;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = watch_on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	util_signals_catch(watch_signals, 2, watch_on_signal, 0, NULL);
 	rc = watch_loop(st, a.id, &a);
 out:
 	store_close(st);

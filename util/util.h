@@ -304,4 +304,16 @@ void	 proc_result_free(struct proc_result *);
 /* Kill the process groups of the children proc_run runs now, on any thread (signal-safe). */
 void	 proc_kill_current(void);
 
+/*
+ * The one way the CLI and the service catch their stop signals: fn (which
+ * only sets flags) for each of sigs[0..n-1], with no mask. With keep_ignored
+ * a signal ignored when we started (nohup, a background job) stays ignored.
+ * The handlers before go to old (n of them) when old is not NULL, for
+ * util_signals_restore.
+ */
+void	 util_signals_catch(const int *sigs, size_t n, void (*fn)(int),
+	    int keep_ignored, struct sigaction *old);
+void	 util_signals_restore(const int *sigs, size_t n,
+	    const struct sigaction *old);
+
 #endif
