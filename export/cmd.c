@@ -82,18 +82,16 @@ static const struct opt_spec cmd_opts_table[] = {
 };
 
 /*
- * Parse the options the three commands take by c (its usage, operands
- * unchecked) into o; *first is the first operand. 0, 1 (--help shown) or -1.
+ * Parse the options the three commands take by c (its usage and operands)
+ * into o; *first is the first operand. As util_opts_parse: 0, 1 after
+ * --help, 2 after the message.
  */
 static int
 parse_opts(const struct opts_cmd *c, int argc, char **argv,
     struct cmd_opts *o, int *first)
 {
-	int rc;
-
 	cmd_opts_init(o);
-	rc = util_opts_parse(c, argc, argv, o, first);
-	return rc == 2 ? -1 : rc;
+	return util_opts_parse(c, argc, argv, o, first);
 }
 
 /* Write text to -o (never an input) or stdout. 0 or 2. */
@@ -161,7 +159,7 @@ export_usage(FILE *f)
 }
 
 static const struct opts_cmd export_cmd = {
-	"autosched", cmd_opts_table, export_usage, 0, -1
+	"autosched", cmd_opts_table, export_usage, 0, 0
 };
 
 int
@@ -172,13 +170,9 @@ export_cmd_export(int argc, char **argv)
 	char *err = NULL, *text = NULL;
 	int rc = 2, transform, r, first;
 
-	switch (parse_opts(&export_cmd, argc, argv, &o, &first)) {
-	case 1:
-		return 0;
-	case -1:
-		return 2;
-	}
-	if (argc != first || o.rest_given) {
+	if ((r = parse_opts(&export_cmd, argc, argv, &o, &first)) != 0)
+		return r == 1 ? 0 : 2;
+	if (o.rest_given) {
 		export_usage(stderr);
 		return 2;
 	}
@@ -241,7 +235,7 @@ annotate_usage(FILE *f)
 }
 
 static const struct opts_cmd annotate_cmd = {
-	"autosched", cmd_opts_table, annotate_usage, 0, -1
+	"autosched", cmd_opts_table, annotate_usage, 1, 1
 };
 
 int
@@ -252,16 +246,11 @@ export_cmd_annotate(int argc, char **argv)
 	char *err = NULL, *text = NULL;
 	const char *prog;
 	size_t done = 0;
-	int rc = 2, first;
+	int rc = 2, r, first;
 
-	switch (parse_opts(&annotate_cmd, argc, argv, &o, &first)) {
-	case 1:
-		return 0;
-	case -1:
-		return 2;
-	}
-	if (argc - first != 1 || o.format != NULL || o.matcher != NULL ||
-	    o.rest_given) {
+	if ((r = parse_opts(&annotate_cmd, argc, argv, &o, &first)) != 0)
+		return r == 1 ? 0 : 2;
+	if (o.format != NULL || o.matcher != NULL || o.rest_given) {
 		annotate_usage(stderr);
 		return 2;
 	}
@@ -326,7 +315,7 @@ build_usage(FILE *f)
 }
 
 static const struct opts_cmd build_cmd = {
-	"autosched", cmd_opts_table, build_usage, 0, -1
+	"autosched", cmd_opts_table, build_usage, 1, 1
 };
 
 int
@@ -339,14 +328,9 @@ export_cmd_build(int argc, char **argv)
 	struct export_build_info info;
 	int rc = 2, r, first;
 
-	switch (parse_opts(&build_cmd, argc, argv, &o, &first)) {
-	case 1:
-		return 0;
-	case -1:
-		return 2;
-	}
-	if (argc - first != 1 || o.format != NULL || o.syntax != NULL ||
-	    o.matcher != NULL) {
+	if ((r = parse_opts(&build_cmd, argc, argv, &o, &first)) != 0)
+		return r == 1 ? 0 : 2;
+	if (o.format != NULL || o.syntax != NULL || o.matcher != NULL) {
 		build_usage(stderr);
 		return 2;
 	}
