@@ -4,9 +4,10 @@
  * valid, 2 bad usage or bad input.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
+#include <limits.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,69 +132,54 @@ struct run_args {
 	int		 ncpus;
 };
 
+/* --cpus LIST into a->cpus: 0, or -1 after the message. */
+static int
+run_cpus(void *args, const struct opt_spec *o, const char *v)
+{
+	struct run_args *a = args;
+	char *err = NULL;
+
+	(void)o;
+	free(a->cpus);
+	a->cpus = NULL;
+	if (util_parse_cpus(v, &a->cpus, &a->ncpus, &err) != 0) {
+		fprintf(stderr, "autosched run: --cpus %s: %s\n", v, err);
+		free(err);
+		return -1;
+	}
+	return 0;
+}
+
+static const struct opt_spec run_opts[] = {
+	{ .name = "db", .kind = OPT_STRING,
+	  .off = offsetof(struct run_args, dbarg) },
+	{ .name = "json", .kind = OPT_FLAG,
+	  .off = offsetof(struct run_args, o.json), .val = 1 },
+	{ .name = "fresh", .kind = OPT_FLAG,
+	  .off = offsetof(struct run_args, o.fresh), .val = 1 },
+	{ .name = "quiet", .kind = OPT_FLAG,
+	  .off = offsetof(struct run_args, o.quiet), .val = 1 },
+	{ .name = "cpus", .kind = OPT_FN, .has_arg = 1, .fn = run_cpus },
+	{ .name = "stage", .kind = OPT_STRING,
+	  .off = offsetof(struct run_args, o.stage_dir) },
+	{ .name = "ingest", .kind = OPT_STRING,
+	  .off = offsetof(struct run_args, o.ingest_dir) },
+	{ .name = NULL }
+};
+
+static const struct opts_cmd run_cmd = {
+	"autosched run", run_opts, run_usage, 1, 1
+};
+
 /* The command line into a: 0, 1 after --help, or 2 after the message. */
 static int
 run_args(int argc, char **argv, struct run_args *a)
 {
-	static const struct option longopts[] = {
-		{ "db", required_argument, NULL, 'D' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "fresh", no_argument, NULL, 'f' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "cpus", required_argument, NULL, 'c' },
-		{ "stage", required_argument, NULL, 'S' },
-		{ "ingest", required_argument, NULL, 'I' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	char *err = NULL;
-	int ch;
+	int rc, arg;
 
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'D':
-			a->dbarg = optarg;
-			break;
-		case 'j':
-			a->o.json = 1;
-			break;
-		case 'f':
-			a->o.fresh = 1;
-			break;
-		case 'q':
-			a->o.quiet = 1;
-			break;
-		case 'S':
-			a->o.stage_dir = optarg;
-			break;
-		case 'I':
-			a->o.ingest_dir = optarg;
-			break;
-		case 'c':
-			free(a->cpus);
-			a->cpus = NULL;
-			if (util_parse_cpus(optarg, &a->cpus, &a->ncpus,
-			    &err) != 0) {
-				fprintf(stderr, "autosched run: --cpus %s: %s\n",
-				    optarg, err);
-				free(err);
-				return 2;
-			}
-			break;
-		case 'h':
-			run_usage(stdout);
-			return 1;
-		default:
-			run_usage(stderr);
-			return 2;
-		}
-	}
-	if (argc - optind != 1) {
-		run_usage(stderr);
-		return 2;
-	}
-	a->cfg_path = argv[optind];
+	if ((rc = util_opts_parse(&run_cmd, argc, argv, a, &arg)) != 0)
+		return rc;
+	a->cfg_path = argv[arg];
 	return 0;
 }
 
@@ -201,17 +187,11 @@ run_args(int argc, char **argv, struct run_args *a)
 static void
 run_signals(void)
 {
-	struct sigaction sa, old_hup;
+	static const int stop[] = { SIGINT, SIGTERM }, hup[] = { SIGHUP };
 
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = cli_on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	util_signals_catch(stop, 2, cli_on_signal, 0, NULL);
 	/* The terminal gone: stop the same way, unless ignored (nohup). */
-	sigaction(SIGHUP, &sa, &old_hup);
-	if (old_hup.sa_handler == SIG_IGN)
-		sigaction(SIGHUP, &old_hup, NULL);
+	util_signals_catch(hup, 1, cli_on_signal, 1, NULL);
 }
 
 /* The exit code of a job's outcome (said, where it is not the job's). */
@@ -472,53 +452,24 @@ analyze_conv_line(const struct op_desc *op)
 	    "; tuned as the matmul it is");
 }
 
-/*
- * The command line of analyze: *json, *emit (the op whose dispatch to
- * print, -1: none). 0, 1 after --help, or 2 after the message.
- */
-static int
-analyze_args(int argc, char **argv, int *json, long *emit)
-{
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "emit-dispatch", required_argument, NULL, 'e' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	char *end;
-	int ch;
+/* What analyze was asked: JSON, the op whose dispatch to print (-1: none). */
+struct analyze_args {
+	int	 json;
+	long	 emit;
+};
 
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'j':
-			*json = 1;
-			break;
-		case 'e':
-			errno = 0;
-			*emit = strtol(optarg, &end, 10);
-			if (errno != 0 || end == optarg || *end != '\0' ||
-			    *emit < 0) {
-				fprintf(stderr, "autosched analyze: "
-				    "--emit-dispatch %s: expected an op index\n",
-				    optarg);
-				return 2;
-			}
-			break;
-		case 'h':
-			analyze_usage(stdout);
-			return 1;
-		default:
-			analyze_usage(stderr);
-			return 2;
-		}
-	}
-	if (argc - optind != 1) {
-		analyze_usage(stderr);
-		return 2;
-	}
-	return 0;
-}
+static const struct opt_spec analyze_opts[] = {
+	{ .name = "json", .kind = OPT_FLAG,
+	  .off = offsetof(struct analyze_args, json), .val = 1 },
+	{ .name = "emit-dispatch", .kind = OPT_LONG,
+	  .off = offsetof(struct analyze_args, emit), .min = 0, .max = LONG_MAX,
+	  .expect = "expected an op index" },
+	{ .name = NULL }
+};
+
+static const struct opts_cmd analyze_cmd = {
+	"autosched analyze", analyze_opts, analyze_usage, 1, 1
+};
 
 /* Op emit's dispatch printed: the exit code (said). */
 static int
@@ -593,13 +544,13 @@ cli_analyze(int argc, char **argv)
 	const char *path;
 	char *err = NULL;
 	size_t left = 0, n, *first = NULL, *count = NULL;
-	long emit = -1;
-	int json = 0, rc;
+	struct analyze_args a = { .json = 0, .emit = -1 };
+	int rc, arg;
 
-	if ((rc = analyze_args(argc, argv, &json, &emit)) != 0)
+	if ((rc = util_opts_parse(&analyze_cmd, argc, argv, &a, &arg)) != 0)
 		return rc == 1 ? 0 : 2;
 	rc = 2;
-	path = argv[optind];
+	path = argv[arg];
 	if (analysis_load(path, &an, &err) != 0) {
 		fprintf(stderr, "autosched: %s\n", err);
 		goto out;
@@ -615,15 +566,15 @@ cli_analyze(int argc, char **argv)
 			    "analysed\n", path, left, low->from,
 			    left == 1 ? "" : "s");
 	}
-	if (emit >= 0) {
-		rc = analyze_emit(an, path, emit);
+	if (a.emit >= 0) {
+		rc = analyze_emit(an, path, a.emit);
 		goto out;
 	}
 	n = analysis_count(an);
 	first = xcalloc(n ? n : 1, sizeof *first);
 	count = xcalloc(n ? n : 1, sizeof *count);
 	analyze_distinct(an, first, count);
-	if (json)
+	if (a.json)
 		analyze_json(an, path, first, count);
 	else
 		analyze_table(an, first, count);
@@ -688,55 +639,35 @@ cli_space_knobs(const struct job *job, const struct space *sp, json_t *obj)
 		json_object_set_new(obj, "knobs", kn);
 }
 
-/*
- * The command line of space: *list configs named per op, *json. 0, 1
- * after --help, or 2 after the message.
- */
-static int
-space_args(int argc, char **argv, long *list, int *json)
-{
-	static const struct option longopts[] = {
-		{ "count", no_argument, NULL, 'c' },
-		{ "list", required_argument, NULL, 'l' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	char *end;
-	int ch;
+/* What space was asked: configs listed per op (0: the count only), JSON. */
+struct space_args {
+	long	 list;
+	int	 json;
+};
 
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'c':
-			*list = 0;
-			break;
-		case 'l':
-			errno = 0;
-			*list = strtol(optarg, &end, 10);
-			if (errno != 0 || *end != '\0' || *list < 0) {
-				fprintf(stderr, "autosched space: --list %s: "
-				    "expected a count\n", optarg);
-				return 2;
-			}
-			break;
-		case 'j':
-			*json = 1;
-			break;
-		case 'h':
-			space_usage(stdout);
-			return 1;
-		default:
-			space_usage(stderr);
-			return 2;
-		}
-	}
-	if (argc - optind != 1) {
-		space_usage(stderr);
-		return 2;
-	}
+/* --count: the sizes only, whatever --list said before. */
+static int
+space_only_count(void *args, const struct opt_spec *o, const char *v)
+{
+	(void)o;
+	(void)v;
+	((struct space_args *)args)->list = 0;
 	return 0;
 }
+
+static const struct opt_spec space_opts[] = {
+	{ .name = "count", .kind = OPT_FN, .fn = space_only_count },
+	{ .name = "list", .kind = OPT_LONG,
+	  .off = offsetof(struct space_args, list), .min = 0, .max = LONG_MAX,
+	  .expect = "expected a count" },
+	{ .name = "json", .kind = OPT_FLAG,
+	  .off = offsetof(struct space_args, json), .val = 1 },
+	{ .name = NULL }
+};
+
+static const struct opts_cmd space_cmd = {
+	"autosched space", space_opts, space_usage, 1, 1
+};
 
 /*
  * Op i of job: its space's size and knobs, and its first list configs;
@@ -803,14 +734,14 @@ cli_space(int argc, char **argv)
 	struct job_opts o;
 	json_t *root = NULL, *arr = NULL;
 	char *err = NULL, *s;
-	long list = 0;
-	int json = 0, rc;
+	struct space_args a = { .list = 0, .json = 0 };
+	int rc, arg;
 	size_t i, n;
 
-	if ((rc = space_args(argc, argv, &list, &json)) != 0)
+	if ((rc = util_opts_parse(&space_cmd, argc, argv, &a, &arg)) != 0)
 		return rc == 1 ? 0 : 2;
 	rc = 2;
-	if (cfg_load(argv[optind], &cfg, &err) != 0) {
+	if (cfg_load(argv[arg], &cfg, &err) != 0) {
 		fprintf(stderr, "autosched: %s\n", err);
 		goto out;
 	}
@@ -825,7 +756,7 @@ cli_space(int argc, char **argv)
 		fprintf(stderr, "autosched: %s\n", err);
 		goto out;
 	}
-	if (json) {
+	if (a.json) {
 		root = json_object();
 		arr = json_array();
 		json_object_set_new(root, "cfg", json_string(cfg->path));
@@ -833,8 +764,8 @@ cli_space(int argc, char **argv)
 	}
 	n = job_nops(job);
 	for (i = 0; i < n; i++)
-		space_op(job, i, list, arr);
-	if (json) {
+		space_op(job, i, a.list, arr);
+	if (a.json) {
 		json_object_set_new(root, "ops", arr);
 		arr = NULL;
 		s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -1028,65 +959,22 @@ struct best_args {
 	int64_t		 job;
 };
 
-/* The command line into a: 0, 1 after --help, or 2 after the message. */
-static int
-best_args(int argc, char **argv, struct best_args *a)
-{
-	static const struct option longopts[] = {
-		{ "db", required_argument, NULL, 'D' },
-		{ "op", required_argument, NULL, 'o' },
-		{ "job", required_argument, NULL, 'J' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	int ch;
+static const char *const best_formats[] = { "table", "json", "csv", NULL };
 
-	a->format = "table";
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'D':
-			free(a->db);
-			a->db = xstrdup(optarg);
-			break;
-		case 'o':
-			a->op = optarg;
-			break;
-		case 'J':
-			if (util_parse_id(optarg, &a->job) != 0) {
-				fprintf(stderr, "autosched best: --job %s: "
-				    "expected a job id\n", optarg);
-				return 2;
-			}
-			break;
-		case 'a':
-			a->op = NULL;
-			break;
-		case 'f':
-			a->format = optarg;
-			if (strcmp(optarg, "table") && strcmp(optarg, "json") &&
-			    strcmp(optarg, "csv")) {
-				fprintf(stderr, "autosched best: --format %s: "
-				    "expected table, json or csv\n", optarg);
-				return 2;
-			}
-			break;
-		case 'h':
-			best_usage(stdout);
-			return 1;
-		default:
-			best_usage(stderr);
-			return 2;
-		}
-	}
-	if (argc != optind) {
-		best_usage(stderr);
-		return 2;
-	}
-	return 0;
-}
+static const struct opt_spec best_opts[] = {
+	{ .name = "db", .kind = OPT_PATH, .off = offsetof(struct best_args, db) },
+	{ .name = "op", .kind = OPT_STRING, .off = offsetof(struct best_args, op) },
+	{ .name = "job", .kind = OPT_JOB, .off = offsetof(struct best_args, job) },
+	{ .name = "all", .kind = OPT_UNSET, .off = offsetof(struct best_args, op) },
+	{ .name = "format", .kind = OPT_WORD,
+	  .off = offsetof(struct best_args, format), .words = best_formats,
+	  .expect = "expected table, json or csv" },
+	{ .name = NULL }
+};
+
+static const struct opts_cmd best_cmd = {
+	"autosched best", best_opts, best_usage, 0, 0
+};
 
 static void
 best_print_json(const struct store_best *rows, size_t n)
@@ -1171,10 +1059,11 @@ cli_best(int argc, char **argv)
 	struct best_args a;
 	struct store_best *rows = NULL;
 	size_t n = 0, i;
-	int rc;
+	int rc, first;
 
 	memset(&a, 0, sizeof a);
-	if ((rc = best_args(argc, argv, &a)) != 0) {
+	a.format = "table";
+	if ((rc = util_opts_parse(&best_cmd, argc, argv, &a, &first)) != 0) {
 		rc = rc == 1 ? 0 : 2;
 		goto out;
 	}
@@ -1231,70 +1120,31 @@ export_other_format(int argc, char **argv)
 /* What export --format json was asked. */
 struct export_args {
 	char		*db;
-	const char	*op, *outpath;
+	const char	*op, *outpath, *format;
 	int64_t		 job;
 };
 
-/* The command line into a: 0, 1 after --help, or 2 after the message. */
-static int
-export_args(int argc, char **argv, struct export_args *a)
-{
-	static const struct option longopts[] = {
-		{ "db", required_argument, NULL, 'D' },
-		{ "op", required_argument, NULL, 'p' },
-		{ "job", required_argument, NULL, 'J' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	int ch;
+/* Only json is parsed here; the compiler formats went to export/ already. */
+static const char *const export_formats[] = { "json", NULL };
 
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'D':
-			free(a->db);
-			a->db = xstrdup(optarg);
-			break;
-		case 'p':
-			a->op = optarg;
-			break;
-		case 'J':
-			if (util_parse_id(optarg, &a->job) != 0) {
-				fprintf(stderr, "autosched export: --job %s: "
-				    "expected a job id\n", optarg);
-				return 2;
-			}
-			break;
-		case 'a':
-			a->op = NULL;
-			break;
-		case 'o':
-			a->outpath = optarg;
-			break;
-		case 'f':
-			if (strcmp(optarg, "json") != 0) {
-				fprintf(stderr, "autosched export: --format %s: "
-				    "expected json, transform or iree-spec\n", optarg);
-				return 2;
-			}
-			break;
-		case 'h':
-			export_usage(stdout);
-			return 1;
-		default:
-			export_usage(stderr);
-			return 2;
-		}
-	}
-	if (argc != optind) {
-		export_usage(stderr);
-		return 2;
-	}
-	return 0;
-}
+static const struct opt_spec export_opts[] = {
+	{ .name = "db", .kind = OPT_PATH, .off = offsetof(struct export_args, db) },
+	{ .name = "op", .kind = OPT_STRING,
+	  .off = offsetof(struct export_args, op) },
+	{ .name = "job", .kind = OPT_JOB, .off = offsetof(struct export_args, job) },
+	{ .name = "all", .kind = OPT_UNSET,
+	  .off = offsetof(struct export_args, op) },
+	{ .name = "format", .kind = OPT_WORD,
+	  .off = offsetof(struct export_args, format), .words = export_formats,
+	  .expect = "expected json, transform or iree-spec" },
+	{ .name = "output", .letter = 'o', .kind = OPT_STRING,
+	  .off = offsetof(struct export_args, outpath) },
+	{ .name = NULL }
+};
+
+static const struct opts_cmd export_cmd = {
+	"autosched export", export_opts, export_usage, 0, 0
+};
 
 /* The rows as autosched-configs/1 JSON, to stdout or a->outpath. */
 static int
@@ -1337,13 +1187,13 @@ cli_export(int argc, char **argv)
 	struct export_args a;
 	struct store_best *rows = NULL;
 	size_t n = 0, i;
-	int rc;
+	int rc, first;
 
 	/* The compiler formats live in export/. */
 	if (export_other_format(argc, argv))
 		return export_cmd_export(argc, argv);
 	memset(&a, 0, sizeof a);
-	if ((rc = export_args(argc, argv, &a)) != 0) {
+	if ((rc = util_opts_parse(&export_cmd, argc, argv, &a, &first)) != 0) {
 		rc = rc == 1 ? 0 : 2;
 		goto out;
 	}

@@ -8,7 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -314,42 +314,37 @@ out:
 	return rc;
 }
 
+/* gc's one option; what it fills. */
+struct gc_args {
+	char	*db;
+};
+
+static const struct opt_spec gc_opts[] = {
+	{ .name = "db", .kind = OPT_PATH, .off = offsetof(struct gc_args, db) },
+	{ .name = NULL }
+};
+
+static const struct opts_cmd gc_cmd = {
+	"autosched gc", gc_opts, gc_usage, 0, 0
+};
+
 int
 cli_gc(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "db", required_argument, NULL, 'D' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
+	struct gc_args a;
 	struct gc g;
-	char *db = NULL, *work, *err = NULL;
+	char *db, *work, *err = NULL;
 	size_t i;
-	int ch, rc = 2;
+	int rc = 2, first;
 
 	memset(&g, 0, sizeof g);
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'D':
-			free(db);
-			db = xstrdup(optarg);
-			break;
-		case 'h':
-			gc_usage(stdout);
-			free(db);
-			return 0;
-		default:
-			gc_usage(stderr);
-			free(db);
-			return 2;
-		}
+	memset(&a, 0, sizeof a);
+	if ((rc = util_opts_parse(&gc_cmd, argc, argv, &a, &first)) != 0) {
+		free(a.db);
+		return rc == 1 ? 0 : 2;
 	}
-	if (argc != optind) {
-		gc_usage(stderr);
-		free(db);
-		return 2;
-	}
+	rc = 2;
+	db = a.db;
 	if (db == NULL)
 		db = daemon_default_db();
 	g.db = db;

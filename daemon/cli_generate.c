@@ -3,7 +3,7 @@
  * generator.py does (DIR/linalg/KIND/NAME/NAME.mlir), plus DIR/sweep.cfg, a
  * cfg whose [Problem] section is the same sweep, for `run` and `submit`.
  */
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +182,7 @@ struct generate_args {
 	struct generate_sweep	 sw;
 	const char		*dir, *dtype, *transpose;
 	char			*tm, *tn, *tk, *tb;	/* the lists as given */
+	int			 kind_given;	/* --kind was given */
 };
 
 static void
@@ -209,103 +210,109 @@ generate_kind(struct generate_sweep *sw, const char *arg, char **err)
 }
 
 /*
- * One option of generate into a. 0, 1 after --help (printed), or 2 after
- * the message.
+ * One option of generate (its row o, o->val telling which) into args: 0, or
+ * -1 after the message.
  */
 static int
-generate_option(struct generate_args *a, int ch, int *kind_given)
+generate_option(void *args, const struct opt_spec *o, const char *v)
 {
+	struct generate_args *a = args;
 	struct generate_sweep *sw = &a->sw;
 	const char *opt = "";
 	char *err = NULL;
 	int r = 0;
 
-	switch (ch) {
+	switch (o->val) {
 	case 'm':
-		return generate_list("--problem-m", optarg, &sw->m, &sw->nm,
-		    &a->tm) != 0 ? 2 : 0;
+		return generate_list("--problem-m", v, &sw->m, &sw->nm, &a->tm);
 	case 'n':
-		return generate_list("--problem-n", optarg, &sw->n, &sw->nn,
-		    &a->tn) != 0 ? 2 : 0;
+		return generate_list("--problem-n", v, &sw->n, &sw->nn, &a->tn);
 	case 'k':
-		return generate_list("--problem-k", optarg, &sw->k, &sw->nk,
-		    &a->tk) != 0 ? 2 : 0;
+		return generate_list("--problem-k", v, &sw->k, &sw->nk, &a->tk);
 	case 'b':
-		if (generate_list("--batch", optarg, &sw->batch, &sw->nbatch,
+		if (generate_list("--batch", v, &sw->batch, &sw->nbatch,
 		    &a->tb) != 0)
-			return 2;
-		if (!*kind_given)
+			return -1;
+		if (!a->kind_given)
 			sw->batch_matmul = 1;
 		return 0;
 	case 'd':
 		opt = "--dtype";
-		a->dtype = optarg;
-		r = generate_parse_dtypes(optarg, &sw->dtypes, &err);
+		a->dtype = v;
+		r = generate_parse_dtypes(v, &sw->dtypes, &err);
 		break;
 	case 't':
 		opt = "--transpose";
-		a->transpose = optarg;
-		r = generate_parse_transpose(optarg, &sw->transpose_a,
+		a->transpose = v;
+		r = generate_parse_transpose(v, &sw->transpose_a,
 		    &sw->transpose_b, &err);
 		break;
 	case 'K':
 		opt = "--kind";
-		*kind_given = 1;
-		r = generate_kind(sw, optarg, &err);
+		a->kind_given = 1;
+		r = generate_kind(sw, v, &err);
 		break;
-	case 'H': case 'W': case 'C': case 'F': case 'R': case 'S':
-	case 'P':
-		return generate_conv_list(&sw->conv, ch, optarg) != 0 ? 2 : 0;
-	case 'o':
-		a->dir = optarg;
-		return 0;
-	case 'h':
-		generate_usage(stdout);
-		return 1;
-	default:
-		generate_usage(stderr);
-		return 2;
+	default:	/* the convolution's: 'H', 'W', 'C', 'F', 'R', 'S', 'P' */
+		return generate_conv_list(&sw->conv, o->val, v) != 0 ? -1 : 0;
 	}
 	if (r == 0)
 		return 0;
-	fprintf(stderr, "autosched generate: %s %s: %s\n", opt, optarg, err);
+	fprintf(stderr, "autosched generate: %s %s: %s\n", opt, v, err);
 	free(err);
-	return 2;
+	return -1;
 }
+
+/* Each row's val is the letter generate_option (or the conv lists) knows it by. */
+static const struct opt_spec generate_opts[] = {
+	{ .name = "problem-m", .kind = OPT_FN, .has_arg = 1,
+	  .fn = generate_option, .val = 'm' },
+	{ .name = "problem-n", .kind = OPT_FN, .has_arg = 1,
+	  .fn = generate_option, .val = 'n' },
+	{ .name = "problem-k", .kind = OPT_FN, .has_arg = 1,
+	  .fn = generate_option, .val = 'k' },
+	{ .name = "batch", .kind = OPT_FN, .has_arg = 1,
+	  .fn = generate_option, .val = 'b' },
+	{ .name = "dtype", .kind = OPT_FN, .has_arg = 1,
+	  .fn = generate_option, .val = 'd' },
+	{ .name = "transpose", .kind = OPT_FN, .has_arg = 1,
+	  .fn = generate_option, .val = 't' },
+	{ .name = "kind", .kind = OPT_FN, .has_arg = 1,
+	  .fn = generate_option, .val = 'K' },
+	{ .name = "height", .kind = OPT_FN, .has_arg = 1,
+	  .fn = generate_option, .val = 'H' },
+	{ .name = "width", .kind = OPT_FN, .has_arg = 1,
+	  .fn = generate_option, .val = 'W' },
+	{ .name = "channels", .kind = OPT_FN, .has_arg = 1,
+	  .fn = generate_option, .val = 'C' },
+	{ .name = "filters", .kind = OPT_FN, .has_arg = 1,
+	  .fn = generate_option, .val = 'F' },
+	{ .name = "filter", .kind = OPT_FN, .has_arg = 1,
+	  .fn = generate_option, .val = 'R' },
+	{ .name = "stride", .kind = OPT_FN, .has_arg = 1,
+	  .fn = generate_option, .val = 'S' },
+	{ .name = "padding", .kind = OPT_FN, .has_arg = 1,
+	  .fn = generate_option, .val = 'P' },
+	{ .name = "output", .letter = 'o', .kind = OPT_STRING,
+	  .off = offsetof(struct generate_args, dir) },
+	{ .name = NULL }
+};
+
+/* Operands are checked below: a missing -o is said first. */
+static const struct opts_cmd generate_cmd = {
+	"autosched generate", generate_opts, generate_usage, 0, -1
+};
 
 /* The command line into a: 0, 1 after --help, or 2 after the message. */
 static int
 generate_args(int argc, char **argv, struct generate_args *a)
 {
-	static const struct option longopts[] = {
-		{ "problem-m", required_argument, NULL, 'm' },
-		{ "problem-n", required_argument, NULL, 'n' },
-		{ "problem-k", required_argument, NULL, 'k' },
-		{ "batch", required_argument, NULL, 'b' },
-		{ "dtype", required_argument, NULL, 'd' },
-		{ "transpose", required_argument, NULL, 't' },
-		{ "kind", required_argument, NULL, 'K' },
-		{ "height", required_argument, NULL, 'H' },
-		{ "width", required_argument, NULL, 'W' },
-		{ "channels", required_argument, NULL, 'C' },
-		{ "filters", required_argument, NULL, 'F' },
-		{ "filter", required_argument, NULL, 'R' },
-		{ "stride", required_argument, NULL, 'S' },
-		{ "padding", required_argument, NULL, 'P' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	int ch, r, kind_given = 0;
+	int rc, first;
 
 	a->dtype = "f32";
 	a->transpose = "none";
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-		if ((r = generate_option(a, ch, &kind_given)) != 0)
-			return r;
-	}
-	if (argc != optind || a->dir == NULL) {
+	if ((rc = util_opts_parse(&generate_cmd, argc, argv, a, &first)) != 0)
+		return rc;
+	if (argc != first || a->dir == NULL) {
 		if (a->dir == NULL)
 			fprintf(stderr, "autosched generate: -o DIR is required\n");
 		generate_usage(stderr);

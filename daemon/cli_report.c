@@ -2,7 +2,7 @@
  * `autosched report`: the HTML report of a store (html/html.h), for one job,
  * the ops matching a name, or everything.
  */
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,59 +27,56 @@ report_usage(FILE *f)
 	    "  -o FILE    where to write the page (required)\n");
 }
 
+/* What report was asked: the store, the selection, the page. */
+struct report_args {
+	char		*db;
+	const char	*out;
+	struct html_opts ho;
+};
+
+/* --all: the whole store, whatever --job or --op said before. */
+static int
+report_all(void *args, const struct opt_spec *o, const char *v)
+{
+	struct report_args *a = args;
+
+	(void)o;
+	(void)v;
+	a->ho.job_id = 0;
+	a->ho.op_filter = NULL;
+	return 0;
+}
+
+static const struct opt_spec report_opts[] = {
+	{ .name = "db", .kind = OPT_PATH, .off = offsetof(struct report_args, db) },
+	{ .name = "job", .kind = OPT_JOB,
+	  .off = offsetof(struct report_args, ho.job_id) },
+	{ .name = "op", .kind = OPT_STRING,
+	  .off = offsetof(struct report_args, ho.op_filter) },
+	{ .name = "all", .kind = OPT_FN, .fn = report_all },
+	{ .name = "output", .letter = 'o', .kind = OPT_STRING,
+	  .off = offsetof(struct report_args, out) },
+	{ .name = NULL }
+};
+
+/* Operands are checked below: a missing -o is said first. */
+static const struct opts_cmd report_cmd = {
+	"autosched report", report_opts, report_usage, 0, -1
+};
+
 /*
- * The command line of report into ho, *db and *out. 0, 1 after --help,
- * or 2 after the message.
+ * The command line of report into a. 0, 1 after --help, or 2 after the
+ * message.
  */
 static int
-report_args(int argc, char **argv, struct html_opts *ho, char **db,
-    const char **out)
+report_args(int argc, char **argv, struct report_args *a)
 {
-	static const struct option longopts[] = {
-		{ "db", required_argument, NULL, 'D' },
-		{ "job", required_argument, NULL, 'J' },
-		{ "op", required_argument, NULL, 'O' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	int ch;
+	int rc, first;
 
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'D':
-			free(*db);
-			*db = xstrdup(optarg);
-			break;
-		case 'J':
-			if (util_parse_id(optarg, &ho->job_id) != 0) {
-				fprintf(stderr, "autosched report: --job %s: "
-				    "expected a job id\n", optarg);
-				return 2;
-			}
-			break;
-		case 'O':
-			ho->op_filter = optarg;
-			break;
-		case 'a':
-			ho->job_id = 0;
-			ho->op_filter = NULL;
-			break;
-		case 'o':
-			*out = optarg;
-			break;
-		case 'h':
-			report_usage(stdout);
-			return 1;
-		default:
-			report_usage(stderr);
-			return 2;
-		}
-	}
-	if (argc != optind || *out == NULL) {
-		if (*out == NULL)
+	if ((rc = util_opts_parse(&report_cmd, argc, argv, a, &first)) != 0)
+		return rc;
+	if (argc != first || a->out == NULL) {
+		if (a->out == NULL)
 			fprintf(stderr, "autosched report: -o FILE is required\n");
 		report_usage(stderr);
 		return 2;
@@ -90,43 +87,42 @@ report_args(int argc, char **argv, struct html_opts *ho, char **db,
 int
 cli_report(int argc, char **argv)
 {
-	struct html_opts ho;
+	struct report_args a;
 	struct util_out_guard g;
 	struct store *st = NULL;
-	const char *out = NULL;
-	char *db = NULL, *err = NULL;
+	char *err = NULL;
 	int rc;
 
-	memset(&ho, 0, sizeof ho);
-	if ((rc = report_args(argc, argv, &ho, &db, &out)) != 0) {
+	memset(&a, 0, sizeof a);
+	if ((rc = report_args(argc, argv, &a)) != 0) {
 		rc = rc == 1 ? 0 : 2;
 		goto out;
 	}
 	rc = 2;
-	if (db == NULL)
-		db = daemon_default_db();
-	if (access(db, F_OK) != 0) {
-		fprintf(stderr, "autosched report: %s: no such store\n", db);
+	if (a.db == NULL)
+		a.db = daemon_default_db();
+	if (access(a.db, F_OK) != 0) {
+		fprintf(stderr, "autosched report: %s: no such store\n", a.db);
 		goto out;
 	}
-	if (store_open_readonly(db, &st, &err) != 0) {
+	if (store_open_readonly(a.db, &st, &err) != 0) {
 		fprintf(stderr, "autosched report: %s\n", err);
 		goto out;
 	}
-	ho.db_path = db;
+	a.ho.db_path = a.db;
 	memset(&g, 0, sizeof g);
 	g.key = "-o";
 	g.what = "the HTML report";
-	g.stores[0] = db;
-	if (html_report(st, &ho, out, &g, &err) != 0) {
+	g.stores[0] = a.db;
+	if (html_report(st, &a.ho, a.out, &g, &err) != 0) {
 		fprintf(stderr, "autosched report: %s\n", err);
 		goto out;
 	}
-	printf("wrote %s\n", out);
+	printf("wrote %s\n", a.out);
 	rc = 0;
 out:
 	store_close(st);
-	free(db);
+	free(a.db);
 	free(err);
 	return rc;
 }

@@ -4,7 +4,7 @@
  * the baseline and OpenBLAS, failures by kind, the last log line. Redrawn in
  * place on a terminal, printed when it changes otherwise; ends with the job.
  */
-#include <getopt.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,55 +166,32 @@ struct watch_args {
 	int	 once;
 };
 
+static const struct opt_spec watch_opts[] = {
+	{ .name = "db", .kind = OPT_PATH, .off = offsetof(struct watch_args, db) },
+	{ .name = "interval", .kind = OPT_REAL,
+	  .off = offsetof(struct watch_args, interval), .min = 0.1, .max = 3600,
+	  .expect = "expected seconds in [0.1, 3600]" },
+	{ .name = "once", .kind = OPT_FLAG,
+	  .off = offsetof(struct watch_args, once), .val = 1 },
+	{ .name = NULL }
+};
+
+static const struct opts_cmd watch_cmd = {
+	"autosched watch", watch_opts, watch_usage, 0, 1
+};
+
 /* The command line into a: 0, 1 after --help, or 2 after the message. */
 static int
 watch_args(int argc, char **argv, struct watch_args *a)
 {
-	static const struct option longopts[] = {
-		{ "db", required_argument, NULL, 'D' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "once", no_argument, NULL, '1' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	char *end;
-	int ch;
+	int rc, first;
 
 	a->interval = 2;
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'D':
-			free(a->db);
-			a->db = xstrdup(optarg);
-			break;
-		case 'i':
-			a->interval = strtod(optarg, &end);
-			if (*end != '\0' || !(a->interval >= 0.1 &&
-			    a->interval <= 3600)) {
-				fprintf(stderr, "autosched watch: --interval %s: "
-				    "expected seconds in [0.1, 3600]\n", optarg);
-				return 2;
-			}
-			break;
-		case '1':
-			a->once = 1;
-			break;
-		case 'h':
-			watch_usage(stdout);
-			return 1;
-		default:
-			watch_usage(stderr);
-			return 2;
-		}
-	}
-	if (argc - optind > 1) {
-		watch_usage(stderr);
-		return 2;
-	}
-	if (argc - optind == 1 && util_parse_id(argv[optind], &a->id) != 0) {
+	if ((rc = util_opts_parse(&watch_cmd, argc, argv, a, &first)) != 0)
+		return rc;
+	if (first < argc && util_parse_id(argv[first], &a->id) != 0) {
 		fprintf(stderr, "autosched watch: %s: expected a job id\n",
-		    argv[optind]);
+		    argv[first]);
 		return 2;
 	}
 	return 0;
@@ -332,8 +309,8 @@ int
 cli_watch(int argc, char **argv)
 {
 	struct watch_args a;
+	static const int watch_signals[] = { SIGINT, SIGTERM };
 	struct store *st = NULL;
-	struct sigaction sa;
 	char *err = NULL;
 	int rc;
 
@@ -355,11 +332,7 @@ cli_watch(int argc, char **argv)
 	}
 	if (a.id == 0 && (rc = watch_pick(st, a.db, &a.id)) != 0)
 		goto out;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = watch_on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	util_signals_catch(watch_signals, 2, watch_on_signal, 0, NULL);
 	rc = watch_loop(st, a.id, &a);
 out:
 	store_close(st);

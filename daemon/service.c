@@ -1020,16 +1020,11 @@ service_check_only(struct service *sv, char **err)
 static void
 service_signals(struct service *sv)
 {
-	struct sigaction sa;
+	static const int stop_sigs[] = { SIGTERM, SIGINT, SIGHUP };
+	static const int ign_sigs[] = { SIGPIPE };
 
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = service_sighandler;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
+	util_signals_catch(stop_sigs, 3, service_sighandler, 0, NULL);
+	util_signals_catch(ign_sigs, 1, SIG_IGN, 0, NULL);
 	sigemptyset(&sv->sigs);
 	sigaddset(&sv->sigs, SIGTERM);
 	sigaddset(&sv->sigs, SIGINT);

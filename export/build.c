@@ -647,29 +647,17 @@ build_free(struct build *bd)
 static void
 build_signals_on(struct sigaction old[BUILD_NSIGNALS])
 {
-	struct sigaction sa;
-	size_t i;
-
 	build_signal = 0;
 	build_stop = 0;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = build_on_signal;
-	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < BUILD_NSIGNALS; i++) {
-		sigaction(build_signals[i], &sa, &old[i]);
-		/* Ignored when we started (nohup, a background job): still so. */
-		if (old[i].sa_handler == SIG_IGN)
-			sigaction(build_signals[i], &old[i], NULL);
-	}
+	/* Ignored when we started (nohup, a background job): still so. */
+	util_signals_catch(build_signals, BUILD_NSIGNALS, build_on_signal, 1,
+	    old);
 }
 
 static void
 build_signals_off(const struct sigaction old[BUILD_NSIGNALS])
 {
-	size_t i;
-
-	for (i = 0; i < BUILD_NSIGNALS; i++)
-		sigaction(build_signals[i], &old[i], NULL);
+	util_signals_restore(build_signals, BUILD_NSIGNALS, old);
 }
 
 /*

@@ -5,7 +5,7 @@
  */
 #include <sys/stat.h>
 
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,62 +22,6 @@ struct cmd_opts {
 	int		 rest_given;	/* one of them was given */
 };
 
-/*
- * One of build's options for the rest of the program (--rest,
- * --rest-threads, --math, --buffers: ch) into o->rest. 0, or -1 after the
- * message.
- */
-static int
-parse_rest_opt(struct cmd_opts *o, int ch)
-{
-	char *end;
-
-	switch (ch) {
-	case 'R':
-		if (strcmp(optarg, "vector") == 0)
-			o->rest.mode = EXPORT_REST_VECTOR;
-		else if (strcmp(optarg, "loops") == 0)
-			o->rest.mode = EXPORT_REST_LOOPS;
-		else {
-			fprintf(stderr, "autosched: --rest %s: expected vector "
-			    "or loops\n", optarg);
-			return -1;
-		}
-		return 0;
-	case 'T':
-		o->rest.threads = (int)strtol(optarg, &end, 10);
-		if (*end != '\0' || *optarg == '\0' || o->rest.threads < 1 ||
-		    o->rest.threads > 1024) {
-			fprintf(stderr, "autosched: --rest-threads %s: expected "
-			    "a number of threads, 1 to 1024\n", optarg);
-			return -1;
-		}
-		return 0;
-	case 'm':
-		if (strcmp(optarg, "fast") == 0)
-			o->rest.math = EXPORT_MATH_FAST;
-		else if (strcmp(optarg, "exact") == 0)
-			o->rest.math = EXPORT_MATH_EXACT;
-		else {
-			fprintf(stderr, "autosched: --math %s: expected fast or "
-			    "exact\n", optarg);
-			return -1;
-		}
-		return 0;
-	default:	/* 'b' */
-		if (strcmp(optarg, "pool") == 0)
-			o->rest.pool = 1;
-		else if (strcmp(optarg, "malloc") == 0)
-			o->rest.pool = 0;
-		else {
-			fprintf(stderr, "autosched: --buffers %s: expected pool "
-			    "or malloc\n", optarg);
-			return -1;
-		}
-		return 0;
-	}
-}
-
 /* The defaults: the default store; build's rest vectorized, fast math, pooled. */
 static void
 cmd_opts_init(struct cmd_opts *o)
@@ -91,100 +35,70 @@ cmd_opts_init(struct cmd_opts *o)
 	o->rest.fuse = 1;
 }
 
-/* Parse the options both commands take. 0, 1 (--help shown) or -1. */
-static int
-parse_opts(int argc, char **argv, struct cmd_opts *o, void (*usage)(FILE *))
-{
-	static const struct option longopts[] = {
-		{ "db", required_argument, NULL, 'D' },
-		{ "op", required_argument, NULL, 'p' },
-		{ "job", required_argument, NULL, 'J' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "iree-syntax", required_argument, NULL, 'S' },
-		{ "iree-matcher", required_argument, NULL, 'M' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "untuned", no_argument, NULL, 'U' },
-		{ "rest", required_argument, NULL, 'R' },
-		{ "rest-threads", required_argument, NULL, 'T' },
-		{ "math", required_argument, NULL, 'm' },
-		{ "buffers", required_argument, NULL, 'b' },
-		{ "fuse", required_argument, NULL, 'F' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	int ch;
+static const char *const cmd_rest_words[] = { "vector", "loops", NULL };
+static const int cmd_rest_vals[] = { EXPORT_REST_VECTOR, EXPORT_REST_LOOPS };
+static const char *const cmd_math_words[] = { "fast", "exact", NULL };
+static const int cmd_math_vals[] = { EXPORT_MATH_FAST, EXPORT_MATH_EXACT };
+static const char *const cmd_buffers_words[] = { "pool", "malloc", NULL };
+static const int cmd_buffers_vals[] = { 1, 0 };
+static const char *const cmd_fuse_words[] = { "on", "off", NULL };
+static const int cmd_fuse_vals[] = { 1, 0 };
+static const char *const cmd_matchers[] = { "iree", "upstream", NULL };
 
+/*
+ * The options of export (its compiler formats), annotate and build, one
+ * table: each command refuses afterwards the ones that are not its own.
+ */
+static const struct opt_spec cmd_opts_table[] = {
+	{ .name = "db", .kind = OPT_STRING, .off = offsetof(struct cmd_opts, db) },
+	{ .name = "op", .kind = OPT_STRING, .off = offsetof(struct cmd_opts, op) },
+	{ .name = "job", .kind = OPT_JOB, .off = offsetof(struct cmd_opts, job) },
+	{ .name = "all", .kind = OPT_UNSET, .off = offsetof(struct cmd_opts, op) },
+	{ .name = "format", .kind = OPT_STRING,
+	  .off = offsetof(struct cmd_opts, format) },
+	{ .name = "iree-syntax", .kind = OPT_STRING,
+	  .off = offsetof(struct cmd_opts, syntax) },
+	{ .name = "iree-matcher", .kind = OPT_WORD,
+	  .off = offsetof(struct cmd_opts, matcher), .words = cmd_matchers,
+	  .expect = "expected iree or upstream" },
+	{ .name = "output", .letter = 'o', .kind = OPT_STRING,
+	  .off = offsetof(struct cmd_opts, out) },
+	{ .name = "untuned", .kind = OPT_FLAG,
+	  .off = offsetof(struct cmd_opts, untuned), .val = 1 },
+	{ .name = "rest", .kind = OPT_CHOICE,
+	  .off = offsetof(struct cmd_opts, rest.mode), .words = cmd_rest_words,
+	  .vals = cmd_rest_vals, .expect = "expected vector or loops",
+	  .given = offsetof(struct cmd_opts, rest_given) },
+	{ .name = "rest-threads", .kind = OPT_INT,
+	  .off = offsetof(struct cmd_opts, rest.threads), .min = 1, .max = 1024,
+	  .expect = "expected a number of threads, 1 to 1024",
+	  .given = offsetof(struct cmd_opts, rest_given) },
+	{ .name = "math", .kind = OPT_CHOICE,
+	  .off = offsetof(struct cmd_opts, rest.math), .words = cmd_math_words,
+	  .vals = cmd_math_vals, .expect = "expected fast or exact",
+	  .given = offsetof(struct cmd_opts, rest_given) },
+	{ .name = "buffers", .kind = OPT_CHOICE,
+	  .off = offsetof(struct cmd_opts, rest.pool), .words = cmd_buffers_words,
+	  .vals = cmd_buffers_vals, .expect = "expected pool or malloc",
+	  .given = offsetof(struct cmd_opts, rest_given) },
+	{ .name = "fuse", .kind = OPT_CHOICE,
+	  .off = offsetof(struct cmd_opts, rest.fuse), .words = cmd_fuse_words,
+	  .vals = cmd_fuse_vals, .expect = "expected on or off",
+	  .given = offsetof(struct cmd_opts, rest_given) },
+	{ .name = NULL }
+};
+
+/*
+ * Parse the options the three commands take by c (its usage and operands)
+ * into o; *first is the first operand. As util_opts_parse: 0, 1 after
+ * --help, 2 after the message.
+ */
+static int
+parse_opts(const struct opts_cmd *c, int argc, char **argv,
+    struct cmd_opts *o, int *first)
+{
 	cmd_opts_init(o);
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'D':
-			o->db = optarg;
-			break;
-		case 'p':
-			o->op = optarg;
-			break;
-		case 'J':
-			if (util_parse_id(optarg, &o->job) != 0) {
-				fprintf(stderr, "autosched: --job %s: expected "
-				    "a job id\n", optarg);
-				return -1;
-			}
-			break;
-		case 'a':
-			o->op = NULL;
-			break;
-		case 'f':
-			o->format = optarg;
-			break;
-		case 'S':
-			o->syntax = optarg;
-			break;
-		case 'M':
-			if (strcmp(optarg, "iree") != 0 &&
-			    strcmp(optarg, "upstream") != 0) {
-				fprintf(stderr, "autosched: --iree-matcher %s: "
-				    "expected iree or upstream\n", optarg);
-				return -1;
-			}
-			o->matcher = optarg;
-			break;
-		case 'o':
-			o->out = optarg;
-			break;
-		case 'U':
-			o->untuned = 1;
-			break;
-		case 'R':
-		case 'T':
-		case 'm':
-		case 'b':
-			if (parse_rest_opt(o, ch) != 0)
-				return -1;
-			o->rest_given = 1;
-			break;
-		case 'F':
-			if (strcmp(optarg, "on") == 0)
-				o->rest.fuse = 1;
-			else if (strcmp(optarg, "off") == 0)
-				o->rest.fuse = 0;
-			else {
-				fprintf(stderr, "autosched: --fuse %s: expected "
-				    "on or off\n", optarg);
-				return -1;
-			}
-			o->rest_given = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		default:
-			usage(stderr);
-			return -1;
-		}
-	}
-	return 0;
+	return util_opts_parse(c, argc, argv, o, first);
 }
 
 /* Write text to -o (never an input) or stdout. 0 or 2. */
@@ -251,21 +165,21 @@ export_usage(FILE *f)
 	fprintf(f, "  -o FILE    write FILE (via a temp file) instead of stdout\n");
 }
 
+static const struct opts_cmd export_cmd = {
+	"autosched", cmd_opts_table, export_usage, 0, 0
+};
+
 int
 export_cmd_export(int argc, char **argv)
 {
 	struct cmd_opts o;
 	struct export_set *s = NULL;
 	char *err = NULL, *text = NULL;
-	int rc = 2, transform, r;
+	int rc = 2, transform, r, first;
 
-	switch (parse_opts(argc, argv, &o, export_usage)) {
-	case 1:
-		return 0;
-	case -1:
-		return 2;
-	}
-	if (argc != optind || o.rest_given) {
+	if ((r = parse_opts(&export_cmd, argc, argv, &o, &first)) != 0)
+		return r == 1 ? 0 : 2;
+	if (o.rest_given) {
 		export_usage(stderr);
 		return 2;
 	}
@@ -327,6 +241,10 @@ annotate_usage(FILE *f)
 	    "written lowered.\n");
 }
 
+static const struct opts_cmd annotate_cmd = {
+	"autosched", cmd_opts_table, annotate_usage, 1, 1
+};
+
 int
 export_cmd_annotate(int argc, char **argv)
 {
@@ -335,20 +253,15 @@ export_cmd_annotate(int argc, char **argv)
 	char *err = NULL, *text = NULL;
 	const char *prog;
 	size_t done = 0;
-	int rc = 2;
+	int rc = 2, r, first;
 
-	switch (parse_opts(argc, argv, &o, annotate_usage)) {
-	case 1:
-		return 0;
-	case -1:
-		return 2;
-	}
-	if (argc - optind != 1 || o.format != NULL || o.matcher != NULL ||
-	    o.rest_given) {
+	if ((r = parse_opts(&annotate_cmd, argc, argv, &o, &first)) != 0)
+		return r == 1 ? 0 : 2;
+	if (o.format != NULL || o.matcher != NULL || o.rest_given) {
 		annotate_usage(stderr);
 		return 2;
 	}
-	prog = argv[optind];
+	prog = argv[first];
 	if (!syntax_known(o.syntax))
 		goto out;
 	if (export_load(o.db, o.op, o.job, EXPORT_IREE, &s, &err) != 0) {
@@ -414,6 +327,10 @@ build_usage(FILE *f)
 	    "program is lowered to linalg first (as analyze does).\n");
 }
 
+static const struct opts_cmd build_cmd = {
+	"autosched", cmd_opts_table, build_usage, 1, 1
+};
+
 int
 export_cmd_build(int argc, char **argv)
 {
@@ -422,20 +339,15 @@ export_cmd_build(int argc, char **argv)
 	char *err = NULL, *out = NULL, *base, *dot;
 	const char *prog;
 	struct export_build_info info;
-	int rc = 2, r;
+	int rc = 2, r, first;
 
-	switch (parse_opts(argc, argv, &o, build_usage)) {
-	case 1:
-		return 0;
-	case -1:
-		return 2;
-	}
-	if (argc - optind != 1 || o.format != NULL || o.syntax != NULL ||
-	    o.matcher != NULL) {
+	if ((r = parse_opts(&build_cmd, argc, argv, &o, &first)) != 0)
+		return r == 1 ? 0 : 2;
+	if (o.format != NULL || o.syntax != NULL || o.matcher != NULL) {
 		build_usage(stderr);
 		return 2;
 	}
-	prog = argv[optind];
+	prog = argv[first];
 	if (o.out != NULL)
 		out = xstrdup(o.out);
 	else {

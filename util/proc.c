@@ -390,3 +390,31 @@ out:
 	}
 	return rc;
 }
+
+void
+util_signals_catch(const int *sigs, size_t n, void (*fn)(int),
+    int keep_ignored, struct sigaction *old)
+{
+	struct sigaction sa, before;
+	size_t i;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = fn;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < n; i++) {
+		sigaction(sigs[i], &sa, &before);
+		if (keep_ignored && before.sa_handler == SIG_IGN)
+			sigaction(sigs[i], &before, NULL);
+		if (old != NULL)
+			old[i] = before;
+	}
+}
+
+void
+util_signals_restore(const int *sigs, size_t n, const struct sigaction *old)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		sigaction(sigs[i], &old[i], NULL);
+}

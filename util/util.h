@@ -143,6 +143,61 @@ char	*util_program_find(const char *name);
  */
 int	 util_parse_id(const char *s, int64_t *id) WUR;
 
+/*
+ * A command's options as data (tmux's cmd_table, curl's option table): one
+ * row per option, parsed by util_opts_parse. Every row's value lands at off in
+ * the caller's args struct; what a bad value gets is one line,
+ * "PREFIX: --NAME VALUE: EXPECT".
+ */
+enum opt_kind {
+	OPT_FLAG,	/* no argument: the int at off becomes val */
+	OPT_UNSET,	/* no argument: the const char * at off becomes NULL */
+	OPT_STRING,	/* const char * at off: borrowed from argv */
+	OPT_PATH,	/* char * at off: a copy (the earlier one freed); caller frees */
+	OPT_JOB,	/* int64_t at off: a job id (util_parse_id) */
+	OPT_INT,	/* int at off: a decimal number in [min, max] */
+	OPT_LONG,	/* long at off: a decimal number in [min, max] */
+	OPT_REAL,	/* double at off: a number in [min, max] */
+	OPT_WORD,	/* const char * at off: the one of words given */
+	OPT_CHOICE,	/* int at off: vals[i] for the words[i] given */
+	OPT_FN		/* fn(args, the row, value or NULL): 0, or -1 after its message */
+};
+
+struct opt_spec {
+	const char	*name;		/* the long name, without "--" */
+	int		 letter;	/* the short one, or 0 */
+	enum opt_kind	 kind;
+	size_t		 off;		/* offsetof the value in args */
+	const char	*expect;	/* the message's words: "expected ..." */
+	const char *const *words;	/* OPT_WORD, OPT_CHOICE: NULL-ended */
+	const int	*vals;		/* OPT_CHOICE: NULL = the index */
+	double		 min, max;	/* OPT_INT, OPT_LONG, OPT_REAL */
+	int		 val;		/* OPT_FLAG; OPT_FN: for fn to tell rows apart */
+	int		 has_arg;	/* OPT_FN: takes a value */
+	size_t		 given;		/* offsetof an int set to 1 when given; 0: none */
+	int		(*fn)(void *, const struct opt_spec *, const char *);
+					/* OPT_FN */
+};
+
+/* A command: how it names itself in messages, its options, its usage. */
+struct opts_cmd {
+	const char		*prefix;	/* "autosched best" */
+	const struct opt_spec	*opts;		/* ended by a row with no name */
+	void			(*usage)(FILE *);
+	int			 min_args, max_args;	/* operands; max -1: unchecked */
+};
+
+/*
+ * Parse argv (argv[0] the command's name) by c's table into args, with
+ * --help and -h added. 0 and *first the index of the first operand; 1 after
+ * the usage on stdout (--help); 2 after the one-line message of a bad value,
+ * or after the usage on stderr (an unknown option, getopt_long's words
+ * first; operands out of [min_args, max_args]). Strings are borrowed from
+ * argv.
+ */
+int	 util_opts_parse(const struct opts_cmd *c, int argc, char **argv,
+	    void *args, int *first) WUR;
+
 /* dir/name unless name is absolute. Caller frees. */
 char	*util_path_join(const char *dir, const char *name);
 /* The folder part of path ("." when none). Caller frees. */
@@ -248,5 +303,17 @@ int	 proc_run(char *const argv[], const struct proc_opts *,
 void	 proc_result_free(struct proc_result *);
 /* Kill the process groups of the children proc_run runs now, on any thread (signal-safe). */
 void	 proc_kill_current(void);
+
+/*
+ * The one way the CLI and the service catch their stop signals: fn (which
+ * only sets flags) for each of sigs[0..n-1], with no mask. With keep_ignored
+ * a signal ignored when we started (nohup, a background job) stays ignored.
+ * The handlers before go to old (n of them) when old is not NULL, for
+ * util_signals_restore.
+ */
+void	 util_signals_catch(const int *sigs, size_t n, void (*fn)(int),
+	    int keep_ignored, struct sigaction *old);
+void	 util_signals_restore(const int *sigs, size_t n,
+	    const struct sigaction *old);
 
 #endif

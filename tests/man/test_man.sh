@@ -93,12 +93,15 @@ check "every command of autosched --help is in autosched(1)" \
 check "every command of autosched(1) is in autosched --help" \
     has "$T/commands.1" "$T/commands" "not a command"
 
-# Long options: the getopt tables of the CLI and the "--opt" literals of its
-# hand parsers (queue.c, main), in the rendered page; the page's own --opt
-# words must be the code's.
+# Long options: the getopt tables of the CLI, its option tables (struct
+# opt_spec, .name = "opt"; --help is util/opts.c's) and the "--opt" literals
+# of its hand parsers (queue.c, main), in the rendered page; the page's own
+# --opt words must be the code's.
 {
-	cat "$src"/daemon/cli*.c "$src/export/cmd.c" |
+	cat "$src"/daemon/cli*.c "$src/export/cmd.c" "$src/util/opts.c" |
 	    sed -n -E 's/.*\{ "([a-z-]+)", *(no|required|optional)_argument.*/\1/p'
+	cat "$src"/daemon/cli*.c "$src/export/cmd.c" |
+	    sed -n -E 's/.*\{ \.name = "([a-z-]+)".*/\1/p'
 	cat "$src/daemon/queue.c" "$src/daemon/autosched_main.c" |
 	    grep -o '"--[a-z-]*' | sed 's/^"--//'
 } | sort -u > "$T/options"
