@@ -175,27 +175,19 @@ dims_count(MlirAttribute a)
 }
 
 /*
- * Give each loop dimension its role from the indexing maps and check that
- * they make a plain (batch) matmul: one m, one n, one k, at most one batch
- * (outermost), and an output stored m×n.
+ * The op's three indexing maps (a, b, c; a quantized matmul's zero points,
+ * maps 2 and 3, checked to be scalars) into map. 0, or -1 after look_fail.
  */
-static void
-look_maps(struct look *l, const char *family)
+static int
+look_maps_read(struct look *l, MlirAffineMap map[3])
 {
-	MlirAttribute			 maps, attr;
-	MlirAffineMap			 map[3];
-	MlirAffineExpr			 e;
-	MlirLinalgContractionDimensions	 cd;
-	unsigned			 used[MAX_DIMS];
-	int				 count[5] = { 0 };
-	int				*where[3] = { l->apos, l->bpos, l->cpos };
-	intptr_t			 ndims, i, j, nres;
-	int				 p, r;
+	MlirAttribute maps, attr;
+	intptr_t i;
 
 	maps = mlirLinalgGetIndexingMapsAttribute(l->op);
 	if (mlirAttributeIsNull(maps) || !mlirAttributeIsAArray(maps)) {
 		look_fail(l, "no indexing maps");
-		return;
+		return -1;
 	}
 	if (mlirOperationGetNumOperands(l->op) != (l->quant ? 5 : 3) ||
 	    mlirArrayAttrGetNumElements(maps) != (l->quant ? 5 : 3)) {
@@ -203,7 +195,7 @@ look_maps(struct look *l, const char *family)
 		    (long)mlirOperationGetNumOperands(l->op), l->quant ?
 		    "2 inputs, 2 zero points and 1 output" :
 		    "2 inputs and 1 output");
-		return;
+		return -1;
 	}
 	for (i = 0; l->quant && i < 2; i++) {
 		/* The zero points' maps: scalars, no result. */
@@ -212,7 +204,7 @@ look_maps(struct look *l, const char *family)
 		    mlirAffineMapGetNumResults(
 		    mlirAffineMapAttrGetValue(attr)) != 0) {
 			look_fail(l, "zero point %ld is not a scalar", (long)i);
-			return;
+			return -1;
 		}
 	}
 	for (i = 0; i < 3; i++) {
@@ -220,22 +212,32 @@ look_maps(struct look *l, const char *family)
 		if (!mlirAttributeIsAAffineMap(attr)) {
 			look_fail(l, "indexing map %ld is not an affine map",
 			    (long)i);
-			return;
+			return -1;
 		}
 		map[i] = mlirAffineMapAttrGetValue(attr);
 	}
-	ndims = mlirAffineMapGetNumDims(map[0]);
-	if (ndims > MAX_DIMS) {
-		look_fail(l, "%ld loop dimensions", (long)ndims);
-		return;
-	}
-	memset(used, 0, sizeof used);
+	return 0;
+}
+
+/*
+ * The maps are projected permutations of ndims dimensions: used[p] gets
+ * bit i when map i reads dimension p. 0, or -1 after look_fail.
+ */
+static int
+look_maps_used(struct look *l, const MlirAffineMap map[3], intptr_t ndims,
+    unsigned *used)
+{
+	MlirAffineExpr e;
+	intptr_t i, j, nres;
+	int p;
+
+	memset(used, 0, MAX_DIMS * sizeof *used);
 	for (i = 0; i < 3; i++) {
 		if (mlirAffineMapGetNumDims(map[i]) != ndims ||
 		    mlirAffineMapGetNumSymbols(map[i]) != 0) {
 			look_fail(l, "indexing maps are not projected "
 			    "permutations");
-			return;
+			return -1;
 		}
 		nres = mlirAffineMapGetNumResults(map[i]);
 		for (j = 0; j < nres; j++) {
@@ -243,17 +245,30 @@ look_maps(struct look *l, const char *family)
 			if (!mlirAffineExprIsADim(e)) {
 				look_fail(l, "indexing maps are not projected "
 				    "permutations (strided or offset access)");
-				return;
+				return -1;
 			}
 			p = (int)mlirAffineDimExprGetPosition(e);
 			if (p < 0 || p >= ndims || (used[p] & (1u << i))) {
 				look_fail(l, "indexing maps are not projected "
 				    "permutations");
-				return;
+				return -1;
 			}
 			used[p] |= 1u << i;
 		}
 	}
+	return 0;
+}
+
+/*
+ * Each dimension's role from which maps read it (l->pos, l->nbatch): one
+ * m, one n, one k, at most one batch. 0, or -1 after look_fail.
+ */
+static int
+look_roles(struct look *l, const unsigned *used, intptr_t ndims,
+    const char *family)
+{
+	int count[5] = { 0 };
+	int p, r;
 
 	for (p = 0; p < 5; p++)
 		l->pos[p] = -1;
@@ -274,25 +289,38 @@ look_maps(struct look *l, const char *family)
 		default:
 			look_fail(l, "contraction with an extra dimension "
 			    "(d%d is not batch, m, n or k)", p);
-			return;
+			return -1;
 		}
 		count[r]++;
 		l->pos[r] = p;
 	}
 	if (strcmp(family, "mmt4d") == 0 || strcmp(family, "batch_mmt4d") == 0) {
 		look_fail(l, "packed layout (%s): not a plain matmul", family);
-		return;
+		return -1;
 	}
 	if (count[ROLE_M] != 1 || count[ROLE_N] != 1 || count[ROLE_K] != 1 ||
 	    count[ROLE_BATCH] > 1) {
 		look_fail(l, "not a plain (batch) matmul: %d batch, %d m, "
 		    "%d n, %d k dimensions", count[ROLE_BATCH], count[ROLE_M],
 		    count[ROLE_N], count[ROLE_K]);
-		return;
+		return -1;
 	}
 	l->nbatch = count[ROLE_BATCH];
+	return 0;
+}
 
-	/* Where each role sits in each operand. */
+/*
+ * Where each role sits in each operand (l->apos, bpos, cpos: the two
+ * matrix dimensions in stored order); the batch outermost everywhere and
+ * the result stored m×n. 0, or -1 after look_fail.
+ */
+static int
+look_where(struct look *l, const MlirAffineMap map[3])
+{
+	int *where[3] = { l->apos, l->bpos, l->cpos };
+	intptr_t i, j, nres;
+	int p, r;
+
 	for (i = 0; i < 3; i++) {
 		where[i][0] = where[i][1] = where[i][2] = -1;
 		nres = mlirAffineMapGetNumResults(map[i]);
@@ -312,12 +340,39 @@ look_maps(struct look *l, const char *family)
 	    mlirAffineDimExprGetPosition(mlirAffineMapGetResult(map[2], 0)) !=
 	    l->pos[ROLE_BATCH])) {
 		look_fail(l, "batch dimension is not the outermost one");
-		return;
+		return -1;
 	}
 	if (l->cpos[0] != l->pos[ROLE_M]) {
 		look_fail(l, "transposed result (stored n×m)");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Give each loop dimension its role from the indexing maps and check that
+ * they make a plain (batch) matmul: one m, one n, one k, at most one batch
+ * (outermost), and an output stored m×n.
+ */
+static void
+look_maps(struct look *l, const char *family)
+{
+	MlirAffineMap			 map[3];
+	MlirLinalgContractionDimensions	 cd;
+	unsigned			 used[MAX_DIMS];
+	intptr_t			 ndims;
+
+	if (look_maps_read(l, map) != 0)
+		return;
+	ndims = mlirAffineMapGetNumDims(map[0]);
+	if (ndims > MAX_DIMS) {
+		look_fail(l, "%ld loop dimensions", (long)ndims);
 		return;
 	}
+	if (look_maps_used(l, map, ndims, used) != 0 ||
+	    look_roles(l, used, ndims, family) != 0 ||
+	    look_where(l, map) != 0)
+		return;
 
 	/*
 	 * MLIR's own view, which also reads the iterator types (a quantized
