@@ -318,69 +318,13 @@ collect_targets(MlirOperation o, void *arg)
 	return MlirWalkResultSkip;
 }
 
-/*
- * Move the nops ops (in function fname, in order; each but the last used
- * only by the next: a matmul and its epilogue) into a new private function
- * named after fname, its number k and the first op's kind, inserted into
- * the module's symbol table (which renames it if the name is taken), and
- * call that in their place: it returns the last op's results.
- */
-static void
-outline_op(MlirContext ctx, MlirSymbolTable syms, const char *fname,
-    size_t k, const MlirOperation *ops, size_t nops)
+/* The dispatch's name: __autosched_FNAME_K_KIND (the first op's, dots as _). Caller frees. */
+static char *
+outline_name(MlirOperation op, const char *fname, size_t k)
 {
-	MlirOperation op = ops[0], last = ops[nops - 1];
-	MlirLocation loc = mlirOperationGetLocation(op);
 	MlirStringRef opname = mlirIdentifierStr(mlirOperationGetName(op));
-	intptr_t nres = mlirOperationGetNumResults(last), r;
-	struct captures cs = { .c = NULL, .n = 0, .cap = 0, .ops = ops,
-	    .nops = nops };
-	MlirType *args, *res, fty;
-	MlirLocation *locs;
-	MlirValue *callargs, *rets;
-	MlirBlock body;
-	MlirRegion region;
-	MlirOperation func, call, ret;
-	MlirOperationState st;
-	MlirAttribute callee, noinline;
-	MlirNamedAttribute attrs[4];
-	char *name, *kind;
-	size_t i, nargs = 0;
-
-	for (i = 0; i < nops; i++)
-		mlirOperationWalk(ops[i], collect_captures, &cs,
-		    MlirWalkPreOrder);
-	args = xcalloc(cs.n + 1, sizeof *args);
-	locs = xcalloc(cs.n + 1, sizeof *locs);
-	callargs = xcalloc(cs.n + 1, sizeof *callargs);
-	res = xcalloc((size_t)nres + 1, sizeof *res);
-	rets = xcalloc((size_t)nres + 1, sizeof *rets);
-	for (i = 0; i < cs.n; i++) {
-		if (cs.c[i].copy)
-			continue;
-		callargs[nargs] = cs.c[i].v;
-		locs[nargs] = loc;
-		args[nargs++] = mlirValueGetType(cs.c[i].v);
-	}
-	for (r = 0; r < nres; r++)
-		res[r] = mlirValueGetType(mlirOperationGetResult(last, r));
-
-	/* The body: copies of the cheap values, the op, its results returned. */
-	body = mlirBlockCreate((intptr_t)nargs, args, locs);
-	for (i = 0, nargs = 0; i < cs.n; i++) {
-		if (cs.c[i].copy) {
-			MlirOperation c = mlirOperationClone(
-			    mlirOpResultGetOwner(cs.c[i].v));
-
-			mlirBlockAppendOwnedOperation(body, c);
-			cs.c[i].inner = mlirOperationGetResult(c,
-			    mlirOpResultGetResultNumber(cs.c[i].v));
-		} else
-			cs.c[i].inner = mlirBlockGetArgument(body,
-			    (intptr_t)nargs++);
-	}
-	for (i = 0; i < nops; i++)
-		mlirOperationWalk(ops[i], use_inner, &cs, MlirWalkPreOrder);
+	char *kind, *name;
+	size_t i;
 
 	kind = xstrndup(opname.data, opname.length);
 	memmove(kind, strchr(kind, '.') + 1, strlen(strchr(kind, '.')));
@@ -389,10 +333,69 @@ outline_op(MlirContext ctx, MlirSymbolTable syms, const char *fname,
 			kind[i] = '_';
 	}
 	name = xasprintf("__autosched_%s_%zu_%s", fname, k, kind);
-	fty = mlirFunctionTypeGet(ctx, (intptr_t)nargs, args, nres, res);
-	region = mlirRegionCreate();
+	free(kind);
+	return name;
+}
+
+/*
+ * The new function's body block: an argument for each captured value not
+ * copied (its type in args, the value in callargs; *nargs of them), the
+ * cheap ones cloned in; every use inside the ops pointed at them.
+ */
+static MlirBlock
+outline_body(struct captures *cs, const MlirOperation *ops, size_t nops,
+    MlirLocation loc, MlirType *args, MlirValue *callargs, size_t *nargs)
+{
+	MlirLocation *locs = xcalloc(cs->n + 1, sizeof *locs);
+	MlirBlock body;
+	size_t i, n = 0;
+
+	for (i = 0; i < cs->n; i++) {
+		if (cs->c[i].copy)
+			continue;
+		callargs[n] = cs->c[i].v;
+		locs[n] = loc;
+		args[n++] = mlirValueGetType(cs->c[i].v);
+	}
+	/* The body: copies of the cheap values, the op, its results returned. */
+	body = mlirBlockCreate((intptr_t)n, args, locs);
+	for (i = 0, n = 0; i < cs->n; i++) {
+		if (cs->c[i].copy) {
+			MlirOperation c = mlirOperationClone(
+			    mlirOpResultGetOwner(cs->c[i].v));
+
+			mlirBlockAppendOwnedOperation(body, c);
+			cs->c[i].inner = mlirOperationGetResult(c,
+			    mlirOpResultGetResultNumber(cs->c[i].v));
+		} else
+			cs->c[i].inner = mlirBlockGetArgument(body,
+			    (intptr_t)n++);
+	}
+	for (i = 0; i < nops; i++)
+		mlirOperationWalk(ops[i], use_inner, cs, MlirWalkPreOrder);
+	free(locs);
+	*nargs = n;
+	return body;
+}
+
+/*
+ * The private, never inlined func.func name of type (args) -> (res) around
+ * body, inserted into syms (which renames it if the name is taken).
+ */
+static MlirOperation
+outline_func(MlirContext ctx, MlirSymbolTable syms, const char *name,
+    MlirLocation loc, MlirBlock body, const MlirType *args, size_t nargs,
+    const MlirType *res, intptr_t nres)
+{
+	MlirType fty = mlirFunctionTypeGet(ctx, (intptr_t)nargs, args, nres,
+	    res);
+	MlirRegion region = mlirRegionCreate();
+	MlirAttribute noinline = mlirStringAttrGet(ctx, ref("noinline"));
+	MlirNamedAttribute attrs[4];
+	MlirOperationState st;
+	MlirOperation func;
+
 	mlirRegionAppendOwnedBlock(region, body);
-	noinline = mlirStringAttrGet(ctx, ref("noinline"));
 	attrs[0] = mlirNamedAttributeGet(mlirIdentifierGet(ctx, ref("sym_name")),
 	    mlirStringAttrGet(ctx, ref(name)));
 	attrs[1] = mlirNamedAttributeGet(mlirIdentifierGet(ctx,
@@ -407,20 +410,37 @@ outline_op(MlirContext ctx, MlirSymbolTable syms, const char *fname,
 	mlirOperationStateAddOwnedRegions(&st, 1, &region);
 	func = mlirOperationCreate(&st);
 	mlirSymbolTableInsert(syms, func);
+	return func;
+}
+
+/*
+ * A call of func where the last op was (a consumer's other operands may be
+ * defined after the matmul; nothing between uses the chain's values), its
+ * results in place of the last op's; the ops moved into body, which
+ * returns the last op's results.
+ */
+static void
+outline_call(MlirContext ctx, MlirOperation func, MlirBlock body,
+    const MlirOperation *ops, size_t nops, MlirValue *callargs, size_t nargs,
+    MlirType *res, intptr_t nres, MlirLocation loc)
+{
+	MlirOperation last = ops[nops - 1], call, ret;
+	MlirValue *rets = xcalloc((size_t)nres + 1, sizeof *rets);
+	MlirAttribute callee;
+	MlirNamedAttribute attr;
+	MlirOperationState st;
+	intptr_t r;
+	size_t i;
 
 	callee = mlirFlatSymbolRefAttrGet(ctx, mlirStringAttrGetValue(
 	    mlirOperationGetAttributeByName(func, ref("sym_name"))));
 	st = mlirOperationStateGet(ref("func.call"), loc);
 	mlirOperationStateAddOperands(&st, (intptr_t)nargs, callargs);
 	mlirOperationStateAddResults(&st, nres, res);
-	attrs[0] = mlirNamedAttributeGet(mlirIdentifierGet(ctx, ref("callee")),
+	attr = mlirNamedAttributeGet(mlirIdentifierGet(ctx, ref("callee")),
 	    callee);
-	mlirOperationStateAddAttributes(&st, 1, attrs);
+	mlirOperationStateAddAttributes(&st, 1, &attr);
 	call = mlirOperationCreate(&st);
-	/*
-	 * Where the last op was: a consumer's other operands may be defined
-	 * after the matmul (nothing between uses the chain's values).
-	 */
 	mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(last), last,
 	    call);
 	for (r = 0; r < nres; r++) {
@@ -437,15 +457,49 @@ outline_op(MlirContext ctx, MlirSymbolTable syms, const char *fname,
 	mlirOperationStateAddOperands(&st, nres, rets);
 	ret = mlirOperationCreate(&st);
 	mlirBlockAppendOwnedOperation(body, ret);
+	free(rets);
+}
 
+/*
+ * Move the nops ops (in function fname, in order; each but the last used
+ * only by the next: a matmul and its epilogue) into a new private function
+ * named after fname, its number k and the first op's kind, inserted into
+ * the module's symbol table (which renames it if the name is taken), and
+ * call that in their place: it returns the last op's results.
+ */
+static void
+outline_op(MlirContext ctx, MlirSymbolTable syms, const char *fname,
+    size_t k, const MlirOperation *ops, size_t nops)
+{
+	MlirOperation op = ops[0], last = ops[nops - 1], func;
+	MlirLocation loc = mlirOperationGetLocation(op);
+	intptr_t nres = mlirOperationGetNumResults(last), r;
+	struct captures cs = { .c = NULL, .n = 0, .cap = 0, .ops = ops,
+	    .nops = nops };
+	MlirType *args, *res;
+	MlirValue *callargs;
+	MlirBlock body;
+	char *name;
+	size_t i, nargs;
+
+	for (i = 0; i < nops; i++)
+		mlirOperationWalk(ops[i], collect_captures, &cs,
+		    MlirWalkPreOrder);
+	args = xcalloc(cs.n + 1, sizeof *args);
+	callargs = xcalloc(cs.n + 1, sizeof *callargs);
+	res = xcalloc((size_t)nres + 1, sizeof *res);
+	for (r = 0; r < nres; r++)
+		res[r] = mlirValueGetType(mlirOperationGetResult(last, r));
+	body = outline_body(&cs, ops, nops, loc, args, callargs, &nargs);
+	name = outline_name(op, fname, k);
+	func = outline_func(ctx, syms, name, loc, body, args, nargs, res, nres);
+	outline_call(ctx, func, body, ops, nops, callargs, nargs, res, nres,
+	    loc);
 	free(name);
-	free(kind);
 	free(cs.c);
 	free(args);
-	free(locs);
 	free(callargs);
 	free(res);
-	free(rets);
 }
 
 /*
