@@ -531,30 +531,22 @@ gen_fuse_serial(struct gen *g, const int64_t s[3])
  * first for the dot kernels: each thread then packs only its own columns
  * of B), whichever splits into whole cache tiles evenly. Else the dimension
  * whose chunks of whole register tiles (batch: whole matrices) leave the
- * least for one thread to do after the others: the op is split there, the
- * chunks run in the forall and the rest after it.
+ * least for one thread to do after the others. The dimension (-1: the
+ * batch), its chunk and what the chunks cover (*main); -2: too small to
+ * share.
  */
-static void
-gen_par(struct gen *g, const int64_t s[3])
+static int
+par_choose(const struct gen *g, const int64_t s[3], int64_t *chunk,
+    int64_t *main)
 {
 	const struct op_desc *op = g->op;
 	const struct config *c = g->c;
 	int64_t th = c->v[KNOB_THREADS], nb = op->batch > 0 ? op->batch : 1;
-	int64_t d_size, gran, chunk = 0, best_main = 0, best_size = 1;
-	int64_t ps[3] = { s[0], s[1], s[2] };
-	int best = -2, d, order[3] = { -1, 0, 1 }, n_first = g->kernel !=
-	    KERNEL_FMA, i;
-	char par[64], sfx[16], tf[32], a[32], b[32];
-	const char *in = g->root;
+	int64_t d_size, gran, best_size = 1;
+	int best = -2, d, order[3] = { -1, 0, 1 }, i, evenly;
 
-	if (th <= 1) {
-		if (g->fused)
-			gen_fuse_serial(g, s);
-		else
-			gen_cache_split(g, g->root, s, 0);
-		return;
-	}
-	if (n_first) {
+	*chunk = *main = 0;
+	if (g->kernel != KERNEL_FMA) {
 		order[1] = 1;
 		order[2] = 0;
 	}
@@ -565,32 +557,49 @@ gen_par(struct gen *g, const int64_t s[3])
 		    (s[d] % c->v[KNOB_TILE_M + d] == 0 &&
 		    (s[d] / c->v[KNOB_TILE_M + d]) % th == 0)) {
 			best = d;
-			chunk = (d < 0 ? nb : s[d]) / th;
-			best_main = d < 0 ? nb : s[d];
+			*chunk = (d < 0 ? nb : s[d]) / th;
+			*main = d < 0 ? nb : s[d];
 		}
 	}
+	evenly = best != -2;
 	/* Else whole register tiles, and the rest after the forall. */
-	if (best == -2) {
-		for (i = 0; i < 3; i++) {
-			d = order[i];
-			if (d < 0 && !g->batch)
-				continue;
-			d_size = d < 0 ? nb : s[d];
-			gran = d < 0 ? 1 : c->v[KNOB_VECTOR_M + d] < s[d] ?
-			    c->v[KNOB_VECTOR_M + d] : s[d];
-			if (d_size / (th * gran) == 0)
-				continue;
-			if (best == -2 || (d_size / (th * gran)) * th * gran *
-			    best_size > best_main * d_size) {
-				best = d;
-				chunk = d_size / (th * gran) * gran;
-				best_main = chunk * th;
-				best_size = d_size;
-			}
+	for (i = 0; !evenly && i < 3; i++) {
+		d = order[i];
+		if (d < 0 && !g->batch)
+			continue;
+		d_size = d < 0 ? nb : s[d];
+		gran = d < 0 ? 1 : c->v[KNOB_VECTOR_M + d] < s[d] ?
+		    c->v[KNOB_VECTOR_M + d] : s[d];
+		if (d_size / (th * gran) == 0)
+			continue;
+		if (best == -2 || (d_size / (th * gran)) * th * gran *
+		    best_size > *main * d_size) {
+			best = d;
+			*chunk = d_size / (th * gran) * gran;
+			*main = *chunk * th;
+			best_size = d_size;
 		}
 	}
+	return best;
+}
+
+/*
+ * The op split over the threads where par_choose says: the chunks in a
+ * forall, each cache-split; what they leave after it, on one thread.
+ */
+static void
+gen_par(struct gen *g, const int64_t s[3])
+{
+	int64_t nb = g->op->batch > 0 ? g->op->batch : 1;
+	int64_t chunk = 0, best_main = 0, ps[3] = { s[0], s[1], s[2] };
+	char par[64], sfx[16], tf[32], a[32], b[32];
+	const char *in = g->root;
+	int best = -2;
+
+	if (g->c->v[KNOB_THREADS] > 1)
+		best = par_choose(g, s, &chunk, &best_main);
 	if (best == -2) {
-		/* Too small to share: one thread does it all. */
+		/* One thread, or too small to share: one thread does it all. */
 		if (g->fused)
 			gen_fuse_serial(g, s);
 		else
