@@ -394,6 +394,74 @@ nesting_visit(const char *text, size_t len, size_t i, void *arg)
 	return 1;
 }
 
+/* Is text[i..] the keyword kw followed by blanks, '=', blanks and '['? Its '[' in *open. */
+static int
+int_list_at(const char *text, size_t len, size_t i, const char *kw,
+    size_t *open)
+{
+	size_t n = strlen(kw);
+
+	if (i + n > len || memcmp(text + i, kw, n) != 0 ||
+	    (i > 0 && (isalnum((unsigned char)text[i - 1]) || text[i - 1] == '_')))
+		return 0;
+	for (i += n; i < len && (text[i] == ' ' || text[i] == '\t'); i++)
+		;
+	if (i >= len || text[i] != '=')
+		return 0;
+	for (i++; i < len && (text[i] == ' ' || text[i] == '\t'); i++)
+		;
+	if (i >= len || text[i] != '[')
+		return 0;
+	*open = i;
+	return 1;
+}
+
+/*
+ * Every "permutation = [...]" and "dimensions = [...]" (linalg.transpose,
+ * broadcast, reduce) a list of integers: MLIR 22's parser reports a bad
+ * element and then crashes (a null attribute set on the op: mlir-opt
+ * itself dies with SIGSEGV), so a bad one is refused before it, its line
+ * in *line.
+ */
+static int
+int_lists_ok(const char *text, size_t len, int *line)
+{
+	static const char *const kws[] = { "permutation", "dimensions" };
+	size_t i, j, open, k;
+	int ln = 1, want_int;
+
+	for (i = 0; i < len; i++) {
+		if (text[i] == '\n')
+			ln++;
+		for (k = 0; k < 2; k++) {
+			if (!int_list_at(text, len, i, kws[k], &open))
+				continue;
+			want_int = 1;
+			for (j = open + 1; j < len && text[j] != ']'; j++) {
+				if (text[j] == ' ' || text[j] == '\t')
+					continue;
+				if (want_int && (text[j] == '-' ||
+				    isdigit((unsigned char)text[j]))) {
+					while (j + 1 < len &&
+					    isdigit((unsigned char)text[j + 1]))
+						j++;
+					want_int = 0;
+				} else if (!want_int && text[j] == ',')
+					want_int = 1;
+				else
+					break;
+			}
+			/* "[]" is a list; "[1,]" and "[1,,2]" are not. */
+			if (j >= len || text[j] != ']' || (want_int &&
+			    j != open + 1 + strspn(text + open + 1, " \t"))) {
+				*line = ln;
+				return 0;
+			}
+		}
+	}
+	return 1;
+}
+
 /*
  * The deepest nesting of brackets in text, outside strings and comments,
  * up to the first line where it exceeds ANALYSIS_NESTING_MAX (*line then
@@ -738,6 +806,12 @@ parsed_open(struct parsed *p, const char *name, const char *text, size_t len,
 		util_seterr(err, "%s:%d: nested more than %d levels deep (brackets,"
 		    " regions, types): refused before MLIR's parser, which"
 		    " recurses on nesting", name, line, ANALYSIS_NESTING_MAX);
+		return -1;
+	}
+	if (!int_lists_ok(text, len, &line)) {
+		util_seterr(err, "%s:%d: a permutation or dimensions list that is"
+		    " not a list of integers: refused before MLIR's parser,"
+		    " which crashes on it (MLIR 22)", name, line);
 		return -1;
 	}
 	/* MLIR's lexer finds the end of the buffer by its NUL. */

@@ -12,7 +12,9 @@ log_level = debug
 spool = $SPOOL
 CONF
 start_daemon
-check "spool folders made" [ -d "$SPOOL/done" ] && [ -d "$SPOOL/failed" ]
+# (The service makes them after its wake socket: waited for, not raced.)
+spool_made() { [ -d "$SPOOL/done" ] && [ -d "$SPOOL/failed" ]; }
+check "spool folders made" wait_for 20 spool_made
 
 # A second daemon on the same store is refused.
 "$ASD" -d -f "$T/autoschedd.conf" --db "$DB" 2> "$T/err"
