@@ -462,7 +462,7 @@ static const struct opt_spec analyze_opts[] = {
 	{ .name = "json", .kind = OPT_FLAG,
 	  .off = offsetof(struct analyze_args, json), .val = 1 },
 	{ .name = "emit-dispatch", .kind = OPT_LONG,
-	  .off = offsetof(struct analyze_args, emit), .min = 0, .max = LONG_MAX,
+	  .off = offsetof(struct analyze_args, emit), .min = 0, .max = (double)LONG_MAX,
 	  .expect = "expected an op index" },
 	{ .name = NULL }
 };
@@ -658,7 +658,7 @@ space_only_count(void *args, const struct opt_spec *o, const char *v)
 static const struct opt_spec space_opts[] = {
 	{ .name = "count", .kind = OPT_FN, .fn = space_only_count },
 	{ .name = "list", .kind = OPT_LONG,
-	  .off = offsetof(struct space_args, list), .min = 0, .max = LONG_MAX,
+	  .off = offsetof(struct space_args, list), .min = 0, .max = (double)LONG_MAX,
 	  .expect = "expected a count" },
 	{ .name = "json", .kind = OPT_FLAG,
 	  .off = offsetof(struct space_args, json), .val = 1 },
