@@ -7,7 +7,6 @@
  */
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,17 +18,14 @@ int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 static char dir[] = "/tmp/autosched-fuzz-batch-XXXXXX";
 
+/* name in the fuzzer's folder holds p[0..n) (util_write_file: the project's writer). */
 static void
 put(const char *name, const uint8_t *p, size_t n)
 {
-	char *path = util_path_join(dir, name);
-	FILE *f = fopen(path, "wb");
+	char *path = util_path_join(dir, name), *err = NULL;
 
-	if (f == NULL)
+	if (util_write_file(path, (const char *)p, n, &err) != 0)
 		abort();
-	if (n > 0 && fwrite(p, 1, n, f) != n)
-		abort();
-	fclose(f);
 	free(path);
 }
 
