@@ -787,6 +787,23 @@ out:
  * store_best does. The store is closed again before returning. 0, or -1
  * after printing why. Caller frees the rows (store_best_clear each).
  */
+int
+cli_store_open(const char *prefix, const char *db, struct store **st)
+{
+	char *err = NULL;
+
+	if (access(db, F_OK) != 0) {
+		fprintf(stderr, "%s: %s: no such store\n", prefix, db);
+		return -1;
+	}
+	if (store_open_readonly(db, st, &err) != 0) {
+		fprintf(stderr, "%s: %s\n", prefix, err);
+		free(err);
+		return -1;
+	}
+	return 0;
+}
+
 static int
 cli_load_best(const char *db, const char *op, int64_t job,
     struct store_best **rows, size_t *n)
@@ -797,12 +814,9 @@ cli_load_best(const char *db, const char *op, int64_t job,
 
 	if (db == NULL)
 		db = def = daemon_default_db();
-	if (access(db, F_OK) != 0) {
-		fprintf(stderr, "autosched: %s: no such store\n", db);
+	if (cli_store_open("autosched", db, &st) != 0)
 		goto out;
-	}
-	if (store_open_readonly(db, &st, &err) != 0 ||
-	    best_configs(st, op, job, rows, n, &err) != 0) {
+	if (best_configs(st, op, job, rows, n, &err) != 0) {
 		fprintf(stderr, "autosched: %s\n", err);
 		goto out;
 	}

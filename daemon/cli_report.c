@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "daemon/daemon.h"
+#include "daemon/daemon_int.h"
 #include "html/html.h"
 #include "store/store.h"
 #include "util/util.h"
@@ -101,14 +102,8 @@ cli_report(int argc, char **argv)
 	rc = 2;
 	if (a.db == NULL)
 		a.db = daemon_default_db();
-	if (access(a.db, F_OK) != 0) {
-		fprintf(stderr, "autosched report: %s: no such store\n", a.db);
+	if (cli_store_open("autosched report", a.db, &st) != 0)
 		goto out;
-	}
-	if (store_open_readonly(a.db, &st, &err) != 0) {
-		fprintf(stderr, "autosched report: %s\n", err);
-		goto out;
-	}
 	a.ho.db_path = a.db;
 	memset(&g, 0, sizeof g);
 	g.key = "-o";

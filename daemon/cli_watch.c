@@ -322,14 +322,8 @@ cli_watch(int argc, char **argv)
 	rc = 2;
 	if (a.db == NULL)
 		a.db = daemon_default_db();
-	if (access(a.db, F_OK) != 0) {
-		fprintf(stderr, "autosched watch: %s: no such store\n", a.db);
+	if (cli_store_open("autosched watch", a.db, &st) != 0)
 		goto out;
-	}
-	if (store_open_readonly(a.db, &st, &err) != 0) {
-		fprintf(stderr, "autosched watch: %s\n", err);
-		goto out;
-	}
 	if (a.id == 0 && (rc = watch_pick(st, a.db, &a.id)) != 0)
 		goto out;
 	util_signals_catch(watch_signals, 2, watch_on_signal, 0, NULL);

@@ -100,4 +100,11 @@ int	 queue_snapshot_as(const char *cfg_path, const char *text, size_t len,
  */
 int	 queue_may_read(const char *path, uid_t uid);
 
+struct store;
+/*
+ * A command's store opened read-only: db must exist ("PREFIX: DB: no such
+ * store") and open ("PREFIX: why"). 0, or -1 with the message printed.
+ */
+int	cli_store_open(const char *prefix, const char *db, struct store **st);
+
 #endif
