@@ -137,6 +137,8 @@ struct job_transfer {
 	const struct backend_ops *be;
 	size_t			 n, cap;
 	size_t			 refused;	/* outside the space's rules */
+	int64_t			 job_id;
+	int64_t			 before;	/* only trials of smaller id */
 };
 
 static int
@@ -147,6 +149,8 @@ job_transfer_cb(const struct store_trial *t, const struct op_desc *op,
 	struct space_rules rules;
 	struct op_desc *copy;
 
+	if (t->id >= x->before)
+		return 0;
 	if (strcmp(op->kind, x->op->kind) != 0 || (op->m == x->op->m &&
 	    op->n == x->op->n && op->k == x->op->k && op->batch == x->op->batch &&
 	    op->lhs == x->op->lhs && op->transpose_a == x->op->transpose_a &&
@@ -186,10 +190,30 @@ job_transfer_cb(const struct store_trial *t, const struct op_desc *op,
 	return x->n >= 100000;	/* enough */
 }
 
-/* Offer the tuner what the store knows of other shapes of this op kind. */
-static void
-job_offer_transfer(struct job *c, struct tuner *t, const struct op_desc *op)
+/* The smallest id of this job's tune trials of the op. */
+static int
+job_transfer_first(const struct store_trial *t, const struct op_desc *op,
+    void *arg)
 {
+	struct job_transfer *x = arg;
+
+	(void)op;
+	if (t->job_id == x->job_id && t->id < x->before)
+		x->before = t->id;
+	return 0;
+}
+
+/*
+ * Offer the tuner what the store knows of other shapes of this op kind:
+ * the records that were there when this op's search began (trials older
+ * than its first tune trial in this job), so that a run that resumes the
+ * job, or ingests its next batch folder, trains the tuner on what the
+ * first run did and proposes the same configs.
+ */
+static void
+job_offer_transfer(struct job *c, struct tuner *t, const struct job_op *jo)
+{
+	const struct op_desc *op = jo->op;
 	struct job_transfer x;
 	char *err = NULL;
 	size_t i;
@@ -199,6 +223,13 @@ job_offer_transfer(struct job *c, struct tuner *t, const struct op_desc *op)
 	memset(&x, 0, sizeof x);
 	x.op = op;
 	x.be = c->be;
+	x.job_id = c->job_id;
+	x.before = INT64_MAX;
+	if (c->job_id > 0 && store_trial_foreach(c->st, jo->op_id,
+	    c->target_id, "tune", job_transfer_first, &x, &err) != 0) {
+		free(err);
+		return;
+	}
 	if (store_trial_foreach(c->st, 0, c->target_id, "tune", job_transfer_cb,
 	    &x, &err) == 0 && x.n > 0) {
 		/* The copies moved while growing: point the records at them now. */
@@ -900,7 +931,7 @@ steps_tuner_on(struct job *c, struct job_op *jo, char **err)
 	if (r != 0)
 		return -1;
 	jo->tuner_on = 1;
-	job_offer_transfer(c, &jo->t, jo->op);
+	job_offer_transfer(c, &jo->t, jo);
 	return 0;
 }
 

@@ -179,7 +179,51 @@ check "kill: integrity ok" eq "$(q s.db "pragma integrity_check")" ok
 check "kill: every result of the folder recorded once" eq \
     "$(q s.db "select count(*) || ' ' || count(distinct config_name) from trials where phase='tune'")" "8 8"
 
-# 6. The iree backend's CUDA candidates (gpu_arch = sm_90a): staged the
+# 6. xgboost over several ops (its transfer from the other shapes in the
+# store): every ingest asks for all of its folder, trip after trip (a rerun
+# that trained on records newer than the op's search proposed other configs
+# and the folder went unused), and the job records what a local run records.
+mkxgb() {
+	mkdir -p "$1"
+	cp "$FIX/four_ops.mlir" "$1/"
+	cat > "$1/x.cfg" <<C
+[Env]
+input_file = four_ops.mlir
+executor = $2
+[SearchSpace]
+threads = [1]
+[SearchStrategy]
+tuner = xgboost
+trial_budget = 48
+seed = 1
+[Measure]
+min_time = 0.005
+min_reps = 3
+confirm_top = 0
+timeout = 5
+C
+}
+mkxgb "$T/xl" local
+deadline 300 "$AS" run "$T/xl/x.cfg" --db "$T/xl/s.db" --quiet > "$T/xl/out.txt" 2>&1
+check "xgboost: the local run exits 0" eq "$?" 0
+mkxgb "$T/xb" batch
+cd "$T/xb" || exit 1
+deadline 300 "$AS" run x.cfg --db s.db --stage r1 --quiet > stage.txt 2>&1
+i=1 unused=0
+while [ $i -le 16 ]; do
+	deadline 300 "$MEAS" --batch r$i 2> /dev/null
+	n=$((i + 1))
+	deadline 300 "$AS" run x.cfg --db s.db --ingest r$i --stage r$n --quiet > ingest$i.txt 2>&1
+	rc=$?
+	grep -q "already recorded\|the others were already" ingest$i.txt && unused=$((unused + 1))
+	[ $rc = 3 ] || break
+	i=$n
+done
+check "xgboost: the last ingest finishes (exit 0)" eq "$rc" 0
+check "xgboost: every folder's results asked for and recorded" eq "$unused" 0
+check "xgboost: batch records what the local run records" eq "$(trials_of s.db)" "$(trials_of "$T/xl/s.db")"
+
+# 7. The iree backend's CUDA candidates (gpu_arch = sm_90a): staged the
 # same way, PTX and autosched-gpu-measure lines; measured by the harness's
 # stand-in (tests/backends/fixtures: its protocol, no GPU) to the end of
 # the job; the real harness's --batch here says there is no GPU, and that
