@@ -229,6 +229,7 @@ struct job {
 	int64_t			 trial_budget;	/* tune trials over all ops, 0 = n_trial each */
 	double			 time_budget;	/* seconds for the whole job, 0 = none */
 	int64_t			 per_op_max;	/* tune trials one op may get */
+	int64_t			 round_trials;	/* tune trials a round */
 	int64_t			 sched_seq;	/* decisions recorded so far */
 	int64_t			*replay_op;	/* decisions of an earlier run of the job */
 	int64_t			*replay_n;

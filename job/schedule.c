@@ -44,6 +44,27 @@ sched_cap(const struct job *c, const struct job_op *jo)
 	return cap;
 }
 
+/*
+ * Tune trials a round: 8, so that the scheduler moves on often; with
+ * executor = batch, where a round is a trip to the measuring host, the
+ * tuner's batch_size when the cfg sets one (up to 64): one trip carries a
+ * whole model round.
+ */
+static int64_t
+sched_round_trials(const struct cfg *cfg)
+{
+	const char *v = cfg_extra(cfg, "batch_size");
+	long long b;
+	char *end;
+
+	if (cfg->exec.executor != CFG_EXEC_BATCH || v == NULL)
+		return JOB_ROUND_TRIALS;
+	b = strtoll(v, &end, 10);
+	if (*end != '\0' || b <= JOB_ROUND_TRIALS)
+		return JOB_ROUND_TRIALS;
+	return b < STORE_ROUND_TRIALS_MAX ? b : STORE_ROUND_TRIALS_MAX;
+}
+
 int
 sched_init(struct job *c, char **err)
 {
@@ -54,6 +75,7 @@ sched_init(struct job *c, char **err)
 
 	c->trial_budget = cfg->trial_budget;
 	c->time_budget = cfg->time_budget;
+	c->round_trials = sched_round_trials(cfg);
 	budgeted = c->trial_budget > 0 || c->time_budget > 0;
 	/* With a model budget, n_trial caps an op only when the cfg says so. */
 	c->per_op_max = budgeted && !cfg->n_trial_set ? INT64_MAX :
@@ -175,8 +197,8 @@ sched_replay(struct job *c, size_t *op, int64_t *n)
 			cap = sched_cap(c, &c->ops[i]) - c->ops[i].trials;
 			if (*n > cap)
 				*n = cap;
-			if (*n > JOB_ROUND_TRIALS)
-				*n = JOB_ROUND_TRIALS;
+			if (*n > c->round_trials)
+				*n = c->round_trials;
 			if (*n < 1)
 				break;
 			*op = i;
@@ -220,7 +242,7 @@ sched_pick(const struct job *c, size_t *first, double *gain,
 		}
 	}
 	*why = "largest expected gain";
-	*gain = -best / JOB_ROUND_TRIALS;
+	*gain = -best / (double)c->round_trials;
 	return pick;
 }
 
@@ -276,7 +298,7 @@ sched_next(struct job *c, size_t *op, int64_t *n, double *gain,
 	if ((pick = sched_pick(c, &first, gain, why)) == (size_t)-1)
 		return 0;
 	cap = sched_cap(c, &c->ops[pick]) - c->ops[pick].trials;
-	*n = cap < JOB_ROUND_TRIALS ? cap : JOB_ROUND_TRIALS;
+	*n = cap < c->round_trials ? cap : c->round_trials;
 	/* A first round takes at most its share of a trial budget's rest. */
 	if (c->trial_budget > 0) {
 		int64_t rest = c->trial_budget - total;
