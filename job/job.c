@@ -719,6 +719,42 @@ job_batch_staged(struct job *c, char **err)
 }
 
 /*
+ * Every op finished (confirm, final rounds, choice), in program order. An
+ * op whose finish staged measurements (executor batch: c->stopped 3) does
+ * not hold the others up: their finishes are staged into the same folder,
+ * so one trip carries the confirm rounds of every op, the next their final
+ * rounds. 0, or -1 with *err.
+ */
+static int
+job_finish_ops(struct job *c, char **err)
+{
+	size_t i;
+	int staged = 0;
+
+	/* A search round staged, or a stop: no op is finished in this run. */
+	if (job_should_stop(c))
+		return 0;
+	for (i = 0; i < c->nops; i++) {
+		struct job_op *jo = &c->ops[i];
+
+		if (c->stopped == 3) {
+			staged = 1;
+			c->stopped = 0;
+		}
+		if (job_should_stop(c))
+			break;
+		if (jo->b == NULL)
+			continue;
+		if (steps_finish(c, jo, err) < 0)
+			return -1;
+		job_close_op(c, jo);
+	}
+	if (staged && c->stopped == 0)
+		c->stopped = 3;
+	return 0;
+}
+
+/*
  * The job's work: each distinct op opened and its baseline measured (its
  * weight in the model), the scheduler's rounds until the plan is done or
  * the job stops, each op finished; several ops at once on several nodes
@@ -762,15 +798,8 @@ job_work(struct job *c, int *bad_input, char **err)
 			return -1;
 		sched_after(c, i, done);
 	}
-	for (i = 0; i < c->nops && !job_should_stop(c); i++) {
-		struct job_op *jo = &c->ops[i];
-
-		if (jo->b == NULL)
-			continue;
-		if (steps_finish(c, jo, err) < 0)
-			return -1;
-		job_close_op(c, jo);
-	}
+	if (job_finish_ops(c, err) != 0)
+		return -1;
 	/* Anything staged and not waited for yet (a noise measurement). */
 	if (!c->stopped)
 		(void)carry_staged(c, 0);

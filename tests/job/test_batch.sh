@@ -182,7 +182,8 @@ check "kill: every result of the folder recorded once" eq \
 # 6. xgboost over several ops (its transfer from the other shapes in the
 # store): every ingest asks for all of its folder, trip after trip (a rerun
 # that trained on records newer than the op's search proposed other configs
-# and the folder went unused), and the job records what a local run records.
+# and the folder went unused), the ops' finishes share their trips, and the
+# job records what a local run records.
 mkxgb() {
 	mkdir -p "$1"
 	cp "$FIX/four_ops.mlir" "$1/"
@@ -221,6 +222,8 @@ while [ $i -le 16 ]; do
 done
 check "xgboost: the last ingest finishes (exit 0)" eq "$rc" 0
 check "xgboost: every folder's results asked for and recorded" eq "$unused" 0
+check "xgboost: one folder carries the final rounds of all four ops" eq \
+    "$(cat r$i/manifest | grep -o '"tag":"op [0-9]* final' | sort -u | wc -l)" 4
 check "xgboost: batch records what the local run records" eq "$(trials_of s.db)" "$(trials_of "$T/xl/s.db")"
 
 # 7. The iree backend's CUDA candidates (gpu_arch = sm_90a): staged the
