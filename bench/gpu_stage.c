@@ -238,6 +238,20 @@ fail:
 	return 2;
 }
 
+/* A file of the output folder, written whole by the project's writer. */
+static int
+stage_write(const char *dir, const char *name, const char *buf, size_t len)
+{
+	char *p = util_path_join(dir, name), *err = NULL;
+	int rc = util_write_file(p, buf, len, &err);
+
+	if (rc != 0)
+		fprintf(stderr, "autosched-gpu-stage: %s\n", err);
+	free(err);
+	free(p);
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -252,6 +266,8 @@ main(int argc, char **argv)
 	char *err = NULL, *p;
 	uint64_t count, s, *picked;
 	FILE *man, *ks;
+	char *mbuf = NULL, *kbuf = NULL;
+	size_t mlen = 0, klen = 0;
 	int i, j, rc, mma, n;
 
 	if ((rc = opts_parse(argc, argv, &o)) != 0)
@@ -266,21 +282,13 @@ main(int argc, char **argv)
 		return fprintf(stderr, "autosched-gpu-stage: %s\n", err), 2;
 	count = space_count(sp);
 	mma = strcmp(o.type, "f32") != 0;
-	p = util_path_join(o.out, "op.txt");
-	man = fopen(p, "w");
-	free(p);
-	if (man == NULL)
+	p = xasprintf("%ld,%ld,%ld,%s\n", o.m, o.n, o.k, o.type);
+	if (stage_write(o.out, "op.txt", p, strlen(p)) != 0)
 		return 2;
-	fprintf(man, "%ld,%ld,%ld,%s\n", o.m, o.n, o.k, o.type);
-	fclose(man);
-	p = util_path_join(o.out, "manifest.tsv");
-	man = fopen(p, "w");
 	free(p);
-	p = util_path_join(o.out, "kernels.txt");
-	ks = fopen(p, "w");
-	free(p);
-	if (man == NULL || ks == NULL)
-		return 2;
+	if ((man = open_memstream(&mbuf, &mlen)) == NULL ||
+	    (ks = open_memstream(&kbuf, &klen)) == NULL)
+		return fprintf(stderr, "autosched-gpu-stage: out of memory\n"), 2;
 	fprintf(man, "# %s %s: %llu configs in the space, %d drawn (seed "
 	    "%llu)\n", op->name, o.arch, (unsigned long long)count, o.sample,
 	    (unsigned long long)o.seed);
@@ -303,6 +311,11 @@ main(int argc, char **argv)
 	}
 	fclose(man);
 	fclose(ks);
+	if (stage_write(o.out, "manifest.tsv", mbuf, mlen) != 0 ||
+	    stage_write(o.out, "kernels.txt", kbuf, klen) != 0)
+		return 2;
+	free(mbuf);
+	free(kbuf);
 	free(picked);
 	space_free(sp);
 	ops->close(be);
