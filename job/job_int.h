@@ -321,6 +321,36 @@ int	 steps_search_round(struct job *, struct job_op *, int64_t n,
 int	 steps_finish(struct job *, struct job_op *, char **err);
 /* A result that ran and verified (unstable included). */
 int	 steps_valid(const struct trial_result *);
+/*
+ * Commit cf's result as a trial of phase, on the engine's thread: 0
+ * recorded, 1 a stop interrupted its measurement (nothing recorded), -1 on
+ * error (the environment failed, nothing recorded; or the store).
+ */
+int	 steps_record(struct job *, struct job_op *, const struct config *,
+	    const char *phase, struct trial_result *, char **err);
+/* A tune trial done (measured or found): counts, confirm candidates, progress. */
+void	 steps_tune_done(struct job *, struct job_op *, const struct config *,
+	    const struct trial_result *, int found);
+/*
+ * 1 when the store has cf's tune trial (res filled, reported), 2 when an
+ * earlier run of this batch job measured it, 0 when it must be measured,
+ * -1 on error.
+ */
+int	 steps_tune_found(struct job *, struct job_op *, const struct config *,
+	    struct trial_result *, char **err);
+/* 1 when no new measurement may start: a stop, a cancel, the time limit. */
+int	 steps_tune_halt(struct job *);
+
+/*
+ * pool.c: a tune round measured at once (executor slurm), its candidates
+ * compiled here up to c->compile_jobs at a time over all lanes, measured
+ * up to c->parallel at a time, recorded on the engine's thread in the
+ * round's order; *done how many of idx[] were recorded (a prefix). 0, or
+ * -1 on error; a stop ends it early.
+ */
+int	 job_batch_parallel(struct job *, struct job_op *, struct space *,
+	    struct backend *, const uint64_t *idx, size_t n,
+	    struct trial_result *res, size_t *done, char **err);
 /* The tuner's settings from the cfg; the caller frees the three arrays. */
 void	 steps_tuner_params(const struct cfg *, struct tuner_params *,
 	    const char ***ek, const char ***ev, int **el);
