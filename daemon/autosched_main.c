@@ -46,24 +46,6 @@ usage(FILE *f)
 	    "2 bad usage or input.\n");
 }
 
-/*
- * AUTOSCHED_ISA caps the ISA mlir-cpu builds for, like a cfg's [Env] isa
- * (which wins); checked here by the cfg's check, so that a value the CPU
- * lacks stops every command before it measures anything. 0 or -1.
- */
-static int
-isa_env_ok(void)
-{
-	const char *v = getenv("AUTOSCHED_ISA");
-	char why[160];
-
-	if (v == NULL || *v == '\0' ||
-	    backend_cpu_isa_check(v, why, sizeof why) == 0)
-		return 0;
-	fprintf(stderr, "autosched: AUTOSCHED_ISA: %s\n", why);
-	return -1;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -98,7 +80,8 @@ main(int argc, char **argv)
 	}
 	for (i = 0; i < sizeof commands / sizeof commands[0]; i++) {
 		if (strcmp(argv[1], commands[i].name) == 0) {
-			if (isa_env_ok() != 0)
+			/* Like a cfg's [Env] isa, which wins over it. */
+			if (daemon_isa_env_check("autosched") != 0)
 				return 2;
 			rc = commands[i].fn(argc - 1, argv + 1);
 			/* Results printed to a full disk are no results. */

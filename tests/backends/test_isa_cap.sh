@@ -79,6 +79,13 @@ AUTOSCHED_ISA=bogus deadline 60 "$AS" run "$T/avx2/a.cfg" --db "$T/bad/s.db" \
 check "AUTOSCHED_ISA=bogus: exit 2" eq "$?" 2
 check "AUTOSCHED_ISA=bogus: the variable named" grep -qF \
     "autosched: AUTOSCHED_ISA: 'bogus': not an ISA; expected auto, sse2, avx2" "$T/bad/env.txt"
+ASD=$(dirname "$AS")/autoschedd
+if [ -x "$ASD" ]; then
+	AUTOSCHED_ISA=bogus deadline 60 "$ASD" -n > "$T/bad/asd.txt" 2>&1
+	check "autoschedd, AUTOSCHED_ISA=bogus: exit 2" eq "$?" 2
+	check "autoschedd, AUTOSCHED_ISA=bogus: said" grep -qF \
+	    "autoschedd: AUTOSCHED_ISA: 'bogus': not an ISA" "$T/bad/asd.txt"
+fi
 # Above the CPU's widest (the tests' stand-in for an AVX2 CPU on any host).
 mkcfg "$T/above" "isa = avx512"
 AUTOSCHED_TEST_CPU_ISA=avx2 deadline 60 "$AS" run "$T/above/a.cfg" \
