@@ -231,6 +231,21 @@ const struct backend_ops *backend_find(const char *name);
 int		 backend_gpu_arch_known(const char *name);
 /* "sm_80, sm_86, sm_89, sm_90a": the arches backend iree compiles for. */
 const char	*backend_gpu_arches(void);
+/*
+ * The x86 vector ISA backend mlir-cpu builds its kernels for, capped below
+ * this CPU's ([Env] isa, AUTOSCHED_ISA: "auto", "sse2", "avx2", "avx512").
+ * The one check of a value: 0, or -1 with what was expected in why (an
+ * unknown name, or one above what this CPU has; the caller names where
+ * the value came from).
+ */
+int		 backend_cpu_isa_check(const char *value, char *why, size_t len)
+		    __attribute__((warn_unused_result));
+/*
+ * Cap the ISA for what follows in this process (a job: its cfg's isa).
+ * NULL or "": AUTOSCHED_ISA's, else none; a value the check refuses caps
+ * nothing. Not thread-safe: call before compiling.
+ */
+void		 backend_cpu_isa_set(const char *value);
 const struct backend_ops *const *backend_all(size_t *n);
 /*
  * The backend that emits whole programs (autosched build): the registry's

@@ -18,7 +18,12 @@
 # TRIALS (trials per op, default 64), SETS (default "gemm mixed models
 # iree"), IREE_BUDGET (the iree set's time_budget per thread count, default
 # 40m: an IREE candidate compiles in seconds), DB (store, default a fresh
-# one in a temporary folder; reusing one resumes).
+# one in a temporary folder; reusing one resumes), ISA (avx2: the
+# candidates built for AVX2 — the cfgs' [Env] isa — and the peers on their
+# AVX2 code: OpenBLAS's Haswell kernels, oneDNN capped at AVX2, BLIS's
+# haswell sub-config, the FMA peak in ymm; on an AVX-512 host this emulates
+# the ISA, not an AVX2 CPU's microarchitecture; the iree set, which IREE
+# compiles for this CPU, is skipped).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/deadline.sh"
@@ -39,6 +44,26 @@ case " $sets " in *" iree "*)
 	fi ;;
 esac
 case $trials in ''|*[!0-9]*) echo "gemm.sh: TRIALS must be a number" >&2; exit 2 ;; esac
+# peers: what the peers' environment gets (OpenBLAS, oneDNN, BLIS read it
+# when they load); isa: the cfgs' [Env] line.
+peers="" isa=""
+case ${ISA:-} in
+'') ;;
+avx2)
+	# libblis 0.9 takes BLIS_ARCH_TYPE as its arch_t number only
+	# (3 = haswell; a name is ignored without a word).
+	peers="OPENBLAS_CORETYPE=Haswell ONEDNN_MAX_CPU_ISA=AVX2 BLIS_ARCH_TYPE=3 AUTOSCHED_ISA=avx2"
+	isa="isa = avx2"
+	if ! grep -qw avx2 /proc/cpuinfo; then
+		echo "gemm.sh: ISA=avx2 on a CPU without AVX2" >&2
+		exit 2
+	fi
+	case " $sets " in *" iree "*)
+		echo "gemm.sh: ISA=avx2: the iree set (IREE compiles for this CPU's ISA) is skipped" >&2
+		sets=$(echo " $sets " | sed 's/ iree / /')
+	esac ;;
+*) echo "gemm.sh: ISA must be avx2 or unset" >&2; exit 2 ;;
+esac
 if [ ! -x "$build/daemon/autosched" ]; then
 	cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 	cmake --build "$build" -j2 >/dev/null
@@ -56,11 +81,13 @@ for t in $counts; do
 	if [ "$t" = 1 ]; then c=$first; else c=$cpus; fi
 	for s in $sets; do
 		sed -e "s/^threads = .*/threads = [$t]/" \
+		    -e "s/^\[Env\]\$/[Env]${isa:+\\n$isa}/" \
 		    -e "s/^n_trial = .*/n_trial = $trials/" \
 		    -e "s/^time_budget = .*/time_budget = ${IREE_BUDGET:-40m}/" \
 		    "$top/bench/gemm/$s.cfg" >"$work/$s-$t.cfg"
-		env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \
-		    AUTOSCHED_WORK="$work/cache" deadline "${RUN_DEADLINE:-14400}" \
+		# deadline is a shell function: it runs env, not env it.
+		deadline "${RUN_DEADLINE:-14400}" env -u OPENBLAS_CORETYPE \
+		    -u OPENBLAS_L2_SIZE -u AUTOSCHED_ISA AUTOSCHED_WORK="$work/cache" \
 		    "$build/daemon/autosched" run "$work/$s-$t.cfg" --db "$db" \
 		    --cpus "$c" --quiet --json >"$work/$s-$t.json" || {
 			echo "gemm.sh: autosched run $s at $t thread(s) failed (exit $?)" >&2
@@ -68,5 +95,6 @@ for t in $counts; do
 		}
 	done
 done
-env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python3 "$top/bench/gemm_tables.py" \
+# Under ISA, only the peers' cap is set: the kernels were built for it.
+env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE -u AUTOSCHED_ISA $peers python3 "$top/bench/gemm_tables.py" \
     "$work" "$build/backends/mlir-cpu/autosched-measure" "$cpus" "$sets" "$db"

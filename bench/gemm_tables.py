@@ -294,3 +294,9 @@ print("repeated run reads them from it and may pass the DRAM limit.")
 print("mixed: 'same-precision lib' is the library routine of the op's own types (oneDNN int8/bf16/f16")
 print("where it has one); openblas is sgemm on f32 data of the same shape, for scale; '% peak' is")
 print("against the f32 FMA peak (int8 counts 2 ops per multiply-add, as f32 does).")
+if os.environ.get("AUTOSCHED_ISA"):
+    print("ISA=%s: the kernels built for it ([Env] isa), the peers on their code for it (OPENBLAS_CORETYPE=%s," %
+          (os.environ["AUTOSCHED_ISA"], os.environ.get("OPENBLAS_CORETYPE", "-")))
+    print("ONEDNN_MAX_CPU_ISA=%s, BLIS_ARCH_TYPE=%s), the peak in its vectors: the ISA emulated on this CPU, not" %
+          (os.environ.get("ONEDNN_MAX_CPU_ISA", "-"), os.environ.get("BLIS_ARCH_TYPE", "-")))
+    print("the microarchitecture of a CPU that has only it (caches, FMA ports and latencies are this CPU's).")

@@ -44,7 +44,7 @@ static const char *const env_keys[] = {
 	"compile_jobs", "ops_at_once", NULL
 };
 /* [Env] keys read apart from env_keys (their value is checked on its own). */
-static const char *const env_gpu_keys[] = { "gpu_arch", NULL };
+static const char *const env_own_keys[] = { "gpu_arch", "isa", NULL };
 static const char *const strategy_keys[] = {
 	"tuner", "n_trial", "time_limit", "early_stopping", "seed",
 	"trial_budget", "time_budget", NULL
@@ -648,6 +648,21 @@ cfg_gpu_arch(struct cfg_reader *r, const char *key, const char *value)
 	return 0;
 }
 
+/*
+ * [Env] isa: the x86 vector ISA mlir-cpu's kernels are built for, this
+ * CPU's or one below it (backend_cpu_isa_check, AUTOSCHED_ISA's check too).
+ */
+static int
+cfg_isa(struct cfg_reader *r, const char *key, const char *value)
+{
+	char why[160];
+
+	if (backend_cpu_isa_check(value, why, sizeof why) != 0)
+		return cfg_fail(r, r->line, r->section, key, "%s", why);
+	cfg_set(&r->cfg->isa, xstrdup(value));
+	return 0;
+}
+
 static int
 cfg_env(struct cfg_reader *r, const char *key, const char *value)
 {
@@ -659,8 +674,10 @@ cfg_env(struct cfg_reader *r, const char *key, const char *value)
 	size_t i, n;
 	int k, svc;
 
-	if (strcmp(key, env_gpu_keys[0]) == 0)
+	if (strcmp(key, env_own_keys[0]) == 0)
 		return cfg_gpu_arch(r, key, value);
+	if (strcmp(key, env_own_keys[1]) == 0)
+		return cfg_isa(r, key, value);
 	for (k = 0; env_keys[k] != NULL; k++) {
 		if (strcmp(key, env_keys[k]) == 0)
 			break;
@@ -1291,6 +1308,7 @@ cfg_free(struct cfg *cfg)
 	free(cfg->database);
 	free(cfg->iree_bin);
 	free(cfg->gpu_arch);
+	free(cfg->isa);
 	free(cfg->replay_db);
 	free(cfg->report_file);
 	cfg_exec_clear(&cfg->exec);

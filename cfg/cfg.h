@@ -115,6 +115,11 @@ struct cfg {
 	char		*gpu_arch;
 	int		 gpu_arch_line;
 	char		*replay_db;	/* replay backend: the recorded store */
+	/*
+	 * The x86 vector ISA backend mlir-cpu builds for ("sse2", "avx2",
+	 * "avx512"; at most this CPU's), NULL or "auto": this CPU's.
+	 */
+	char		*isa;
 	struct cfg_exec	 exec;		/* executor and slurm_* */
 	/*
 	 * The first [Env] key a submitted job may not carry (an executor key,

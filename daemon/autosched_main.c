@@ -80,6 +80,9 @@ main(int argc, char **argv)
 	}
 	for (i = 0; i < sizeof commands / sizeof commands[0]; i++) {
 		if (strcmp(argv[1], commands[i].name) == 0) {
+			/* Like a cfg's [Env] isa, which wins over it. */
+			if (daemon_isa_env_check("autosched") != 0)
+				return 2;
 			rc = commands[i].fn(argc - 1, argv + 1);
 			/* Results printed to a full disk are no results. */
 			if (util_stdout_close() != 0 && rc == 0)

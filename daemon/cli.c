@@ -42,6 +42,19 @@ daemon_default_db(void)
 	return xstrdup(store_default_path());
 }
 
+int
+daemon_isa_env_check(const char *prog)
+{
+	const char *v = getenv("AUTOSCHED_ISA");
+	char why[160];
+
+	if (v == NULL || *v == '\0' ||
+	    backend_cpu_isa_check(v, why, sizeof why) == 0)
+		return 0;
+	fprintf(stderr, "%s: AUTOSCHED_ISA: %s\n", prog, why);
+	return -1;
+}
+
 static void
 cli_print_warnings(const struct cfg *c)
 {

@@ -26,6 +26,12 @@ int	queue_log(int argc, char **argv);
 
 /* The path of the store when none is given: $AUTOSCHED_DB, else ./autosched.db. Caller frees. */
 char	*daemon_default_db(void);
+/*
+ * AUTOSCHED_ISA checked by the cfg's [Env] isa check (backend_cpu_isa_check),
+ * so that a value this CPU lacks stops autosched or autoschedd before it
+ * works: 0, or -1 after "PROG: AUTOSCHED_ISA: why" on stderr.
+ */
+int	 daemon_isa_env_check(const char *prog);
 
 /* The service's main (autoschedd). */
 int	service_main(int argc, char **argv);

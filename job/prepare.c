@@ -665,6 +665,11 @@ job_prepare(const struct cfg *cfg, const struct job_opts *o, struct job **out,
 	c->o = o;
 	c->run_lock = c->job_lock = c->op_lock = -1;
 	c->lanes = 1;
+	/*
+	 * The ISA mlir-cpu builds for, before any op's rules: the cfg's cap,
+	 * else AUTOSCHED_ISA's (run and space alike).
+	 */
+	backend_cpu_isa_set(cfg->isa);
 	if (job_check_output(cfg, o, err) != 0 ||
 	    job_check_batch(cfg, o, err) != 0)
 		goto fail;

@@ -46,10 +46,10 @@ compile_key(const struct backend *be, const char *sched, const char *omp,
 {
 	char *key_text;
 
-	key_text = xasprintf("%s\n--\n%s\n--\n%s\n--\n%s %s %s %s\n--\n%s %s "
-	    "plugin %s\n", be->dispatch, sched, mlircpu_tpl_lower_pipeline, omp,
-	    "-O3 -march=native", width, MLIRCPU_RTLIB, be->toolchain, be->flags,
-	    be->plugin_hash);
+	key_text = xasprintf("%s\n--\n%s\n--\n%s\n--\n%s -O3 %s %s %s\n--\n%s "
+	    "%s plugin %s\n", be->dispatch, sched, mlircpu_tpl_lower_pipeline,
+	    omp, mlircpu_isa_march(), width, MLIRCPU_RTLIB, be->toolchain,
+	    be->flags, be->plugin_hash);
 	util_hash_hex(key_text, strlen(key_text), artifact);
 	free(key_text);
 }
@@ -87,7 +87,7 @@ compile_run(struct backend *be, const struct compile_files *f,
 		    f->llm, NULL };
 		char *const a2[] = { translate, "--mlir-to-llvmir", f->llm, "-o",
 		    f->ll, NULL };
-		char *const a3[] = { clang, "-O3", "-march=native",
+		char *const a3[] = { clang, "-O3", (char *)mlircpu_isa_march(),
 		    (char *)width, MLIRCPU_RTLIB,
 		    "-shared", "-fPIC", (char *)omp, rpath, "-Wno-override-module",
 		    f->ll, "-o", f->tso, NULL };
@@ -172,8 +172,9 @@ mlircpu_compile(struct backend *be, const char *sched, int threads,
 	deadline = t0 + (be->params.compile_timeout > 0 ?
 	    be->params.compile_timeout : 1e9);
 	/*
-	 * The register tiles assume the widest vectors this CPU has: say so to
-	 * LLVM, whose tuning for some CPUs would split 512-bit operations.
+	 * The register tiles assume the widest vectors of the ISA (this CPU's,
+	 * or the cap's: -march then names it): say so to LLVM, whose tuning
+	 * for some CPUs would split 512-bit operations.
 	 */
 	snprintf(width, sizeof width, "-mprefer-vector-width=%d",
 	    mlircpu_isa()->vec_bytes * 8);

@@ -1,9 +1,11 @@
 /*
  * The vector ISA of the CPU we run on, detected at run time (CPUID and the
- * OS's enabled register state, through the compiler's cpu_supports): the
+ * OS's enabled register state, through the compiler's cpu_supports), or
+ * the narrower one a cfg's [Env] isa or AUTOSCHED_ISA caps it to: the
  * register-tile rules, the default space and the compile flags follow it.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backends/mlir-cpu/mlircpu_int.h"
@@ -52,6 +54,31 @@ cache_size(int level, int64_t fallback)
 	return fallback;
 }
 
+/* The ISAs a cap may name, narrowest first: the rank of each. */
+static const char *const isa_names[] = { "sse2", "avx2", "avx512", NULL };
+
+/* The rank of name in isa_names, -1 if none. */
+static int
+isa_rank(const char *name)
+{
+	int i;
+
+	for (i = 0; isa_names[i] != NULL; i++) {
+		if (strcmp(name, isa_names[i]) == 0)
+			return i;
+	}
+	return -1;
+}
+
+/* Give isa the registers of the ISA of rank r. */
+static void
+isa_shape(struct mlircpu_isa *isa, int r)
+{
+	isa->name = isa_names[r];
+	isa->vec_bytes = r == 2 ? 64 : r == 1 ? 32 : 16;
+	isa->vec_regs = r == 2 ? 32 : 16;
+}
+
 void
 mlircpu_isa_detect(struct mlircpu_isa *isa)
 {
@@ -71,34 +98,109 @@ mlircpu_isa_detect(struct mlircpu_isa *isa)
 	 * in zmm registers) gives 32 registers of 64 bytes; AVX2 16 of 32;
 	 * anything older 16 of 16 (SSE2, the x86-64 baseline).
 	 */
-	if (isa->avx512f && isa->avx512bw && isa->avx512vl) {
-		isa->name = "avx512";
-		isa->vec_bytes = 64;
-		isa->vec_regs = 32;
-	} else if (isa->avx2) {
-		isa->name = "avx2";
-		isa->vec_bytes = 32;
-		isa->vec_regs = 16;
-	} else {
-		isa->name = "sse2";
-		isa->vec_bytes = 16;
-		isa->vec_regs = 16;
-	}
+	isa_shape(isa, isa->avx512f && isa->avx512bw && isa->avx512vl ? 2 :
+	    isa->avx2 ? 1 : 0);
 	isa->l1d = cache_size(1, 32 << 10);
 	isa->l2 = cache_size(2, 512 << 10);
+}
+
+/*
+ * Lower isa to the ISA of rank r (at most its own): the features above it
+ * are gone, as they are on a CPU that has only that ISA (an AVX2 CPU of the
+ * x86-64-v3 level: FMA and F16C, no VNNI of either kind).
+ */
+static void
+isa_lower(struct mlircpu_isa *isa, int r)
+{
+	if (r >= isa_rank(isa->name))
+		return;
+	isa_shape(isa, r);
+	isa->avx512f = isa->avx512bw = isa->avx512vl = 0;
+	isa->avx512_vnni = isa->avx512_bf16 = isa->avx_vnni = 0;
+	if (r == 0)
+		isa->fma = isa->f16c = isa->avx2 = 0;
+}
+
+/*
+ * What this CPU has, detected once; borrowed. The tests' stand-in for a
+ * narrower CPU, AUTOSCHED_TEST_CPU_ISA (an ISA's name), lowers it.
+ */
+static const struct mlircpu_isa *
+isa_detected(void)
+{
+	static struct mlircpu_isa isa;
+	static int done;
+	const char *fake;
+
+	if (!done) {
+		mlircpu_isa_detect(&isa);
+		if ((fake = getenv("AUTOSCHED_TEST_CPU_ISA")) != NULL &&
+		    isa_rank(fake) >= 0)
+			isa_lower(&isa, isa_rank(fake));
+		done = 1;
+	}
+	return &isa;
+}
+
+int
+backend_cpu_isa_check(const char *value, char *why, size_t len)
+{
+	const struct mlircpu_isa *cpu = isa_detected();
+	int r = isa_rank(value), top = isa_rank(cpu->name), i;
+	char list[64] = "auto";
+
+	for (i = 0; i <= top; i++) {
+		strcat(list, i < top ? ", " : " or ");
+		strcat(list, isa_names[i]);
+	}
+	if (strcmp(value, "auto") == 0 || (r >= 0 && r <= top))
+		return 0;
+	if (r < 0)
+		snprintf(why, len, "'%.32s': not an ISA; expected %s", value,
+		    list);
+	else
+		snprintf(why, len, "'%s' is above this CPU's widest ISA (%s); "
+		    "expected %s", value, cpu->name, list);
+	return -1;
+}
+
+/* The cap: set by backend_cpu_isa_set, else AUTOSCHED_ISA, else none. */
+static struct mlircpu_isa isa_now;
+static int isa_now_done;
+
+void
+backend_cpu_isa_set(const char *value)
+{
+	const char *env = getenv("AUTOSCHED_ISA");
+	char why[160];
+
+	isa_now = *isa_detected();
+	if (value == NULL || *value == '\0')
+		value = env != NULL && *env ? env : "auto";
+	/* A value the check refuses (an unchecked AUTOSCHED_ISA) caps nothing. */
+	if (strcmp(value, "auto") != 0 &&
+	    backend_cpu_isa_check(value, why, sizeof why) == 0)
+		isa_lower(&isa_now, isa_rank(value));
+	isa_now_done = 1;
 }
 
 const struct mlircpu_isa *
 mlircpu_isa(void)
 {
-	static struct mlircpu_isa isa;
-	static int done;
+	if (!isa_now_done)
+		backend_cpu_isa_set(NULL);
+	return &isa_now;
+}
 
-	if (!done) {
-		mlircpu_isa_detect(&isa);
-		done = 1;
-	}
-	return &isa;
+const char *
+mlircpu_isa_march(void)
+{
+	const struct mlircpu_isa *isa = mlircpu_isa();
+
+	if (strcmp(isa->name, isa_detected()->name) == 0)
+		return "-march=native";
+	return strcmp(isa->name, "avx2") == 0 ? "-march=x86-64-v3" :
+	    "-march=x86-64";
 }
 
 void
@@ -109,4 +211,21 @@ mlircpu_isa_describe(const struct mlircpu_isa *isa, char *buf, size_t len)
 	    isa->f16c ? ", f16c" : "", isa->avx512_vnni ? ", avx512_vnni" :
 	    isa->avx_vnni ? ", avx_vnni" : "",
 	    isa->avx512_bf16 ? ", avx512_bf16" : "", "");
+}
+
+const char *const *
+mlircpu_isa_env(void)
+{
+	static const char *const avx2[] = { "AUTOSCHED_ISA=avx2",
+	    "OPENBLAS_CORETYPE=Haswell", "ONEDNN_MAX_CPU_ISA=AVX2",
+	    "BLIS_ARCH_TYPE=3", NULL };
+	static const char *const sse2[] = { "AUTOSCHED_ISA=sse2",
+	    "OPENBLAS_CORETYPE=Prescott", "ONEDNN_MAX_CPU_ISA=SSE41",
+	    "BLIS_ARCH_TYPE=5", NULL };
+	static const char *const none[] = { NULL };
+	const char *name = mlircpu_isa()->name;
+
+	if (strcmp(name, isa_detected()->name) == 0)
+		return none;
+	return strcmp(name, "avx2") == 0 ? avx2 : sse2;
 }

@@ -65,7 +65,7 @@ mlircpu_begin(struct backend *be, char **err)
 struct measure_args {
 	char	 shape[128], types[64], trans[16], thr[16], warm[16], mt[32];
 	char	 reps[40], seed[32], verify[8], cpulist[256], omp[32], blas[40];
-	char	*argv[MEASURE_ARGV_MAX], *env[4];
+	char	*argv[MEASURE_ARGV_MAX], *env[10];
 	int	 cpus[256], ncpu;
 };
 
@@ -113,6 +113,9 @@ measure_values(const struct backend *be, int threads, struct measure_args *a)
 static void
 measure_env(const char *so, int threads, struct measure_args *a)
 {
+	const char *const *isa = mlircpu_isa_env();
+	size_t n = 2, i;
+
 	/* The kernel's OpenMP team gets threads; OpenBLAS stays out of its way. */
 	snprintf(a->omp, sizeof a->omp, "OMP_NUM_THREADS=%d", threads);
 	snprintf(a->blas, sizeof a->blas, "OPENBLAS_NUM_THREADS=%d",
@@ -124,9 +127,13 @@ measure_env(const char *so, int threads, struct measure_args *a)
 	 * OpenMP runtime's threads are alive at exit (a team, or oneDNN's in a
 	 * reference run). Inert otherwise.
 	 */
-	a->env[2] = threads > 1 || so == NULL ? "ASAN_OPTIONS=detect_leaks=0" :
-	    NULL;
-	a->env[3] = NULL;
+	if (threads > 1 || so == NULL)
+		a->env[n++] = "ASAN_OPTIONS=detect_leaks=0";
+	/* Under an ISA cap, the peers run their code for that ISA too. */
+	for (i = 0; isa[i] != NULL && n + 1 < sizeof a->env / sizeof a->env[0];
+	    i++)
+		a->env[n++] = (char *)isa[i];
+	a->env[n] = NULL;
 }
 
 /*

@@ -150,8 +150,14 @@ peak_part(void *arg, int i, int n)
 int
 peak_lanes(void)
 {
+	const char *cap = getenv("AUTOSCHED_ISA");
+
 	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx512f"))
+	/* Capped (the backend's [Env] isa, bench/gemm.sh ISA=): its vectors. */
+	if (cap != NULL && strcmp(cap, "sse2") == 0)
+		return 0;
+	if (__builtin_cpu_supports("avx512f") &&
+	    (cap == NULL || strcmp(cap, "avx2") != 0))
 		return 16;
 	if (__builtin_cpu_supports("fma"))
 		return 8;

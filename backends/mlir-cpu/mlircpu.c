@@ -531,11 +531,14 @@ mlircpu_export_plugin(const struct op_desc *const *ops,
 	return i < n ? mlircpu_plugin_path() : NULL;
 }
 
-/* The same vector width compile.c gives clang for the measured kernels. */
+/*
+ * The same ISA and vector width compile.c gives clang for the measured
+ * kernels (after build's -march=native: a cap's -march wins).
+ */
 static char *
 mlircpu_export_cflags(void)
 {
-	return xasprintf("-mprefer-vector-width=%d %s",
+	return xasprintf("%s -mprefer-vector-width=%d %s", mlircpu_isa_march(),
 	    mlircpu_isa()->vec_bytes * 8, MLIRCPU_RTLIB);
 }
 

@@ -47,8 +47,25 @@ struct mlircpu_isa {
 	int64_t		 l1d, l2;	/* bytes, per core (sysfs; 32 KiB / 512 KiB if unknown) */
 };
 void	 mlircpu_isa_detect(struct mlircpu_isa *);
-/* Detected once; borrowed for the process's life. */
+/*
+ * The ISA the kernels are built for: this CPU's (detected once), lowered
+ * to the cap backend_cpu_isa_set last gave (else AUTOSCHED_ISA's). Borrowed
+ * until the next backend_cpu_isa_set.
+ */
 const struct mlircpu_isa *mlircpu_isa(void);
+/*
+ * clang's -march for it: "-march=native" uncapped, else the x86-64 level
+ * of the cap ("-march=x86-64-v3" for avx2). Static.
+ */
+const char *mlircpu_isa_march(void);
+/*
+ * What a measuring child's environment adds under a cap, NULL-ended (none
+ * uncapped): AUTOSCHED_ISA for its --peak, and the peers held to their code
+ * for that ISA: OpenBLAS's Haswell (or Prescott) kernels, oneDNN's AVX2
+ * (SSE4.1) ones, BLIS's haswell (penryn) sub-config, which libblis 0.9
+ * takes as its arch_t number only (3, 5; a name is ignored). Static.
+ */
+const char *const *mlircpu_isa_env(void);
 /* Accumulator lanes of one vector register of this CPU for op (mlircpu.c). */
 int64_t	 mlircpu_lanes(const struct op_desc *);
 /*

@@ -1135,6 +1135,48 @@ cpuinfo_has(const char *text, const char *flag)
 }
 
 /* The run-time ISA detection agrees with the kernel's view of the CPU. */
+/*
+ * The cap (backend_cpu_isa_set): below the CPU's ISA the registers, the
+ * rule, -march and the peers' environment follow it; auto restores it.
+ */
+static void
+test_isa_cap(const struct mlircpu_isa *cpu)
+{
+	const struct mlircpu_isa *isa;
+	const char *const *env;
+	struct op_desc op;
+	int above, peer = 0;
+
+	if (!cpu->avx2)
+		return;
+	above = strcmp(cpu->name, "avx2") != 0;
+	op_init(&op, "matmul", 1, 64, 64, 64, ELEM_F32, ELEM_F32, 0, 0);
+	backend_cpu_isa_set("avx2");
+	isa = mlircpu_isa();
+	CHECK_STR(isa->name, "avx2");
+	CHECK(isa->vec_bytes == 32 && isa->vec_regs == 16 && !isa->avx512f &&
+	    !isa->avx512_bf16 && !isa->avx_vnni && isa->fma == cpu->fma);
+	CHECK_STR(mlircpu_isa_march(), above ? "-march=x86-64-v3" :
+	    "-march=native");
+	CHECK(mlircpu_lanes(&op) == 8);
+	CHECK(mlircpu_vector_ok(&op, 6, 16, 1) && !mlircpu_vector_ok(&op, 8,
+	    32, 1) && !mlircpu_vector_ok(&op, 7, 16, 1));
+	for (env = mlircpu_isa_env(); *env != NULL; env++)
+		peer += strcmp(*env, "OPENBLAS_CORETYPE=Haswell") == 0 ||
+		    strcmp(*env, "ONEDNN_MAX_CPU_ISA=AVX2") == 0;
+	CHECK(peer == (above ? 2 : 0));
+	backend_cpu_isa_set("sse2");
+	isa = mlircpu_isa();
+	CHECK(isa->vec_bytes == 16 && isa->vec_regs == 16 && !isa->fma &&
+	    !isa->avx2);
+	CHECK_STR(mlircpu_isa_march(), "-march=x86-64");
+	backend_cpu_isa_set("auto");
+	CHECK_STR(mlircpu_isa()->name, cpu->name);
+	CHECK(mlircpu_isa()->vec_bytes == cpu->vec_bytes);
+	CHECK_STR(mlircpu_isa_march(), "-march=native");
+	CHECK(*mlircpu_isa_env() == NULL);
+}
+
 static void
 test_isa(void)
 {
@@ -1168,6 +1210,7 @@ test_isa(void)
 	printf("detected: %s; L1d %lld KiB, L2 %lld KiB\n", desc,
 	    (long long)isa.l1d >> 10, (long long)isa.l2 >> 10);
 	free(text);
+	test_isa_cap(&isa);
 }
 
 int

@@ -625,6 +625,53 @@ test_env(void)
 	EXPECT_ERR("[Env]\ninput_file = .\n", ": not a regular file");
 }
 
+/*
+ * [Env] isa: auto and the ISAs up to this CPU's, the one check's words for
+ * the rest. The CPU is made to look like an AVX2 one (the tests' stand-in),
+ * so that a value above it is refused on any x86 host.
+ */
+static void
+test_isa(void)
+{
+	static const char *const good[] = { "auto", "sse2", "avx2" };
+	struct cfg *cfg;
+	char text[128], why[160];
+	size_t i;
+
+	setenv("AUTOSCHED_TEST_CPU_ISA", "avx2", 1);
+	if (backend_cpu_isa_check("avx2", why, sizeof why) != 0) {
+		/* A CPU without AVX2: only the names are checked. */
+		EXPECT_ERR("[Env]\ninput_file = matmul.mlir\nisa = avx3\n",
+		    ":3: [Env] isa: 'avx3': not an ISA; expected auto");
+		return;
+	}
+	for (i = 0; i < sizeof good / sizeof good[0]; i++) {
+		snprintf(text, sizeof text, "[Env]\ninput_file = matmul.mlir\n"
+		    "isa = %s\n", good[i]);
+		cfg = LOAD_OK(text);
+		CHECK(cfg != NULL && cfg->isa != NULL &&
+		    strcmp(cfg->isa, good[i]) == 0);
+		cfg_free(cfg);
+	}
+	cfg = LOAD_OK("[Env]\ninput_file = matmul.mlir\n");
+	CHECK(cfg != NULL && cfg->isa == NULL);
+	cfg_free(cfg);
+	EXPECT_ERR("[Env]\ninput_file = matmul.mlir\nisa = avx512\n",
+	    ":3: [Env] isa: 'avx512' is above this CPU's widest ISA (avx2); "
+	    "expected auto, sse2 or avx2");
+	EXPECT_ERR("[Env]\ninput_file = matmul.mlir\nisa = avx3\n",
+	    ":3: [Env] isa: 'avx3': not an ISA; expected auto, sse2 or avx2");
+	EXPECT_ERR("[Env]\nisa = AVX2\ninput_file = matmul.mlir\n",
+	    ":2: [Env] isa: 'AVX2': not an ISA");
+	EXPECT_ERR("[Env]\ninput_file = matmul.mlir\nisa =\n",
+	    ":3: [Env] isa: '': not an ISA");
+	/* The one check, as AUTOSCHED_ISA is checked by autosched. */
+	CHECK(backend_cpu_isa_check("sse2", why, sizeof why) == 0);
+	CHECK(backend_cpu_isa_check("avx512", why, sizeof why) == -1 &&
+	    strstr(why, "above this CPU's") != NULL);
+	unsetenv("AUTOSCHED_TEST_CPU_ISA");
+}
+
 static void
 test_limits(void)
 {
@@ -806,6 +853,7 @@ main(int argc, char **argv)
 	test_strategy();
 	test_measure();
 	test_env();
+	test_isa();
 	test_limits();
 	test_one_error();
 	test_bad_corpus();
