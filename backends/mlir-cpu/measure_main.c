@@ -958,6 +958,8 @@ usage(void)
 	    "[--trans TA,TB] [--threads N] [--warmup N] [--min-time S] "
 	    "[--reps MIN,MAX] [--seed N] [--verify 0|1] [--cpus LIST] "
 	    "[--zero-points ZA,ZB] [--fault crash|hang|wrong|nothing|sleep]\n"
+	    "       autosched-measure --ref auto|onednn --conv nhwc|nchw:N,H,W,C,F,KH,KW,SH,SW,DH,DW,PT,PB,PL,PR\n"
+	    "           --shape BxMxNxK --types f32,f32,f32 [timing options as above]\n"
 	    "       autosched-measure --peak|--bandwidth [--threads N] [--min-time S] [--cpus LIST]\n"
 	    "       autosched-measure --npy-inputs DIR | --npy-check OUT.npy --shape BxMxNxK\n"
 	    "           --types L,R,A [--trans TA,TB] [--batched 0|1] [--seed N] [--verify 0|1]\n"
@@ -1134,7 +1136,12 @@ arg_value(const char *o, const char *v, struct job *j, int *ref)
 		*ref = 1;
 	} else if (strcmp(o, "--batched") == 0)
 		j->batched = (int)arg_int(o, v, 0, 1);
-	else if (strcmp(o, "--fault") == 0)
+	else if (strcmp(o, "--conv") == 0) {
+		if (conv_parse(v, &j->conv) != 0)
+			die("--conv: %s: expected nhwc|nchw: then N,H,W,C,F,KH,"
+			    "KW,SH,SW,DH,DW (each 1 to 2^20) and the padding "
+			    "PT,PB,PL,PR (0 to 2^16), a window that fits", v);
+	} else if (strcmp(o, "--fault") == 0)
 		j->fault = v;
 	else if (strcmp(o, "--zero-points") == 0) {
 		arg_pair(o, v, -128, 255, &x, &y);
@@ -1164,19 +1171,65 @@ parse_args(int argc, char **argv, struct job *j)
 	}
 	if ((j->kernel == NULL) == (ref == 0))
 		usage();
+	if (j->conv.set && (j->kernel != NULL || (j->ref != REF_AUTO &&
+	    j->ref != REF_ONEDNN)))
+		die("--conv: only a reference run (--ref auto or onednn) times "
+		    "a convolution");
 	if (j->batch < 1 || j->m < 1 || j->n < 1 || j->k < 1 ||
 	    j->batch > (1L << 20) || j->m > (1L << 24) || j->n > (1L << 24) ||
 	    j->k > (1L << 24))
 		die("bad shape");
 }
 
+/*
+ * The element counts of job j's lhs, rhs and acc: its matmul's, or for a
+ * convolution (--conv) its input's, filter's and output's.
+ */
+static void
+bufs_count(const struct job *j, size_t n[3])
+{
+	if (j->conv.set) {
+		conv_sizes(&j->conv, n);
+		return;
+	}
+	n[0] = (size_t)j->batch * j->m * j->k;
+	n[1] = (size_t)j->batch * j->k * j->n;
+	n[2] = (size_t)j->batch * j->m * j->n;
+}
+
 /* lhs, rhs and acc of job j's shape and types in bufs (caller frees). */
 static void
 bufs_alloc(const struct job *j, void **bufs)
 {
-	bufs[0] = buf_alloc(j->lt, (size_t)j->batch * j->m * j->k);
-	bufs[1] = buf_alloc(j->rt, (size_t)j->batch * j->k * j->n);
-	bufs[2] = buf_alloc(j->at, (size_t)j->batch * j->m * j->n);
+	size_t n[3];
+
+	bufs_count(j, n);
+	bufs[0] = buf_alloc(j->lt, n[0]);
+	bufs[1] = buf_alloc(j->rt, n[1]);
+	bufs[2] = buf_alloc(j->at, n[2]);
+}
+
+/*
+ * The convolution reference (--conv): oneDNN's convolution in bufs, else
+ * -1 with *why and j->conv unset, so that the matmul of its im2col is
+ * what is timed.
+ */
+static int
+ref_conv(struct job *j, struct onednn **dn, void **bufs, char *name,
+    size_t namelen, const char **why)
+{
+	bufs_alloc(j, bufs);
+	*dn = onednn_conv_open(j, bufs[0], bufs[1], bufs[2], name, namelen,
+	    why);
+	if (*dn != NULL)
+		return 0;
+	if (j->ref == REF_ONEDNN)
+		die("--ref onednn --conv: %s", *why);
+	free(bufs[0]);
+	free(bufs[1]);
+	free(bufs[2]);
+	j->conv.set = 0;
+	return -1;
 }
 
 /*
@@ -1197,6 +1250,12 @@ ref_choose(struct job *j, struct onednn **dn, void **bufs, char *name,
 	enum mtype rt = j->rt;
 
 	*note = NULL;
+	if (j->conv.set) {
+		if (ref_conv(j, dn, bufs, name, namelen, note) == 0) {
+			*same = 1;
+			return R_ONEDNN;
+		}
+	}
 	if (j->ref == REF_BLIS) {
 		bufs_alloc(j, bufs);
 		if ((blis_ref = blis_open(j, bufs[0], bufs[1], bufs[2], name,
@@ -1224,7 +1283,8 @@ ref_choose(struct job *j, struct onednn **dn, void **bufs, char *name,
 			return R_ONEDNN;
 		if (j->ref == REF_ONEDNN)
 			die("--ref onednn: %s", why);
-		*note = why;
+		if (*note == NULL)
+			*note = why;
 		free(bufs[0]);
 		free(bufs[1]);
 		free(bufs[2]);
@@ -1443,6 +1503,46 @@ verify(const struct job *j, kernel_fn fn, void *lhs, void *rhs, void *acc,
 }
 
 /*
+ * Check oneDNN's convolution dn (job j's --conv) exactly against the direct
+ * loop on small-integer data in bufs; the verdict into *o.
+ */
+static void
+verify_conv(const struct job *j, struct onednn *dn, void **bufs,
+    uint64_t *rng, struct outcome *o)
+{
+	size_t n[3], i;
+	double *want;
+	float *dst0;
+	int b;
+
+	bufs_count(j, n);
+	snprintf(o->checked_by, sizeof o->checked_by, "none");
+	if (j->conv.kh * j->conv.kw * j->conv.c > ((1L << 24) - 3) / 9) {
+		o->not_verified = "window too long to check exactly in f32";
+		return;
+	}
+	for (b = 0; b < 3; b++)
+		for (i = 0; i < n[b]; i++)
+			((float *)bufs[b])[i] = (float)check_value(T_F32, rng);
+	dst0 = malloc(n[2] * sizeof *dst0);
+	if (dst0 == NULL)
+		die("out of memory");
+	memcpy(dst0, bufs[2], n[2] * sizeof *dst0);
+	onednn_conv_weights(dn);
+	onednn_run(dn);
+	if (j->fault != NULL && strcmp(j->fault, "wrong") == 0)
+		((float *)bufs[2])[n[2] / 2] += 1;	/* test-only */
+	conv_direct(&j->conv, bufs[0], bufs[1], dst0, &want);
+	o->max_err = result_error(T_F32, bufs[2], want, n[2]);
+	o->verified = 1;
+	o->wrong = !(o->max_err == 0);
+	snprintf(o->checked_by, sizeof o->checked_by,
+	    "exact:direct conv loop(dense data)");
+	free(want);
+	free(dst0);
+}
+
+/*
  * Warm up, then time routine r until min_reps and min_time (or max_reps):
  * the kept repetitions' times and their counters' sums into *o.
  */
@@ -1576,7 +1676,7 @@ main(int argc, char **argv)
 	enum routine routine = R_KERNEL;
 	kernel_fn fn = NULL;
 	void *dl = NULL, *lhs, *rhs, *acc, *bufs[3];
-	size_t nc;
+	size_t nb[3];
 	uint64_t rng;
 
 	if (argc == 3 && strcmp(argv[1], "--batch") == 0)
@@ -1602,7 +1702,6 @@ main(int argc, char **argv)
 
 	memset(&o, 0, sizeof o);
 	o.chave = ~0u;
-	nc = (size_t)j.batch * j.m * j.n;
 	if (fn == NULL)
 		routine = ref_choose(&j, &dn, bufs, o.ref_name,
 		    sizeof o.ref_name, &o.same, &o.ref_note);
@@ -1614,11 +1713,16 @@ main(int argc, char **argv)
 	rng = data_rng(j.seed);
 	if (j.verify && fn != NULL)
 		verify(&j, fn, lhs, rhs, acc, &rng, &o);
+	else if (j.verify && j.conv.set)
+		verify_conv(&j, dn, bufs, &rng, &o);
 
 	/* Time on ordinary dense data, in the same buffers. */
-	fill_timing(j.lt, lhs, (size_t)j.batch * j.m * j.k, &rng);
-	fill_timing(j.rt, rhs, (size_t)j.batch * j.k * j.n, &rng);
-	fill_timing(j.at, acc, nc, &rng);
+	bufs_count(&j, nb);
+	fill_timing(j.lt, lhs, nb[0], &rng);
+	fill_timing(j.rt, rhs, nb[1], &rng);
+	fill_timing(j.at, acc, nb[2], &rng);
+	if (j.conv.set)
+		onednn_conv_weights(dn);
 	o.times = malloc((size_t)j.max_reps * sizeof *o.times);
 	if (o.times == NULL)
 		die("out of memory");
