@@ -18,7 +18,10 @@
 # TRIALS (trials per op, default 64), SETS (default "gemm mixed models
 # iree"), IREE_BUDGET (the iree set's time_budget per thread count, default
 # 40m: an IREE candidate compiles in seconds), DB (store, default a fresh
-# one in a temporary folder; reusing one resumes).
+# one in a temporary folder; reusing one resumes), BENCH_DIR (the folder
+# of the sets' SET.cfg and programs, default bench/gemm; bench/conv.sh
+# names bench/conv, whose ops are convolutions: their peer is oneDNN's
+# convolution of the same geometry).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/deadline.sh"
@@ -26,6 +29,7 @@ build=${BUILD:-$top/build}
 if [ -z "${CPUS:-}" ] && [ "$(nproc)" -ge 2 ]; then cpus=0,1; else cpus=${CPUS:-0}; fi
 trials=${TRIALS:-64}
 sets=${SETS:-gemm mixed models iree}
+dir=${BENCH_DIR:-$top/bench/gemm}
 # backend = iree finds its tools on PATH, else in the venv scripts/deps.sh
 # makes; the iree rows run the job's modules again with the same runtime.
 . "$top/toolchain.env"
@@ -40,13 +44,13 @@ case " $sets " in *" iree "*)
 esac
 case $trials in ''|*[!0-9]*) echo "gemm.sh: TRIALS must be a number" >&2; exit 2 ;; esac
 if [ ! -x "$build/daemon/autosched" ]; then
-	cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-	cmake --build "$build" -j2 >/dev/null
+	deadline 600 cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+	deadline 3600 cmake --build "$build" -j2 >/dev/null
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/gemm.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
 db=${DB:-$work/gemm.db}
-cp "$top"/bench/gemm/*.mlir "$work/"
+cp "$dir"/*.mlir "$work/"
 first=${cpus%%,*}
 case $cpus in *,*) counts="1 2" ;; *) counts=1 ;; esac
 
@@ -58,9 +62,10 @@ for t in $counts; do
 		sed -e "s/^threads = .*/threads = [$t]/" \
 		    -e "s/^n_trial = .*/n_trial = $trials/" \
 		    -e "s/^time_budget = .*/time_budget = ${IREE_BUDGET:-40m}/" \
-		    "$top/bench/gemm/$s.cfg" >"$work/$s-$t.cfg"
-		env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \
-		    AUTOSCHED_WORK="$work/cache" deadline "${RUN_DEADLINE:-14400}" \
+		    "$dir/$s.cfg" >"$work/$s-$t.cfg"
+		# deadline (a shell function) runs env, which runs the program.
+		deadline "${RUN_DEADLINE:-14400}" env -u OPENBLAS_CORETYPE \
+		    -u OPENBLAS_L2_SIZE AUTOSCHED_WORK="$work/cache" \
 		    "$build/daemon/autosched" run "$work/$s-$t.cfg" --db "$db" \
 		    --cpus "$c" --quiet --json >"$work/$s-$t.json" || {
 			echo "gemm.sh: autosched run $s at $t thread(s) failed (exit $?)" >&2
@@ -68,5 +73,6 @@ for t in $counts; do
 		}
 	done
 done
-env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python3 "$top/bench/gemm_tables.py" \
+deadline "${TABLES_DEADLINE:-7200}" env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \
+    AUTOSCHED="$build/daemon/autosched" python3 "$top/bench/gemm_tables.py" \
     "$work" "$build/backends/mlir-cpu/autosched-measure" "$cpus" "$sets" "$db"
