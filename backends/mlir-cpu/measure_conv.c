@@ -1,7 +1,8 @@
 /*
- * The convolution of a reference run (--conv): its geometry read from the
- * command line, its buffers' sizes and the direct loop that checks oneDNN's
- * convolution exactly on small-integer data.
+ * The convolution of a run given --conv: its geometry read from the
+ * command line, its buffers' sizes, the direct loop that checks oneDNN's
+ * convolution exactly on small-integer data, and the im2col copy timed
+ * before a kernel that is the conv's GEMM.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,4 +127,76 @@ conv_direct(const struct conv_geom *g, const float *src, const float *wei,
 					(*want)[i] = dst[i] + conv_point(g,
 					    src, wei, b, oy, ox, f);
 				}
+}
+
+int
+conv_gemm_matches(const struct conv_geom *g, long batch, long m, long n,
+    long k)
+{
+	long pixels = g->n * g->oh * g->ow, window = g->kh * g->kw * g->c;
+
+	if (g->nchw)
+		return batch == 1 && g->n == 1 && m == g->f && n == pixels &&
+		    k == window;
+	return batch == 1 && m == pixels && n == g->f && k == window;
+}
+
+/* NHWC: each output pixel's row, the window's taps of C channels each. */
+static void
+im2col_nhwc(const struct conv_geom *g, const float *src, float *cols)
+{
+	long b, oy, ox, ky, kx, y, x;
+	size_t row = (size_t)g->kh * g->kw * g->c, c = (size_t)g->c;
+
+	for (b = 0; b < g->n; b++)
+	for (oy = 0; oy < g->oh; oy++)
+	for (ox = 0; ox < g->ow; ox++)
+	for (ky = 0; ky < g->kh; ky++) {
+		y = oy * g->stride[0] + ky * g->dilation[0] - g->pad[0];
+		for (kx = 0; kx < g->kw; kx++) {
+			float *to = cols + (((size_t)b * g->oh + oy) * g->ow +
+			    ox) * row + ((size_t)ky * g->kw + kx) * c;
+
+			x = ox * g->stride[1] + kx * g->dilation[1] - g->pad[2];
+			if (y < 0 || y >= g->h || x < 0 || x >= g->w)
+				memset(to, 0, c * sizeof *to);
+			else
+				memcpy(to, src + at_src(g, b, y, x, 0),
+				    c * sizeof *to);
+		}
+	}
+}
+
+/* NCHW, batch 1: a row per (channel, tap), a column per output pixel. */
+static void
+im2col_nchw(const struct conv_geom *g, const float *src, float *cols)
+{
+	long c, ky, kx, oy, ox, y, x;
+	size_t pixels = (size_t)g->oh * g->ow;
+
+	for (c = 0; c < g->c; c++)
+	for (ky = 0; ky < g->kh; ky++)
+	for (kx = 0; kx < g->kw; kx++) {
+		float *to = cols + (((size_t)c * g->kh + ky) * g->kw + kx) *
+		    pixels;
+
+		for (oy = 0; oy < g->oh; oy++) {
+			y = oy * g->stride[0] + ky * g->dilation[0] - g->pad[0];
+			for (ox = 0; ox < g->ow; ox++) {
+				x = ox * g->stride[1] + kx * g->dilation[1] -
+				    g->pad[2];
+				*to++ = y < 0 || y >= g->h || x < 0 ||
+				    x >= g->w ? 0 : src[at_src(g, 0, y, x, c)];
+			}
+		}
+	}
+}
+
+void
+conv_im2col(const struct conv_geom *g, const float *src, float *cols)
+{
+	if (g->nchw)
+		im2col_nchw(g, src, cols);
+	else
+		im2col_nhwc(g, src, cols);
 }

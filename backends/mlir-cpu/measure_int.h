@@ -13,7 +13,8 @@ enum mtype { T_F32, T_F64, T_F16, T_BF16, T_I8, T_U8, T_I32, T_NONE };
 
 /*
  * --conv: the reference run is a convolution (f32, oneDNN's), not the
- * matmul of its im2col: input N×H×W×C before padding (NHWC, or NCHW when
+ * matmul of its im2col; a kernel run (the conv's GEMM) times the im2col
+ * copy of the input before each call of the kernel: input N×H×W×C before padding (NHWC, or NCHW when
  * nchw), F filters of KH×KW×C (HWCF, or FCHW), strides, dilations, padding
  * top, bottom, left, right, and the output OH×OW they make.
  */
@@ -145,6 +146,16 @@ void		 conv_direct(const struct conv_geom *, const float *src,
 		    const float *wei, const float *dst, double **want);
 /* Parse --conv's value into *g (OH, OW computed); -1 if malformed. */
 int		 conv_parse(const char *, struct conv_geom *g);
+/*
+ * With a kernel (--kernel, --conv): 1 if the kernel's BxMxNxK is g's GEMM
+ * (NHWC: (N·OH·OW)×F×(KH·KW·C); NCHW of batch 1: F×(OH·OW)×(C·KH·KW)).
+ * conv_im2col writes the im2col of the input src into cols: the GEMM's
+ * lhs (NHWC, row-major) or rhs (NCHW), padding as zeros.
+ */
+int		 conv_gemm_matches(const struct conv_geom *, long batch, long m,
+		    long n, long k);
+void		 conv_im2col(const struct conv_geom *, const float *src,
+		    float *cols);
 void		 onednn_close(struct onednn *);
 
 /*

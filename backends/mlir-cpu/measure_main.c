@@ -921,6 +921,8 @@ times_median(double *times, int n)
 enum routine { R_KERNEL, R_SGEMM, R_DGEMM, R_ONEDNN, R_BLIS };
 
 static struct blis *blis_ref;	/* the BLIS peer, when --ref blis */
+/* A kernel's conv input (--kernel, --conv), copied by im2col per call. */
+static float *conv_src;
 
 static void
 blas_call(const struct job *j, enum routine r, const void *a, const void *b,
@@ -958,7 +960,7 @@ usage(void)
 	    "[--trans TA,TB] [--threads N] [--warmup N] [--min-time S] "
 	    "[--reps MIN,MAX] [--seed N] [--verify 0|1] [--cpus LIST] "
 	    "[--zero-points ZA,ZB] [--fault crash|hang|wrong|nothing|sleep]\n"
-	    "       autosched-measure --ref auto|onednn --conv nhwc|nchw:N,H,W,C,F,KH,KW,SH,SW,DH,DW,PT,PB,PL,PR\n"
+	    "       autosched-measure --ref auto|onednn | --kernel SO  --conv nhwc|nchw:N,H,W,C,F,KH,KW,SH,SW,DH,DW,PT,PB,PL,PR\n"
 	    "           --shape BxMxNxK --types f32,f32,f32 [timing options as above]\n"
 	    "       autosched-measure --peak|--bandwidth [--threads N] [--min-time S] [--cpus LIST]\n"
 	    "       autosched-measure --npy-inputs DIR | --npy-check OUT.npy --shape BxMxNxK\n"
@@ -1171,10 +1173,16 @@ parse_args(int argc, char **argv, struct job *j)
 	}
 	if ((j->kernel == NULL) == (ref == 0))
 		usage();
-	if (j->conv.set && (j->kernel != NULL || (j->ref != REF_AUTO &&
-	    j->ref != REF_ONEDNN)))
-		die("--conv: only a reference run (--ref auto or onednn) times "
-		    "a convolution");
+	if (j->conv.set && j->kernel == NULL && j->ref != REF_AUTO &&
+	    j->ref != REF_ONEDNN)
+		die("--conv: a reference run times a convolution with --ref "
+		    "auto or onednn only");
+	if (j->conv.set && j->kernel != NULL && (j->lt != T_F32 ||
+	    j->rt != T_F32 || j->at != T_F32 || j->ta || j->tb ||
+	    !conv_gemm_matches(&j->conv, j->batch, j->m, j->n, j->k)))
+		die("--conv with --kernel: the kernel must be the conv's f32 "
+		    "GEMM, untransposed: --shape 1x(N*OH*OW)xFx(KH*KW*C) "
+		    "(NCHW: 1xFx(OH*OW)x(C*KH*KW))");
 	if (j->batch < 1 || j->m < 1 || j->n < 1 || j->k < 1 ||
 	    j->batch > (1L << 20) || j->m > (1L << 24) || j->n > (1L << 24) ||
 	    j->k > (1L << 24))
@@ -1188,7 +1196,7 @@ parse_args(int argc, char **argv, struct job *j)
 static void
 bufs_count(const struct job *j, size_t n[3])
 {
-	if (j->conv.set) {
+	if (j->conv.set && j->kernel == NULL) {
 		conv_sizes(&j->conv, n);
 		return;
 	}
@@ -1306,6 +1314,8 @@ static void
 call(const struct job *j, enum routine r, kernel_fn fn, struct onednn *dn,
     void *lhs, void *rhs, void *acc)
 {
+	if (r == R_KERNEL && conv_src != NULL)
+		conv_im2col(&j->conv, conv_src, j->conv.nchw ? rhs : lhs);
 	if (r == R_KERNEL)
 		kernel_run(j, fn, lhs, rhs, acc, j->za, j->zb);
 	else if (r == R_ONEDNN)
@@ -1394,6 +1404,7 @@ struct outcome {
 	int		 same;		/* the reference's own precision */
 	const char	*ref_note;
 	int		 verified, wrong;
+	int		 with_im2col;	/* a kernel's time includes it */
 	double		 max_err;
 	char		 checked_by[96];
 	const char	*not_verified;	/* why it could not be checked */
@@ -1457,9 +1468,48 @@ verify_wide(const struct job *j, kernel_fn fn, void *lhs, void *rhs,
 }
 
 /*
+ * Kernel fn, the GEMM of job j's conv (--conv), checked as that conv: the
+ * harness's im2col of a small-integer input into its operand, the filter
+ * as the other, against the direct loop; the verdict into *o.
+ */
+static void
+verify_conv_kernel(const struct job *j, kernel_fn fn, void *lhs, void *rhs,
+    void *acc, uint64_t *rng, struct outcome *o)
+{
+	float *src, *acc0, *wei = j->conv.nchw ? lhs : rhs;
+	size_t n[3], i;
+	double *want, err;
+
+	conv_sizes(&j->conv, n);
+	if (j->conv.kh * j->conv.kw * j->conv.c > ((1L << 24) - 3) / 9)
+		return;		/* the GEMM's checks said so already */
+	src = buf_alloc(T_F32, n[0]);
+	acc0 = buf_alloc(T_F32, n[2]);
+	for (i = 0; i < n[0]; i++)
+		src[i] = (float)check_value(T_F32, rng);
+	for (i = 0; i < n[1]; i++)
+		wei[i] = (float)check_value(T_F32, rng);
+	for (i = 0; i < n[2]; i++)
+		acc0[i] = (float)check_value(T_F32, rng);
+	conv_im2col(&j->conv, src, j->conv.nchw ? rhs : lhs);
+	memcpy(acc, acc0, n[2] * sizeof *acc0);
+	kernel_run(j, fn, lhs, rhs, acc, 0, 0);
+	conv_direct(&j->conv, src, wei, acc0, &want);
+	err = result_error(T_F32, acc, want, n[2]);
+	if (!(err <= o->max_err))
+		o->max_err = err;
+	o->wrong = !(o->max_err == 0);
+	strncat(o->checked_by, "+direct conv loop(im2col)",
+	    sizeof o->checked_by - strlen(o->checked_by) - 1);
+	free(want);
+	free(src);
+	free(acc0);
+}
+
+/*
  * Check kernel fn exactly on the verification data of job j, then on the
- * wide-sum data where the op has it, in lhs, rhs and acc; the verdict
- * into *o.
+ * wide-sum data where the op has it, then as its conv (--conv), in lhs,
+ * rhs and acc; the verdict into *o.
  */
 static void
 verify(const struct job *j, kernel_fn fn, void *lhs, void *rhs, void *acc,
@@ -1499,7 +1549,24 @@ verify(const struct job *j, kernel_fn fn, void *lhs, void *rhs, void *acc,
 	/* Then the wide-sum check, where the op has one. */
 	if (!o->wrong)
 		verify_wide(j, fn, lhs, rhs, acc, acc0, rng, o);
+	if (!o->wrong && j->conv.set)
+		verify_conv_kernel(j, fn, lhs, rhs, acc, rng, o);
 	free(acc0);
+}
+
+/*
+ * A kernel run with --conv: the conv's input, on timing data, which each
+ * call copies into the kernel's operand as its im2col first.
+ */
+static void
+conv_src_make(const struct job *j, uint64_t *rng, struct outcome *o)
+{
+	size_t n[3];
+
+	conv_sizes(&j->conv, n);
+	conv_src = buf_alloc(T_F32, n[0]);
+	fill_timing(T_F32, conv_src, n[0], rng);
+	o->with_im2col = 1;
 }
 
 /*
@@ -1648,6 +1715,8 @@ result_print(int ref, struct outcome *o)
 			json_object_set_new(out, "ref_note",
 			    json_string(o->ref_note));
 	}
+	if (o->with_im2col)
+		json_object_set_new(out, "with_im2col", json_true());
 	json_object_set_new(out, "reps", json_integer(o->reps));
 	json_object_set_new(out, "reps_dropped", json_integer(o->dropped));
 	json_object_set_new(out, "reps_disturbed_kept",
@@ -1721,8 +1790,10 @@ main(int argc, char **argv)
 	fill_timing(j.lt, lhs, nb[0], &rng);
 	fill_timing(j.rt, rhs, nb[1], &rng);
 	fill_timing(j.at, acc, nb[2], &rng);
-	if (j.conv.set)
+	if (j.conv.set && fn == NULL)
 		onednn_conv_weights(dn);
+	else if (j.conv.set)
+		conv_src_make(&j, &rng, &o);
 	o.times = malloc((size_t)j.max_reps * sizeof *o.times);
 	if (o.times == NULL)
 		die("out of memory");
@@ -1733,6 +1804,7 @@ main(int argc, char **argv)
 	free(o.times);
 	onednn_close(dn);
 	blis_close(blis_ref);
+	free(conv_src);
 	counters_close(ctr);
 	free(lhs);
 	free(rhs);
