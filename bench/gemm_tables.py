@@ -238,13 +238,15 @@ def conv_geoms(s):
 
 
 def conv_peers(s, geoms):
-    """Each conv's best kernel (its im2col's GEMM, the job's artifact run
-    again) beside oneDNN's convolution of the same geometry, both checked
-    exactly, interleaved, at each thread count."""
-    kinds = ["best", "onednn conv"]
+    """Each conv's best kernel (the job's artifact) run again, timed with
+    the harness's im2col copy before each call and without it, beside
+    oneDNN's convolution of the same geometry, all checked exactly,
+    interleaved, at each thread count."""
+    kinds = ["im2col+gemm", "gemm", "onednn conv"]
     print("== %s: best against oneDNN's convolution, %d rounds interleaved ==" % (s, ROUNDS))
-    fmt = "%-26s %-6s %3s %10s %12s %9s %10s  %s"
-    print(fmt % ("conv", "kind", "thr", "best", "onednn conv", "best/conv", "best ms", "GEMM (best's op)"))
+    fmt = "%-26s %-6s %3s %11s %9s %11s %9s %9s  %s"
+    print(fmt % ("conv", "kind", "thr", "im2col+gemm", "gemm", "onednn conv", "best/conv",
+                 "gemm/conv", "GEMM (best's op)"))
     for t in counts:
         doc = docs.get((s, t))
         if not doc:
@@ -253,32 +255,38 @@ def conv_peers(s, geoms):
             if op["name"] not in geoms:
                 continue
             fn, kind, geom = geoms[op["name"]]
+            # A 1x1 stride-1 conv is its GEMM: no im2col to time.
+            direct = kind == "1x1"
             shape, types, trans, flops = op_shape(op["name"])
             so = os.path.join(work, "cache", "mlir-cpu", artifact(doc, op["name"], op["best"]),
                               "kernel.so") if op.get("best") else ""
-            runs, ms = {k: [] for k in kinds}, []
+            runs = {k: [] for k in kinds}
             for rnd in range(ROUNDS):
-                for k in kinds[rnd % 2:] + kinds[:rnd % 2]:
-                    if k == "best" and not os.path.exists(so):
+                for k in kinds[rnd % 3:] + kinds[:rnd % 3]:
+                    if k != "onednn conv" and not os.path.exists(so) or k == "im2col+gemm" and direct:
                         continue
-                    a = ("--kernel", so) if k == "best" else ("--ref", "onednn", "--conv", geom)
+                    a = (("--ref", "onednn", "--conv", geom) if k == "onednn conv" else
+                         ("--kernel", so, "--conv", geom) if k == "im2col+gemm" else ("--kernel", so))
                     d = run(*a, "--shape", shape, "--trans", trans, "--types", types,
                             "--verify", "1", threads=t)
                     if d and d.get("status") == "ok" and d.get("verified") and d.get("median_ms"):
                         runs[k].append(flops / (d["median_ms"] * 1e6))
-                        if k == "best":
-                            ms.append(d["median_ms"])
             g = {k: med(v) for k, v in runs.items()}
-            print(fmt % (fn[:26], kind, t, f(g["best"]), f(g["onednn conv"]),
-                         r(g["best"], g["onednn conv"]), "%.3f" % med(ms) if ms else "-", op["name"]))
+            if direct:
+                g["im2col+gemm"] = g["gemm"]
+            print(fmt % (fn[:26], kind, t, f(g["im2col+gemm"]) + ("=" if direct else ""), f(g["gemm"]),
+                         f(g["onednn conv"]), r(g["im2col+gemm"], g["onednn conv"]),
+                         r(g["gemm"], g["onednn conv"]), op["name"]))
     print()
-    print("best: the chosen config's kernel, the GEMM of the conv's im2col alone (a 1x1 stride-1 conv is")
-    print("that GEMM; the im2col copy of the others is NOT in its time); onednn conv: autosched-measure")
-    print("--ref onednn --conv, oneDNN's f32 direct convolution of the same geometry (NHWC in and out, its")
-    print("weights reordered once beforehand into its own layout). GFLOP/s of the conv's 2*N*OH*OW*F*C*KH*KW,")
-    print("medians of %d rounds, the order rotated per round, pinned to the first thr CPUs, 0.3 s a run;" % ROUNDS)
-    print("every run checked exactly (the kernel against the matmul reference, oneDNN against a direct")
-    print("loop); a run that was not is left out. Targets (issue 35): best/conv >= 1.0 on 1x1, >= 0.8 on 3x3.")
+    print("im2col+gemm: the chosen config's kernel (the job's artifact) run by autosched-measure --kernel")
+    print("--conv, each call preceded by the harness's im2col copy of the conv's input (a C loop: memcpy")
+    print("of each tap's C channels, NHWC), checked as the conv through it; '=': a 1x1 stride-1 conv is")
+    print("its GEMM, no copy; gemm: the same kernel alone, as the tuning measured it; onednn conv:")
+    print("autosched-measure --ref onednn --conv, oneDNN's f32 direct convolution of the same geometry")
+    print("(NHWC in and out, its weights reordered once beforehand into its own layout), checked against a")
+    print("direct loop. GFLOP/s of the conv's 2*N*OH*OW*F*C*KH*KW, medians of %d rounds, the order" % ROUNDS)
+    print("rotated per round, pinned to the first thr CPUs, 0.3 s a run; a run not verified is left out.")
+    print("best/conv = im2col+gemm / onednn conv. Targets (issue 35): >= 1.0 on 1x1, >= 0.8 on 3x3.")
     print()
 
 
