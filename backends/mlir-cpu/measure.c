@@ -33,7 +33,8 @@ pick_cpus(const struct backend *be, int n, int *out)
  * Seconds a measuring child may take beyond the cfg's timeout to make and
  * check its data: 4 s per GiB of operands (the LM head of a 1.5B model,
  * 1536 x 151936 in f32, is 0.9 GiB, copied for the reference and filled
- * twice), so that only the candidate's own time can be a timeout.
+ * twice), and a conv's direct loop, so that only the candidate's own time
+ * can be a timeout.
  */
 static double
 measure_setup_s(const struct op_desc *op)
@@ -44,7 +45,16 @@ measure_setup_s(const struct op_desc *op)
 	    (double)op->n * (double)analysis_elem_size(op->rhs) + 2.0 *
 	    (double)op->m * (double)op->n * (double)analysis_elem_size(op->acc));
 
-	return 4.0 * bytes / (1024.0 * 1024.0 * 1024.0);
+	double s = 4.0 * bytes / (1024.0 * 1024.0 * 1024.0);
+
+	/*
+	 * A conv's reference is checked by the direct loop: its multiply-adds
+	 * at 50 million a second, well below what it does here.
+	 */
+	if (op->conv.layout == CONV_NHWC_HWCF ||
+	    op->conv.layout == CONV_NCHW_FCHW)
+		s += analysis_op_flops(op) / 2.0 / 5e7;
+	return s;
 }
 
 int

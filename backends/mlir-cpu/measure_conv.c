@@ -85,14 +85,19 @@ at_dst(const struct conv_geom *g, long b, long y, long x, long f)
 	    (((size_t)b * g->oh + y) * g->ow + x) * g->f + f;
 }
 
-/* One output element's sum over the window, the padding read as zeros. */
-static double
-conv_point(const struct conv_geom *g, const float *src, const float *wei,
-    long b, long oy, long ox, long f)
+/*
+ * One output pixel's sums over the window into sum[F], the padding read as
+ * zeros; the filters innermost, as HWCF stores them.
+ */
+static void
+conv_pixel(const struct conv_geom *g, const float *src, const float *wei,
+    long b, long oy, long ox, double *sum)
 {
-	double s = 0;
-	long ky, kx, c, y, x;
+	long ky, kx, c, y, x, f;
+	double v;
 
+	for (f = 0; f < g->f; f++)
+		sum[f] = 0;
 	for (ky = 0; ky < g->kh; ky++) {
 		y = oy * g->stride[0] + ky * g->dilation[0] - g->pad[0];
 		if (y < 0 || y >= g->h)
@@ -101,12 +106,14 @@ conv_point(const struct conv_geom *g, const float *src, const float *wei,
 			x = ox * g->stride[1] + kx * g->dilation[1] - g->pad[2];
 			if (x < 0 || x >= g->w)
 				continue;
-			for (c = 0; c < g->c; c++)
-				s += (double)src[at_src(g, b, y, x, c)] *
-				    wei[at_wei(g, ky, kx, c, f)];
+			for (c = 0; c < g->c; c++) {
+				v = src[at_src(g, b, y, x, c)];
+				for (f = 0; f < g->f; f++)
+					sum[f] += v * wei[at_wei(g, ky, kx, c,
+					    f)];
+			}
 		}
 	}
-	return s;
 }
 
 void
@@ -115,18 +122,23 @@ conv_direct(const struct conv_geom *g, const float *src, const float *wei,
 {
 	size_t n[3], i;
 	long b, oy, ox, f;
+	double *sum;
 
 	conv_sizes(g, n);
-	if ((*want = malloc(n[2] * sizeof **want)) == NULL)
+	*want = malloc(n[2] * sizeof **want);
+	sum = malloc((size_t)g->f * sizeof *sum);
+	if (*want == NULL || sum == NULL)
 		die("out of memory");
 	for (b = 0; b < g->n; b++)
 		for (oy = 0; oy < g->oh; oy++)
-			for (ox = 0; ox < g->ow; ox++)
+			for (ox = 0; ox < g->ow; ox++) {
+				conv_pixel(g, src, wei, b, oy, ox, sum);
 				for (f = 0; f < g->f; f++) {
 					i = at_dst(g, b, oy, ox, f);
-					(*want)[i] = dst[i] + conv_point(g,
-					    src, wei, b, oy, ox, f);
+					(*want)[i] = dst[i] + sum[f];
 				}
+			}
+	free(sum);
 }
 
 int
