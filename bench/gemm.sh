@@ -23,7 +23,10 @@
 # AVX2 code: OpenBLAS's Haswell kernels, oneDNN capped at AVX2, BLIS's
 # haswell sub-config, the FMA peak in ymm; on an AVX-512 host this emulates
 # the ISA, not an AVX2 CPU's microarchitecture; the iree set, which IREE
-# compiles for this CPU, is skipped).
+# compiles for this CPU, is skipped), BENCH_DIR (the folder of the sets'
+# SET.cfg and programs, default bench/gemm; bench/conv.sh names bench/conv,
+# whose ops are convolutions: their peer is oneDNN's convolution of the
+# same geometry).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/deadline.sh"
@@ -31,6 +34,7 @@ build=${BUILD:-$top/build}
 if [ -z "${CPUS:-}" ] && [ "$(nproc)" -ge 2 ]; then cpus=0,1; else cpus=${CPUS:-0}; fi
 trials=${TRIALS:-64}
 sets=${SETS:-gemm mixed models iree}
+dir=${BENCH_DIR:-$top/bench/gemm}
 # backend = iree finds its tools on PATH, else in the venv scripts/deps.sh
 # makes; the iree rows run the job's modules again with the same runtime.
 . "$top/toolchain.env"
@@ -65,13 +69,13 @@ avx2)
 *) echo "gemm.sh: ISA must be avx2 or unset" >&2; exit 2 ;;
 esac
 if [ ! -x "$build/daemon/autosched" ]; then
-	cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-	cmake --build "$build" -j2 >/dev/null
+	deadline 600 cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+	deadline 3600 cmake --build "$build" -j2 >/dev/null
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/gemm.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
 db=${DB:-$work/gemm.db}
-cp "$top"/bench/gemm/*.mlir "$work/"
+cp "$dir"/*.mlir "$work/"
 first=${cpus%%,*}
 case $cpus in *,*) counts="1 2" ;; *) counts=1 ;; esac
 
@@ -84,8 +88,8 @@ for t in $counts; do
 		    -e "s/^\[Env\]\$/[Env]${isa:+\\n$isa}/" \
 		    -e "s/^n_trial = .*/n_trial = $trials/" \
 		    -e "s/^time_budget = .*/time_budget = ${IREE_BUDGET:-40m}/" \
-		    "$top/bench/gemm/$s.cfg" >"$work/$s-$t.cfg"
-		# deadline is a shell function: it runs env, not env it.
+		    "$dir/$s.cfg" >"$work/$s-$t.cfg"
+		# deadline (a shell function) runs env, which runs the program.
 		deadline "${RUN_DEADLINE:-14400}" env -u OPENBLAS_CORETYPE \
 		    -u OPENBLAS_L2_SIZE -u AUTOSCHED_ISA AUTOSCHED_WORK="$work/cache" \
 		    "$build/daemon/autosched" run "$work/$s-$t.cfg" --db "$db" \
@@ -96,5 +100,7 @@ for t in $counts; do
 	done
 done
 # Under ISA, only the peers' cap is set: the kernels were built for it.
-env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE -u AUTOSCHED_ISA $peers python3 "$top/bench/gemm_tables.py" \
+deadline "${TABLES_DEADLINE:-7200}" env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \
+    -u AUTOSCHED_ISA $peers AUTOSCHED="$build/daemon/autosched" \
+    python3 "$top/bench/gemm_tables.py" \
     "$work" "$build/backends/mlir-cpu/autosched-measure" "$cpus" "$sets" "$db"

@@ -63,7 +63,9 @@ for s in sets:
 for s in sets:
     print("== %s: tuned from the default space, %s ==" % (s, {
         "gemm": "f32", "models": "the real models' shapes, f32",
-        "iree": "f32 compiled by IREE (default: IREE's own config)"}.get(s, "mixed precision")))
+        "iree": "f32 compiled by IREE (default: IREE's own config)",
+        "resnet50": "ResNet-50's distinct convs, each as the GEMM of its im2col, f32",
+        "small": "two small convs as the GEMM of their im2col, f32 (a smoke check)"}.get(s, "mixed precision")))
     fmt = "%-44s %3s %6s %8s %8s %-20s %9s %-40s %6s  %s"
     print(fmt % ("op", "thr", "trials", "best", "default", "best/default [95% CI]",
                  "best/ref", "reference (same rounds)", "noise", "best config"))
@@ -211,6 +213,83 @@ def iree_peers():
     print()
 
 
+def conv_geoms(s):
+    """The set's convolutions by op name (`autosched analyze --json` of its
+    program): {name: (function, kind, --conv value)}, the first conv of
+    each distinct op; {} when its ops are no convs."""
+    import subprocess
+    cfg = open(os.path.join(work, "%s-1.cfg" % s)).read()
+    prog = re.search(r"^input_file *= *(\S+)", cfg, re.M).group(1)
+    p = subprocess.run([os.environ.get("AUTOSCHED", "autosched"), "analyze", "--json",
+                        os.path.join(work, prog)], capture_output=True, text=True, timeout=600)
+    out = {}
+    for op in json.loads(p.stdout).get("ops", []) if p.returncode == 0 else []:
+        c = op.get("conv")
+        if not c or not op.get("tunable") or op["name"] in out or op.get("op") not in (
+                "linalg.conv_2d_nhwc_hwcf", "linalg.conv_2d_nchw_fchw"):
+            continue
+        lay = "nchw" if op["op"].endswith("nchw_fchw") else "nhwc"
+        geom = "%s:%s" % (lay, ",".join(str(x) for x in [c["n"], c["h"], c["w"], c["c"], c["f"],
+                                                         c["kh"], c["kw"]] + c["stride"] +
+                                        c["dilation"] + c["padding"]))
+        kind = "%dx%d" % (c["kh"], c["kw"]) + (" s%d" % c["stride"][0] if c["stride"][0] > 1 else "")
+        out[op["name"]] = (op.get("function") or c["name"], kind, geom)
+    return out
+
+
+def conv_peers(s, geoms):
+    """Each conv's best kernel (the job's artifact) run again, timed with
+    the harness's im2col copy before each call and without it, beside
+    oneDNN's convolution of the same geometry, all checked exactly,
+    interleaved, at each thread count."""
+    kinds = ["im2col+gemm", "gemm", "onednn conv"]
+    print("== %s: best against oneDNN's convolution, %d rounds interleaved ==" % (s, ROUNDS))
+    fmt = "%-26s %-6s %3s %11s %9s %11s %9s %9s  %s"
+    print(fmt % ("conv", "kind", "thr", "im2col+gemm", "gemm", "onednn conv", "best/conv",
+                 "gemm/conv", "GEMM (best's op)"))
+    for t in counts:
+        doc = docs.get((s, t))
+        if not doc:
+            continue
+        for op in doc["ops"]:
+            if op["name"] not in geoms:
+                continue
+            fn, kind, geom = geoms[op["name"]]
+            # A 1x1 stride-1 conv is its GEMM: no im2col to time.
+            direct = kind == "1x1"
+            shape, types, trans, flops = op_shape(op["name"])
+            so = os.path.join(work, "cache", "mlir-cpu", artifact(doc, op["name"], op["best"]),
+                              "kernel.so") if op.get("best") else ""
+            runs = {k: [] for k in kinds}
+            for rnd in range(ROUNDS):
+                for k in kinds[rnd % 3:] + kinds[:rnd % 3]:
+                    if k != "onednn conv" and not os.path.exists(so) or k == "im2col+gemm" and direct:
+                        continue
+                    a = (("--ref", "onednn", "--conv", geom) if k == "onednn conv" else
+                         ("--kernel", so, "--conv", geom) if k == "im2col+gemm" else ("--kernel", so))
+                    d = run(*a, "--shape", shape, "--trans", trans, "--types", types,
+                            "--verify", "1", threads=t)
+                    if d and d.get("status") == "ok" and d.get("verified") and d.get("median_ms"):
+                        runs[k].append(flops / (d["median_ms"] * 1e6))
+            g = {k: med(v) for k, v in runs.items()}
+            if direct:
+                g["im2col+gemm"] = g["gemm"]
+            print(fmt % (fn[:26], kind, t, f(g["im2col+gemm"]) + ("=" if direct else ""), f(g["gemm"]),
+                         f(g["onednn conv"]), r(g["im2col+gemm"], g["onednn conv"]),
+                         r(g["gemm"], g["onednn conv"]), op["name"]))
+    print()
+    print("im2col+gemm: the chosen config's kernel (the job's artifact) run by autosched-measure --kernel")
+    print("--conv, each call preceded by the harness's im2col copy of the conv's input (a C loop: memcpy")
+    print("of each tap's C channels, NHWC), checked as the conv through it; '=': a 1x1 stride-1 conv is")
+    print("its GEMM, no copy; gemm: the same kernel alone, as the tuning measured it; onednn conv:")
+    print("autosched-measure --ref onednn --conv, oneDNN's f32 direct convolution of the same geometry")
+    print("(NHWC in and out, its weights reordered once beforehand into its own layout), checked against a")
+    print("direct loop. GFLOP/s of the conv's 2*N*OH*OW*F*C*KH*KW, medians of %d rounds, the order" % ROUNDS)
+    print("rotated per round, pinned to the first thr CPUs, 0.3 s a run; a run not verified is left out.")
+    print("best/conv = im2col+gemm / onednn conv. Targets (issue 35): >= 1.0 on 1x1, >= 0.8 on 3x3.")
+    print()
+
+
 LLC = llc_bytes()
 
 
@@ -226,10 +305,16 @@ def limit(shape, types, flops, t):
     if not tc and not tm:
         return 0, "-", False
     return flops / max(tc, tm) / 1e9, "mem" if tm > tc else "fma", nbytes <= LLC
+gemm_peers = False
 for s in sets:
     if s == "iree":
         iree_peers()
         continue
+    geoms = conv_geoms(s)
+    if geoms:
+        conv_peers(s, geoms)
+        continue
+    gemm_peers = True
     f32 = s in ("gemm", "models")
     peers = ["openblas", "onednn", "blis"] if f32 else ["auto", "openblas"]
     names = {"openblas": "openblas", "onednn": "onednn", "blis": "blis",
@@ -283,17 +368,18 @@ for s in sets:
             vals += [f(lim) + " " + binds, ("%.0f%%" % (100 * g["best"] / lim) if g["best"] and lim else "-") + ("+" if fits and binds == "mem" else "")]
             print(fmt % ((op["name"], t) + tuple(vals) + (routine,)))
     print()
-print("best: the chosen config's kernel (the job's artifact) run again here; peers: autosched-measure")
-print("--ref ...; each the median of %d rounds, the order rotated per round, pinned, 0.3 s a run." % ROUNDS)
-print("peak: --peak, register-only FMAs (f32) in the widest vectors, one pinned thread per CPU.")
-print("limit: the roofline of the op at t threads, min(peak, bandwidth x flops/bytes), bytes = A + B read")
-print("once + C read and written, bandwidth = --bandwidth (STREAM triad, %s GB/s at 1/2 threads); 'mem' when" %
-      "/".join("%.1f" % bw[t] for t in counts))
-print("memory binds, 'fma' when the FMAs do. '+': the operands fit the last-level cache (%d MiB), so a" % (LLC >> 20))
-print("repeated run reads them from it and may pass the DRAM limit.")
-print("mixed: 'same-precision lib' is the library routine of the op's own types (oneDNN int8/bf16/f16")
-print("where it has one); openblas is sgemm on f32 data of the same shape, for scale; '% peak' is")
-print("against the f32 FMA peak (int8 counts 2 ops per multiply-add, as f32 does).")
+if gemm_peers:
+    print("best: the chosen config's kernel (the job's artifact) run again here; peers: autosched-measure")
+    print("--ref ...; each the median of %d rounds, the order rotated per round, pinned, 0.3 s a run." % ROUNDS)
+    print("peak: --peak, register-only FMAs (f32) in the widest vectors, one pinned thread per CPU.")
+    print("limit: the roofline of the op at t threads, min(peak, bandwidth x flops/bytes), bytes = A + B read")
+    print("once + C read and written, bandwidth = --bandwidth (STREAM triad, %s GB/s at 1/2 threads); 'mem' when" %
+          "/".join("%.1f" % bw[t] for t in counts))
+    print("memory binds, 'fma' when the FMAs do. '+': the operands fit the last-level cache (%d MiB), so a" % (LLC >> 20))
+    print("repeated run reads them from it and may pass the DRAM limit.")
+    print("mixed: 'same-precision lib' is the library routine of the op's own types (oneDNN int8/bf16/f16")
+    print("where it has one); openblas is sgemm on f32 data of the same shape, for scale; '% peak' is")
+    print("against the f32 FMA peak (int8 counts 2 ops per multiply-add, as f32 does).")
 if os.environ.get("AUTOSCHED_ISA"):
     print("ISA=%s: the kernels built for it ([Env] isa), the peers on their code for it (OPENBLAS_CORETYPE=%s," %
           (os.environ["AUTOSCHED_ISA"], os.environ.get("OPENBLAS_CORETYPE", "-")))

@@ -33,7 +33,8 @@ pick_cpus(const struct backend *be, int n, int *out)
  * Seconds a measuring child may take beyond the cfg's timeout to make and
  * check its data: 4 s per GiB of operands (the LM head of a 1.5B model,
  * 1536 x 151936 in f32, is 0.9 GiB, copied for the reference and filled
- * twice), so that only the candidate's own time can be a timeout.
+ * twice), and a conv's direct loop, so that only the candidate's own time
+ * can be a timeout.
  */
 static double
 measure_setup_s(const struct op_desc *op)
@@ -44,7 +45,16 @@ measure_setup_s(const struct op_desc *op)
 	    (double)op->n * (double)analysis_elem_size(op->rhs) + 2.0 *
 	    (double)op->m * (double)op->n * (double)analysis_elem_size(op->acc));
 
-	return 4.0 * bytes / (1024.0 * 1024.0 * 1024.0);
+	double s = 4.0 * bytes / (1024.0 * 1024.0 * 1024.0);
+
+	/*
+	 * A conv's reference is checked by the direct loop: its multiply-adds
+	 * at 50 million a second, well below what it does here.
+	 */
+	if (op->conv.layout == CONV_NHWC_HWCF ||
+	    op->conv.layout == CONV_NCHW_FCHW)
+		s += analysis_op_flops(op) / 2.0 / 5e7;
+	return s;
 }
 
 int
@@ -65,6 +75,7 @@ mlircpu_begin(struct backend *be, char **err)
 struct measure_args {
 	char	 shape[128], types[64], trans[16], thr[16], warm[16], mt[32];
 	char	 reps[40], seed[32], verify[8], cpulist[256], omp[32], blas[40];
+	char	 conv[256];
 	char	*argv[MEASURE_ARGV_MAX], *env[10];
 	int	 cpus[256], ncpu;
 };
@@ -80,6 +91,33 @@ measure_cpus(const struct backend *be, int threads, struct measure_args *a)
 	for (i = 0; i < a->ncpu && len + 12 < sizeof a->cpulist; i++)
 		len += (size_t)snprintf(a->cpulist + len,
 		    sizeof a->cpulist - len, "%s%d", i ? "," : "", a->cpus[i]);
+}
+
+/*
+ * --conv's value for the reference run of an op that came from an f32
+ * NHWC/HWCF or NCHW/FCHW convolution (its geometry as the program has
+ * it), so that oneDNN's convolution is the reference; "" for other ops.
+ */
+static void
+measure_conv(const struct op_desc *op, struct measure_args *a)
+{
+	const struct op_conv *c = &op->conv;
+
+	a->conv[0] = '\0';
+	if ((c->layout != CONV_NHWC_HWCF && c->layout != CONV_NCHW_FCHW) ||
+	    op->lhs != ELEM_F32 || op->rhs != ELEM_F32 ||
+	    op->acc != ELEM_F32 || c->n < 1 || c->h < 1 || c->w < 1 ||
+	    c->c < 1 || c->f < 1 || c->kh < 1 || c->kw < 1)
+		return;
+	snprintf(a->conv, sizeof a->conv, "%s:%lld,%lld,%lld,%lld,%lld,%lld,"
+	    "%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld",
+	    c->layout == CONV_NCHW_FCHW ? "nchw" : "nhwc", (long long)c->n,
+	    (long long)c->h, (long long)c->w, (long long)c->c,
+	    (long long)c->f, (long long)c->kh, (long long)c->kw,
+	    (long long)c->stride[0], (long long)c->stride[1],
+	    (long long)c->dilation[0], (long long)c->dilation[1],
+	    (long long)c->pad[0], (long long)c->pad[1], (long long)c->pad[2],
+	    (long long)c->pad[3]);
 }
 
 /* The options' values: the op's shape and types, the cfg's timing. */
@@ -107,6 +145,7 @@ measure_values(const struct backend *be, int threads, struct measure_args *a)
 	snprintf(a->seed, sizeof a->seed, "%llu",
 	    (unsigned long long)be->params.seed);
 	snprintf(a->verify, sizeof a->verify, "%d", be->params.verify != 0);
+	measure_conv(op, a);
 }
 
 /* The child's environment: its threads, for kernel so (NULL: reference). */
@@ -164,8 +203,13 @@ measure_argv(const struct backend *be, const char *so,
 	argv[argc++] = "--min-time";	argv[argc++] = a->mt;
 	argv[argc++] = "--reps";	argv[argc++] = a->reps;
 	argv[argc++] = "--seed";	argv[argc++] = a->seed;
+	/* oneDNN's convolution is checked against a direct loop; BLAS not. */
 	argv[argc++] = "--verify";
-	argv[argc++] = so != NULL ? a->verify : "0";
+	argv[argc++] = so != NULL || a->conv[0] != '\0' ? a->verify : "0";
+	if (so == NULL && a->conv[0] != '\0') {
+		argv[argc++] = "--conv";
+		argv[argc++] = a->conv;
+	}
 	if (!places) {
 		/* An executor that places its children binds them (Slurm). */
 		argv[argc++] = "--cpus";

@@ -11,6 +11,19 @@
 
 enum mtype { T_F32, T_F64, T_F16, T_BF16, T_I8, T_U8, T_I32, T_NONE };
 
+/*
+ * --conv: the reference run is a convolution (f32, oneDNN's), not the
+ * matmul of its im2col; a kernel run (the conv's GEMM) times the im2col
+ * copy of the input before each call of the kernel: input N×H×W×C before padding (NHWC, or NCHW when
+ * nchw), F filters of KH×KW×C (HWCF, or FCHW), strides, dilations, padding
+ * top, bottom, left, right, and the output OH×OW they make.
+ */
+struct conv_geom {
+	int	 set, nchw;
+	long	 n, h, w, c, f, kh, kw, oh, ow;
+	long	 stride[2], dilation[2], pad[4];
+};
+
 /* Which library routine the reference run times. */
 enum ref_kind { REF_AUTO, REF_OPENBLAS, REF_ONEDNN, REF_BLIS };
 
@@ -44,6 +57,7 @@ struct job {
 	const char	*npy_inputs;
 	const char	*npy_check;
 	int		 batched;
+	struct conv_geom conv;
 };
 
 void	 die(const char *fmt, ...)
@@ -110,6 +124,38 @@ struct onednn;
 struct onednn	*onednn_open(const struct job *, void *lhs, void *rhs,
 		    void *acc, char *name, size_t namelen, const char **why);
 void		 onednn_run(struct onednn *);
+
+/*
+ * oneDNN's direct convolution forward (f32) of j->conv for the reference
+ * run: src, wei and dst in the op's layout (conv_sizes'), dst += conv(src,
+ * wei) per onednn_run. The weights are reordered once into the layout
+ * oneDNN picks, as a user would: onednn_conv_weights does it again after
+ * wei changes. NULL with *why as onednn_open.
+ */
+struct onednn	*onednn_conv_open(const struct job *, void *src, void *wei,
+		    void *dst, char *name, size_t namelen, const char **why);
+void		 onednn_conv_weights(struct onednn *);
+
+/*
+ * The convolution's element counts: input, filter, output (measure_conv.c),
+ * and the direct loop: *want = dst + conv(src, wei), exactly in doubles
+ * (caller frees *want).
+ */
+void		 conv_sizes(const struct conv_geom *, size_t n[3]);
+void		 conv_direct(const struct conv_geom *, const float *src,
+		    const float *wei, const float *dst, double **want);
+/* Parse --conv's value into *g (OH, OW computed); -1 if malformed. */
+int		 conv_parse(const char *, struct conv_geom *g);
+/*
+ * With a kernel (--kernel, --conv): 1 if the kernel's BxMxNxK is g's GEMM
+ * (NHWC: (N·OH·OW)×F×(KH·KW·C); NCHW of batch 1: F×(OH·OW)×(C·KH·KW)).
+ * conv_im2col writes the im2col of the input src into cols: the GEMM's
+ * lhs (NHWC, row-major) or rhs (NCHW), padding as zeros.
+ */
+int		 conv_gemm_matches(const struct conv_geom *, long batch, long m,
+		    long n, long k);
+void		 conv_im2col(const struct conv_geom *, const float *src,
+		    float *cols);
 void		 onednn_close(struct onednn *);
 
 /*

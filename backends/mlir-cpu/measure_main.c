@@ -921,6 +921,8 @@ times_median(double *times, int n)
 enum routine { R_KERNEL, R_SGEMM, R_DGEMM, R_ONEDNN, R_BLIS };
 
 static struct blis *blis_ref;	/* the BLIS peer, when --ref blis */
+/* A kernel's conv input (--kernel, --conv), copied by im2col per call. */
+static float *conv_src;
 
 static void
 blas_call(const struct job *j, enum routine r, const void *a, const void *b,
@@ -958,6 +960,8 @@ usage(void)
 	    "[--trans TA,TB] [--threads N] [--warmup N] [--min-time S] "
 	    "[--reps MIN,MAX] [--seed N] [--verify 0|1] [--cpus LIST] "
 	    "[--zero-points ZA,ZB] [--fault crash|hang|wrong|nothing|sleep]\n"
+	    "       autosched-measure --ref auto|onednn | --kernel SO  --conv nhwc|nchw:N,H,W,C,F,KH,KW,SH,SW,DH,DW,PT,PB,PL,PR\n"
+	    "           --shape BxMxNxK --types f32,f32,f32 [timing options as above]\n"
 	    "       autosched-measure --peak|--bandwidth [--threads N] [--min-time S] [--cpus LIST]\n"
 	    "       autosched-measure --npy-inputs DIR | --npy-check OUT.npy --shape BxMxNxK\n"
 	    "           --types L,R,A [--trans TA,TB] [--batched 0|1] [--seed N] [--verify 0|1]\n"
@@ -1134,7 +1138,12 @@ arg_value(const char *o, const char *v, struct job *j, int *ref)
 		*ref = 1;
 	} else if (strcmp(o, "--batched") == 0)
 		j->batched = (int)arg_int(o, v, 0, 1);
-	else if (strcmp(o, "--fault") == 0)
+	else if (strcmp(o, "--conv") == 0) {
+		if (conv_parse(v, &j->conv) != 0)
+			die("--conv: %s: expected nhwc|nchw: then N,H,W,C,F,KH,"
+			    "KW,SH,SW,DH,DW (each 1 to 2^20) and the padding "
+			    "PT,PB,PL,PR (0 to 2^16), a window that fits", v);
+	} else if (strcmp(o, "--fault") == 0)
 		j->fault = v;
 	else if (strcmp(o, "--zero-points") == 0) {
 		arg_pair(o, v, -128, 255, &x, &y);
@@ -1164,19 +1173,71 @@ parse_args(int argc, char **argv, struct job *j)
 	}
 	if ((j->kernel == NULL) == (ref == 0))
 		usage();
+	if (j->conv.set && j->kernel == NULL && j->ref != REF_AUTO &&
+	    j->ref != REF_ONEDNN)
+		die("--conv: a reference run times a convolution with --ref "
+		    "auto or onednn only");
+	if (j->conv.set && j->kernel != NULL && (j->lt != T_F32 ||
+	    j->rt != T_F32 || j->at != T_F32 || j->ta || j->tb ||
+	    !conv_gemm_matches(&j->conv, j->batch, j->m, j->n, j->k)))
+		die("--conv with --kernel: the kernel must be the conv's f32 "
+		    "GEMM, untransposed: --shape 1x(N*OH*OW)xFx(KH*KW*C) "
+		    "(NCHW: 1xFx(OH*OW)x(C*KH*KW))");
 	if (j->batch < 1 || j->m < 1 || j->n < 1 || j->k < 1 ||
 	    j->batch > (1L << 20) || j->m > (1L << 24) || j->n > (1L << 24) ||
 	    j->k > (1L << 24))
 		die("bad shape");
 }
 
+/*
+ * The element counts of job j's lhs, rhs and acc: its matmul's, or for a
+ * convolution (--conv) its input's, filter's and output's.
+ */
+static void
+bufs_count(const struct job *j, size_t n[3])
+{
+	if (j->conv.set && j->kernel == NULL) {
+		conv_sizes(&j->conv, n);
+		return;
+	}
+	n[0] = (size_t)j->batch * j->m * j->k;
+	n[1] = (size_t)j->batch * j->k * j->n;
+	n[2] = (size_t)j->batch * j->m * j->n;
+}
+
 /* lhs, rhs and acc of job j's shape and types in bufs (caller frees). */
 static void
 bufs_alloc(const struct job *j, void **bufs)
 {
-	bufs[0] = buf_alloc(j->lt, (size_t)j->batch * j->m * j->k);
-	bufs[1] = buf_alloc(j->rt, (size_t)j->batch * j->k * j->n);
-	bufs[2] = buf_alloc(j->at, (size_t)j->batch * j->m * j->n);
+	size_t n[3];
+
+	bufs_count(j, n);
+	bufs[0] = buf_alloc(j->lt, n[0]);
+	bufs[1] = buf_alloc(j->rt, n[1]);
+	bufs[2] = buf_alloc(j->at, n[2]);
+}
+
+/*
+ * The convolution reference (--conv): oneDNN's convolution in bufs, else
+ * -1 with *why and j->conv unset, so that the matmul of its im2col is
+ * what is timed.
+ */
+static int
+ref_conv(struct job *j, struct onednn **dn, void **bufs, char *name,
+    size_t namelen, const char **why)
+{
+	bufs_alloc(j, bufs);
+	*dn = onednn_conv_open(j, bufs[0], bufs[1], bufs[2], name, namelen,
+	    why);
+	if (*dn != NULL)
+		return 0;
+	if (j->ref == REF_ONEDNN)
+		die("--ref onednn --conv: %s", *why);
+	free(bufs[0]);
+	free(bufs[1]);
+	free(bufs[2]);
+	j->conv.set = 0;
+	return -1;
 }
 
 /*
@@ -1197,6 +1258,12 @@ ref_choose(struct job *j, struct onednn **dn, void **bufs, char *name,
 	enum mtype rt = j->rt;
 
 	*note = NULL;
+	if (j->conv.set) {
+		if (ref_conv(j, dn, bufs, name, namelen, note) == 0) {
+			*same = 1;
+			return R_ONEDNN;
+		}
+	}
 	if (j->ref == REF_BLIS) {
 		bufs_alloc(j, bufs);
 		if ((blis_ref = blis_open(j, bufs[0], bufs[1], bufs[2], name,
@@ -1224,7 +1291,8 @@ ref_choose(struct job *j, struct onednn **dn, void **bufs, char *name,
 			return R_ONEDNN;
 		if (j->ref == REF_ONEDNN)
 			die("--ref onednn: %s", why);
-		*note = why;
+		if (*note == NULL)
+			*note = why;
 		free(bufs[0]);
 		free(bufs[1]);
 		free(bufs[2]);
@@ -1246,6 +1314,8 @@ static void
 call(const struct job *j, enum routine r, kernel_fn fn, struct onednn *dn,
     void *lhs, void *rhs, void *acc)
 {
+	if (r == R_KERNEL && conv_src != NULL)
+		conv_im2col(&j->conv, conv_src, j->conv.nchw ? rhs : lhs);
 	if (r == R_KERNEL)
 		kernel_run(j, fn, lhs, rhs, acc, j->za, j->zb);
 	else if (r == R_ONEDNN)
@@ -1334,6 +1404,7 @@ struct outcome {
 	int		 same;		/* the reference's own precision */
 	const char	*ref_note;
 	int		 verified, wrong;
+	int		 with_im2col;	/* a kernel's time includes it */
 	double		 max_err;
 	char		 checked_by[96];
 	const char	*not_verified;	/* why it could not be checked */
@@ -1397,9 +1468,48 @@ verify_wide(const struct job *j, kernel_fn fn, void *lhs, void *rhs,
 }
 
 /*
+ * Kernel fn, the GEMM of job j's conv (--conv), checked as that conv: the
+ * harness's im2col of a small-integer input into its operand, the filter
+ * as the other, against the direct loop; the verdict into *o.
+ */
+static void
+verify_conv_kernel(const struct job *j, kernel_fn fn, void *lhs, void *rhs,
+    void *acc, uint64_t *rng, struct outcome *o)
+{
+	float *src, *acc0, *wei = j->conv.nchw ? lhs : rhs;
+	size_t n[3], i;
+	double *want, err;
+
+	conv_sizes(&j->conv, n);
+	if (j->conv.kh * j->conv.kw * j->conv.c > ((1L << 24) - 3) / 9)
+		return;		/* the GEMM's checks said so already */
+	src = buf_alloc(T_F32, n[0]);
+	acc0 = buf_alloc(T_F32, n[2]);
+	for (i = 0; i < n[0]; i++)
+		src[i] = (float)check_value(T_F32, rng);
+	for (i = 0; i < n[1]; i++)
+		wei[i] = (float)check_value(T_F32, rng);
+	for (i = 0; i < n[2]; i++)
+		acc0[i] = (float)check_value(T_F32, rng);
+	conv_im2col(&j->conv, src, j->conv.nchw ? rhs : lhs);
+	memcpy(acc, acc0, n[2] * sizeof *acc0);
+	kernel_run(j, fn, lhs, rhs, acc, 0, 0);
+	conv_direct(&j->conv, src, wei, acc0, &want);
+	err = result_error(T_F32, acc, want, n[2]);
+	if (!(err <= o->max_err))
+		o->max_err = err;
+	o->wrong = !(o->max_err == 0);
+	strncat(o->checked_by, "+direct conv loop(im2col)",
+	    sizeof o->checked_by - strlen(o->checked_by) - 1);
+	free(want);
+	free(src);
+	free(acc0);
+}
+
+/*
  * Check kernel fn exactly on the verification data of job j, then on the
- * wide-sum data where the op has it, in lhs, rhs and acc; the verdict
- * into *o.
+ * wide-sum data where the op has it, then as its conv (--conv), in lhs,
+ * rhs and acc; the verdict into *o.
  */
 static void
 verify(const struct job *j, kernel_fn fn, void *lhs, void *rhs, void *acc,
@@ -1439,7 +1549,64 @@ verify(const struct job *j, kernel_fn fn, void *lhs, void *rhs, void *acc,
 	/* Then the wide-sum check, where the op has one. */
 	if (!o->wrong)
 		verify_wide(j, fn, lhs, rhs, acc, acc0, rng, o);
+	if (!o->wrong && j->conv.set)
+		verify_conv_kernel(j, fn, lhs, rhs, acc, rng, o);
 	free(acc0);
+}
+
+/*
+ * A kernel run with --conv: the conv's input, on timing data, which each
+ * call copies into the kernel's operand as its im2col first.
+ */
+static void
+conv_src_make(const struct job *j, uint64_t *rng, struct outcome *o)
+{
+	size_t n[3];
+
+	conv_sizes(&j->conv, n);
+	conv_src = buf_alloc(T_F32, n[0]);
+	fill_timing(T_F32, conv_src, n[0], rng);
+	o->with_im2col = 1;
+}
+
+/*
+ * Check oneDNN's convolution dn (job j's --conv) exactly against the direct
+ * loop on small-integer data in bufs; the verdict into *o.
+ */
+static void
+verify_conv(const struct job *j, struct onednn *dn, void **bufs,
+    uint64_t *rng, struct outcome *o)
+{
+	size_t n[3], i;
+	double *want;
+	float *dst0;
+	int b;
+
+	bufs_count(j, n);
+	snprintf(o->checked_by, sizeof o->checked_by, "none");
+	if (j->conv.kh * j->conv.kw * j->conv.c > ((1L << 24) - 3) / 9) {
+		o->not_verified = "window too long to check exactly in f32";
+		return;
+	}
+	for (b = 0; b < 3; b++)
+		for (i = 0; i < n[b]; i++)
+			((float *)bufs[b])[i] = (float)check_value(T_F32, rng);
+	dst0 = malloc(n[2] * sizeof *dst0);
+	if (dst0 == NULL)
+		die("out of memory");
+	memcpy(dst0, bufs[2], n[2] * sizeof *dst0);
+	onednn_conv_weights(dn);
+	onednn_run(dn);
+	if (j->fault != NULL && strcmp(j->fault, "wrong") == 0)
+		((float *)bufs[2])[n[2] / 2] += 1;	/* test-only */
+	conv_direct(&j->conv, bufs[0], bufs[1], dst0, &want);
+	o->max_err = result_error(T_F32, bufs[2], want, n[2]);
+	o->verified = 1;
+	o->wrong = !(o->max_err == 0);
+	snprintf(o->checked_by, sizeof o->checked_by,
+	    "exact:direct conv loop(dense data)");
+	free(want);
+	free(dst0);
 }
 
 /*
@@ -1548,6 +1715,8 @@ result_print(int ref, struct outcome *o)
 			json_object_set_new(out, "ref_note",
 			    json_string(o->ref_note));
 	}
+	if (o->with_im2col)
+		json_object_set_new(out, "with_im2col", json_true());
 	json_object_set_new(out, "reps", json_integer(o->reps));
 	json_object_set_new(out, "reps_dropped", json_integer(o->dropped));
 	json_object_set_new(out, "reps_disturbed_kept",
@@ -1576,7 +1745,7 @@ main(int argc, char **argv)
 	enum routine routine = R_KERNEL;
 	kernel_fn fn = NULL;
 	void *dl = NULL, *lhs, *rhs, *acc, *bufs[3];
-	size_t nc;
+	size_t nb[3];
 	uint64_t rng;
 
 	if (argc == 3 && strcmp(argv[1], "--batch") == 0)
@@ -1602,7 +1771,6 @@ main(int argc, char **argv)
 
 	memset(&o, 0, sizeof o);
 	o.chave = ~0u;
-	nc = (size_t)j.batch * j.m * j.n;
 	if (fn == NULL)
 		routine = ref_choose(&j, &dn, bufs, o.ref_name,
 		    sizeof o.ref_name, &o.same, &o.ref_note);
@@ -1614,11 +1782,18 @@ main(int argc, char **argv)
 	rng = data_rng(j.seed);
 	if (j.verify && fn != NULL)
 		verify(&j, fn, lhs, rhs, acc, &rng, &o);
+	else if (j.verify && j.conv.set)
+		verify_conv(&j, dn, bufs, &rng, &o);
 
 	/* Time on ordinary dense data, in the same buffers. */
-	fill_timing(j.lt, lhs, (size_t)j.batch * j.m * j.k, &rng);
-	fill_timing(j.rt, rhs, (size_t)j.batch * j.k * j.n, &rng);
-	fill_timing(j.at, acc, nc, &rng);
+	bufs_count(&j, nb);
+	fill_timing(j.lt, lhs, nb[0], &rng);
+	fill_timing(j.rt, rhs, nb[1], &rng);
+	fill_timing(j.at, acc, nb[2], &rng);
+	if (j.conv.set && fn == NULL)
+		onednn_conv_weights(dn);
+	else if (j.conv.set)
+		conv_src_make(&j, &rng, &o);
 	o.times = malloc((size_t)j.max_reps * sizeof *o.times);
 	if (o.times == NULL)
 		die("out of memory");
@@ -1629,6 +1804,7 @@ main(int argc, char **argv)
 	free(o.times);
 	onednn_close(dn);
 	blis_close(blis_ref);
+	free(conv_src);
 	counters_close(ctr);
 	free(lhs);
 	free(rhs);

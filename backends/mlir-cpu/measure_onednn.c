@@ -1,7 +1,8 @@
 /*
  * The oneDNN reference of autosched-measure: one matmul primitive (u8s8s32,
  * s8s8s32, f32, bf16, f16 as the op's types ask) computing acc += lhs·rhs
- * with a sum post-op. libdnnl is loaded with dlopen only for the reference
+ * with a sum post-op, or for a conv (--conv) one f32 direct convolution
+ * forward, dst += conv(src, wei). libdnnl is loaded with dlopen only for the reference
  * run: it brings GNU OpenMP, which must not share a process with the LLVM
  * OpenMP runtime the kernels use.
  */
@@ -26,7 +27,10 @@
 	X(dnnl_primitive_desc_create) X(dnnl_primitive_desc_destroy)	\
 	X(dnnl_primitive_desc_query) X(dnnl_primitive_create)		\
 	X(dnnl_primitive_destroy) X(dnnl_primitive_execute)		\
-	X(dnnl_memory_create) X(dnnl_memory_destroy)
+	X(dnnl_memory_create) X(dnnl_memory_destroy)			\
+	X(dnnl_memory_desc_init_by_tag) X(dnnl_memory_desc_equal)	\
+	X(dnnl_dilated_convolution_forward_desc_init)			\
+	X(dnnl_primitive_desc_query_md) X(dnnl_reorder_primitive_desc_create)
 
 struct onednn {
 	void			*dl;
@@ -38,6 +42,9 @@ struct onednn {
 	dnnl_primitive_t	 prim;
 	dnnl_memory_t		 src, wei, dst;
 	long			 batch;
+	/* A conv's weights as given, and their reorder into wei (or NULL). */
+	dnnl_memory_t		 user_wei;
+	dnnl_primitive_t	 reorder;
 };
 
 static int
@@ -210,7 +217,143 @@ onednn_run(struct onednn *o)
 
 	if (o->dnnl_primitive_execute(o->prim, o->stream, 3, args) !=
 	    dnnl_success || o->dnnl_stream_wait(o->stream) != dnnl_success)
-		die("oneDNN matmul failed");
+		die("oneDNN %s failed", o->user_wei != NULL ? "convolution" :
+		    "matmul");
+}
+
+/*
+ * Describe the convolution g into *d: src and dst in the op's layout, the
+ * weights in whichever layout oneDNN picks for them, the sum post-op, the
+ * primitive's. -1 if oneDNN refuses one.
+ */
+static int
+onednn_conv_describe(struct onednn *o, const struct conv_geom *g,
+    dnnl_memory_desc_t *mdu, struct onednn_desc *d)
+{
+	dnnl_convolution_desc_t desc;
+	dnnl_dims_t ds = { g->n, g->c, g->h, g->w }, dw = { g->f, g->c, g->kh,
+	    g->kw }, dd = { g->n, g->f, g->oh, g->ow };
+	dnnl_dims_t st = { g->stride[0], g->stride[1] };
+	/* oneDNN counts a dilation from 0: the taps' gap less one. */
+	dnnl_dims_t dl = { g->dilation[0] - 1, g->dilation[1] - 1 };
+	dnnl_dims_t pl = { g->pad[0], g->pad[2] }, pr = { g->pad[1], g->pad[3] };
+	dnnl_format_tag_t act = g->nchw ? dnnl_nchw : dnnl_nhwc;
+
+	if (o->dnnl_memory_desc_init_by_tag(&d->mds, 4, ds, dnnl_f32, act) ||
+	    o->dnnl_memory_desc_init_by_tag(&d->mdd, 4, dd, dnnl_f32, act) ||
+	    o->dnnl_memory_desc_init_by_tag(mdu, 4, dw, dnnl_f32,
+	    g->nchw ? dnnl_oihw : dnnl_hwio) ||
+	    o->dnnl_memory_desc_init_by_tag(&d->mdw, 4, dw, dnnl_f32,
+	    dnnl_format_tag_any))
+		return -1;
+	if (o->dnnl_dilated_convolution_forward_desc_init(&desc,
+	    dnnl_forward_inference, dnnl_convolution_direct, &d->mds, &d->mdw,
+	    NULL, &d->mdd, st, dl, pl, pr) != dnnl_success)
+		return -1;
+	if (o->dnnl_primitive_attr_create(&d->attr) != dnnl_success ||
+	    o->dnnl_post_ops_create(&d->po) != dnnl_success ||
+	    o->dnnl_post_ops_append_sum(d->po, 1.0f) != dnnl_success ||
+	    o->dnnl_primitive_attr_set_post_ops(d->attr, d->po) != dnnl_success)
+		return -1;
+	return o->dnnl_primitive_desc_create(&d->pd, &desc, d->attr, o->engine,
+	    NULL) == dnnl_success ? 0 : -1;
+}
+
+/*
+ * The primitive of *d and its memories over src, the weights as given (wei,
+ * described by *mdu) and dst; the weights' reorder when oneDNN chose
+ * another layout for them. -1 if one cannot be made.
+ */
+static int
+onednn_conv_make(struct onednn *o, struct onednn_desc *d,
+    const dnnl_memory_desc_t *mdu, void *src, void *wei, void *dst)
+{
+	const dnnl_memory_desc_t *mdw;
+	dnnl_primitive_desc_t rpd = NULL;
+	int rc;
+
+	mdw = o->dnnl_primitive_desc_query_md(d->pd, dnnl_query_weights_md, 0);
+	if (mdw == NULL ||
+	    o->dnnl_primitive_create(&o->prim, d->pd) != dnnl_success ||
+	    o->dnnl_memory_create(&o->src, &d->mds, o->engine, src) !=
+	    dnnl_success ||
+	    o->dnnl_memory_create(&o->dst, &d->mdd, o->engine, dst) !=
+	    dnnl_success ||
+	    o->dnnl_memory_create(&o->user_wei, mdu, o->engine, wei) !=
+	    dnnl_success)
+		return -1;
+	if (o->dnnl_memory_desc_equal(mdw, mdu))
+		return o->dnnl_memory_create(&o->wei, mdu, o->engine, wei) ==
+		    dnnl_success ? 0 : -1;
+	/* oneDNN's own buffer, in its layout. */
+	if (o->dnnl_memory_create(&o->wei, mdw, o->engine,
+	    DNNL_MEMORY_ALLOCATE) != dnnl_success ||
+	    o->dnnl_reorder_primitive_desc_create(&rpd, mdu, o->engine, mdw,
+	    o->engine, NULL) != dnnl_success)
+		return -1;
+	rc = o->dnnl_primitive_create(&o->reorder, rpd) == dnnl_success ? 0 :
+	    -1;
+	o->dnnl_primitive_desc_destroy(rpd);
+	return rc;
+}
+
+struct onednn *
+onednn_conv_open(const struct job *j, void *src, void *wei, void *dst,
+    char *name, size_t namelen, const char **why)
+{
+	struct onednn *o;
+	struct onednn_desc d;
+	dnnl_memory_desc_t mdu;
+	const char *impl = NULL;
+
+	if (j->lt != T_F32 || j->rt != T_F32 || j->at != T_F32) {
+		*why = "the oneDNN convolution reference is f32 only";
+		return NULL;
+	}
+	memset(&d, 0, sizeof d);
+	if ((o = calloc(1, sizeof *o)) == NULL)
+		die("out of memory");
+	if (onednn_load(o, why) != 0)
+		goto fail;
+	*why = "oneDNN has no convolution for this geometry on this CPU";
+	if (o->dnnl_engine_create(&o->engine, dnnl_cpu, 0) != dnnl_success ||
+	    o->dnnl_stream_create(&o->stream, o->engine,
+	    dnnl_stream_default_flags) != dnnl_success ||
+	    onednn_conv_describe(o, &j->conv, &mdu, &d) != 0)
+		goto fail;
+	if (o->dnnl_primitive_desc_query(d.pd, dnnl_query_impl_info_str, 0,
+	    &impl) != dnnl_success || impl == NULL ||
+	    strncmp(impl, "ref", 3) == 0) {
+		*why = "oneDNN has only its reference convolution loop for "
+		    "this geometry on this CPU";
+		goto fail;
+	}
+	if (onednn_conv_make(o, &d, &mdu, src, wei, dst) != 0)
+		goto fail;
+	onednn_conv_weights(o);
+	snprintf(name, namelen, "onednn:conv_%s_f32(%s)",
+	    j->conv.nchw ? "nchw_fchw" : "nhwc_hwcf", impl);
+	onednn_desc_free(o, &d);
+	*why = NULL;
+	return o;
+fail:
+	onednn_desc_free(o, &d);
+	onednn_close(o);
+	return NULL;
+}
+
+void
+onednn_conv_weights(struct onednn *o)
+{
+	dnnl_exec_arg_t args[2] = {
+		{ DNNL_ARG_FROM, o->user_wei },
+		{ DNNL_ARG_TO, o->wei },
+	};
+
+	if (o->reorder != NULL &&
+	    (o->dnnl_primitive_execute(o->reorder, o->stream, 2, args) !=
+	    dnnl_success || o->dnnl_stream_wait(o->stream) != dnnl_success))
+		die("oneDNN weights reorder failed");
 }
 
 void
@@ -225,6 +368,10 @@ onednn_close(struct onednn *o)
 			o->dnnl_memory_destroy(o->wei);
 		if (o->dst != NULL)
 			o->dnnl_memory_destroy(o->dst);
+		if (o->user_wei != NULL)
+			o->dnnl_memory_destroy(o->user_wei);
+		if (o->reorder != NULL)
+			o->dnnl_primitive_destroy(o->reorder);
 		if (o->prim != NULL)
 			o->dnnl_primitive_destroy(o->prim);
 		if (o->stream != NULL)
