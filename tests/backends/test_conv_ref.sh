@@ -19,7 +19,7 @@ fast=(--warmup 0 --min-time 0 --reps 1,1 --types f32,f32,f32)
 conv() {
 	local g=$1 s=$2
 	shift 2
-	timeout 60 "$M" --ref onednn --conv "$g" --shape "$s" "${fast[@]}" \
+	nolsan timeout 60 "$M" --ref onednn --conv "$g" --shape "$s" "${fast[@]}" \
 	    --verify 1 "$@" > "$T/out" 2> "$T/err"
 }
 conv nhwc:1,8,8,4,8,3,3,1,1,1,1,1,1,1,1 1x64x8x36
@@ -64,7 +64,7 @@ for g in nhwc:1,8,8 hwcn:1,8,8,4,8,3,3,1,1,1,1,1,1,1,1 \
 	check "--conv $g: exit 2" eq "$?" 2
 	check "--conv $g: says so" grep -q "autosched-measure: --conv:" "$T/err"
 done
-timeout 10 "$M" --ref openblas --conv nhwc:1,8,8,4,8,3,3,1,1,1,1,1,1,1,1 \
+nolsan timeout 10 "$M" --ref openblas --conv nhwc:1,8,8,4,8,3,3,1,1,1,1,1,1,1,1 \
     --shape 1x64x8x36 "${fast[@]}" > "$T/out" 2> "$T/err"
 check "--ref openblas --conv: exit 2" eq "$?" 2
 
@@ -74,7 +74,7 @@ kernel() {
 	"$CC" -O2 -shared -fPIC -o "$so" "$SRC/tests/backends/mutant_kernel.c" \
 	    -DB="$3" -DM="$4" -DN="$5" -DK="$6" -DTA=0 -DTB=0 -DLT=0 -DRT=0 \
 	    -DAT=0 -lm
-	timeout 60 "$M" --kernel "$so" --conv "$2" --shape "$3x$4x$5x$6" \
+	nolsan timeout 60 "$M" --kernel "$so" --conv "$2" --shape "$3x$4x$5x$6" \
 	    "${fast[@]}" --verify 1 > "$T/out" 2> "$T/err"
 	check "kernel $1: exit 0" eq "$?" 0
 	check "kernel $1: status ok" grep -q '"status":"ok"' "$T/out"
@@ -90,7 +90,7 @@ kernel "dilation 2, batch 2" nhwc:2,10,10,3,4,3,3,1,1,2,2,2,2,2,2 1 200 4 27
 kernel "nchw 3x3" nchw:1,6,6,4,8,3,3,1,1,1,1,1,1,1,1 1 8 36 36
 kernel "nchw 1x1 stride 2" nchw:1,8,8,4,8,1,1,2,2,1,1,0,0,0,0 1 8 16 4
 # A kernel whose shape is not the conv's GEMM is refused.
-timeout 10 "$M" --kernel "$T/k_64x8x36.so" --conv \
+nolsan timeout 10 "$M" --kernel "$T/k_64x8x36.so" --conv \
     nhwc:1,8,8,4,8,3,3,2,2,1,1,1,1,1,1 --shape 1x64x8x36 "${fast[@]}" \
     > "$T/out" 2> "$T/err"
 check "kernel of another shape: exit 2" eq "$?" 2
