@@ -10,6 +10,10 @@
  *   vector_m/n       the warp tile: subgroup = [vector_m / 16, vector_n / 8, 0];
  *                    workgroup_size = 32 · (tile_m / vector_m) · (tile_n / vector_n)
  *   pack_b           promote_operands = [0, 1] (A and B through shared memory) or []
+ *   pad_smem         1: IREE pads the promoted tiles' rows by 4 elements (fewer
+ *                    bank conflicts); 0: gpu_pipeline_options =
+ *                    <no_reduce_shared_memory_bank_conflicts = true> (PTX
+ *                    differs; with pack_b 0 there is nothing to pad)
  * Knobs (SIMT, f32):
  *   tile_m, tile_n   workgroup; tile_k: reduction in elements
  *   vector_m/n       the thread tile: thread = [vector_m, vector_n, 0];
@@ -121,9 +125,11 @@ iree_cuda_rules(const struct op_desc *op, struct space_rules *r)
 	cand_list(r, KNOB_TILE_M, mma ? mt : st, 4, op->m);
 	cand_list(r, KNOB_TILE_N, mma ? mt : st, 4, op->n);
 	if (mma) {
-		r->knobs |= KNOB_BIT(KNOB_PACK_B);
+		r->knobs |= KNOB_BIT(KNOB_PACK_B) | KNOB_BIT(KNOB_PAD_SMEM);
 		backend_cand_add(r, KNOB_PACK_B, 1);
 		backend_cand_add(r, KNOB_PACK_B, 0);
+		backend_cand_add(r, KNOB_PAD_SMEM, 1);
+		backend_cand_add(r, KNOB_PAD_SMEM, 0);
 		cand_list(r, KNOB_TILE_K, mk, 4, op->k);
 		cand_list(r, KNOB_VECTOR_M, mw, 4, op->m);
 		cand_list(r, KNOB_VECTOR_N, mw, 4, op->n);
@@ -144,16 +150,17 @@ cuda_block_threads(const struct op_desc *op, const struct config *c)
 	return cuda_is_mma(op) ? 32 * n : n;
 }
 
-/* Shared memory of the promoted A and B tiles, rows padded by 4 elements. */
+/* Shared memory of the promoted A and B tiles, rows padded by 4 (pad_smem). */
 static int64_t
 cuda_smem(const struct op_desc *op, const struct config *c)
 {
 	const int64_t *v = c->v;
+	int64_t pad = v[KNOB_PAD_SMEM] ? 4 : 0;
 
 	if (!cuda_is_mma(op) || v[KNOB_PACK_B] == 0)
 		return 0;
-	return 2 * (v[KNOB_TILE_M] * (v[KNOB_TILE_K] + 4) +
-	    v[KNOB_TILE_K] * (v[KNOB_TILE_N] + 4));
+	return 2 * (v[KNOB_TILE_M] * (v[KNOB_TILE_K] + pad) +
+	    v[KNOB_TILE_K] * (v[KNOB_TILE_N] + pad));
 }
 
 char *
@@ -220,8 +227,10 @@ cuda_attr(const struct op_desc *op, const struct config *c)
 	    "[0, 0, %lld], subgroup = [%lld, %lld, 0]}>, translation_info = "
 	    "#iree_codegen.translation_info<pipeline = "
 	    "#iree_gpu.pipeline<TileAndFuse> workgroup_size = [%lld, 1, 1] "
-	    "subgroup_size = 32>>", mma_kind(op), v[KNOB_PACK_B] ? "0, 1" : "",
-	    tm, tn, tk / 16, vm / 16, vn / 8, t);
+	    "subgroup_size = 32%s>>", mma_kind(op), v[KNOB_PACK_B] ? "0, 1" : "",
+	    tm, tn, tk / 16, vm / 16, vn / 8, t, v[KNOB_PAD_SMEM] ? "" :
+	    ", {gpu_pipeline_options = #iree_gpu.pipeline_options<"
+	    "no_reduce_shared_memory_bank_conflicts = true>}");
 }
 
 /* Ampere's capabilities under another arch's name, PTX ISA and shared memory. */
