@@ -166,7 +166,8 @@ stage_extra(const struct backend_ops *ops, struct backend *be,
 			if (space_index(sp, &c) >= 0)
 				stage_one(ops, be, &c, mma, dir, man, ks, "pick_");
 			else
-				fprintf(man, "pick %s\tnot_in_space\t0\t\n", s);
+				fprintf(man, "pick %.*s\tnot_in_space\t0\t\n",
+				    (int)strcspn(s, ";"), s);
 		}
 		s = strchr(s, ';');
 		s = s != NULL ? s + 1 : NULL;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # backend iree for NVIDIA GPUs, here without a GPU (issue 33): a fixed-seed
-# sample of the CUDA space of four ops (f16->f32, a ragged bf16->f32, f16,
-# f32), compiled for sm_80 and sm_90a through the backend's own prepare,
+# sample of the CUDA space of five ops (f16->f32, a ragged bf16->f32, f16,
+# f32, and f16->f32 at 1000^3, which no tile divides: IREE pads them),
+# compiled for sm_80 and sm_90a through the backend's own prepare,
 # every config compiled or refused by a named rule (no compile failure a
 # rule should have caught); the launch shape IREE writes read back equal to
 # the knobs' (grid, block, shared memory); `autosched space` for a cfg
@@ -64,15 +65,21 @@ while read -r out arch op n; do
 	check "$out: tuned configs compiled" ge "$(grep -Ec '^(pick_)?t.*	compiled' "$T/$out/manifest.tsv")" 1
 	# name,ptx,entry,gx,gy,gz,bx,by,bz,smem against the knobs in the name
 	check "$out: launch shapes read back match the knobs" awk -F, -v op="$op" '
-	    BEGIN { split(op, o, ","); M = o[1]; N = o[2]; mma = o[4] != "f32" }
+	    function up(a, b) { return int((a + b - 1) / b) }
+	    BEGIN { split(op, o, ","); M = o[1]; N = o[2]; K = o[3]; mma = o[4] != "f32"
+	      acc = o[4] == "f16" ? 2 : 4 }
 	    $1 != "iree_default" {
 	      s = $1; sub(/^pick_/, "", s); gsub(/[a-z_]+/, " ", s); split(s, v, " ")
-	      # v: tm tn tk vm vn; threads 32/warp tile (mma) or 1/thread tile
+	      # v: tm tn tk vm vn; threads 32/warp tile (mma) or 1/thread tile;
+	      # a tile that does not divide is padded: one more workgroup, and
+	      # unpromoted, the padded result tile in shared memory
 	      t = (v[1] / v[4]) * (v[2] / v[5]) * (mma ? 32 : 1)
+	      g = up(M, v[1]) * up(N, v[2])
+	      rag = M % v[1] || N % v[2] || K % v[3]
 	      p = $1 ~ /nopad/ ? 0 : 4
-	      sm = mma && $1 !~ /nopromote/ ? 2 * (v[1] * (v[3] + p) + v[3] * (v[2] + p)) : -1
-	      if ($4 * $5 * $6 != (M / v[1]) * (N / v[2]) || $7 * $8 * $9 != t || (sm >= 0 && $10 != sm)) {
-	        print "  " $0 ": want grid " (M / v[1]) * (N / v[2]) " threads " t " smem " sm > "/dev/stderr"; bad = 1 } }
+	      sm = !mma ? -1 : $1 ~ /nopromote/ ? (rag ? v[1] * v[2] * (acc + 1) : 0) : 2 * (v[1] * (v[3] + p) + v[3] * (v[2] + p))
+	      if ($4 * $5 * $6 != g || $7 * $8 * $9 != t || (sm >= 0 && $10 != sm)) {
+	        print "  " $0 ": want grid " g " threads " t " smem " sm > "/dev/stderr"; bad = 1 } }
 	    END { exit bad }' "$T/$out/kernels.txt"
 	check "$out: PTX for $arch" grep -q "^\.target $arch" "$T/$out/iree_default.ptx"
 done << 'OPS'
@@ -81,6 +88,7 @@ f32_80 sm_80 256,256,256,f32 2
 bf16_90 sm_90a 384,256,512,bf16f32 4
 f16h_90 sm_90a 512,512,512,f16 2
 f16_86 sm_86 512,512,512,f16f32 0
+rag_80 sm_80 1000,1000,1000,f16f32 4
 OPS
 check "sm_86: 131 KiB of tiles refused by the shared-memory rule" \
     grep -q "^pick_t256x256x128_w64x64	compile_failed.*refused: rule shared-memory: 134144 bytes.*sm_86's 101376" "$T/f16_86/manifest.tsv"
@@ -94,6 +102,8 @@ for out in f16_80 bf16_90 f16h_90; do
 	check "$out: unpadded rows compiled" grep -q "^pick_t128x128x32_w32x32_nopad	compiled" "$T/$out/manifest.tsv"
 	check "$out: unpadded rows change the PTX" differ "$T/$out/pick_t128x128x32_w32x32.ptx" "$T/$out/pick_t128x128x32_w32x32_nopad.ptx"
 done
+check "ragged 1000^3: tiles padded up to it compiled (IREE's padding)" ge "$(grep -Ec '^(pick_)?t.*	compiled' "$T/rag_80/manifest.tsv")" 4
+check "ragged 1000^3: 128x128x32 compiled" grep -q "^pick_t128x128x32_w32x32	compiled" "$T/rag_80/manifest.tsv"
 check "sm_86: unpadded 256x256x128 refused at 128 KiB" \
     grep -q "^pick_t256x256x128_w64x64_nopad	compile_failed.*refused: rule shared-memory: 131072 bytes" "$T/f16_86/manifest.tsv"
 
