@@ -5,10 +5,11 @@
  * to measure them on another host: bench/gpu.sh's payload, one folder an op.
  *
  *   autosched-gpu-stage --arch ARCH --op M,N,K,TYPE --sample N [--seed S]
- *       --out DIR [--work DIR] [--timeout S] [--extra TM,TN,TK,VM,VN,P;...]
+ *       --out DIR [--work DIR] [--timeout S] [--extra TM,TN,TK,VM,VN,P[,D];...]
  *
  * --extra adds configs by hand (named "pick_…", kept apart from the drawn
- * ones in the tables): tile, warp or thread tile, promote (pack_b).
+ * ones in the tables): tile, warp or thread tile, promote (pack_b), and
+ * the shared-memory row padding (pad_smem: 1 if D is left out).
  *
  * DIR gets op.txt ("M,N,K,TYPE"), kernels.txt (one harness line a kernel,
  * the first IREE's own config), NAME.ptx and NAME.vmfb for each, and
@@ -26,7 +27,7 @@
 
 struct stage_opts {
 	const char	*arch, *out, *work;
-	const char	*extra;		/* "TM,TN,TK,VM,VN,P;…": configs added to the sample */
+	const char	*extra;		/* "TM,TN,TK,VM,VN,P[,D];…": configs added */
 	long		 m, n, k;
 	char		 type[16];
 	int		 sample;
@@ -39,7 +40,8 @@ usage(const char *why)
 {
 	fprintf(stderr, "autosched-gpu-stage: %s\nusage: autosched-gpu-stage "
 	    "--arch ARCH --op M,N,K,TYPE --sample N [--seed S] --out DIR "
-	    "[--work DIR] [--timeout S] [--extra TM,TN,TK,VM,VN,P;...]\n", why);
+	    "[--work DIR] [--timeout S] [--extra TM,TN,TK,VM,VN,P[,D];...]\n",
+	    why);
 	return 2;
 }
 
@@ -129,11 +131,12 @@ cand_name(const struct config *c, int mma, char *buf, size_t len)
 		snprintf(buf, len, "iree_default");
 		return;
 	}
-	snprintf(buf, len, "t%lldx%lldx%lld_%s%lldx%lld%s",
+	snprintf(buf, len, "t%lldx%lldx%lld_%s%lldx%lld%s%s",
 	    (long long)v[KNOB_TILE_M], (long long)v[KNOB_TILE_N],
 	    (long long)v[KNOB_TILE_K], mma ? "w" : "th",
 	    (long long)v[KNOB_VECTOR_M], (long long)v[KNOB_VECTOR_N],
-	    mma && v[KNOB_PACK_B] == 0 ? "_nopromote" : "");
+	    mma && v[KNOB_PACK_B] == 0 ? "_nopromote" : "",
+	    mma && v[KNOB_PAD_SMEM] == 0 ? "_nopad" : "");
 }
 
 static void stage_one(const struct backend_ops *, struct backend *,
@@ -145,21 +148,26 @@ stage_extra(const struct backend_ops *ops, struct backend *be,
     const struct space *sp, const char *s, int mma, const char *dir,
     FILE *man, FILE *ks)
 {
-	long long v[6];
+	long long v[7];
 	struct config c;
+	int n;
 
 	while (s != NULL && *s != '\0') {
-		if (sscanf(s, "%lld,%lld,%lld,%lld,%lld,%lld", &v[0], &v[1],
-		    &v[2], &v[3], &v[4], &v[5]) == 6) {
+		v[6] = 1;
+		n = sscanf(s, "%lld,%lld,%lld,%lld,%lld,%lld,%lld", &v[0], &v[1],
+		    &v[2], &v[3], &v[4], &v[5], &v[6]);
+		if (n == 6 || n == 7) {
 			memset(&c, 0, sizeof c);
 			c.v[KNOB_TILE_M] = v[0], c.v[KNOB_TILE_N] = v[1];
 			c.v[KNOB_TILE_K] = v[2], c.v[KNOB_VECTOR_M] = v[3];
 			c.v[KNOB_VECTOR_N] = v[4];
 			c.v[KNOB_PACK_B] = mma ? v[5] : 0;
+			c.v[KNOB_PAD_SMEM] = mma ? v[6] : 0;
 			if (space_index(sp, &c) >= 0)
 				stage_one(ops, be, &c, mma, dir, man, ks, "pick_");
 			else
-				fprintf(man, "pick %s\tnot_in_space\t0\t\n", s);
+				fprintf(man, "pick %.*s\tnot_in_space\t0\t\n",
+				    (int)strcspn(s, ";"), s);
 		}
 		s = strchr(s, ';');
 		s = s != NULL ? s + 1 : NULL;

@@ -47,9 +47,10 @@ _Static_assert(F_END == SPACE_NFEATURES, "SPACE_NFEATURES and the feature list d
 static const char *const feature_names[SPACE_NFEATURES] = {
 	"tile_m", "tile_n", "tile_k", "vector_m", "vector_n", "vector_k",
 	"threads", "block_dim_x", "block_dim_y", "block_dim_z", "pipeline_depth",
-	"pack_b", "log_tile_m", "log_tile_n", "log_tile_k", "log_vector_m", "log_vector_n",
-	"log_vector_k", "log_threads", "log_block_dim_x", "log_block_dim_y",
-	"log_block_dim_z", "log_pipeline_depth", "log_pack_b",
+	"pack_b", "pad_smem", "log_tile_m", "log_tile_n", "log_tile_k",
+	"log_vector_m", "log_vector_n", "log_vector_k", "log_threads",
+	"log_block_dim_x", "log_block_dim_y", "log_block_dim_z",
+	"log_pipeline_depth", "log_pack_b", "log_pad_smem",
 	"footprint_log", "footprint_l1", "footprint_l2", "b_panel_l1",
 	"reg_tile_log", "reg_tile_ratio", "vector_width_ratio",
 	"tiles_m", "tiles_n", "tiles_k", "tiles_log", "padding",

@@ -4,7 +4,8 @@
  * materialised: index -> config and config -> index in O(log n).
  *
  * Layout of an index, most significant first:
- *   [register tile triple + cache tiles compatible with it] [threads] [GPU block] [pipeline] [pack_b]
+ *   [register tile triple + cache tiles compatible with it] [threads] [GPU block] [pipeline]
+ *   [pack_b, pad_smem]
  * The first factor is a weighted list of valid register tiles (vm, vn, vk);
  * the weight of a triple is the number of cache-tile choices compatible with
  * it, per dimension, so the count is exact without enumerating.
@@ -23,7 +24,7 @@
 static const char *const knob_names[KNOB_COUNT] = {
 	"tile_m", "tile_n", "tile_k", "vector_m", "vector_n", "vector_k",
 	"threads", "block_dim_x", "block_dim_y", "block_dim_z", "pipeline_depth",
-	"pack_b",
+	"pack_b", "pad_smem",
 };
 
 /* One of M, N, K: its cache tiles, register tiles, and which go together. */
@@ -51,9 +52,11 @@ struct space {
 	size_t		 nthreads;
 	int64_t		*blocks;	/* valid (x, y, z), 3 per entry */
 	size_t		 nblocks;
-	int64_t		*bx, *by, *bz, *pipe, *pack;
-	size_t		 nbx, nby, nbz, npipe, npack;
-	uint64_t	 inner;		/* nthreads * nblocks * npipe * npack */
+	int64_t		*bx, *by, *bz, *pipe, *pack, *pad;
+	size_t		 nbx, nby, nbz, npipe, npack, npad;
+	int64_t		*packpad;	/* valid (pack_b, pad_smem), 2 per entry */
+	size_t		 npackpad;
+	uint64_t	 inner;		/* nthreads * nblocks * npipe * npackpad */
 	uint64_t	 count;
 };
 
@@ -219,6 +222,8 @@ space_free(struct space *s)
 	free(s->bz);
 	free(s->pipe);
 	free(s->pack);
+	free(s->pad);
+	free(s->packpad);
 	free(s);
 }
 
@@ -272,7 +277,8 @@ space_build_lists(struct space *s, const struct op_desc *op,
 	s->bz = space_list(KNOB_BLOCK_DIM_Z, lists, nlists, rules, &s->nbz);
 	s->pipe = space_list(KNOB_PIPELINE_DEPTH, lists, nlists, rules, &s->npipe);
 	s->pack = space_list(KNOB_PACK_B, lists, nlists, rules, &s->npack);
-	raw = space_mul(raw, s->npack, &over);
+	s->pad = space_list(KNOB_PAD_SMEM, lists, nlists, rules, &s->npad);
+	raw = space_mul(raw, space_mul(s->npack, s->npad, &over), &over);
 	raw = space_mul(raw, s->nthreads, &over);
 	raw = space_mul(raw, space_mul(s->nbx * s->nby, s->nbz, &over), &over);
 	raw = space_mul(raw, s->npipe, &over);
@@ -350,6 +356,28 @@ space_build_blocks(struct space *s)
 	}
 }
 
+/*
+ * The (pack_b, pad_smem) pairs of space s: unpadded rows only of packed
+ * tiles where the backend has pad_smem (unpacked, there is nothing to pad:
+ * the same config as padded).
+ */
+static void
+space_build_packpad(struct space *s)
+{
+	size_t a, b;
+
+	s->packpad = xcalloc(s->npack * s->npad * 2, sizeof *s->packpad);
+	for (a = 0; a < s->npack; a++)
+	for (b = 0; b < s->npad; b++) {
+		if ((s->knobs & KNOB_BIT(KNOB_PAD_SMEM)) && s->pad[b] == 0 &&
+		    s->pack[a] == 0)
+			continue;
+		s->packpad[s->npackpad * 2] = s->pack[a];
+		s->packpad[s->npackpad * 2 + 1] = s->pad[b];
+		s->npackpad++;
+	}
+}
+
 int
 space_new(const struct op_desc *op, const struct knob_values *lists,
     size_t nlists, const struct space_rules *rules, struct space **out,
@@ -363,7 +391,8 @@ space_new(const struct op_desc *op, const struct knob_values *lists,
 	    space_build_tri(s, op, rules, err) != 0)
 		goto fail;
 	space_build_blocks(s);
-	s->inner = (uint64_t)s->nthreads * s->nblocks * s->npipe * s->npack;
+	space_build_packpad(s);
+	s->inner = (uint64_t)s->nthreads * s->nblocks * s->npipe * s->npackpad;
 	s->count = s->prefix[s->ntri] * s->inner;
 	*out = s;
 	return 0;
@@ -398,8 +427,9 @@ space_get(const struct space *s, uint64_t i, struct config *out)
 		return;
 	outer = i / s->inner;
 	rest = i % s->inner;
-	out->v[KNOB_PACK_B] = s->pack[rest % s->npack];
-	rest /= s->npack;
+	out->v[KNOB_PACK_B] = s->packpad[(rest % s->npackpad) * 2];
+	out->v[KNOB_PAD_SMEM] = s->packpad[(rest % s->npackpad) * 2 + 1];
+	rest /= s->npackpad;
 	out->v[KNOB_PIPELINE_DEPTH] = s->pipe[rest % s->npipe];
 	rest /= s->npipe;
 	blk = &s->blocks[(rest % s->nblocks) * 3];
@@ -458,7 +488,7 @@ space_find(const int64_t *list, size_t n, int64_t v)
 int64_t
 space_index(const struct space *s, const struct config *c)
 {
-	int64_t iv[3], t, th, pi, pk, bi = -1;
+	int64_t iv[3], t, th, pi, pk = -1, bi = -1;
 	size_t pick[3], j, d;
 	uint64_t r;
 
@@ -484,7 +514,11 @@ space_index(const struct space *s, const struct config *c)
 		return -1;
 	th = space_find(s->threads, s->nthreads, c->v[KNOB_THREADS]);
 	pi = space_find(s->pipe, s->npipe, c->v[KNOB_PIPELINE_DEPTH]);
-	pk = space_find(s->pack, s->npack, c->v[KNOB_PACK_B]);
+	for (j = 0; j < s->npackpad; j++) {
+		if (s->packpad[j * 2] == c->v[KNOB_PACK_B] &&
+		    s->packpad[j * 2 + 1] == c->v[KNOB_PAD_SMEM])
+			pk = (int64_t)j;
+	}
 	for (j = 0; j < s->nblocks; j++) {
 		if (s->blocks[j * 3] == c->v[KNOB_BLOCK_DIM_X] &&
 		    s->blocks[j * 3 + 1] == c->v[KNOB_BLOCK_DIM_Y] &&
@@ -498,7 +532,7 @@ space_index(const struct space *s, const struct config *c)
 	r += s->prefix[t];
 	return (int64_t)((r * s->inner) +
 	    (((uint64_t)th * s->nblocks + (uint64_t)bi) * s->npipe +
-	    (uint64_t)pi) * s->npack + (uint64_t)pk);
+	    (uint64_t)pi) * s->npackpad + (uint64_t)pk);
 }
 
 const int64_t *
@@ -533,6 +567,9 @@ space_knob_list(const struct space *s, enum knob k, size_t *n)
 	case KNOB_PACK_B:
 		*n = s->npack;
 		return s->pack;
+	case KNOB_PAD_SMEM:
+		*n = s->npad;
+		return s->pad;
 	default:
 		*n = 0;
 		return NULL;
@@ -567,6 +604,19 @@ space_config_own_default(const struct space_rules *rules,
 	    c->v[KNOB_THREADS] <= SPACE_THREADS_MAX;
 }
 
+/* Unpadded rows only of packed tiles, where the backend has pad_smem. */
+static int
+space_packpad_check(const struct space_rules *rules, const struct config *c,
+    char **err)
+{
+	if (rules == NULL || !(rules->knobs & KNOB_BIT(KNOB_PAD_SMEM)) ||
+	    c->v[KNOB_PAD_SMEM] != 0 || c->v[KNOB_PACK_B] != 0)
+		return 0;
+	util_seterr(err, "pad_smem 0 with pack_b 0: expected pad_smem 1 (no "
+	    "packed tiles to pad)");
+	return -1;
+}
+
 int
 space_config_check(const struct op_desc *op, const struct space_rules *rules,
     const struct config *c, char **err)
@@ -597,7 +647,7 @@ space_config_check(const struct op_desc *op, const struct space_rules *rules,
 		hi = SPACE_VALUE_MAX;
 		if (k == KNOB_THREADS)
 			hi = SPACE_THREADS_MAX;
-		else if (k == KNOB_PACK_B) {
+		else if (k == KNOB_PACK_B || k == KNOB_PAD_SMEM) {
 			lo = 0;
 			hi = 1;
 		}
@@ -610,6 +660,8 @@ space_config_check(const struct op_desc *op, const struct space_rules *rules,
 		if (k >= KNOB_BLOCK_DIM_X && k <= KNOB_BLOCK_DIM_Z && v > 0)
 			blk *= v;	/* each at most 2^31 - 1: no overflow */
 	}
+	if (space_packpad_check(rules, c, err) != 0)
+		return -1;
 	if (blk > 1024) {
 		util_seterr(err, "block_dim_x*block_dim_y*block_dim_z %lld: "
 		    "expected at most 1024 threads a block", (long long)blk);
@@ -658,9 +710,14 @@ space_config_name(const struct config *c, uint32_t knobs, char *buf,
 	    (long long)v[KNOB_THREADS]);
 	if (n < 0 || (size_t)n >= len)
 		return;
-	/* B packed is the default and keeps the names of before pack_b. */
+	/* B packed, rows padded: the defaults keep the names of before. */
 	if ((knobs & KNOB_BIT(KNOB_PACK_B)) && v[KNOB_PACK_B] == 0) {
 		n += snprintf(buf + n, len - (size_t)n, "_nopack");
+		if ((size_t)n >= len)
+			return;
+	}
+	if ((knobs & KNOB_BIT(KNOB_PAD_SMEM)) && v[KNOB_PAD_SMEM] == 0) {
+		n += snprintf(buf + n, len - (size_t)n, "_nopad");
 		if ((size_t)n >= len)
 			return;
 	}
@@ -690,6 +747,11 @@ space_config_parse(const char *name, struct config *out)
 	if (strncmp(name, "_nopack", 7) == 0) {
 		out->v[KNOB_PACK_B] = 0;
 		name += 7;
+	}
+	out->v[KNOB_PAD_SMEM] = 1;
+	if (strncmp(name, "_nopad", 6) == 0) {
+		out->v[KNOB_PAD_SMEM] = 0;
+		name += 6;
 	}
 	if (*name == '\0')
 		return 0;

@@ -24,6 +24,7 @@ enum knob {
 	KNOB_BLOCK_DIM_Z,
 	KNOB_PIPELINE_DEPTH,
 	KNOB_PACK_B,		/* 1: B packed into register-tile panels, 0: read in place */
+	KNOB_PAD_SMEM,		/* 1: packed tiles' rows padded (bank conflicts), 0: not */
 	KNOB_COUNT
 };
 #define KNOB_BIT(k)	(1u << (k))
@@ -96,7 +97,8 @@ int	 space_config_own_default(const struct space_rules *rules,
 /*
  * Check a config read from outside (a store) against the space's rules for
  * op: the knobs rules does not use are 0; the others are 1 to
- * SPACE_VALUE_MAX (threads to SPACE_THREADS_MAX, pack_b 0 or 1); each
+ * SPACE_VALUE_MAX (threads to SPACE_THREADS_MAX, pack_b and pad_smem 0 or
+ * 1, pad_smem 1 where pack_b is 0: nothing to pad); each
  * effective cache tile min(tile_d, D) divides D (unless rules->ragged has
  * it), its register tile divides it (fits in it for the dims in
  * rules->ragged); the backend's own default
@@ -120,7 +122,8 @@ struct space;
  * register tile must divide it (or, for the dims in rules->ragged, be at
  * most it); of the tiles ≥ D only the smallest is kept (the others are the
  * same config).
- * GPU blocks: x·y·z ≤ 1024. Caller frees with space_free.
+ * GPU blocks: x·y·z ≤ 1024. Where rules has pad_smem, pad_smem 0 only
+ * with pack_b 1 (unpacked, nothing is padded). Caller frees with space_free.
  */
 int	 space_new(const struct op_desc *op, const struct knob_values *lists,
 	    size_t nlists, const struct space_rules *rules, struct space **out,
@@ -148,12 +151,13 @@ void	 space_config_name(const struct config *, uint32_t knobs, char *buf,
 	    size_t len);
 /*
  * Parse a name made by space_config_name. 0 or -1. pack_b comes back 1
- * (B packed) unless the name says _nopack.
+ * (B packed) unless the name says _nopack, pad_smem 1 (rows padded) unless
+ * it says _nopad: a backend without those knobs wants them 0.
  */
 int	 space_config_parse(const char *name, struct config *out);
 
 /* Features for cost models: SPACE_NFEATURES floats per config. */
-#define SPACE_NFEATURES 43
+#define SPACE_NFEATURES 45
 void	 space_features(const struct op_desc *, const struct config *,
 	    float out[SPACE_NFEATURES]);
 /* Short names of the features (for dumps and docs). */

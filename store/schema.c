@@ -6,7 +6,7 @@
 #include "store/store_int.h"
 
 /* A new knob needs a new column, hence a migration: stop the build here. */
-_Static_assert(KNOB_COUNT == 12, "new knob: add a migration for its column");
+_Static_assert(KNOB_COUNT == 13, "new knob: add a migration for its column");
 
 static const char schema_v1[] =
 	"CREATE TABLE meta ("
@@ -417,6 +417,63 @@ static const char schema_v7[] =
 	" JOIN targets g ON g.id = r.target_id WHERE r.rn = 1;";
 
 /*
+ * The best view of versions 8 and 9 (9 adds knob columns after pack_b:
+ * KNOBS_AFTER, "  r.pack_b," for 8).
+ */
+#define SCHEMA_BEST_VIEW_GPU(KNOBS_AFTER)					\
+	"DROP VIEW best;"	\
+	"CREATE VIEW best AS"	\
+	" WITH valid AS ("	\
+	"  SELECT t.*, row_number() OVER (PARTITION BY t.job_id, t.op_id, t.target_id,"	\
+	"   t.phase, t.config_name ORDER BY t.gflops, t.id) AS mr,"	\
+	"  count(*) OVER (PARTITION BY t.job_id, t.op_id, t.target_id, t.phase,"	\
+	"   t.config_name) AS mc,"	\
+	"  EXISTS (SELECT 1 FROM choices ch WHERE ch.job_id = t.job_id"	\
+	"   AND ch.op_id = t.op_id AND ch.target_id = t.target_id"	\
+	"   AND ch.config_name = t.config_name) AS chosen"	\
+	"  FROM trials t WHERE t.status IN ('ok','unstable') AND (t.phase IN"	\
+	"   ('tune','confirm','final') OR (t.phase = 'baseline' AND EXISTS"	\
+	"   (SELECT 1 FROM choices ch WHERE ch.job_id = t.job_id"	\
+	"   AND ch.op_id = t.op_id AND ch.target_id = t.target_id"	\
+	"   AND ch.config_name = t.config_name)))),"	\
+	" per_job AS ("	\
+	"  SELECT valid.*, row_number() OVER (PARTITION BY op_id, target_id, job_id"	\
+	"   ORDER BY chosen DESC, phase IN ('final','baseline') DESC,"	\
+	"   phase = 'confirm' DESC, gflops DESC, id DESC) AS jr"	\
+	"  FROM valid WHERE phase = 'tune' OR mr = (mc + 1) / 2),"	\
+	" ranked AS ("	\
+	"  SELECT per_job.*, row_number() OVER (PARTITION BY op_id, target_id"	\
+	"   ORDER BY gflops DESC, id DESC) AS rn FROM per_job WHERE jr = 1)"	\
+	" SELECT o.name AS op, o.signature AS signature, g.cpu AS cpu,"	\
+	"  g.toolchain AS toolchain, g.backend AS backend,"	\
+	"  r.config_name AS config_name, r.phase AS phase, r.gflops AS gflops,"	\
+	"  r.runtime_ms AS runtime_ms, r.cv AS cv,"	\
+	"  r.tile_m, r.tile_n, r.tile_k, r.vector_m, r.vector_n, r.vector_k,"	\
+	"  r.threads, r.block_dim_x, r.block_dim_y, r.block_dim_z, r.pipeline_depth,"	\
+	KNOBS_AFTER								\
+	"  r.gpu AS gpu, r.sm_mhz AS sm_mhz, r.mem_mhz AS mem_mhz,"	\
+	"  r.temp_c AS temp_c,"	\
+	"  (SELECT avg(b.gflops) FROM trials b WHERE b.op_id = r.op_id"	\
+	"   AND b.target_id = r.target_id AND b.job_id IS r.job_id"	\
+	"   AND b.phase = 'baseline' AND b.threads = r.threads"	\
+	"   AND b.status IN ('ok','unstable')) AS baseline_gflops,"	\
+	"  (SELECT avg(b.gflops) FROM trials b WHERE b.op_id = r.op_id"	\
+	"   AND b.target_id = r.target_id AND b.job_id IS r.job_id"	\
+	"   AND b.phase = 'reference' AND max(b.threads, 1) = max(r.threads, 1)"	\
+	"   AND b.status IN ('ok','unstable')) AS reference_gflops,"	\
+	"  (SELECT avg(b.peak_gflops) FROM trials b WHERE b.op_id = r.op_id"	\
+	"   AND b.target_id = r.target_id AND b.job_id IS r.job_id"	\
+	"   AND b.phase = 'reference' AND max(b.threads, 1) = max(r.threads, 1)"	\
+	"   AND b.status IN ('ok','unstable')) AS peak_gflops,"	\
+	"  (SELECT count(*) FROM trials c WHERE c.op_id = r.op_id"	\
+	"   AND c.target_id = r.target_id AND c.phase = 'tune') AS trials,"	\
+	"  r.chosen AS chosen,"	\
+	"  r.job_id AS job_id, r.id AS trial_id, r.op_id AS op_id,"	\
+	"  r.target_id AS target_id"	\
+	" FROM ranked r JOIN ops o ON o.id = r.op_id"	\
+	" JOIN targets g ON g.id = r.target_id WHERE r.rn = 1;"
+
+/*
  * Version 8: what a GPU trial was measured on and against (issue 33): the
  * GPU's name, its SM and memory clocks, temperature and power during the
  * trial, and in reference rows the device's measured peak for the op's
@@ -434,57 +491,21 @@ static const char schema_v8[] =
 	"ALTER TABLE trials ADD COLUMN power_w INTEGER;"
 	"ALTER TABLE trials ADD COLUMN peak_gflops REAL;"
 	"ALTER TABLE trials ADD COLUMN peak_routine TEXT;"
-	"DROP VIEW best;"
-	"CREATE VIEW best AS"
-	" WITH valid AS ("
-	"  SELECT t.*, row_number() OVER (PARTITION BY t.job_id, t.op_id, t.target_id,"
-	"   t.phase, t.config_name ORDER BY t.gflops, t.id) AS mr,"
-	"  count(*) OVER (PARTITION BY t.job_id, t.op_id, t.target_id, t.phase,"
-	"   t.config_name) AS mc,"
-	"  EXISTS (SELECT 1 FROM choices ch WHERE ch.job_id = t.job_id"
-	"   AND ch.op_id = t.op_id AND ch.target_id = t.target_id"
-	"   AND ch.config_name = t.config_name) AS chosen"
-	"  FROM trials t WHERE t.status IN ('ok','unstable') AND (t.phase IN"
-	"   ('tune','confirm','final') OR (t.phase = 'baseline' AND EXISTS"
-	"   (SELECT 1 FROM choices ch WHERE ch.job_id = t.job_id"
-	"   AND ch.op_id = t.op_id AND ch.target_id = t.target_id"
-	"   AND ch.config_name = t.config_name)))),"
-	" per_job AS ("
-	"  SELECT valid.*, row_number() OVER (PARTITION BY op_id, target_id, job_id"
-	"   ORDER BY chosen DESC, phase IN ('final','baseline') DESC,"
-	"   phase = 'confirm' DESC, gflops DESC, id DESC) AS jr"
-	"  FROM valid WHERE phase = 'tune' OR mr = (mc + 1) / 2),"
-	" ranked AS ("
-	"  SELECT per_job.*, row_number() OVER (PARTITION BY op_id, target_id"
-	"   ORDER BY gflops DESC, id DESC) AS rn FROM per_job WHERE jr = 1)"
-	" SELECT o.name AS op, o.signature AS signature, g.cpu AS cpu,"
-	"  g.toolchain AS toolchain, g.backend AS backend,"
-	"  r.config_name AS config_name, r.phase AS phase, r.gflops AS gflops,"
-	"  r.runtime_ms AS runtime_ms, r.cv AS cv,"
-	"  r.tile_m, r.tile_n, r.tile_k, r.vector_m, r.vector_n, r.vector_k,"
-	"  r.threads, r.block_dim_x, r.block_dim_y, r.block_dim_z, r.pipeline_depth,"
-	"  r.pack_b,"
-	"  r.gpu AS gpu, r.sm_mhz AS sm_mhz, r.mem_mhz AS mem_mhz,"
-	"  r.temp_c AS temp_c,"
-	"  (SELECT avg(b.gflops) FROM trials b WHERE b.op_id = r.op_id"
-	"   AND b.target_id = r.target_id AND b.job_id IS r.job_id"
-	"   AND b.phase = 'baseline' AND b.threads = r.threads"
-	"   AND b.status IN ('ok','unstable')) AS baseline_gflops,"
-	"  (SELECT avg(b.gflops) FROM trials b WHERE b.op_id = r.op_id"
-	"   AND b.target_id = r.target_id AND b.job_id IS r.job_id"
-	"   AND b.phase = 'reference' AND max(b.threads, 1) = max(r.threads, 1)"
-	"   AND b.status IN ('ok','unstable')) AS reference_gflops,"
-	"  (SELECT avg(b.peak_gflops) FROM trials b WHERE b.op_id = r.op_id"
-	"   AND b.target_id = r.target_id AND b.job_id IS r.job_id"
-	"   AND b.phase = 'reference' AND max(b.threads, 1) = max(r.threads, 1)"
-	"   AND b.status IN ('ok','unstable')) AS peak_gflops,"
-	"  (SELECT count(*) FROM trials c WHERE c.op_id = r.op_id"
-	"   AND c.target_id = r.target_id AND c.phase = 'tune') AS trials,"
-	"  r.chosen AS chosen,"
-	"  r.job_id AS job_id, r.id AS trial_id, r.op_id AS op_id,"
-	"  r.target_id AS target_id"
-	" FROM ranked r JOIN ops o ON o.id = r.op_id"
-	" JOIN targets g ON g.id = r.target_id WHERE r.rn = 1;";
+	SCHEMA_BEST_VIEW_GPU("  r.pack_b,");
+
+/*
+ * Version 9: pad_smem, the iree-cuda knob choosing whether the promoted A
+ * and B tiles' rows in shared memory are padded by 4 elements (1, IREE's
+ * default: what every older iree-cuda mma row did) or not (0). 0 in the
+ * rows of backends without the knob (every CPU one, f32 on CUDA, IREE's
+ * own choice), as the space's check wants of a knob a backend lacks.
+ */
+static const char schema_v9[] =
+	"ALTER TABLE trials ADD COLUMN pad_smem INTEGER NOT NULL DEFAULT 0;"
+	"UPDATE trials SET pad_smem = 1 WHERE tile_m > 0 AND target_id IN"
+	" (SELECT id FROM targets WHERE backend = 'iree-cuda') AND op_id IN"
+	" (SELECT id FROM ops WHERE lhs IN ('f16', 'bf16'));"
+	SCHEMA_BEST_VIEW_GPU("  r.pack_b, r.pad_smem,");
 
 const char *const store_migrations[STORE_SCHEMA_VERSION] = {
 	schema_v1,
@@ -495,4 +516,5 @@ const char *const store_migrations[STORE_SCHEMA_VERSION] = {
 	schema_v6,
 	schema_v7,
 	schema_v8,
+	schema_v9,
 };

@@ -13,7 +13,8 @@
 
 #define KNOB_COLUMNS							\
 	"tile_m, tile_n, tile_k, vector_m, vector_n, vector_k, threads, "	\
-	"block_dim_x, block_dim_y, block_dim_z, pipeline_depth, pack_b"
+	"block_dim_x, block_dim_y, block_dim_z, pipeline_depth, pack_b, "	\
+	"pad_smem"
 #define RESULT_COLUMNS							\
 	"status, runtime_ms, min_ms, max_ms, cv, reps, gflops, compile_s, "	\
 	"measure_s, verified, max_err, artifact, error, checked_by, "	\
@@ -208,7 +209,7 @@ static const char sql_trial_add[] =
 	"?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
 	"?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, "
 	"?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, "
-	"?45, ?46, ?47, ?48, ?49, ?50)";
+	"?45, ?46, ?47, ?48, ?49, ?50, ?51)";
 
 /* Bind fixed buffer buf (it may lack the NUL) at i: NULL when empty. */
 static void
@@ -301,9 +302,8 @@ store_trial_add(struct store *s, const struct store_trial *t, char **err)
 	store_bind_text(st, 5, config_name);
 	for (k = 0; k < KNOB_COUNT; k++)
 		sqlite3_bind_int64(st, 6 + k, t->config.v[k]);
-	result_bind(st, 18, t->phase, &t->result);
-	sqlite3_bind_double(st, 36 + TRIAL_CTR_COUNT + RESULT_GPU_NCOLS,
-	    t->created != 0 ?
+	result_bind(st, 6 + KNOB_COUNT, t->phase, &t->result);
+	sqlite3_bind_double(st, 6 + KNOB_COUNT + RESULT_NCOLS, t->created != 0 ?
 	    t->created : util_wall());
 
 	/* Autocommit: the row is durable (against kill -9) once step returns. */
@@ -355,7 +355,7 @@ static const char sql_trial_walk[] =
 	"SELECT t.id, t.job_id, t.op_id, t.target_id, t.phase, t.config_name, "
 	"t.tile_m, t.tile_n, t.tile_k, t.vector_m, t.vector_n, t.vector_k, "
 	"t.threads, t.block_dim_x, t.block_dim_y, t.block_dim_z, "
-	"t.pipeline_depth, t.pack_b, " RESULT_COLUMNS ", t.created, "
+	"t.pipeline_depth, t.pack_b, t.pad_smem, " RESULT_COLUMNS ", t.created, "
 	OP_COLUMNS " FROM trials t JOIN ops o ON o.id = t.op_id "
 	"WHERE t.op_id BETWEEN ?1 AND ?2 AND t.target_id BETWEEN ?3 AND ?4 "
 	"AND (?5 IS NULL OR t.phase = ?5) ORDER BY t.id";
@@ -528,7 +528,7 @@ static const char sql_best[] =
 	"SELECT r.op_id, o.signature, o.name, r.config_name, "
 	" r.tile_m, r.tile_n, r.tile_k, r.vector_m, r.vector_n, r.vector_k,"
 	" r.threads, r.block_dim_x, r.block_dim_y, r.block_dim_z,"
-	" r.pipeline_depth, r.pack_b, r.gflops, r.runtime_ms, r.cv,"
+	" r.pipeline_depth, r.pack_b, r.pad_smem, r.gflops, r.runtime_ms, r.cv,"
 	" (SELECT avg(b.gflops) FROM trials b WHERE b.op_id = r.op_id"
 	"  AND b.target_id = r.target_id AND b.job_id IS r.job_id"
 	"  AND b.phase = 'baseline' AND b.threads = r.threads"
@@ -624,7 +624,7 @@ store_best(struct store *s, const char *op_filter, int64_t job_id,
 	struct store_best	*v = NULL, *b;
 	struct op_desc		 op;
 	size_t			 len = 0, cap = 0, i;
-	int			 owned, rc, bad = 0;
+	int			 owned, rc, bad = 0, c = 4 + KNOB_COUNT;
 
 	*rows = NULL;
 	*n = 0;
@@ -659,21 +659,21 @@ store_best(struct store *s, const char *op_filter, int64_t job_id,
 		b->op_name = store_column_dup(st, 2);
 		b->config_name = store_column_dup(st, 3);
 		config_from_row(st, 4, &b->config);
-		b->gflops = store_column_num(st, 16);
-		b->median_ms = store_column_num(st, 17);
-		b->cv = store_column_num(st, 18);
-		b->baseline_gflops = store_column_num(st, 19);
-		b->reference_gflops = store_column_num(st, 20);
-		b->trials = sqlite3_column_int64(st, 21);
-		b->cpu = store_column_dup(st, 22);
-		b->toolchain = store_column_dup(st, 23);
-		b->backend = store_column_dup(st, 24);
-		b->job_id = sqlite3_column_int64(st, 25);
-		b->target_id = sqlite3_column_int64(st, 26);
-		b->trial_id = sqlite3_column_int64(st, 27);
-		b->confirmed = sqlite3_column_int(st, 28);
-		op_from_row(st, 29, &op);
-		best_gpu_from_row(st, 43, b);
+		b->gflops = store_column_num(st, c);
+		b->median_ms = store_column_num(st, c + 1);
+		b->cv = store_column_num(st, c + 2);
+		b->baseline_gflops = store_column_num(st, c + 3);
+		b->reference_gflops = store_column_num(st, c + 4);
+		b->trials = sqlite3_column_int64(st, c + 5);
+		b->cpu = store_column_dup(st, c + 6);
+		b->toolchain = store_column_dup(st, c + 7);
+		b->backend = store_column_dup(st, c + 8);
+		b->job_id = sqlite3_column_int64(st, c + 9);
+		b->target_id = sqlite3_column_int64(st, c + 10);
+		b->trial_id = sqlite3_column_int64(st, c + 11);
+		b->confirmed = sqlite3_column_int(st, c + 12);
+		op_from_row(st, c + 13, &op);
+		best_gpu_from_row(st, c + 27, b);
 		/* Refused here, no reader of the best configs ever sees it. */
 		if ((bad = store_op_check(s, b->op_id, &op, err)) != 0 ||
 		    (bad = store_best_figures_check(s, b, err)) != 0)

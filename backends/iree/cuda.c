@@ -7,9 +7,17 @@
  * Knobs (mma.sync):
  *   tile_m, tile_n   workgroup = [tile_m, tile_n, 0]
  *   tile_k           reduction = [0, 0, tile_k / 16] (intrinsic K steps)
+ *                    A tile that does not divide M, N or K is padded up to
+ *                    it: padding = [tile_m, tile_n, tile_k], as IREE's own
+ *                    config has it for such shapes (without, "op was not
+ *                    bufferized"); written only then (PTX otherwise equal)
  *   vector_m/n       the warp tile: subgroup = [vector_m / 16, vector_n / 8, 0];
  *                    workgroup_size = 32 · (tile_m / vector_m) · (tile_n / vector_n)
  *   pack_b           promote_operands = [0, 1] (A and B through shared memory) or []
+ *   pad_smem         1: IREE pads the promoted tiles' rows by 4 elements (fewer
+ *                    bank conflicts); 0: gpu_pipeline_options =
+ *                    <no_reduce_shared_memory_bank_conflicts = true> (PTX
+ *                    differs; with pack_b 0 there is nothing to pad)
  * Knobs (SIMT, f32):
  *   tile_m, tile_n   workgroup; tile_k: reduction in elements
  *   vector_m/n       the thread tile: thread = [vector_m, vector_n, 0];
@@ -121,9 +129,14 @@ iree_cuda_rules(const struct op_desc *op, struct space_rules *r)
 	cand_list(r, KNOB_TILE_M, mma ? mt : st, 4, op->m);
 	cand_list(r, KNOB_TILE_N, mma ? mt : st, 4, op->n);
 	if (mma) {
-		r->knobs |= KNOB_BIT(KNOB_PACK_B);
+		/* IREE pads what whole tiles leave (lowering_config padding). */
+		r->ragged = KNOB_BIT(KNOB_TILE_M) | KNOB_BIT(KNOB_TILE_N) |
+		    KNOB_BIT(KNOB_TILE_K);
+		r->knobs |= KNOB_BIT(KNOB_PACK_B) | KNOB_BIT(KNOB_PAD_SMEM);
 		backend_cand_add(r, KNOB_PACK_B, 1);
 		backend_cand_add(r, KNOB_PACK_B, 0);
+		backend_cand_add(r, KNOB_PAD_SMEM, 1);
+		backend_cand_add(r, KNOB_PAD_SMEM, 0);
 		cand_list(r, KNOB_TILE_K, mk, 4, op->k);
 		cand_list(r, KNOB_VECTOR_M, mw, 4, op->m);
 		cand_list(r, KNOB_VECTOR_N, mw, 4, op->n);
@@ -144,16 +157,26 @@ cuda_block_threads(const struct op_desc *op, const struct config *c)
 	return cuda_is_mma(op) ? 32 * n : n;
 }
 
-/* Shared memory of the promoted A and B tiles, rows padded by 4 elements. */
+/*
+ * Shared memory of the promoted A and B tiles, rows padded by 4 (pad_smem).
+ * Unpromoted, none, but where a tile does not divide M, N or K: IREE 3.13
+ * then stages the padded result tile there, tile_m * tile_n * (the
+ * accumulator's bytes + 1) (read back from its compiles, either type).
+ */
 static int64_t
 cuda_smem(const struct op_desc *op, const struct config *c)
 {
 	const int64_t *v = c->v;
+	int64_t pad = v[KNOB_PAD_SMEM] ? 4 : 0;
 
-	if (!cuda_is_mma(op) || v[KNOB_PACK_B] == 0)
+	if (!cuda_is_mma(op))
 		return 0;
-	return 2 * (v[KNOB_TILE_M] * (v[KNOB_TILE_K] + 4) +
-	    v[KNOB_TILE_K] * (v[KNOB_TILE_N] + 4));
+	if (v[KNOB_PACK_B] == 0)
+		return op->m % v[KNOB_TILE_M] || op->n % v[KNOB_TILE_N] ||
+		    op->k % v[KNOB_TILE_K] ? v[KNOB_TILE_M] * v[KNOB_TILE_N] *
+		    (int64_t)(analysis_elem_size(op->acc) + 1) : 0;
+	return 2 * (v[KNOB_TILE_M] * (v[KNOB_TILE_K] + pad) +
+	    v[KNOB_TILE_K] * (v[KNOB_TILE_N] + pad));
 }
 
 char *
@@ -165,10 +188,11 @@ cuda_rule_broken(const struct op_desc *op, const struct config *c,
 
 	if (v[KNOB_TILE_M] == 0)
 		return NULL;	/* IREE's own choice */
-	if (op->m % v[KNOB_TILE_M] || op->n % v[KNOB_TILE_N] ||
-	    op->k % v[KNOB_TILE_K])
+	if (!cuda_is_mma(op) && (op->m % v[KNOB_TILE_M] ||
+	    op->n % v[KNOB_TILE_N] || op->k % v[KNOB_TILE_K]))
 		return xasprintf("rule divisibility: tile %lldx%lldx%lld does "
-		    "not divide %lldx%lldx%lld (IREE: op was not bufferized)",
+		    "not divide %lldx%lldx%lld (IREE: op was not bufferized; "
+		    "only the mma form is padded)",
 		    (long long)v[0], (long long)v[1], (long long)v[2],
 		    (long long)op->m, (long long)op->n, (long long)op->k);
 	if (cuda_is_mma(op) && (v[KNOB_VECTOR_M] % 16 || v[KNOB_VECTOR_N] % 8 ||
@@ -177,15 +201,22 @@ cuda_rule_broken(const struct op_desc *op, const struct config *c,
 		    "%lld must be multiples of mma.sync's 16x8x16",
 		    (long long)v[KNOB_VECTOR_M], (long long)v[KNOB_VECTOR_N],
 		    (long long)v[KNOB_TILE_K]);
+	if (v[KNOB_TILE_M] % v[KNOB_VECTOR_M] || v[KNOB_TILE_N] %
+	    v[KNOB_VECTOR_N])
+		return xasprintf("rule tiles: %s tile %lldx%lld does not divide "
+		    "the workgroup tile %lldx%lld", cuda_is_mma(op) ? "warp" :
+		    "thread", (long long)v[KNOB_VECTOR_M],
+		    (long long)v[KNOB_VECTOR_N], (long long)v[KNOB_TILE_M],
+		    (long long)v[KNOB_TILE_N]);
 	t = cuda_block_threads(op, c);
 	if (t > 1024 || t < 32 || t % 32)
 		return xasprintf("rule threads: %lld threads a block (%s); "
 		    "expected a multiple of 32 from 32 to 1024", (long long)t,
 		    cuda_is_mma(op) ? "32 per warp tile" : "one per thread tile");
 	if ((s = cuda_smem(op, c)) > arch->smem_max)
-		return xasprintf("rule shared-memory: %lld bytes for the A and B "
-		    "tiles, above %s's %ld", (long long)s, arch->name,
-		    arch->smem_max);
+		return xasprintf("rule shared-memory: %lld bytes for the %s "
+		    "tiles, above %s's %ld", (long long)s, v[KNOB_PACK_B] ?
+		    "A and B" : "padded result", arch->name, arch->smem_max);
 	return NULL;
 }
 
@@ -202,10 +233,13 @@ cuda_attr(const struct op_desc *op, const struct config *c)
 	long long tm = v[KNOB_TILE_M], tn = v[KNOB_TILE_N], tk = v[KNOB_TILE_K];
 	long long vm = v[KNOB_VECTOR_M], vn = v[KNOB_VECTOR_N];
 	long long t;
+	char *pad = NULL, *s;
 
 	if (tm == 0)
 		return NULL;
 	t = (long long)cuda_block_threads(op, c);
+	if (cuda_is_mma(op) && (op->m % tm || op->n % tn || op->k % tk))
+		pad = xasprintf("padding = [%lld, %lld, %lld], ", tm, tn, tk);
 	if (!cuda_is_mma(op))
 		return xasprintf("#iree_codegen.compilation_info<lowering_config"
 		    " = #iree_gpu.lowering_config<{workgroup = [%lld, %lld, 0], "
@@ -213,15 +247,20 @@ cuda_attr(const struct op_desc *op, const struct config *c)
 		    "translation_info = #iree_codegen.translation_info<pipeline "
 		    "= #iree_gpu.pipeline<TileAndFuse> workgroup_size = [32, "
 		    "%lld, 1] subgroup_size = 32>>", tm, tn, tk, vm, vn, t / 32);
-	return xasprintf("#iree_codegen.compilation_info<lowering_config = "
+	s = xasprintf("#iree_codegen.compilation_info<lowering_config = "
 	    "#iree_gpu.lowering_config<{convert_acc_gemm, mma_kind = "
-	    "#iree_gpu.mma_layout<%s>, "
+	    "#iree_gpu.mma_layout<%s>, %s"
 	    "promote_operands = [%s], workgroup = [%lld, %lld, 0], reduction = "
 	    "[0, 0, %lld], subgroup = [%lld, %lld, 0]}>, translation_info = "
 	    "#iree_codegen.translation_info<pipeline = "
 	    "#iree_gpu.pipeline<TileAndFuse> workgroup_size = [%lld, 1, 1] "
-	    "subgroup_size = 32>>", mma_kind(op), v[KNOB_PACK_B] ? "0, 1" : "",
-	    tm, tn, tk / 16, vm / 16, vn / 8, t);
+	    "subgroup_size = 32%s>>", mma_kind(op), pad != NULL ? pad : "",
+	    v[KNOB_PACK_B] ? "0, 1" : "", tm, tn, tk / 16, vm / 16, vn / 8, t,
+	    v[KNOB_PAD_SMEM] ? "" : ", {gpu_pipeline_options = "
+	    "#iree_gpu.pipeline_options<no_reduce_shared_memory_bank_conflicts "
+	    "= true>}");
+	free(pad);
+	return s;
 }
 
 /* Ampere's capabilities under another arch's name, PTX ISA and shared memory. */

@@ -308,6 +308,7 @@ after_rules(const struct op_desc *op, const struct config *c,
     const struct cuda_launch *l)
 {
 	unsigned t = l->block[0] * l->block[1] * l->block[2];
+	int64_t wg;
 
 	if (l->spill_bytes > 0)
 		return xasprintf("rule spills: ptxas -v: %ld bytes of register "
@@ -320,11 +321,12 @@ after_rules(const struct op_desc *op, const struct config *c,
 	if ((int64_t)t != cuda_block_threads(op, c))
 		return xasprintf("launch read back: %u threads a block, the knobs"
 		    " say %lld", t, (long long)cuda_block_threads(op, c));
-	if ((int64_t)l->grid[0] * l->grid[1] * l->grid[2] != (op->m /
-	    c->v[KNOB_TILE_M]) * (op->n / c->v[KNOB_TILE_N]))
+	/* A tile that does not divide its dimension is padded: one more. */
+	wg = ((op->m + c->v[KNOB_TILE_M] - 1) / c->v[KNOB_TILE_M]) *
+	    ((op->n + c->v[KNOB_TILE_N] - 1) / c->v[KNOB_TILE_N]);
+	if ((int64_t)l->grid[0] * l->grid[1] * l->grid[2] != wg)
 		return xasprintf("launch read back: %u workgroups, the tiles say "
-		    "%lld", l->grid[0] * l->grid[1] * l->grid[2], (long long)
-		    ((op->m / c->v[KNOB_TILE_M]) * (op->n / c->v[KNOB_TILE_N])));
+		    "%lld", l->grid[0] * l->grid[1] * l->grid[2], (long long)wg);
 	return NULL;
 }
 

@@ -610,7 +610,9 @@ const struct backend_ops iree_cuda_backend = {
 	    "on IREE 3.13's CUDA path (identical PTX) and is not searched; "
 	    "block_dim_x/y/z follow from the tiles (32 threads a warp tile, one "
 	    "a thread tile for f32); the warp (or thread) tile is vector_m x "
-	    "vector_n, promote_operands is pack_b",
+	    "vector_n, promote_operands is pack_b, the 4-element row padding "
+	    "of the promoted tiles is pad_smem (0: IREE's "
+	    "no_reduce_shared_memory_bank_conflicts)",
 	.spec_note = "IREE 3.13 never reads a tuning spec for CUDA "
 	    "(--iree-codegen-tuning-spec-path is silently ignored there, even a "
 	    "missing file): no spec can carry this config. Use `autosched "

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # backend iree for NVIDIA GPUs, here without a GPU (issue 33): a fixed-seed
-# sample of the CUDA space of four ops (f16->f32, a ragged bf16->f32, f16,
-# f32), compiled for sm_80 and sm_90a through the backend's own prepare,
+# sample of the CUDA space of five ops (f16->f32, a ragged bf16->f32, f16,
+# f32, and f16->f32 at 1000^3, which no tile divides: IREE pads them),
+# compiled for sm_80 and sm_90a through the backend's own prepare,
 # every config compiled or refused by a named rule (no compile failure a
 # rule should have caught); the launch shape IREE writes read back equal to
 # the knobs' (grid, block, shared memory); `autosched space` for a cfg
@@ -52,9 +53,9 @@ check "harness: a kernel without a GPU ends cleanly (exit 1 or 3, got $rc)" test
 # The candidates: "OUT ARCH M,N,K,TYPE SAMPLE" (the picks are boundary cases:
 # one warp of 32x32, 16 warps of 32x32, 50 KiB of promoted tiles (above the
 # 48 KiB a launch gets unasked), 131 KiB (refused on sm_86 before compiling,
-# allowed on sm_80, where ptxas finds its spills), and a SIMT tile of 256
-# threads).
-PICKS="32,32,16,32,32,1;128,128,32,32,32,1;256,128,64,64,64,1;256,256,128,64,64,1;64,64,16,4,4,0"
+# allowed on sm_80, where ptxas finds its spills), a SIMT tile of 256
+# threads, and two of them with unpadded shared-memory rows (pad_smem 0)).
+PICKS="32,32,16,32,32,1;128,128,32,32,32,1;256,128,64,64,64,1;256,256,128,64,64,1;64,64,16,4,4,0;128,128,32,32,32,1,0;256,256,128,64,64,1,0"
 while read -r out arch op n; do
 	check "stage $out ($arch $op)" timeout 600 "$STAGE" --arch "$arch" --op "$op" --sample "$n" --seed 7 \
 	    --out "$T/$out" --work "$T/work" --timeout 120 --extra "$PICKS"
@@ -64,14 +65,21 @@ while read -r out arch op n; do
 	check "$out: tuned configs compiled" ge "$(grep -Ec '^(pick_)?t.*	compiled' "$T/$out/manifest.tsv")" 1
 	# name,ptx,entry,gx,gy,gz,bx,by,bz,smem against the knobs in the name
 	check "$out: launch shapes read back match the knobs" awk -F, -v op="$op" '
-	    BEGIN { split(op, o, ","); M = o[1]; N = o[2]; mma = o[4] != "f32" }
+	    function up(a, b) { return int((a + b - 1) / b) }
+	    BEGIN { split(op, o, ","); M = o[1]; N = o[2]; K = o[3]; mma = o[4] != "f32"
+	      acc = o[4] == "f16" ? 2 : 4 }
 	    $1 != "iree_default" {
 	      s = $1; sub(/^pick_/, "", s); gsub(/[a-z_]+/, " ", s); split(s, v, " ")
-	      # v: tm tn tk vm vn; threads 32/warp tile (mma) or 1/thread tile
+	      # v: tm tn tk vm vn; threads 32/warp tile (mma) or 1/thread tile;
+	      # a tile that does not divide is padded: one more workgroup, and
+	      # unpromoted, the padded result tile in shared memory
 	      t = (v[1] / v[4]) * (v[2] / v[5]) * (mma ? 32 : 1)
-	      sm = mma && $1 !~ /nopromote/ ? 2 * (v[1] * (v[3] + 4) + v[3] * (v[2] + 4)) : -1
-	      if ($4 * $5 * $6 != (M / v[1]) * (N / v[2]) || $7 * $8 * $9 != t || (sm >= 0 && $10 != sm)) {
-	        print "  " $0 ": want grid " (M / v[1]) * (N / v[2]) " threads " t " smem " sm > "/dev/stderr"; bad = 1 } }
+	      g = up(M, v[1]) * up(N, v[2])
+	      rag = M % v[1] || N % v[2] || K % v[3]
+	      p = $1 ~ /nopad/ ? 0 : 4
+	      sm = !mma ? -1 : $1 ~ /nopromote/ ? (rag ? v[1] * v[2] * (acc + 1) : 0) : 2 * (v[1] * (v[3] + p) + v[3] * (v[2] + p))
+	      if ($4 * $5 * $6 != g || $7 * $8 * $9 != t || (sm >= 0 && $10 != sm)) {
+	        print "  " $0 ": want grid " g " threads " t " smem " sm > "/dev/stderr"; bad = 1 } }
 	    END { exit bad }' "$T/$out/kernels.txt"
 	check "$out: PTX for $arch" grep -q "^\.target $arch" "$T/$out/iree_default.ptx"
 done << 'OPS'
@@ -80,12 +88,24 @@ f32_80 sm_80 256,256,256,f32 2
 bf16_90 sm_90a 384,256,512,bf16f32 4
 f16h_90 sm_90a 512,512,512,f16 2
 f16_86 sm_86 512,512,512,f16f32 0
+rag_80 sm_80 1000,1000,1000,f16f32 4
 OPS
 check "sm_86: 131 KiB of tiles refused by the shared-memory rule" \
     grep -q "^pick_t256x256x128_w64x64	compile_failed.*refused: rule shared-memory: 134144 bytes.*sm_86's 101376" "$T/f16_86/manifest.tsv"
 check "sm_80: the same tile passes the shared-memory rule (compiled, or refused after by ptxas)" \
     grep -Eq "^pick_t256x256x128_w64x64	(compiled|compile_failed.*refused: rule (spills|registers))" "$T/f16_80/manifest.tsv"
 check "sm_90a: 16 warps of 32x32 compiled" grep -q "^pick_t128x128x32_w32x32	compiled" "$T/f16h_90/manifest.tsv"
+# pad_smem 0: IREE's no_reduce_shared_memory_bank_conflicts compiles, its
+# PTX differs from the padded one's, the shared-memory rule counts no pad.
+differ() { [ -s "$1" ] && [ -s "$2" ] && ! cmp -s "$1" "$2"; }
+for out in f16_80 bf16_90 f16h_90; do
+	check "$out: unpadded rows compiled" grep -q "^pick_t128x128x32_w32x32_nopad	compiled" "$T/$out/manifest.tsv"
+	check "$out: unpadded rows change the PTX" differ "$T/$out/pick_t128x128x32_w32x32.ptx" "$T/$out/pick_t128x128x32_w32x32_nopad.ptx"
+done
+check "ragged 1000^3: tiles padded up to it compiled (IREE's padding)" ge "$(grep -Ec '^(pick_)?t.*	compiled' "$T/rag_80/manifest.tsv")" 4
+check "ragged 1000^3: 128x128x32 compiled" grep -q "^pick_t128x128x32_w32x32	compiled" "$T/rag_80/manifest.tsv"
+check "sm_86: unpadded 256x256x128 refused at 128 KiB" \
+    grep -q "^pick_t256x256x128_w64x64_nopad	compile_failed.*refused: rule shared-memory: 131072 bytes" "$T/f16_86/manifest.tsv"
 
 # autosched space with gpu_arch; gpu_arch where it means nothing.
 cat > "$T/mm.mlir" << 'M'
@@ -99,6 +119,14 @@ printf '[Env]\ninput_file = mm.mlir\nbackend = iree\ngpu_arch = sm_90a\n[SearchS
 check "space --count with gpu_arch = sm_90a" grep -q "valid configs" "$T/space.txt"
 check "space says pipeline_depth is ignored here" grep -q "pipeline_depth.*not applicable to backend iree-cuda" "$T/space.txt"
 check "space says pipeline_depth does nothing on this target" grep -q "pipeline_depth (IREE's prefetch_num_stages) does nothing" "$T/space.txt"
+# pad_smem in the default space: 0 only with pack_b 1, so (pack_b, pad_smem)
+# takes 3 values where pad_smem = [1] leaves 2.
+check "space lists pad_smem [0,1]" grep -q "pad_smem  *\[0,1\]" "$T/space.txt"
+printf '[Env]\ninput_file = mm.mlir\nbackend = iree\ngpu_arch = sm_90a\n[SearchSpace]\npad_smem = [1]\n' > "$T/pad1.cfg"
+"$AS" space "$T/pad1.cfg" --count > "$T/pad1.txt" 2>&1
+all=$(sed -n 's/.*: \([0-9]*\) valid configs.*/\1/p' "$T/space.txt")
+pad1=$(sed -n 's/.*: \([0-9]*\) valid configs.*/\1/p' "$T/pad1.txt")
+check "space --count counts pad_smem (3/2 of pad_smem = [1]: $all, $pad1)" eq "$((${all:-0} * 2))" "$((${pad1:-1} * 3))"
 printf '[Env]\ninput_file = mm.mlir\ngpu_arch = sm_80\n' > "$T/cpu.cfg"
 "$AS" space "$T/cpu.cfg" --count > "$T/cpu.txt" 2>&1
 check "gpu_arch on mlir-cpu is exit 2" eq "$?" 2

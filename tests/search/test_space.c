@@ -221,7 +221,8 @@ test_huge(void)
 static void
 test_names(void)
 {
-	struct config c = { { 64, 64, 128, 8, 32, 1, 2, 64, 2, 1, 2, 1 } }, back;
+	struct config c = { { 64, 64, 128, 8, 32, 1, 2, 64, 2, 1, 2, 1, 1 } };
+	struct config back;
 	char buf[128];
 
 	space_config_name(&c, 0x7f, buf, sizeof buf);
@@ -243,6 +244,23 @@ test_names(void)
 	space_config_name(&c, 0x7f | KNOB_BIT(KNOB_PACK_B), buf, sizeof buf);
 	CHECK_STR(buf, "tile_64x64x128_vec_8x32x1_thr_2_nopack");
 	CHECK(space_config_parse(buf, &back) == 0 && back.v[KNOB_PACK_B] == 0);
+	/* Unpadded shared-memory rows are named too, after B's packing. */
+	c.v[KNOB_PACK_B] = 1;
+	c.v[KNOB_PAD_SMEM] = 0;
+	space_config_name(&c, 0x1f | KNOB_BIT(KNOB_PACK_B) |
+	    KNOB_BIT(KNOB_PAD_SMEM), buf, sizeof buf);
+	CHECK_STR(buf, "tile_64x64x128_vec_8x32x1_thr_2_nopad");
+	CHECK(space_config_parse(buf, &back) == 0 &&
+	    back.v[KNOB_PAD_SMEM] == 0 && back.v[KNOB_PACK_B] == 1);
+	c.v[KNOB_PACK_B] = 0;
+	space_config_name(&c, 0x1fff, buf, sizeof buf);
+	CHECK_STR(buf, "tile_64x64x128_vec_8x32x1_thr_2_nopack_nopad_blk_64x2x1_"
+	    "pipe_2");
+	CHECK(space_config_parse(buf, &back) == 0);
+	CHECK(memcmp(&back, &c, sizeof c) == 0);
+	CHECK(space_config_parse("tile_1x1x1_vec_1x1x1_thr_1_nopad_nopack",
+	    &back) == -1);
+	CHECK(space_knob_lookup("pad_smem") == KNOB_PAD_SMEM);
 	CHECK(space_knob_lookup("tile_n") == KNOB_TILE_N);
 	CHECK(space_knob_lookup("tile_q") == -1);
 	CHECK_STR(space_knob_nearest("tile_q"), "tile_m");
@@ -353,6 +371,59 @@ test_config_check(void)
 	free(err);
 }
 
+/*
+ * pack_b x pad_smem: with both knobs, unpadded rows only of packed tiles
+ * (unpacked, nothing is padded); a backend without pad_smem keeps it 0.
+ */
+static void
+test_pack_pad(void)
+{
+	int64_t two[] = { 0, 1 };
+	struct knob_values lists[] = {
+		{ KNOB_PACK_B, two, 2 }, { KNOB_PAD_SMEM, two, 2 },
+	};
+	struct space_rules rules = { 0 };
+	struct op_desc op = { 0 };
+	struct space *s = NULL;
+	struct config c;
+	char *err = NULL;
+	uint64_t i;
+	int seen[2][2] = { { 0 } };
+
+	op.m = op.n = op.k = 64;
+	op.batch = 1;
+	rules.knobs = KNOB_BIT(KNOB_PACK_B) | KNOB_BIT(KNOB_PAD_SMEM);
+	CHECK(space_new(&op, lists, 2, &rules, &s, &err) == 0);
+	CHECK(s != NULL && space_count(s) == 3);
+	for (i = 0; s != NULL && i < space_count(s); i++) {
+		space_get(s, i, &c);
+		CHECK(space_index(s, &c) == (int64_t)i);
+		seen[c.v[KNOB_PACK_B]][c.v[KNOB_PAD_SMEM]]++;
+		CHECK(space_config_check(&op, &rules, &c, &err) == 0);
+	}
+	CHECK(seen[0][0] == 0 && seen[0][1] == 1 && seen[1][0] == 1 &&
+	    seen[1][1] == 1);
+	memset(&c, 0, sizeof c);
+	CHECK(s != NULL && space_index(s, &c) == -1);
+	CHECK(space_config_check(&op, &rules, &c, &err) == -1);
+	CHECK(err != NULL && strstr(err, "pad_smem 0 with pack_b 0") != NULL);
+	space_free(s);
+	rules.knobs = KNOB_BIT(KNOB_PACK_B);
+	CHECK(space_new(&op, lists, 2, &rules, &s, &err) == 0);
+	CHECK(s != NULL && space_count(s) == 2 &&
+	    space_knob_size(s, KNOB_PAD_SMEM) == 1);
+	for (i = 0; s != NULL && i < space_count(s); i++) {
+		space_get(s, i, &c);
+		CHECK(c.v[KNOB_PAD_SMEM] == 0);
+	}
+	c.v[KNOB_PAD_SMEM] = 1;
+	CHECK(space_config_check(&op, &rules, &c, &err) == -1);
+	CHECK(err != NULL && strstr(err, "pad_smem 1: the backend has no such "
+	    "knob; expected 0") != NULL);
+	space_free(s);
+	free(err);
+}
+
 int
 main(void)
 {
@@ -379,5 +450,6 @@ main(void)
 	test_names();
 	test_gpu_blocks();
 	test_config_check();
+	test_pack_pad();
 	return check_done();
 }

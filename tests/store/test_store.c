@@ -160,7 +160,8 @@ test_migrate_v3(void)
 	    "ref_same_precision", "reps_dropped", "context_switches",
 	    "cpu_migrations", "page_faults", "task_clock_ns", "cycles",
 	    "instructions", "cache_misses", "host", "pack_b", "gpu", "sm_mhz",
-	    "mem_mhz", "temp_c", "power_w", "peak_gflops", "peak_routine" };
+	    "mem_mhz", "temp_c", "power_w", "peak_gflops", "peak_routine",
+	    "pad_smem" };
 	struct op_desc	 op = make_op("matmul_32x32x32_f32t_f32t_f32t", 32, 32,
 			    32, 0, 0);
 	struct store	*s;
@@ -170,7 +171,7 @@ test_migrate_v3(void)
 	int64_t		 opid, tgt;
 	size_t		 i;
 
-	/* Make a version-2 store: today's, less what versions 3, 4, 6, 7, 8 add. */
+	/* Make a version-2 store: today's, less what versions 3, 4, 6-9 add. */
 	CHECK(store_open(path, &s, &err) == 0);
 	opid = store_op(s, &op, &err);
 	tgt = store_target(s, "cpu-v2", "", "tc", "mlir-cpu", &err);
@@ -282,7 +283,7 @@ static void
 test_migrate_v8(void)
 {
 	static const char *const added[] = { "gpu", "sm_mhz", "mem_mhz",
-	    "temp_c", "power_w", "peak_gflops", "peak_routine" };
+	    "temp_c", "power_w", "peak_gflops", "peak_routine", "pad_smem" };
 	struct op_desc	 op = make_op("matmul_256x256x256_f32t_f32t_f32t", 256,
 			    256, 256, 0, 0);
 	struct store	*s;
@@ -316,7 +317,7 @@ test_migrate_v8(void)
 	err = NULL;
 
 	CHECK(store_open(path, &s, &err) == 0);
-	CHECK(store_schema_version(s, NULL) == 8);
+	CHECK(store_schema_version(s, NULL) == STORE_SCHEMA_VERSION);
 	CHECK(store_trial_find(s, opid, tgt, "old_cfg", &r, &err) == 1);
 	CHECK(r.gpu[0] == '\0' && r.sm_mhz == 0 && r.peak_gflops == 0);
 	trial_result_clear(&r);
@@ -384,6 +385,76 @@ test_migrate_v8(void)
 	CHECK(err != NULL && strstr(err, "sm_mhz") != NULL);
 	free(err);
 	err = NULL;
+	CHECK(store_check(s, &err) == 0);
+	store_close(s);
+	free(path);
+}
+
+/*
+ * Schema 8 -> 9: pad_smem. The iree-cuda rows of an f16 or bf16 op with
+ * tiles were padded (IREE's default): 1; every other row (a CPU backend's,
+ * f32 on CUDA, IREE's own choice) 0, the value of a knob its backend
+ * lacks. The best view and store_best read it back.
+ */
+static void
+test_migrate_v9(void)
+{
+	struct op_desc	 h = make_op("matmul_256x256x256_f16t_f16t_f32t", 256,
+			    256, 256, 0, 0), f = make_op(
+			    "matmul_128x128x128_f32t_f32t_f32t", 128, 128, 128,
+			    0, 0);
+	struct store	*s;
+	struct store_trial t;
+	struct store_best *rows = NULL;
+	char		*path = db_path("v8"), *err = NULL, buf[128];
+	int64_t		 oh, of, cuda, cpu;
+	size_t		 i, n = 0;
+
+	h.lhs = h.rhs = ELEM_F16;
+	CHECK(store_open(path, &s, &err) == 0);
+	oh = store_op(s, &h, &err);
+	of = store_op(s, &f, &err);
+	cuda = store_target(s, "NVIDIA GPU sm_80", "", "tc", "iree-cuda", &err);
+	cpu = store_target(s, "cpu", "", "tc", "mlir-cpu", &err);
+	make_gpu_trial(&t, 0, oh, cuda, "tune", "mma", 1000);
+	CHECK(store_trial_add(s, &t, &err) > 0);
+	make_gpu_trial(&t, 0, oh, cuda, "baseline", "baseline", 500);
+	CHECK(store_trial_add(s, &t, &err) > 0);
+	make_gpu_trial(&t, 0, of, cuda, "tune", "simt", 100);
+	CHECK(store_trial_add(s, &t, &err) > 0);
+	make_gpu_trial(&t, 0, oh, cpu, "tune", "cpu", 10);
+	CHECK(store_trial_add(s, &t, &err) > 0);
+	store_close(s);
+	raw_exec(path, "DROP VIEW best");
+	raw_exec(path, "CREATE VIEW best AS SELECT 1");
+	raw_exec(path, "ALTER TABLE trials DROP COLUMN pad_smem");
+	raw_exec(path, "PRAGMA user_version = 8");
+	CHECK(store_open_readonly(path, &s, &err) == -1);
+	CHECK(err != NULL && strstr(err, "is older than") != NULL);
+	free(err);
+	err = NULL;
+
+	CHECK(store_open(path, &s, &err) == 0);
+	CHECK(store_schema_version(s, NULL) == 9);
+	CHECK_STR(raw_text(path, "SELECT group_concat(config_name || '=' || "
+	    "pad_smem, ' ') FROM (SELECT * FROM trials ORDER BY id)", buf,
+	    sizeof buf), "mma=1 baseline=0 simt=0 cpu=0");
+	CHECK_STR(raw_text(path, "SELECT config_name || ' ' || pad_smem FROM "
+	    "best WHERE backend = 'iree-cuda' AND op LIKE '%f16t%'", buf,
+	    sizeof buf), "mma 1");
+	CHECK(store_best(s, "matmul_256x256x256_f16t_f16t_f32t", 0, &rows, &n,
+	    &err) == 0);
+	for (i = 0; i < n; i++) {
+		if (strcmp(rows[i].backend, "iree-cuda") == 0)
+			CHECK(rows[i].config.v[KNOB_PAD_SMEM] == 1 &&
+			    rows[i].config.v[KNOB_TILE_M] == 64 &&
+			    rows[i].gflops == 1000);
+		else
+			CHECK(rows[i].config.v[KNOB_PAD_SMEM] == 0);
+		store_best_clear(&rows[i]);
+	}
+	CHECK(n == 2);
+	free(rows);
 	CHECK(store_check(s, &err) == 0);
 	store_close(s);
 	free(path);
@@ -1236,6 +1307,7 @@ main(void)
 	test_schema();
 	test_migrate_v3();
 	test_migrate_v8();
+	test_migrate_v9();
 	test_special_files();
 
 	path = db_path("main");
