@@ -168,7 +168,7 @@ static const struct opt_spec run_opts[] = {
 };
 
 static const struct opts_cmd run_cmd = {
-	"autosched run", run_opts, run_usage, 1, 1
+	"autosched run", run_opts, run_usage, 1, 1, 0
 };
 
 /* The command line into a: 0, 1 after --help, or 2 after the message. */
@@ -468,7 +468,7 @@ static const struct opt_spec analyze_opts[] = {
 };
 
 static const struct opts_cmd analyze_cmd = {
-	"autosched analyze", analyze_opts, analyze_usage, 1, 1
+	"autosched analyze", analyze_opts, analyze_usage, 1, 1, 0
 };
 
 /* Op emit's dispatch printed: the exit code (said). */
@@ -666,7 +666,7 @@ static const struct opt_spec space_opts[] = {
 };
 
 static const struct opts_cmd space_cmd = {
-	"autosched space", space_opts, space_usage, 1, 1
+	"autosched space", space_opts, space_usage, 1, 1, 0
 };
 
 /*
@@ -987,7 +987,7 @@ static const struct opt_spec best_opts[] = {
 };
 
 static const struct opts_cmd best_cmd = {
-	"autosched best", best_opts, best_usage, 0, 0
+	"autosched best", best_opts, best_usage, 0, 0, 0
 };
 
 static void
@@ -1157,7 +1157,7 @@ static const struct opt_spec export_opts[] = {
 };
 
 static const struct opts_cmd export_cmd = {
-	"autosched export", export_opts, export_usage, 0, 0
+	"autosched export", export_opts, export_usage, 0, 0, 0
 };
 
 /* The rows as autosched-configs/1 JSON, to stdout or a->outpath. */

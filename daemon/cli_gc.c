@@ -325,7 +325,7 @@ static const struct opt_spec gc_opts[] = {
 };
 
 static const struct opts_cmd gc_cmd = {
-	"autosched gc", gc_opts, gc_usage, 0, 0
+	"autosched gc", gc_opts, gc_usage, 0, 0, 0
 };
 
 int

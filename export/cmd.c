@@ -166,7 +166,7 @@ export_usage(FILE *f)
 }
 
 static const struct opts_cmd export_cmd = {
-	"autosched", cmd_opts_table, export_usage, 0, 0
+	"autosched", cmd_opts_table, export_usage, 0, 0, 0
 };
 
 int
@@ -242,7 +242,7 @@ annotate_usage(FILE *f)
 }
 
 static const struct opts_cmd annotate_cmd = {
-	"autosched", cmd_opts_table, annotate_usage, 1, 1
+	"autosched", cmd_opts_table, annotate_usage, 1, 1, 0
 };
 
 int
@@ -328,7 +328,7 @@ build_usage(FILE *f)
 }
 
 static const struct opts_cmd build_cmd = {
-	"autosched", cmd_opts_table, build_usage, 1, 1
+	"autosched", cmd_opts_table, build_usage, 1, 1, 0
 };
 
 int
