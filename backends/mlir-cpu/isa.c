@@ -3,6 +3,7 @@
  * OS's enabled register state, through the compiler's cpu_supports): the
  * register-tile rules, the default space and the compile flags follow it.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -88,17 +89,21 @@ mlircpu_isa_detect(struct mlircpu_isa *isa)
 	isa->l2 = cache_size(2, 512 << 10);
 }
 
+/* This CPU's, found once: compile-pool threads ask too. */
+static struct mlircpu_isa isa_found;
+static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
+
+static void
+isa_find(void)
+{
+	mlircpu_isa_detect(&isa_found);
+}
+
 const struct mlircpu_isa *
 mlircpu_isa(void)
 {
-	static struct mlircpu_isa isa;
-	static int done;
-
-	if (!done) {
-		mlircpu_isa_detect(&isa);
-		done = 1;
-	}
-	return &isa;
+	(void)pthread_once(&isa_once, isa_find);
+	return &isa_found;
 }
 
 void
