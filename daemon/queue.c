@@ -196,23 +196,35 @@ queue_get(const char *cmd, struct store *st, const char *db, int64_t id,
 }
 
 /*
- * The one job that cancel and log name: argv parsed by c, the store opened
- * (read_only for log) and job *id read into j. 0, or the exit code after
- * the message; either way the caller clears j, closes *st (if not NULL)
- * and frees *db.
+ * Run fn on the one job that cancel or log names: argv parsed by c, the
+ * store opened (read_only for log), the job read into j (fn may read it
+ * again). The exit code: fn's, or 2 after the message.
  */
 static int
-queue_one_job(const struct opts_cmd *c, const char *cmd, int read_only,
-    int argc, char **argv, char **db, struct store **st, struct store_job *j,
-    int64_t *id)
+queue_on_job(const struct opts_cmd *c, const char *cmd, int read_only,
+    int argc, char **argv, int (*fn)(struct store *, const char *db,
+    int64_t id, struct store_job *j))
 {
 	struct queue_args qa;
+	struct store *st = NULL;
+	struct store_job j;
+	char *db = NULL;
+	int64_t id;
+	int rc = 2;
 
+	memset(&j, 0, sizeof j);
 	if (queue_args(c, argc, argv, &qa) != 0 ||
-	    (*id = queue_job_id(cmd, qa.arg)) < 0 ||
-	    queue_open(cmd, &qa, read_only, db, st) != 0)
-		return 2;
-	return queue_get(cmd, *st, *db, *id, j);
+	    (id = queue_job_id(cmd, qa.arg)) < 0 ||
+	    queue_open(cmd, &qa, read_only, &db, &st) != 0)
+		goto out;
+	if ((rc = queue_get(cmd, st, db, id, &j)) == 0)
+		rc = fn(st, db, id, &j);
+out:
+	store_job_clear(&j);
+	if (st != NULL)
+		store_close(st);
+	free(db);
+	return rc;
 }
 
 static void
@@ -745,26 +757,22 @@ out:
 	return rc;
 }
 
-int
-queue_cancel(int argc, char **argv)
+/* cancel's work on job id, read into j. The exit code. */
+static int
+queue_cancel_job(struct store *st, const char *db, int64_t id,
+    struct store_job *j)
 {
-	struct store *st = NULL;
-	struct store_job j;
-	char *db = NULL, *err = NULL;
-	int64_t id;
+	char *err = NULL;
 	int rc;
 
-	memset(&j, 0, sizeof j);
-	if ((rc = queue_one_job(&cancel_cmd, "cancel", 0, argc, argv, &db, &st,
-	    &j, &id)) != 0)
-		goto out;
-	if (strcmp(j.state, "queued") != 0 && strcmp(j.state, "running") != 0) {
+	if (strcmp(j->state, "queued") != 0 &&
+	    strcmp(j->state, "running") != 0) {
 		fprintf(stderr, "autosched cancel: job %lld has already ended"
-		    " (%s)\n", (long long)id, j.state);
+		    " (%s)\n", (long long)id, j->state);
 		rc = 2;
 		goto out;
 	}
-	if (queue_abandoned(db, &j)) {
+	if (queue_abandoned(db, j)) {
 		/* Nobody would ever see the request: end it now. */
 		if (store_job_set_state(st, id, "cancelled", "abandoned: its"
 		    " runner died", &err) != 0) {
@@ -782,26 +790,30 @@ queue_cancel(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	store_job_clear(&j);
-	if ((rc = queue_get("cancel", st, db, id, &j)) != 0)
+	store_job_clear(j);
+	if ((rc = queue_get("cancel", st, db, id, j)) != 0)
 		goto out;
-	if (strcmp(j.state, "running") == 0)
+	if (strcmp(j->state, "running") == 0)
 		printf("job %lld: stops at its next trial boundary\n",
 		    (long long)id);
 	else {
 		char *e = NULL;
 
-		printf("job %lld: %s\n", (long long)id, daemon_esc(&e, j.state));
+		printf("job %lld: %s\n", (long long)id,
+		    daemon_esc(&e, j->state));
 		free(e);
 	}
 	rc = 0;
 out:
-	store_job_clear(&j);
-	if (st != NULL)
-		store_close(st);
-	free(db);
 	free(err);
 	return rc;
+}
+
+int
+queue_cancel(int argc, char **argv)
+{
+	return queue_on_job(&cancel_cmd, "cancel", 0, argc, argv,
+	    queue_cancel_job);
 }
 
 static void
@@ -816,30 +828,25 @@ queue_log_line(double when, const char *level, const char *msg, void *arg)
 	free(e[1]);
 }
 
+/* log's work: job id's log lines. The exit code. */
+static int
+queue_log_job(struct store *st, const char *db, int64_t id,
+    struct store_job *j)
+{
+	char *err = NULL;
+
+	(void)db;
+	(void)j;
+	if (store_log_foreach(st, id, queue_log_line, NULL, &err) != 0) {
+		fprintf(stderr, "autosched log: %s\n", err);
+		free(err);
+		return 1;
+	}
+	return 0;
+}
+
 int
 queue_log(int argc, char **argv)
 {
-	struct store *st = NULL;
-	struct store_job j;
-	char *db = NULL, *err = NULL;
-	int64_t id;
-	int rc;
-
-	memset(&j, 0, sizeof j);
-	if ((rc = queue_one_job(&log_cmd, "log", 1, argc, argv, &db, &st, &j,
-	    &id)) != 0)
-		goto out;
-	if (store_log_foreach(st, id, queue_log_line, NULL, &err) != 0) {
-		fprintf(stderr, "autosched log: %s\n", err);
-		rc = 1;
-		goto out;
-	}
-	rc = 0;
-out:
-	store_job_clear(&j);
-	if (st != NULL)
-		store_close(st);
-	free(db);
-	free(err);
-	return rc;
+	return queue_on_job(&log_cmd, "log", 1, argc, argv, queue_log_job);
 }
