@@ -323,6 +323,52 @@ static const char schema_v6[] =
 
 
 /*
+ * The best view of versions 7 and 8 as far as they agree: its ranking (a
+ * chosen config first) and columns up to the knobs (HEAD), and after the
+ * figures (TAIL).
+ */
+#define SCHEMA_BEST_CHOSEN_HEAD	\
+	"DROP VIEW best;"	\
+	"CREATE VIEW best AS"	\
+	" WITH valid AS ("	\
+	"  SELECT t.*, row_number() OVER (PARTITION BY t.job_id, t.op_id, t.target_id,"	\
+	"   t.phase, t.config_name ORDER BY t.gflops, t.id) AS mr,"	\
+	"  count(*) OVER (PARTITION BY t.job_id, t.op_id, t.target_id, t.phase,"	\
+	"   t.config_name) AS mc,"	\
+	"  EXISTS (SELECT 1 FROM choices ch WHERE ch.job_id = t.job_id"	\
+	"   AND ch.op_id = t.op_id AND ch.target_id = t.target_id"	\
+	"   AND ch.config_name = t.config_name) AS chosen"	\
+	"  FROM trials t WHERE t.status IN ('ok','unstable') AND (t.phase IN"	\
+	"   ('tune','confirm','final') OR (t.phase = 'baseline' AND EXISTS"	\
+	"   (SELECT 1 FROM choices ch WHERE ch.job_id = t.job_id"	\
+	"   AND ch.op_id = t.op_id AND ch.target_id = t.target_id"	\
+	"   AND ch.config_name = t.config_name)))),"	\
+	" per_job AS ("	\
+	"  SELECT valid.*, row_number() OVER (PARTITION BY op_id, target_id, job_id"	\
+	"   ORDER BY chosen DESC, phase IN ('final','baseline') DESC,"	\
+	"   phase = 'confirm' DESC, gflops DESC, id DESC) AS jr"	\
+	"  FROM valid WHERE phase = 'tune' OR mr = (mc + 1) / 2),"	\
+	" ranked AS ("	\
+	"  SELECT per_job.*, row_number() OVER (PARTITION BY op_id, target_id"	\
+	"   ORDER BY gflops DESC, id DESC) AS rn FROM per_job WHERE jr = 1)"	\
+	" SELECT o.name AS op, o.signature AS signature, g.cpu AS cpu,"	\
+	"  g.toolchain AS toolchain, g.backend AS backend,"	\
+	"  r.config_name AS config_name, r.phase AS phase, r.gflops AS gflops,"	\
+	"  r.runtime_ms AS runtime_ms, r.cv AS cv,"	\
+	"  r.tile_m, r.tile_n, r.tile_k, r.vector_m, r.vector_n, r.vector_k,"	\
+	"  r.threads, r.block_dim_x, r.block_dim_y, r.block_dim_z, r.pipeline_depth,"	\
+	"  r.pack_b,"
+
+#define SCHEMA_BEST_CHOSEN_TAIL	\
+	"  (SELECT count(*) FROM trials c WHERE c.op_id = r.op_id"	\
+	"   AND c.target_id = r.target_id AND c.phase = 'tune') AS trials,"	\
+	"  r.chosen AS chosen,"	\
+	"  r.job_id AS job_id, r.id AS trial_id, r.op_id AS op_id,"	\
+	"  r.target_id AS target_id"	\
+	" FROM ranked r JOIN ops o ON o.id = r.op_id"	\
+	" JOIN targets g ON g.id = r.target_id WHERE r.rn = 1;"
+
+/*
  * Version 7: whole models. job_ops: a job's distinct ops, with how often
  * and where the program uses each. allocations: the scheduler's rounds
  * (which op got how many trials, why, at what expected gain), so a job run
@@ -370,36 +416,7 @@ static const char schema_v7[] =
 	"  created     REAL NOT NULL"
 	");"
 	"CREATE INDEX choices_job ON choices (job_id, op_id, target_id);"
-	"DROP VIEW best;"
-	"CREATE VIEW best AS"
-	" WITH valid AS ("
-	"  SELECT t.*, row_number() OVER (PARTITION BY t.job_id, t.op_id, t.target_id,"
-	"   t.phase, t.config_name ORDER BY t.gflops, t.id) AS mr,"
-	"  count(*) OVER (PARTITION BY t.job_id, t.op_id, t.target_id, t.phase,"
-	"   t.config_name) AS mc,"
-	"  EXISTS (SELECT 1 FROM choices ch WHERE ch.job_id = t.job_id"
-	"   AND ch.op_id = t.op_id AND ch.target_id = t.target_id"
-	"   AND ch.config_name = t.config_name) AS chosen"
-	"  FROM trials t WHERE t.status IN ('ok','unstable') AND (t.phase IN"
-	"   ('tune','confirm','final') OR (t.phase = 'baseline' AND EXISTS"
-	"   (SELECT 1 FROM choices ch WHERE ch.job_id = t.job_id"
-	"   AND ch.op_id = t.op_id AND ch.target_id = t.target_id"
-	"   AND ch.config_name = t.config_name)))),"
-	" per_job AS ("
-	"  SELECT valid.*, row_number() OVER (PARTITION BY op_id, target_id, job_id"
-	"   ORDER BY chosen DESC, phase IN ('final','baseline') DESC,"
-	"   phase = 'confirm' DESC, gflops DESC, id DESC) AS jr"
-	"  FROM valid WHERE phase = 'tune' OR mr = (mc + 1) / 2),"
-	" ranked AS ("
-	"  SELECT per_job.*, row_number() OVER (PARTITION BY op_id, target_id"
-	"   ORDER BY gflops DESC, id DESC) AS rn FROM per_job WHERE jr = 1)"
-	" SELECT o.name AS op, o.signature AS signature, g.cpu AS cpu,"
-	"  g.toolchain AS toolchain, g.backend AS backend,"
-	"  r.config_name AS config_name, r.phase AS phase, r.gflops AS gflops,"
-	"  r.runtime_ms AS runtime_ms, r.cv AS cv,"
-	"  r.tile_m, r.tile_n, r.tile_k, r.vector_m, r.vector_n, r.vector_k,"
-	"  r.threads, r.block_dim_x, r.block_dim_y, r.block_dim_z, r.pipeline_depth,"
-	"  r.pack_b,"
+	SCHEMA_BEST_CHOSEN_HEAD
 	"  (SELECT avg(b.gflops) FROM trials b WHERE b.op_id = r.op_id"
 	"   AND b.target_id = r.target_id AND b.job_id IS r.job_id"
 	"   AND b.phase = 'baseline' AND b.threads = r.threads"
@@ -408,13 +425,7 @@ static const char schema_v7[] =
 	"   AND b.target_id = r.target_id AND b.job_id IS r.job_id"
 	"   AND b.phase = 'reference' AND b.threads = r.threads"
 	"   AND b.status IN ('ok','unstable')) AS reference_gflops,"
-	"  (SELECT count(*) FROM trials c WHERE c.op_id = r.op_id"
-	"   AND c.target_id = r.target_id AND c.phase = 'tune') AS trials,"
-	"  r.chosen AS chosen,"
-	"  r.job_id AS job_id, r.id AS trial_id, r.op_id AS op_id,"
-	"  r.target_id AS target_id"
-	" FROM ranked r JOIN ops o ON o.id = r.op_id"
-	" JOIN targets g ON g.id = r.target_id WHERE r.rn = 1;";
+	SCHEMA_BEST_CHOSEN_TAIL;
 
 /*
  * Version 8: what a GPU trial was measured on and against (issue 33): the
@@ -434,36 +445,7 @@ static const char schema_v8[] =
 	"ALTER TABLE trials ADD COLUMN power_w INTEGER;"
 	"ALTER TABLE trials ADD COLUMN peak_gflops REAL;"
 	"ALTER TABLE trials ADD COLUMN peak_routine TEXT;"
-	"DROP VIEW best;"
-	"CREATE VIEW best AS"
-	" WITH valid AS ("
-	"  SELECT t.*, row_number() OVER (PARTITION BY t.job_id, t.op_id, t.target_id,"
-	"   t.phase, t.config_name ORDER BY t.gflops, t.id) AS mr,"
-	"  count(*) OVER (PARTITION BY t.job_id, t.op_id, t.target_id, t.phase,"
-	"   t.config_name) AS mc,"
-	"  EXISTS (SELECT 1 FROM choices ch WHERE ch.job_id = t.job_id"
-	"   AND ch.op_id = t.op_id AND ch.target_id = t.target_id"
-	"   AND ch.config_name = t.config_name) AS chosen"
-	"  FROM trials t WHERE t.status IN ('ok','unstable') AND (t.phase IN"
-	"   ('tune','confirm','final') OR (t.phase = 'baseline' AND EXISTS"
-	"   (SELECT 1 FROM choices ch WHERE ch.job_id = t.job_id"
-	"   AND ch.op_id = t.op_id AND ch.target_id = t.target_id"
-	"   AND ch.config_name = t.config_name)))),"
-	" per_job AS ("
-	"  SELECT valid.*, row_number() OVER (PARTITION BY op_id, target_id, job_id"
-	"   ORDER BY chosen DESC, phase IN ('final','baseline') DESC,"
-	"   phase = 'confirm' DESC, gflops DESC, id DESC) AS jr"
-	"  FROM valid WHERE phase = 'tune' OR mr = (mc + 1) / 2),"
-	" ranked AS ("
-	"  SELECT per_job.*, row_number() OVER (PARTITION BY op_id, target_id"
-	"   ORDER BY gflops DESC, id DESC) AS rn FROM per_job WHERE jr = 1)"
-	" SELECT o.name AS op, o.signature AS signature, g.cpu AS cpu,"
-	"  g.toolchain AS toolchain, g.backend AS backend,"
-	"  r.config_name AS config_name, r.phase AS phase, r.gflops AS gflops,"
-	"  r.runtime_ms AS runtime_ms, r.cv AS cv,"
-	"  r.tile_m, r.tile_n, r.tile_k, r.vector_m, r.vector_n, r.vector_k,"
-	"  r.threads, r.block_dim_x, r.block_dim_y, r.block_dim_z, r.pipeline_depth,"
-	"  r.pack_b,"
+	SCHEMA_BEST_CHOSEN_HEAD
 	"  r.gpu AS gpu, r.sm_mhz AS sm_mhz, r.mem_mhz AS mem_mhz,"
 	"  r.temp_c AS temp_c,"
 	"  (SELECT avg(b.gflops) FROM trials b WHERE b.op_id = r.op_id"
@@ -478,13 +460,7 @@ static const char schema_v8[] =
 	"   AND b.target_id = r.target_id AND b.job_id IS r.job_id"
 	"   AND b.phase = 'reference' AND max(b.threads, 1) = max(r.threads, 1)"
 	"   AND b.status IN ('ok','unstable')) AS peak_gflops,"
-	"  (SELECT count(*) FROM trials c WHERE c.op_id = r.op_id"
-	"   AND c.target_id = r.target_id AND c.phase = 'tune') AS trials,"
-	"  r.chosen AS chosen,"
-	"  r.job_id AS job_id, r.id AS trial_id, r.op_id AS op_id,"
-	"  r.target_id AS target_id"
-	" FROM ranked r JOIN ops o ON o.id = r.op_id"
-	" JOIN targets g ON g.id = r.target_id WHERE r.rn = 1;";
+	SCHEMA_BEST_CHOSEN_TAIL;
 
 const char *const store_migrations[STORE_SCHEMA_VERSION] = {
 	schema_v1,
