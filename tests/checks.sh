@@ -92,6 +92,19 @@ link_like_stdout() {
 	ln -s /proc/self/fd/1 "$1/stdout" && echo "$1/stdout"
 }
 
+# grid_cfg INPUT N_TRIAL TIMEOUT [ENV_LINE]: on stdout the cfg of a small
+# grid job of INPUT (a few seconds): ENV_LINE added to its [Env], its
+# [SearchSpace] lines from stdin, quick measurements, the best confirmed.
+grid_cfg() {
+	printf '[Env]\ninput_file = %s\n' "$1"
+	[ -z "${4:-}" ] || printf '%s\n' "$4"
+	printf '[SearchSpace]\n'
+	cat
+	printf '[SearchStrategy]\ntuner = grid\nn_trial = %s\n' "$2"
+	printf '[Measure]\nmin_time = 0.005\nmin_reps = 3\nconfirm_top = 1\n'
+	printf 'timeout = %s\n' "$3"
+}
+
 # tuned_store AS DIR FIXTURES [ENV_LINE]: DIR/s.db with best configs for the
 # two ops of FIXTURES/tuned.mlir (a few seconds), from DIR/a.cfg (ENV_LINE
 # added to its [Env]); the run's output in DIR/run.txt. The default (which
@@ -100,26 +113,13 @@ link_like_stdout() {
 tuned_store() {
 	local as=$1 dir=$2
 	cp "$3/tuned.mlir" "$dir/"
-	{
-		printf '[Env]\ninput_file = tuned.mlir\n'
-		[ -z "${4:-}" ] || printf '%s\n' "$4"
-		cat <<'C'
-[SearchSpace]
+	grid_cfg tuned.mlir 2 5 "${4:-}" > "$dir/a.cfg" <<'C'
 tile_m = [16,32]
 tile_n = [16]
 tile_k = [16]
 vector_m = [4,6]
 vector_n = [16]
-[SearchStrategy]
-tuner = grid
-n_trial = 2
-[Measure]
-min_time = 0.005
-min_reps = 3
-confirm_top = 1
-timeout = 5
 C
-	} > "$dir/a.cfg"
 	AUTOSCHED_TEST_FAULT='compile_fail:!tile_16x16x16' deadline 300 \
 	    "$as" run "$dir/a.cfg" --db "$dir/s.db" --quiet > "$dir/run.txt" 2>&1
 	check "tuning run exits 0" eq "$?" 0
