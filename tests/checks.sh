@@ -92,16 +92,18 @@ link_like_stdout() {
 	ln -s /proc/self/fd/1 "$1/stdout" && echo "$1/stdout"
 }
 
-# grid_cfg INPUT N_TRIAL TIMEOUT [ENV_LINE]: on stdout the cfg of a small
-# grid job of INPUT (a few seconds): ENV_LINE added to its [Env], its
-# [SearchSpace] lines from stdin, quick measurements, the best confirmed.
+# grid_cfg INPUT N_TRIAL TIMEOUT [ENV_LINES]: on stdout the cfg of a small
+# grid job of INPUT (a few seconds): ENV_LINES added to its [Env], its
+# [SearchSpace] lines from stdin, quick measurements (min_time $MIN_TIME,
+# default 0.005), the best $CONFIRM_TOP (default 1) confirmed.
 grid_cfg() {
 	printf '[Env]\ninput_file = %s\n' "$1"
 	[ -z "${4:-}" ] || printf '%s\n' "$4"
 	printf '[SearchSpace]\n'
 	cat
 	printf '[SearchStrategy]\ntuner = grid\nn_trial = %s\n' "$2"
-	printf '[Measure]\nmin_time = 0.005\nmin_reps = 3\nconfirm_top = 1\n'
+	printf '[Measure]\nmin_time = %s\nmin_reps = 3\nconfirm_top = %s\n' \
+	    "${MIN_TIME:-0.005}" "${CONFIRM_TOP:-1}"
 	printf 'timeout = %s\n' "$3"
 }
 
