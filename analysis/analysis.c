@@ -584,28 +584,40 @@ loc_visit(struct locs *l, MlirLocation loc)
 	return 0;
 }
 
-static MlirWalkResult
-locs_walk(MlirOperation op, void *arg)
+/* fn(v, arg) for every argument v of every block of op's regions. */
+static void
+block_args_each(MlirOperation op, void (*fn)(MlirValue, void *), void *arg)
 {
-	struct locs *l = arg;
-	MlirLocation unknown = mlirLocationUnknownGet(l->ctx);
 	intptr_t r, a, n;
 	MlirBlock b;
 
-	if (loc_visit(l, mlirOperationGetLocation(op)))
-		mlirOperationSetLocation(op, unknown);
 	for (r = 0; r < mlirOperationGetNumRegions(op); r++) {
 		for (b = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, r));
 		    !mlirBlockIsNull(b); b = mlirBlockGetNextInRegion(b)) {
 			n = mlirBlockGetNumArguments(b);
-			for (a = 0; a < n; a++) {
-				MlirValue v = mlirBlockGetArgument(b, a);
-
-				if (loc_visit(l, mlirValueGetLocation(v)))
-					mlirBlockArgumentSetLocation(v, unknown);
-			}
+			for (a = 0; a < n; a++)
+				fn(mlirBlockGetArgument(b, a), arg);
 		}
 	}
+}
+
+static void
+locs_arg(MlirValue v, void *arg)
+{
+	struct locs *l = arg;
+
+	if (loc_visit(l, mlirValueGetLocation(v)))
+		mlirBlockArgumentSetLocation(v, mlirLocationUnknownGet(l->ctx));
+}
+
+static MlirWalkResult
+locs_walk(MlirOperation op, void *arg)
+{
+	struct locs *l = arg;
+
+	if (loc_visit(l, mlirOperationGetLocation(op)))
+		mlirOperationSetLocation(op, mlirLocationUnknownGet(l->ctx));
+	block_args_each(op, locs_arg, l);
 	return MlirWalkResultAdvance;
 }
 
@@ -726,28 +738,23 @@ struct rename {
 	MlirStringRef	 file;
 };
 
+static void
+locs_rename_arg(MlirValue v, void *arg)
+{
+	struct rename	*rn = arg;
+
+	mlirBlockArgumentSetLocation(v, loc_rename(rn->ctx,
+	    mlirValueGetLocation(v), rn->file, 0));
+}
+
 static MlirWalkResult
 locs_rename_op(MlirOperation op, void *arg)
 {
 	struct rename	*rn = arg;
-	intptr_t	 r, a, n;
-	MlirBlock	 b;
 
 	mlirOperationSetLocation(op, loc_rename(rn->ctx,
 	    mlirOperationGetLocation(op), rn->file, 0));
-	for (r = 0; r < mlirOperationGetNumRegions(op); r++) {
-		for (b = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, r));
-		    !mlirBlockIsNull(b); b = mlirBlockGetNextInRegion(b)) {
-			n = mlirBlockGetNumArguments(b);
-			for (a = 0; a < n; a++) {
-				MlirValue v = mlirBlockGetArgument(b, a);
-
-				mlirBlockArgumentSetLocation(v, loc_rename(
-				    rn->ctx, mlirValueGetLocation(v), rn->file,
-				    0));
-			}
-		}
-	}
+	block_args_each(op, locs_rename_arg, rn);
 	return MlirWalkResultAdvance;
 }
 
