@@ -92,6 +92,21 @@ link_like_stdout() {
 	ln -s /proc/self/fd/1 "$1/stdout" && echo "$1/stdout"
 }
 
+# chain_mlir N: on stdout @chain, N elementwise adds one after the other
+# (x + N): a program of many ops, which build compiles in several pieces.
+chain_mlir() {
+	local n=$1 i
+
+	echo "func.func @chain(%x: tensor<64xf32>) -> tensor<64xf32> {"
+	echo "  %one = arith.constant dense<1.0> : tensor<64xf32>"
+	echo "  %v0 = arith.addf %x, %one : tensor<64xf32>"
+	for i in $(seq 1 $((n - 1))); do
+		echo "  %v$i = arith.addf %v$((i - 1)), %one : tensor<64xf32>"
+	done
+	echo "  return %v$((n - 1)) : tensor<64xf32>"
+	echo "}"
+}
+
 # grid_cfg INPUT N_TRIAL TIMEOUT [ENV_LINES]: on stdout the cfg of a small
 # grid job of INPUT (a few seconds): ENV_LINES added to its [Env], its
 # [SearchSpace] lines from stdin, quick measurements (min_time $MIN_TIME,
