@@ -1157,10 +1157,12 @@ export_other_format(int argc, char **argv)
 static const char *const export_formats[] = { "json", NULL };
 
 static const struct opt_spec export_opts[] = {
-	{ .name = "db", .kind = OPT_PATH, .off = offsetof(struct best_args, db) },
+	{ .name = "db", .kind = OPT_PATH,
+	  .off = offsetof(struct best_args, db) },
 	{ .name = "op", .kind = OPT_STRING,
 	  .off = offsetof(struct best_args, op) },
-	{ .name = "job", .kind = OPT_JOB, .off = offsetof(struct best_args, job) },
+	{ .name = "job", .kind = OPT_JOB,
+	  .off = offsetof(struct best_args, job) },
 	{ .name = "all", .kind = OPT_UNSET,
 	  .off = offsetof(struct best_args, op) },
 	{ .name = "format", .kind = OPT_WORD,

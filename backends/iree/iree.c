@@ -231,7 +231,7 @@ iree_open(const struct backend_params *params, const struct op_desc *op,
 	be->toolchain = xasprintf("iree-compile %s; %s", be->tools.version,
 	    IREE_BACKEND_TAG);
 	be->cpu = backend_cpu_model();
-	/* The codegen targets the host: the vector width stands for its flags. */
+	/* The codegen targets the host: vector width stands for its flags. */
 	be->flags = xasprintf("llvm-cpu host, %lld-bit vectors",
 	    (long long)lanes(&(struct op_desc){ .acc = ELEM_F32 }) * 32);
 	*out = be;
