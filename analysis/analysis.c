@@ -131,20 +131,14 @@ analysis_op_same(const struct op_desc *a, const struct op_desc *b)
 	    a->transpose_b == b->transpose_b;
 }
 
-/* A bounded string the MLIR print callbacks append to. */
-struct text {
-	char	buf[ANALYSIS_MAX_TEXT];
-	size_t	len;
-};
-
-static void
-text_append(MlirStringRef s, void *arg)
+void
+analysis_text_append(MlirStringRef s, void *arg)
 {
-	struct text	*t = arg;
-	size_t		 n = s.length;
+	struct analysis_text	*t = arg;
+	size_t			 n = s.length;
 
-	if (n > sizeof t->buf - 1 - t->len)
-		n = sizeof t->buf - 1 - t->len;
+	if (n > t->cap - 1 - t->len)
+		n = t->cap - 1 - t->len;
 	memcpy(t->buf + t->len, s.data, n);
 	t->len += n;
 	t->buf[t->len] = '\0';
@@ -153,11 +147,12 @@ text_append(MlirStringRef s, void *arg)
 char *
 analysis_type_string(MlirType type)
 {
-	struct text	t = { .len = 0 };
+	char			buf[ANALYSIS_MAX_TEXT];
+	struct analysis_text	t = { buf, sizeof buf, 0 };
 
-	t.buf[0] = '\0';
-	mlirTypePrint(type, text_append, &t);
-	return xstrdup(t.buf);
+	buf[0] = '\0';
+	mlirTypePrint(type, analysis_text_append, &t);
+	return xstrdup(buf);
 }
 
 /* The position of a location, or 0 if it has none. */
@@ -222,17 +217,17 @@ struct diag {
 static MlirLogicalResult
 diag_handler(MlirDiagnostic dg, void *arg)
 {
-	struct diag	*d = arg;
-	struct text	 msg = { .len = 0 };
-	char		*where;
+	struct diag		*d = arg;
+	char			 buf[ANALYSIS_MAX_TEXT], *where;
+	struct analysis_text	 msg = { buf, sizeof buf, 0 };
 
 	if (mlirDiagnosticGetSeverity(dg) != MlirDiagnosticError ||
 	    d->first != NULL)
 		return mlirLogicalResultSuccess();
-	msg.buf[0] = '\0';
-	mlirDiagnosticPrint(dg, text_append, &msg);
+	buf[0] = '\0';
+	mlirDiagnosticPrint(dg, analysis_text_append, &msg);
 	where = analysis_loc_string(mlirDiagnosticGetLocation(dg), d->file);
-	d->first = xasprintf("%s: %s", where, msg.buf);
+	d->first = xasprintf("%s: %s", where, buf);
 	free(where);
 	/* Handled: MLIR must not print it to stderr as well. */
 	return mlirLogicalResultSuccess();
@@ -589,28 +584,40 @@ loc_visit(struct locs *l, MlirLocation loc)
 	return 0;
 }
 
-static MlirWalkResult
-locs_walk(MlirOperation op, void *arg)
+/* fn(v, arg) for every argument v of every block of op's regions. */
+static void
+block_args_each(MlirOperation op, void (*fn)(MlirValue, void *), void *arg)
 {
-	struct locs *l = arg;
-	MlirLocation unknown = mlirLocationUnknownGet(l->ctx);
 	intptr_t r, a, n;
 	MlirBlock b;
 
-	if (loc_visit(l, mlirOperationGetLocation(op)))
-		mlirOperationSetLocation(op, unknown);
 	for (r = 0; r < mlirOperationGetNumRegions(op); r++) {
 		for (b = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, r));
 		    !mlirBlockIsNull(b); b = mlirBlockGetNextInRegion(b)) {
 			n = mlirBlockGetNumArguments(b);
-			for (a = 0; a < n; a++) {
-				MlirValue v = mlirBlockGetArgument(b, a);
-
-				if (loc_visit(l, mlirValueGetLocation(v)))
-					mlirBlockArgumentSetLocation(v, unknown);
-			}
+			for (a = 0; a < n; a++)
+				fn(mlirBlockGetArgument(b, a), arg);
 		}
 	}
+}
+
+static void
+locs_arg(MlirValue v, void *arg)
+{
+	struct locs *l = arg;
+
+	if (loc_visit(l, mlirValueGetLocation(v)))
+		mlirBlockArgumentSetLocation(v, mlirLocationUnknownGet(l->ctx));
+}
+
+static MlirWalkResult
+locs_walk(MlirOperation op, void *arg)
+{
+	struct locs *l = arg;
+
+	if (loc_visit(l, mlirOperationGetLocation(op)))
+		mlirOperationSetLocation(op, mlirLocationUnknownGet(l->ctx));
+	block_args_each(op, locs_arg, l);
 	return MlirWalkResultAdvance;
 }
 
@@ -645,21 +652,28 @@ file_append(MlirStringRef s, void *arg)
 	fwrite(s.data, 1, s.length, (FILE *)arg);
 }
 
-/* The module printed with flags, in *text (caller frees). -1 with *err. */
+/*
+ * The module printed with flags (destroyed here), in generic form if
+ * generic, into *text (caller frees). -1 with *err.
+ */
 static int
-module_print(MlirModule module, MlirOpPrintingFlags flags, char **text,
-    char **err)
+module_print(MlirModule module, MlirOpPrintingFlags flags, int generic,
+    char **text, char **err)
 {
 	size_t	 len = 0;
 	FILE	*f;
 
 	*text = NULL;
 	if ((f = open_memstream(text, &len)) == NULL) {
+		mlirOpPrintingFlagsDestroy(flags);
 		util_seterr(err, "open_memstream failed");
 		return -1;
 	}
+	if (generic)
+		mlirOpPrintingFlagsPrintGenericOpForm(flags);
 	mlirOperationPrintWithFlags(mlirModuleGetOperation(module), flags,
 	    file_append, f);
+	mlirOpPrintingFlagsDestroy(flags);
 	fputc('\n', f);
 	if (fclose(f) != 0) {
 		free(*text);
@@ -724,28 +738,23 @@ struct rename {
 	MlirStringRef	 file;
 };
 
+static void
+locs_rename_arg(MlirValue v, void *arg)
+{
+	struct rename	*rn = arg;
+
+	mlirBlockArgumentSetLocation(v, loc_rename(rn->ctx,
+	    mlirValueGetLocation(v), rn->file, 0));
+}
+
 static MlirWalkResult
 locs_rename_op(MlirOperation op, void *arg)
 {
 	struct rename	*rn = arg;
-	intptr_t	 r, a, n;
-	MlirBlock	 b;
 
 	mlirOperationSetLocation(op, loc_rename(rn->ctx,
 	    mlirOperationGetLocation(op), rn->file, 0));
-	for (r = 0; r < mlirOperationGetNumRegions(op); r++) {
-		for (b = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, r));
-		    !mlirBlockIsNull(b); b = mlirBlockGetNextInRegion(b)) {
-			n = mlirBlockGetNumArguments(b);
-			for (a = 0; a < n; a++) {
-				MlirValue v = mlirBlockGetArgument(b, a);
-
-				mlirBlockArgumentSetLocation(v, loc_rename(
-				    rn->ctx, mlirValueGetLocation(v), rn->file,
-				    0));
-			}
-		}
-	}
+	block_args_each(op, locs_rename_arg, rn);
 	return MlirWalkResultAdvance;
 }
 
@@ -884,7 +893,6 @@ annotated_print(struct parsed *p, const char *name, const char *text,
 {
 	MlirOpPrintingFlags	flags = mlirOpPrintingFlagsCreate();
 	struct locs		locs;
-	int			rc;
 
 	locs.ctx = p->ctx;
 	locs.written = locs.clear = 0;
@@ -900,11 +908,8 @@ annotated_print(struct parsed *p, const char *name, const char *text,
 		    &locs, MlirWalkPreOrder);
 		mlirOpPrintingFlagsEnableDebugInfo(flags, true, false);
 	}
-	if (generic_form(text, len))
-		mlirOpPrintingFlagsPrintGenericOpForm(flags);
-	rc = module_print(p->module, flags, printed, err);
-	mlirOpPrintingFlagsDestroy(flags);
-	return rc;
+	return module_print(p->module, flags, generic_form(text, len), printed,
+	    err);
 }
 
 /*
@@ -917,18 +922,14 @@ edited_print(struct parsed *p, const char *name, const char *text,
     size_t len, const struct analysis_edit *edit, char **printed, char **err)
 {
 	MlirOpPrintingFlags	flags;
-	int			rc;
 
 	locs_rename(p->ctx, mlirModuleGetOperation(p->module), name);
 	if (edit->fn(p->ctx, p->module, edit->arg, err) != 0)
 		return -1;
 	flags = mlirOpPrintingFlagsCreate();
 	mlirOpPrintingFlagsEnableDebugInfo(flags, true, false);
-	if (generic_form(text, len))
-		mlirOpPrintingFlagsPrintGenericOpForm(flags);
-	rc = module_print(p->module, flags, printed, err);
-	mlirOpPrintingFlagsDestroy(flags);
-	return rc;
+	return module_print(p->module, flags, generic_form(text, len), printed,
+	    err);
 }
 
 /*
@@ -1069,8 +1070,7 @@ analysis_lower(const char *path, char **text,
 	locs_rename(p.ctx, mlirModuleGetOperation(p.module), path);
 	flags = mlirOpPrintingFlagsCreate();
 	mlirOpPrintingFlagsEnableDebugInfo(flags, true, false);
-	rc = module_print(p.module, flags, text, err);
-	mlirOpPrintingFlagsDestroy(flags);
+	rc = module_print(p.module, flags, 0, text, err);
 	if (rc == 0)
 		*how = p.lowered;
 out:
@@ -1088,22 +1088,25 @@ analysis_lowered(const struct analysis *a, size_t *remaining)
 }
 
 void
+analysis_desc_clear(struct op_desc *d)
+{
+	free((char *)d->kind);
+	free((char *)d->op_name);
+	free((char *)d->name);
+	free((char *)d->function);
+	free((char *)d->loc);
+	free((char *)d->reason);
+}
+
+void
 analysis_free(struct analysis *a)
 {
-	struct op_desc	*d;
 	size_t		 i;
 
 	if (a == NULL)
 		return;
-	for (i = 0; i < a->nops; i++) {
-		d = &a->ops[i];
-		free((char *)d->kind);
-		free((char *)d->op_name);
-		free((char *)d->name);
-		free((char *)d->function);
-		free((char *)d->loc);
-		free((char *)d->reason);
-	}
+	for (i = 0; i < a->nops; i++)
+		analysis_desc_clear(&a->ops[i]);
 	for (i = 0; i < 2 * a->nfuncs; i++)
 		free(a->funcs[i]);
 	free(a->funcs);

@@ -29,6 +29,24 @@ struct analysis {
  */
 char	*analysis_loc_string(MlirLocation, const char *file);
 
+/*
+ * A bounded string the MLIR print callbacks append to (analysis_text_append
+ * the callback, the struct its argument): buf holds cap bytes and is always
+ * ended; what does not fit is cut.
+ */
+struct analysis_text {
+	char	*buf;
+	size_t	 cap, len;
+};
+void	 analysis_text_append(MlirStringRef, void *);
+
+/* The op defining v, or a null op for a block argument (contraction.c). */
+MlirOperation analysis_def_op(MlirValue v);
+/* 1 if op is not null and named name ("linalg.matmul"; contraction.c). */
+int	 analysis_op_is(MlirOperation op, const char *name);
+/* Free the strings of d (a described op), not d itself. */
+void	 analysis_desc_clear(struct op_desc *d);
+
 /* The printed form of a type, for messages. Caller frees. */
 char	*analysis_type_string(MlirType);
 

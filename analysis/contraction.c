@@ -395,9 +395,8 @@ look_maps(struct look *l, const char *family)
 	l->shaped = 1;
 }
 
-/* The op defining v, or a null op for a block argument. */
-static MlirOperation
-def_op(MlirValue v)
+MlirOperation
+analysis_def_op(MlirValue v)
 {
 	MlirOperation	none = { NULL };
 
@@ -416,8 +415,8 @@ arg_no(MlirValue v, MlirBlock block)
 	return (int)mlirBlockArgumentGetArgNumber(v);
 }
 
-static int
-op_is(MlirOperation op, const char *name)
+int
+analysis_op_is(MlirOperation op, const char *name)
 {
 	return !mlirOperationIsNull(op) &&
 	    strref_is(mlirIdentifierStr(mlirOperationGetName(op)), name);
@@ -439,9 +438,9 @@ multiplicand(MlirValue v, MlirBlock block, const char **cast)
 	*cast = "";
 	if (arg_no(v, block) >= 0)
 		return arg_no(v, block);
-	op = def_op(v);
+	op = analysis_def_op(v);
 	for (i = 0; i < sizeof casts / sizeof casts[0]; i++) {
-		if (op_is(op, casts[i]) &&
+		if (analysis_op_is(op, casts[i]) &&
 		    mlirOperationGetNumOperands(op) == 1) {
 			*cast = casts[i];
 			return arg_no(mlirOperationGetOperand(op, 0), block);
@@ -497,11 +496,11 @@ look_body(struct look *l, struct op_desc *d)
 		nops++;
 	isf = analysis_elem_is_float(d->acc);
 	yield = mlirBlockGetTerminator(block);
-	if (!op_is(yield, "linalg.yield") ||
+	if (!analysis_op_is(yield, "linalg.yield") ||
 	    mlirOperationGetNumOperands(yield) != 1)
 		goto bad;
-	add = def_op(mlirOperationGetOperand(yield, 0));
-	if (!op_is(add, isf ? "arith.addf" : "arith.addi") ||
+	add = analysis_def_op(mlirOperationGetOperand(yield, 0));
+	if (!analysis_op_is(add, isf ? "arith.addf" : "arith.addi") ||
 	    mlirOperationGetNumOperands(add) != 2)
 		goto bad;
 	/* acc + mul, either way round. */
@@ -511,8 +510,8 @@ look_body(struct look *l, struct op_desc *d)
 		v = mlirOperationGetOperand(add, 0);
 	else
 		goto bad;
-	mul = def_op(v);
-	if (!op_is(mul, isf ? "arith.mulf" : "arith.muli") ||
+	mul = analysis_def_op(v);
+	if (!analysis_op_is(mul, isf ? "arith.mulf" : "arith.muli") ||
 	    mlirOperationGetNumOperands(mul) != 2)
 		goto bad;
 	a0 = a1 = -1;

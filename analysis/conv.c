@@ -34,28 +34,6 @@ ref(const char *s)
 	return mlirStringRefCreateFromCString(s);
 }
 
-static int
-op_is(MlirOperation op, const char *name)
-{
-	MlirStringRef n;
-
-	if (mlirOperationIsNull(op))
-		return 0;
-	n = mlirIdentifierStr(mlirOperationGetName(op));
-	return n.length == strlen(name) && memcmp(n.data, name, n.length) == 0;
-}
-
-/* The op defining v, or a null op for a block argument. */
-static MlirOperation
-def_op(MlirValue v)
-{
-	MlirOperation	none = { NULL };
-
-	if (mlirValueIsAOpResult(v))
-		return mlirOpResultGetOwner(v);
-	return none;
-}
-
 static int64_t
 dim(MlirType t, intptr_t i)
 {
@@ -97,8 +75,8 @@ pads_zero(MlirOperation pad)
 	y = mlirBlockGetTerminator(b);
 	if (mlirOperationIsNull(y) || mlirOperationGetNumOperands(y) != 1)
 		return 0;
-	c = def_op(mlirOperationGetOperand(y, 0));
-	if (!op_is(c, "arith.constant"))
+	c = analysis_def_op(mlirOperationGetOperand(y, 0));
+	if (!analysis_op_is(c, "arith.constant"))
 		return 0;
 	v = mlirOperationGetAttributeByName(c, ref("value"));
 	if (mlirAttributeIsNull(v))
@@ -118,12 +96,12 @@ pads_zero(MlirOperation pad)
 static void
 conv_padding(MlirValue in, intptr_t hd, intptr_t wd, struct op_conv *c)
 {
-	MlirOperation	pad = def_op(in);
+	MlirOperation	pad = analysis_def_op(in);
 	MlirAttribute	lo, hi;
 	int64_t		l, h, p[4];
 	intptr_t	i;
 
-	if (!op_is(pad, "tensor.pad") || !pads_zero(pad))
+	if (!analysis_op_is(pad, "tensor.pad") || !pads_zero(pad))
 		return;
 	lo = mlirOperationGetAttributeByName(pad, ref("static_low"));
 	hi = mlirOperationGetAttributeByName(pad, ref("static_high"));
@@ -252,7 +230,7 @@ analysis_conv_describe(MlirOperation op, struct op_desc *d)
 	memset(c, 0, sizeof *c);
 	d->kind = xstrndup(nm.data + 7, nm.length - 7);	/* after "linalg." */
 	for (i = 0; i < sizeof conv_ops / sizeof conv_ops[0]; i++)
-		if (op_is(op, conv_ops[i].op))
+		if (analysis_op_is(op, conv_ops[i].op))
 			c->layout = conv_ops[i].layout;
 	if (c->layout == CONV_NONE) {
 		free((char *)d->kind);
@@ -395,17 +373,6 @@ struct convs {
 	size_t		  n, cap;
 };
 
-static void
-desc_free(struct op_desc *d)
-{
-	free((char *)d->kind);
-	free((char *)d->op_name);
-	free((char *)d->name);
-	free((char *)d->function);
-	free((char *)d->loc);
-	free((char *)d->reason);
-}
-
 /* Walk callback: the convs the analysis tunes as matmuls. */
 static MlirWalkResult
 collect_convs(MlirOperation o, void *arg)
@@ -415,7 +382,7 @@ collect_convs(MlirOperation o, void *arg)
 	size_t		 i;
 
 	for (i = 0; i < sizeof conv_ops / sizeof conv_ops[0]; i++)
-		if (op_is(o, conv_ops[i].op))
+		if (analysis_op_is(o, conv_ops[i].op))
 			break;
 	if (i == sizeof conv_ops / sizeof conv_ops[0])
 		return MlirWalkResultAdvance;
@@ -423,7 +390,7 @@ collect_convs(MlirOperation o, void *arg)
 	if (!analysis_describe(o, cs->file, &d))
 		return MlirWalkResultAdvance;
 	if (!d.tunable || strcmp(d.kind, "matmul") != 0) {
-		desc_free(&d);
+		analysis_desc_clear(&d);
 		return MlirWalkResultAdvance;
 	}
 	if (cs->n == cs->cap) {
@@ -604,7 +571,7 @@ analysis_conv_rewrite(MlirContext ctx, MlirModule module, const char *file,
 			    "(a bug)", cs.descs[i].loc, cs.descs[i].op_name);
 			rc = -1;
 		}
-		desc_free(&cs.descs[i]);
+		analysis_desc_clear(&cs.descs[i]);
 	}
 	if (n != NULL)
 		*n = rc == 0 ? cs.n : 0;

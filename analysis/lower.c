@@ -156,25 +156,6 @@ lower_check(MlirModule module, const struct lowering *l, const char *file,
 	return -1;
 }
 
-/* What the pipeline parser says, bounded (only a bug of ours makes it speak). */
-struct said {
-	char	buf[512];
-	size_t	len;
-};
-
-static void
-said_append(MlirStringRef s, void *arg)
-{
-	struct said	*t = arg;
-	size_t		 n = s.length;
-
-	if (n > sizeof t->buf - 1 - t->len)
-		n = sizeof t->buf - 1 - t->len;
-	memcpy(t->buf + t->len, s.data, n);
-	t->len += n;
-	t->buf[t->len] = '\0';
-}
-
 int
 analysis_lower_module(MlirContext ctx, MlirModule module, const char *file,
     const struct analysis_lowering **how, size_t *remaining, char **err)
@@ -182,7 +163,9 @@ analysis_lower_module(MlirContext ctx, MlirModule module, const char *file,
 	const struct lowering	*l = NULL;
 	MlirPassManager		 pm;
 	MlirLogicalResult	 r;
-	struct said		 said = { .len = 0 };
+	/* What the pipeline parser says (only a bug of ours makes it speak). */
+	char			 said[512] = "";
+	struct analysis_text	 t = { said, sizeof said, 0 };
 	size_t			 i;
 
 	*how = NULL;
@@ -200,11 +183,11 @@ analysis_lower_module(MlirContext ctx, MlirModule module, const char *file,
 	pm = mlirPassManagerCreateOnOperation(ctx,
 	    mlirStringRefCreateFromCString("builtin.module"));
 	r = mlirParsePassPipeline(mlirPassManagerGetAsOpPassManager(pm),
-	    mlirStringRefCreateFromCString(l->how.pipeline), said_append,
-	    &said);
+	    mlirStringRefCreateFromCString(l->how.pipeline),
+	    analysis_text_append, &t);
 	if (mlirLogicalResultIsFailure(r)) {
 		util_seterr(err, "the pass pipeline %s does not parse: %s",
-		    l->how.pipeline, said.buf);
+		    l->how.pipeline, said);
 		mlirPassManagerDestroy(pm);
 		return -1;
 	}

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <jansson.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -301,8 +302,9 @@ version_of(char *out, const char *tag)
 	return NULL;
 }
 
-char *
-backend_tool_version(const char *tool, const char *tag)
+/* backend_tool_version's work, its cache held by the caller's lock. */
+static char *
+tool_version_locked(const char *tool, const char *tag)
 {
 	/* The tools asked so far (a handful per process: one per backend's tool). */
 	static struct {
@@ -341,6 +343,19 @@ backend_tool_version(const char *tool, const char *tag)
 		done[ndone++].version = xstrdup(v);
 	} else
 		free(key);
+	return v;
+}
+
+char *
+backend_tool_version(const char *tool, const char *tag)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	char *v;
+
+	/* Asked once per tool, from any thread. */
+	pthread_mutex_lock(&lock);
+	v = tool_version_locked(tool, tag);
+	pthread_mutex_unlock(&lock);
 	return v;
 }
 

@@ -181,7 +181,7 @@ static const struct opt_spec run_opts[] = {
 };
 
 static const struct opts_cmd run_cmd = {
-	"autosched run", run_opts, run_usage, 1, 1
+	"autosched run", run_opts, run_usage, 1, 1, 0
 };
 
 /* The command line into a: 0, 1 after --help, or 2 after the message. */
@@ -481,7 +481,7 @@ static const struct opt_spec analyze_opts[] = {
 };
 
 static const struct opts_cmd analyze_cmd = {
-	"autosched analyze", analyze_opts, analyze_usage, 1, 1
+	"autosched analyze", analyze_opts, analyze_usage, 1, 1, 0
 };
 
 /* Op emit's dispatch printed: the exit code (said). */
@@ -679,7 +679,7 @@ static const struct opt_spec space_opts[] = {
 };
 
 static const struct opts_cmd space_cmd = {
-	"autosched space", space_opts, space_usage, 1, 1
+	"autosched space", space_opts, space_usage, 1, 1, 0
 };
 
 /*
@@ -979,10 +979,13 @@ best_csv_more(const struct store_best *r)
 	best_csv_num("%.3f", ci ? r->speedup_hi : 0, 1);
 }
 
-/* What best was asked: the store, the filters, the form of the output. */
+/*
+ * What best or export --format json was asked: the store, the filters, the
+ * form of the output and (export) where it goes.
+ */
 struct best_args {
 	char		*db;
-	const char	*op, *format;
+	const char	*op, *format, *outpath;
 	int64_t		 job;
 };
 
@@ -1000,7 +1003,7 @@ static const struct opt_spec best_opts[] = {
 };
 
 static const struct opts_cmd best_cmd = {
-	"autosched best", best_opts, best_usage, 0, 0
+	"autosched best", best_opts, best_usage, 0, 0, 0
 };
 
 static void
@@ -1080,8 +1083,14 @@ best_print_table(const struct store_best *rows, size_t n, const char *op)
 	free(e[1]);
 }
 
-int
-cli_best(int argc, char **argv)
+/*
+ * best's and export's work: argv parsed by c into a (format preset), the
+ * best rows asked for loaded, and out(a, rows) saying them. The exit code.
+ */
+static int
+cli_best_rows(const struct opts_cmd *c, int argc, char **argv,
+    const char *format, int (*out)(const struct best_args *,
+    const struct store_best *, size_t))
 {
 	struct best_args a;
 	struct store_best *rows = NULL;
@@ -1089,27 +1098,40 @@ cli_best(int argc, char **argv)
 	int rc, first;
 
 	memset(&a, 0, sizeof a);
-	a.format = "table";
-	if ((rc = util_opts_parse(&best_cmd, argc, argv, &a, &first)) != 0) {
+	a.format = format;
+	if ((rc = util_opts_parse(c, argc, argv, &a, &first)) != 0) {
 		rc = rc == 1 ? 0 : 2;
 		goto out;
 	}
 	rc = 2;
 	if (cli_load_best(a.db, a.op, a.job, &rows, &n) != 0)
 		goto out;
-	if (strcmp(a.format, "json") == 0)
-		best_print_json(rows, n);
-	else if (strcmp(a.format, "csv") == 0)
-		best_print_csv(rows, n);
-	else
-		best_print_table(rows, n, a.op);
-	rc = 0;
+	rc = out(&a, rows, n);
 out:
 	for (i = 0; rows != NULL && i < n; i++)
 		store_best_clear(&rows[i]);
 	free(rows);
 	free(a.db);
 	return rc;
+}
+
+/* best's rows in its --format. 0. */
+static int
+best_out(const struct best_args *a, const struct store_best *rows, size_t n)
+{
+	if (strcmp(a->format, "json") == 0)
+		best_print_json(rows, n);
+	else if (strcmp(a->format, "csv") == 0)
+		best_print_csv(rows, n);
+	else
+		best_print_table(rows, n, a->op);
+	return 0;
+}
+
+int
+cli_best(int argc, char **argv)
+{
+	return cli_best_rows(&best_cmd, argc, argv, "table", best_out);
 }
 
 static void
@@ -1144,38 +1166,33 @@ export_other_format(int argc, char **argv)
 	return 0;
 }
 
-/* What export --format json was asked. */
-struct export_args {
-	char		*db;
-	const char	*op, *outpath, *format;
-	int64_t		 job;
-};
-
 /* Only json is parsed here; the compiler formats went to export/ already. */
 static const char *const export_formats[] = { "json", NULL };
 
 static const struct opt_spec export_opts[] = {
-	{ .name = "db", .kind = OPT_PATH, .off = offsetof(struct export_args, db) },
+	{ .name = "db", .kind = OPT_PATH,
+	  .off = offsetof(struct best_args, db) },
 	{ .name = "op", .kind = OPT_STRING,
-	  .off = offsetof(struct export_args, op) },
-	{ .name = "job", .kind = OPT_JOB, .off = offsetof(struct export_args, job) },
+	  .off = offsetof(struct best_args, op) },
+	{ .name = "job", .kind = OPT_JOB,
+	  .off = offsetof(struct best_args, job) },
 	{ .name = "all", .kind = OPT_UNSET,
-	  .off = offsetof(struct export_args, op) },
+	  .off = offsetof(struct best_args, op) },
 	{ .name = "format", .kind = OPT_WORD,
-	  .off = offsetof(struct export_args, format), .words = export_formats,
+	  .off = offsetof(struct best_args, format), .words = export_formats,
 	  .expect = "expected json, transform or iree-spec" },
 	{ .name = "output", .letter = 'o', .kind = OPT_STRING,
-	  .off = offsetof(struct export_args, outpath) },
+	  .off = offsetof(struct best_args, outpath) },
 	{ .name = NULL }
 };
 
 static const struct opts_cmd export_cmd = {
-	"autosched export", export_opts, export_usage, 0, 0
+	"autosched export", export_opts, export_usage, 0, 0, 0
 };
 
 /* The rows as autosched-configs/1 JSON, to stdout or a->outpath. */
 static int
-export_json_out(const struct export_args *a, const struct store_best *rows,
+export_json_out(const struct best_args *a, const struct store_best *rows,
     size_t n)
 {
 	json_t *root = json_object(), *arr = json_array();
@@ -1211,27 +1228,8 @@ export_json_out(const struct export_args *a, const struct store_best *rows,
 int
 cli_export(int argc, char **argv)
 {
-	struct export_args a;
-	struct store_best *rows = NULL;
-	size_t n = 0, i;
-	int rc, first;
-
 	/* The compiler formats live in export/. */
 	if (export_other_format(argc, argv))
 		return export_cmd_export(argc, argv);
-	memset(&a, 0, sizeof a);
-	if ((rc = util_opts_parse(&export_cmd, argc, argv, &a, &first)) != 0) {
-		rc = rc == 1 ? 0 : 2;
-		goto out;
-	}
-	rc = 2;
-	if (cli_load_best(a.db, a.op, a.job, &rows, &n) != 0)
-		goto out;
-	rc = export_json_out(&a, rows, n);
-out:
-	for (i = 0; rows != NULL && i < n; i++)
-		store_best_clear(&rows[i]);
-	free(rows);
-	free(a.db);
-	return rc;
+	return cli_best_rows(&export_cmd, argc, argv, NULL, export_json_out);
 }

@@ -140,33 +140,48 @@ gc_remove_tree(struct gc *g, const char *p, int depth)
 	return rc;
 }
 
-/* The scratch of dead processes in one backend's folder of the work folder. */
+/*
+ * Remove from dir what is_name names, of type (S_IFDIR: a tree, S_IFREG: a
+ * file) and ours, saying each as "removed PATH (WHAT)".
+ */
 static void
-gc_backend_dir(struct gc *g, const char *dir)
+gc_sweep(struct gc *g, const char *dir, int (*is_name)(const char *),
+    mode_t type, const char *what)
 {
 	struct dirent *de;
 	struct stat sb;
 	DIR *d;
 	char *p;
+	int rc;
 
 	if ((d = opendir(dir)) == NULL)
 		return;
 	while ((de = readdir(d)) != NULL) {
-		if (!gc_scratch_name(de->d_name))
+		if (!is_name(de->d_name))
 			continue;
 		p = util_path_join(dir, de->d_name);
-		if (lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode) &&
+		if (lstat(p, &sb) == 0 && (sb.st_mode & S_IFMT) == type &&
 		    gc_ours(g, p, &sb)) {
-			if (gc_remove_tree(g, p, 1) == 0) {
-				printf("removed %s (scratch of a killed run)\n", p);
+			rc = type == S_IFDIR ? gc_remove_tree(g, p, 1) :
+			    unlink(p);
+			if (rc == 0) {
+				printf("removed %s (%s)\n", p, what);
 				g->removed++;
 			} else
-				fprintf(stderr, "autosched gc: %s: not all of it "
-				    "could be removed: %s\n", p, strerror(errno));
+				fprintf(stderr, "autosched gc: %s: %s%s\n", p,
+				    type == S_IFDIR ? "not all of it could be "
+				    "removed: " : "", strerror(errno));
 		}
 		free(p);
 	}
 	closedir(d);
+}
+
+/* The scratch of dead processes in one backend's folder of the work folder. */
+static void
+gc_backend_dir(struct gc *g, const char *dir)
+{
+	gc_sweep(g, dir, gc_scratch_name, S_IFDIR, "scratch of a killed run");
 }
 
 /* Every backend's folder under the work folder (this user's only). */
@@ -221,33 +236,11 @@ gc_temp_name(const char *n)
 	return gc_dead_pid(p + 1, '.', &e) && e == dot;
 }
 
+/* The temporaries that killed writers left in dir. */
 static void
 gc_temps(struct gc *g, const char *dir)
 {
-	struct dirent *de;
-	struct stat sb;
-	DIR *d;
-	char *p;
-
-	if ((d = opendir(dir)) == NULL)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		if (!gc_temp_name(de->d_name))
-			continue;
-		p = util_path_join(dir, de->d_name);
-		if (lstat(p, &sb) == 0 && S_ISREG(sb.st_mode) &&
-		    gc_ours(g, p, &sb)) {
-			if (unlink(p) == 0) {
-				printf("removed %s (temporary of a killed "
-				    "writer)\n", p);
-				g->removed++;
-			} else
-				fprintf(stderr, "autosched gc: %s: %s\n", p,
-				    strerror(errno));
-		}
-		free(p);
-	}
-	closedir(d);
+	gc_sweep(g, dir, gc_temp_name, S_IFREG, "temporary of a killed writer");
 }
 
 /* Note dir (owned) as a place where outputs were written, once. */
@@ -325,7 +318,7 @@ static const struct opt_spec gc_opts[] = {
 };
 
 static const struct opts_cmd gc_cmd = {
-	"autosched gc", gc_opts, gc_usage, 0, 0
+	"autosched gc", gc_opts, gc_usage, 0, 0, 0
 };
 
 int

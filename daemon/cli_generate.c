@@ -299,7 +299,7 @@ static const struct opt_spec generate_opts[] = {
 
 /* Operands are checked below: a missing -o is said first. */
 static const struct opts_cmd generate_cmd = {
-	"autosched generate", generate_opts, generate_usage, 0, -1
+	"autosched generate", generate_opts, generate_usage, 0, -1, 0
 };
 
 /* The command line into a: 0, 1 after --help, or 2 after the message. */

@@ -62,7 +62,7 @@ static const struct opt_spec report_opts[] = {
 
 /* Operands are checked below: a missing -o is said first. */
 static const struct opts_cmd report_cmd = {
-	"autosched report", report_opts, report_usage, 0, -1
+	"autosched report", report_opts, report_usage, 0, -1, 0
 };
 
 /*

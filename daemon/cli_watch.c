@@ -177,7 +177,7 @@ static const struct opt_spec watch_opts[] = {
 };
 
 static const struct opts_cmd watch_cmd = {
-	"autosched watch", watch_opts, watch_usage, 0, 1
+	"autosched watch", watch_opts, watch_usage, 0, 1, 0
 };
 
 /* The command line into a: 0, 1 after --help, or 2 after the message. */

@@ -7,6 +7,7 @@
 #include <grp.h>
 #include <pwd.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,86 +35,105 @@ struct queue_args {
 	int		 json;
 };
 
-#define QA_DB		0x1
-#define QA_PRIORITY	0x2
-#define QA_JSON		0x4
-#define QA_ARG		0x8	/* a positional argument is required */
-#define QA_ARG_OPT	0x10	/* … or allowed */
-
-/* Parse argv (argv[0] is the command's name). -1 after a usage message. */
-static int
-queue_args(const char *cmd, const char *usage, int flags, int argc,
-    char **argv, struct queue_args *qa)
+static void
+submit_usage(FILE *f)
 {
-	const char *val;
+	fprintf(f, "usage: autosched submit CFG [--db PATH] [--priority N]\n");
+}
+
+static void
+status_usage(FILE *f)
+{
+	fprintf(f, "usage: autosched status [ID] [--db PATH] [--json]\n");
+}
+
+static void
+cancel_usage(FILE *f)
+{
+	fprintf(f, "usage: autosched cancel ID [--db PATH]\n");
+}
+
+static void
+log_usage(FILE *f)
+{
+	fprintf(f, "usage: autosched log ID [--db PATH]\n");
+}
+
+/*
+ * --priority N, a whole number in [-1000000, 1000000]: 0, or -1 after the
+ * message and the usage.
+ */
+static int
+submit_priority(void *args, const struct opt_spec *o, const char *v)
+{
+	struct queue_args *qa = args;
 	char *end;
-	int i;
 
-	memset(qa, 0, sizeof *qa);
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		size_t nl = 0;
-
-		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			fprintf(stderr, "usage: autosched %s %s\n", cmd, usage);
-			return -1;
-		}
-		if (strncmp(a, "--db", 4) == 0)
-			nl = 4;
-		else if (strncmp(a, "--priority", 10) == 0)
-			nl = 10;
-		if (nl != 0 && (a[nl] == '\0' || a[nl] == '=')) {
-			if (a[nl] == '=')
-				val = a + nl + 1;
-			else if (i + 1 < argc)
-				val = argv[++i];
-			else {
-				fprintf(stderr, "autosched %s: %s needs a value\n",
-				    cmd, a);
-				goto usage;
-			}
-			if (nl == 4 && (flags & QA_DB)) {
-				qa->db = val;
-				continue;
-			}
-			if (nl == 10 && (flags & QA_PRIORITY)) {
-				errno = 0;
-				qa->priority = strtol(val, &end, 10);
-				if (errno != 0 || end == val || *end != '\0' ||
-				    qa->priority < -1000000 ||
-				    qa->priority > 1000000) {
-					fprintf(stderr, "autosched %s: --priority:"
-					    " \"%s\" is not a whole number\n",
-					    cmd, val);
-					goto usage;
-				}
-				continue;
-			}
-		}
-		if (strcmp(a, "--json") == 0 && (flags & QA_JSON)) {
-			qa->json = 1;
-			continue;
-		}
-		if (*a == '-' && a[1] != '\0') {
-			fprintf(stderr, "autosched %s: unknown option %s\n", cmd,
-			    a);
-			goto usage;
-		}
-		if (qa->arg != NULL || !(flags & (QA_ARG | QA_ARG_OPT))) {
-			fprintf(stderr, "autosched %s: unexpected argument %s\n",
-			    cmd, a);
-			goto usage;
-		}
-		qa->arg = a;
-	}
-	if ((flags & QA_ARG) && qa->arg == NULL) {
-		fprintf(stderr, "autosched %s: missing argument\n", cmd);
-		goto usage;
+	(void)o;
+	errno = 0;
+	qa->priority = strtol(v, &end, 10);
+	if (errno != 0 || end == v || *end != '\0' ||
+	    qa->priority < -1000000 || qa->priority > 1000000) {
+		fprintf(stderr, "autosched submit: --priority: \"%s\" is not a"
+		    " whole number\n", v);
+		submit_usage(stderr);
+		return -1;
 	}
 	return 0;
-usage:
-	fprintf(stderr, "usage: autosched %s %s\n", cmd, usage);
-	return -1;
+}
+
+static const struct opt_spec submit_opts[] = {
+	{ .name = "db", .kind = OPT_STRING,
+	  .off = offsetof(struct queue_args, db) },
+	{ .name = "priority", .kind = OPT_FN, .has_arg = 1,
+	  .fn = submit_priority },
+	{ .name = NULL }
+};
+
+static const struct opt_spec status_opts[] = {
+	{ .name = "db", .kind = OPT_STRING,
+	  .off = offsetof(struct queue_args, db) },
+	{ .name = "json", .kind = OPT_FLAG,
+	  .off = offsetof(struct queue_args, json), .val = 1 },
+	{ .name = NULL }
+};
+
+/* cancel's and log's. */
+static const struct opt_spec id_opts[] = {
+	{ .name = "db", .kind = OPT_STRING,
+	  .off = offsetof(struct queue_args, db) },
+	{ .name = NULL }
+};
+
+/* The queue's words for bad usage; --help is the usage on stderr, 2. */
+#define QUEUE_FLAGS	(OPTS_HELP_IS_USAGE | OPTS_OWN_WORDS)
+
+static const struct opts_cmd submit_cmd = {
+	"autosched submit", submit_opts, submit_usage, 1, 1, QUEUE_FLAGS
+};
+static const struct opts_cmd status_cmd = {
+	"autosched status", status_opts, status_usage, 0, 1, QUEUE_FLAGS
+};
+static const struct opts_cmd cancel_cmd = {
+	"autosched cancel", id_opts, cancel_usage, 1, 1, QUEUE_FLAGS
+};
+static const struct opts_cmd log_cmd = {
+	"autosched log", id_opts, log_usage, 1, 1, QUEUE_FLAGS
+};
+
+/* argv by c's table into qa: 0, or 2 after the message and the usage. */
+static int
+queue_args(const struct opts_cmd *c, int argc, char **argv,
+    struct queue_args *qa)
+{
+	int first;
+
+	memset(qa, 0, sizeof *qa);
+	if (util_opts_parse(c, argc, argv, qa, &first) != 0)
+		return 2;
+	if (first < argc)
+		qa->arg = argv[first];
+	return 0;
 }
 
 /* A job id from the command line, or -1 after a message. */
@@ -173,6 +193,38 @@ queue_get(const char *cmd, struct store *st, const char *db, int64_t id,
 		fprintf(stderr, "autosched %s: %s\n", cmd, err);
 	free(err);
 	return 2;
+}
+
+/*
+ * Run fn on the one job that cancel or log names: argv parsed by c, the
+ * store opened (read_only for log), the job read into j (fn may read it
+ * again). The exit code: fn's, or 2 after the message.
+ */
+static int
+queue_on_job(const struct opts_cmd *c, const char *cmd, int read_only,
+    int argc, char **argv, int (*fn)(struct store *, const char *db,
+    int64_t id, struct store_job *j))
+{
+	struct queue_args qa;
+	struct store *st = NULL;
+	struct store_job j;
+	char *db = NULL;
+	int64_t id;
+	int rc = 2;
+
+	memset(&j, 0, sizeof j);
+	if (queue_args(c, argc, argv, &qa) != 0 ||
+	    (id = queue_job_id(cmd, qa.arg)) < 0 ||
+	    queue_open(cmd, &qa, read_only, &db, &st) != 0)
+		goto out;
+	if ((rc = queue_get(cmd, st, db, id, &j)) == 0)
+		rc = fn(st, db, id, &j);
+out:
+	store_job_clear(&j);
+	if (st != NULL)
+		store_close(st);
+	free(db);
+	return rc;
 }
 
 static void
@@ -395,8 +447,7 @@ queue_submit(int argc, char **argv)
 	int rc = 2;
 
 	memset(&j, 0, sizeof j);
-	if (queue_args("submit", "CFG [--db PATH] [--priority N]",
-	    QA_DB | QA_PRIORITY | QA_ARG, argc, argv, &qa) != 0)
+	if (queue_args(&submit_cmd, argc, argv, &qa) != 0)
 		return 2;
 	db = qa.db != NULL ? xstrdup(qa.db) : daemon_default_db();
 	/* Validate before touching the store: a bad cfg leaves no trace. */
@@ -647,8 +698,7 @@ queue_status(int argc, char **argv)
 	int rc = 2;
 
 	memset(&j, 0, sizeof j);
-	if (queue_args("status", "[ID] [--db PATH] [--json]",
-	    QA_DB | QA_JSON | QA_ARG_OPT, argc, argv, &qa) != 0)
+	if (queue_args(&status_cmd, argc, argv, &qa) != 0)
 		return 2;
 	if (qa.arg != NULL && (id = queue_job_id("status", qa.arg)) < 0)
 		return 2;
@@ -707,33 +757,22 @@ out:
 	return rc;
 }
 
-int
-queue_cancel(int argc, char **argv)
+/* cancel's work on job id, read into j. The exit code. */
+static int
+queue_cancel_job(struct store *st, const char *db, int64_t id,
+    struct store_job *j)
 {
-	struct queue_args qa;
-	struct store *st = NULL;
-	struct store_job j;
-	char *db = NULL, *err = NULL;
-	int64_t id;
-	int rc = 2;
+	char *err = NULL;
+	int rc;
 
-	memset(&j, 0, sizeof j);
-	if (queue_args("cancel", "ID [--db PATH]", QA_DB | QA_ARG, argc, argv,
-	    &qa) != 0)
-		return 2;
-	if ((id = queue_job_id("cancel", qa.arg)) < 0)
-		return 2;
-	if (queue_open("cancel", &qa, 0, &db, &st) != 0)
-		goto out;
-	if ((rc = queue_get("cancel", st, db, id, &j)) != 0)
-		goto out;
-	if (strcmp(j.state, "queued") != 0 && strcmp(j.state, "running") != 0) {
+	if (strcmp(j->state, "queued") != 0 &&
+	    strcmp(j->state, "running") != 0) {
 		fprintf(stderr, "autosched cancel: job %lld has already ended"
-		    " (%s)\n", (long long)id, j.state);
+		    " (%s)\n", (long long)id, j->state);
 		rc = 2;
 		goto out;
 	}
-	if (queue_abandoned(db, &j)) {
+	if (queue_abandoned(db, j)) {
 		/* Nobody would ever see the request: end it now. */
 		if (store_job_set_state(st, id, "cancelled", "abandoned: its"
 		    " runner died", &err) != 0) {
@@ -751,26 +790,30 @@ queue_cancel(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	store_job_clear(&j);
-	if ((rc = queue_get("cancel", st, db, id, &j)) != 0)
+	store_job_clear(j);
+	if ((rc = queue_get("cancel", st, db, id, j)) != 0)
 		goto out;
-	if (strcmp(j.state, "running") == 0)
+	if (strcmp(j->state, "running") == 0)
 		printf("job %lld: stops at its next trial boundary\n",
 		    (long long)id);
 	else {
 		char *e = NULL;
 
-		printf("job %lld: %s\n", (long long)id, daemon_esc(&e, j.state));
+		printf("job %lld: %s\n", (long long)id,
+		    daemon_esc(&e, j->state));
 		free(e);
 	}
 	rc = 0;
 out:
-	store_job_clear(&j);
-	if (st != NULL)
-		store_close(st);
-	free(db);
 	free(err);
 	return rc;
+}
+
+int
+queue_cancel(int argc, char **argv)
+{
+	return queue_on_job(&cancel_cmd, "cancel", 0, argc, argv,
+	    queue_cancel_job);
 }
 
 static void
@@ -785,37 +828,25 @@ queue_log_line(double when, const char *level, const char *msg, void *arg)
 	free(e[1]);
 }
 
+/* log's work: job id's log lines. The exit code. */
+static int
+queue_log_job(struct store *st, const char *db, int64_t id,
+    struct store_job *j)
+{
+	char *err = NULL;
+
+	(void)db;
+	(void)j;
+	if (store_log_foreach(st, id, queue_log_line, NULL, &err) != 0) {
+		fprintf(stderr, "autosched log: %s\n", err);
+		free(err);
+		return 1;
+	}
+	return 0;
+}
+
 int
 queue_log(int argc, char **argv)
 {
-	struct queue_args qa;
-	struct store *st = NULL;
-	struct store_job j;
-	char *db = NULL, *err = NULL;
-	int64_t id;
-	int rc = 2;
-
-	memset(&j, 0, sizeof j);
-	if (queue_args("log", "ID [--db PATH]", QA_DB | QA_ARG, argc, argv,
-	    &qa) != 0)
-		return 2;
-	if ((id = queue_job_id("log", qa.arg)) < 0)
-		return 2;
-	if (queue_open("log", &qa, 1, &db, &st) != 0)
-		goto out;
-	if ((rc = queue_get("log", st, db, id, &j)) != 0)
-		goto out;
-	if (store_log_foreach(st, id, queue_log_line, NULL, &err) != 0) {
-		fprintf(stderr, "autosched log: %s\n", err);
-		rc = 1;
-		goto out;
-	}
-	rc = 0;
-out:
-	store_job_clear(&j);
-	if (st != NULL)
-		store_close(st);
-	free(db);
-	free(err);
-	return rc;
+	return queue_on_job(&log_cmd, "log", 1, argc, argv, queue_log_job);
 }

@@ -6,10 +6,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +47,7 @@ struct service {
 	char			*db;
 	char			*work;		/* the engine's work folder */
 	int			 foreground;	/* -d */
+	int			 check;		/* -n: check and exit */
 
 	struct store		*st;
 	dev_t			 db_dev;	/* the store file served */
@@ -947,49 +948,28 @@ service_db_path(struct service *sv)
 }
 
 static void
-service_usage(void)
+service_usage(FILE *f)
 {
-	fprintf(stderr, "usage: autoschedd [-dn] [-f CONF] [--db PATH]\n");
+	fprintf(f, "usage: autoschedd [-dn] [-f CONF] [--db PATH]\n");
 }
 
-/* The command line into sv (and *check for -n): 0, or 2 after the usage. */
-static int
-service_args(struct service *sv, int argc, char **argv, int *check)
-{
-	static const struct option longopts[] = {
-		{ "db", required_argument, NULL, 'D' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int ch;
+static const struct opt_spec service_opts[] = {
+	{ .letter = 'd', .kind = OPT_FLAG, .val = 1,
+	  .off = offsetof(struct service, foreground) },
+	{ .letter = 'n', .kind = OPT_FLAG, .val = 1,
+	  .off = offsetof(struct service, check) },
+	{ .letter = 'f', .kind = OPT_PATH,
+	  .off = offsetof(struct service, conf_path),
+	  .given = offsetof(struct service, conf_given) },
+	{ .name = "db", .kind = OPT_STRING,
+	  .off = offsetof(struct service, db_arg) },
+	{ .name = NULL }
+};
 
-	while ((ch = getopt_long(argc, argv, "dnf:h", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'd':
-			sv->foreground = 1;
-			break;
-		case 'n':
-			*check = 1;
-			break;
-		case 'f':
-			free(sv->conf_path);
-			sv->conf_path = xstrdup(optarg);
-			sv->conf_given = 1;
-			break;
-		case 'D':
-			sv->db_arg = optarg;
-			break;
-		default:
-			service_usage();
-			return 2;
-		}
-	}
-	if (optind != argc) {
-		service_usage();
-		return 2;
-	}
-	return 0;
-}
+/* -h and --help are bad usage here: the usage line, exit 2. */
+static const struct opts_cmd service_cmd = {
+	"autoschedd", service_opts, service_usage, 0, 0, OPTS_HELP_IS_USAGE
+};
 
 /*
  * autoschedd -n: the configuration read (by the caller) and the store,
@@ -1154,12 +1134,12 @@ service_main(int argc, char **argv)
 {
 	struct service sv;
 	char *err = NULL;
-	int check = 0, rc;
+	int rc, first;
 
 	memset(&sv, 0, sizeof sv);
 	sv.lock_fd = sv.wake_fd = sv.spool_fd = sv.spool_lock = -1;
 	sv.conf_path = xstrdup(SERVICE_CONF_DEFAULT);
-	if ((rc = service_args(&sv, argc, argv, &check)) != 0)
+	if ((rc = util_opts_parse(&service_cmd, argc, argv, &sv, &first)) != 0)
 		goto out;
 	if (service_conf_load(sv.conf_path, !sv.conf_given, &sv.conf,
 	    &err) != 0) {
@@ -1167,7 +1147,7 @@ service_main(int argc, char **argv)
 		rc = 2;
 		goto out;
 	}
-	if (check) {
+	if (sv.check) {
 		rc = service_check_only(&sv, &err);
 		goto out;
 	}

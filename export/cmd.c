@@ -88,17 +88,34 @@ static const struct opt_spec cmd_opts_table[] = {
 	{ .name = NULL }
 };
 
+/* The options of the table a command refuses (parse_opts' refuse). */
+#define CMD_NO_FORMAT	0x1
+#define CMD_NO_SYNTAX	0x2
+#define CMD_NO_MATCHER	0x4
+#define CMD_NO_REST	0x8	/* --rest, --rest-threads, --math, ... */
+
 /*
  * Parse the options the three commands take by c (its usage and operands)
- * into o; *first is the first operand. As util_opts_parse: 0, 1 after
- * --help, 2 after the message.
+ * into o, then refuse the ones of refuse given (the usage on stderr). -1 to
+ * go on, *first the first operand; else the exit code (0 after --help).
  */
 static int
-parse_opts(const struct opts_cmd *c, int argc, char **argv,
+parse_opts(const struct opts_cmd *c, unsigned refuse, int argc, char **argv,
     struct cmd_opts *o, int *first)
 {
+	int r;
+
 	cmd_opts_init(o);
-	return util_opts_parse(c, argc, argv, o, first);
+	if ((r = util_opts_parse(c, argc, argv, o, first)) != 0)
+		return r == 1 ? 0 : 2;
+	if (((refuse & CMD_NO_FORMAT) && o->format != NULL) ||
+	    ((refuse & CMD_NO_SYNTAX) && o->syntax != NULL) ||
+	    ((refuse & CMD_NO_MATCHER) && o->matcher != NULL) ||
+	    ((refuse & CMD_NO_REST) && o->rest_given)) {
+		c->usage(stderr);
+		return 2;
+	}
+	return -1;
 }
 
 /* Write text to -o (never an input) or stdout. 0 or 2. */
@@ -166,7 +183,7 @@ export_usage(FILE *f)
 }
 
 static const struct opts_cmd export_cmd = {
-	"autosched", cmd_opts_table, export_usage, 0, 0
+	"autosched", cmd_opts_table, export_usage, 0, 0, 0
 };
 
 int
@@ -177,12 +194,9 @@ export_cmd_export(int argc, char **argv)
 	char *err = NULL, *text = NULL;
 	int rc = 2, transform, r, first;
 
-	if ((r = parse_opts(&export_cmd, argc, argv, &o, &first)) != 0)
-		return r == 1 ? 0 : 2;
-	if (o.rest_given) {
-		export_usage(stderr);
-		return 2;
-	}
+	if ((r = parse_opts(&export_cmd, CMD_NO_REST, argc, argv, &o,
+	    &first)) >= 0)
+		return r;
 	if (o.format == NULL || (strcmp(o.format, "transform") != 0 &&
 	    strcmp(o.format, "iree-spec") != 0)) {
 		fprintf(stderr, "autosched export: --format %s: expected json, "
@@ -242,7 +256,7 @@ annotate_usage(FILE *f)
 }
 
 static const struct opts_cmd annotate_cmd = {
-	"autosched", cmd_opts_table, annotate_usage, 1, 1
+	"autosched", cmd_opts_table, annotate_usage, 1, 1, 0
 };
 
 int
@@ -255,12 +269,9 @@ export_cmd_annotate(int argc, char **argv)
 	size_t done = 0;
 	int rc = 2, r, first;
 
-	if ((r = parse_opts(&annotate_cmd, argc, argv, &o, &first)) != 0)
-		return r == 1 ? 0 : 2;
-	if (o.format != NULL || o.matcher != NULL || o.rest_given) {
-		annotate_usage(stderr);
-		return 2;
-	}
+	if ((r = parse_opts(&annotate_cmd, CMD_NO_FORMAT | CMD_NO_MATCHER |
+	    CMD_NO_REST, argc, argv, &o, &first)) >= 0)
+		return r;
 	prog = argv[first];
 	if (!syntax_known(o.syntax))
 		goto out;
@@ -328,7 +339,7 @@ build_usage(FILE *f)
 }
 
 static const struct opts_cmd build_cmd = {
-	"autosched", cmd_opts_table, build_usage, 1, 1
+	"autosched", cmd_opts_table, build_usage, 1, 1, 0
 };
 
 int
@@ -341,12 +352,9 @@ export_cmd_build(int argc, char **argv)
 	struct export_build_info info;
 	int rc = 2, r, first;
 
-	if ((r = parse_opts(&build_cmd, argc, argv, &o, &first)) != 0)
-		return r == 1 ? 0 : 2;
-	if (o.format != NULL || o.syntax != NULL || o.matcher != NULL) {
-		build_usage(stderr);
-		return 2;
-	}
+	if ((r = parse_opts(&build_cmd, CMD_NO_FORMAT | CMD_NO_SYNTAX |
+	    CMD_NO_MATCHER, argc, argv, &o, &first)) >= 0)
+		return r;
 	prog = argv[first];
 	if (o.out != NULL)
 		out = xstrdup(o.out);

@@ -215,6 +215,21 @@ entry_find(const struct export_set *s, const char *sig)
 	return -1;
 }
 
+/* The entry of op (a tunable one) by its signature, or -1. */
+static ssize_t
+op_entry(const struct export_set *s, const struct op_desc *op)
+{
+	char *sig;
+	ssize_t k;
+
+	if (!op->tunable)
+		return -1;
+	sig = store_op_signature(op);
+	k = entry_find(s, sig);
+	free(sig);
+	return k;
+}
+
 int
 export_restrict(struct export_set *s, const char *path, char **err)
 {
@@ -227,16 +242,10 @@ export_restrict(struct export_set *s, const char *path, char **err)
 	keep = xcalloc(s->n ? s->n : 1, 1);
 	n = analysis_count(an);
 	for (i = 0; i < n; i++) {
-		const struct op_desc *op = analysis_op(an, i);
-		char *sig;
-		ssize_t k;
+		ssize_t k = op_entry(s, analysis_op(an, i));
 
-		if (!op->tunable)
-			continue;
-		sig = store_op_signature(op);
-		if ((k = entry_find(s, sig)) >= 0)
+		if (k >= 0)
 			keep[k] = 1;
-		free(sig);
 	}
 	for (i = j = 0; i < s->n; i++) {
 		if (keep[i])
@@ -1123,14 +1132,9 @@ export_annotate(const struct export_set *s, const char *path,
 	values = xcalloc(n ? n : 1, sizeof *values);
 	for (i = 0; i < n; i++) {
 		const struct op_desc *op = analysis_op(an, i);
-		char *sig;
-		ssize_t k;
+		ssize_t k = op_entry(s, op);
 
-		if (!op->tunable)
-			continue;
-		sig = store_op_signature(op);
-		if ((k = entry_find(s, sig)) >= 0 &&
-		    op->conv.layout != CONV_NONE)
+		if (k >= 0 && op->conv.layout != CONV_NONE)
 			/* Its config is the matmul's, not the conv op's. */
 			fprintf(stderr, "autosched: warning: %s (%s): a "
 			    "convolution tuned as a matmul is not annotated "
@@ -1138,7 +1142,6 @@ export_annotate(const struct export_set *s, const char *path,
 			    op->op_name);
 		else if (k >= 0)
 			values[i] = iree_attr(&s->e[k], syntax, tpl);
-		free(sig);
 	}
 	rc = analysis_annotate(path, "compilation_info",
 	    (const char *const *)values, n, text, nannotated, err);

@@ -92,6 +92,36 @@ link_like_stdout() {
 	ln -s /proc/self/fd/1 "$1/stdout" && echo "$1/stdout"
 }
 
+# chain_mlir N: on stdout @chain, N elementwise adds one after the other
+# (x + N): a program of many ops, which build compiles in several pieces.
+chain_mlir() {
+	local n=$1 i
+
+	echo "func.func @chain(%x: tensor<64xf32>) -> tensor<64xf32> {"
+	echo "  %one = arith.constant dense<1.0> : tensor<64xf32>"
+	echo "  %v0 = arith.addf %x, %one : tensor<64xf32>"
+	for i in $(seq 1 $((n - 1))); do
+		echo "  %v$i = arith.addf %v$((i - 1)), %one : tensor<64xf32>"
+	done
+	echo "  return %v$((n - 1)) : tensor<64xf32>"
+	echo "}"
+}
+
+# grid_cfg INPUT N_TRIAL TIMEOUT [ENV_LINES]: on stdout the cfg of a small
+# grid job of INPUT (a few seconds): ENV_LINES added to its [Env], its
+# [SearchSpace] lines from stdin, quick measurements (min_time $MIN_TIME,
+# default 0.005), the best $CONFIRM_TOP (default 1) confirmed.
+grid_cfg() {
+	printf '[Env]\ninput_file = %s\n' "$1"
+	[ -z "${4:-}" ] || printf '%s\n' "$4"
+	printf '[SearchSpace]\n'
+	cat
+	printf '[SearchStrategy]\ntuner = grid\nn_trial = %s\n' "$2"
+	printf '[Measure]\nmin_time = %s\nmin_reps = 3\nconfirm_top = %s\n' \
+	    "${MIN_TIME:-0.005}" "${CONFIRM_TOP:-1}"
+	printf 'timeout = %s\n' "$3"
+}
+
 # tuned_store AS DIR FIXTURES [ENV_LINE]: DIR/s.db with best configs for the
 # two ops of FIXTURES/tuned.mlir (a few seconds), from DIR/a.cfg (ENV_LINE
 # added to its [Env]); the run's output in DIR/run.txt. The default (which
@@ -100,26 +130,13 @@ link_like_stdout() {
 tuned_store() {
 	local as=$1 dir=$2
 	cp "$3/tuned.mlir" "$dir/"
-	{
-		printf '[Env]\ninput_file = tuned.mlir\n'
-		[ -z "${4:-}" ] || printf '%s\n' "$4"
-		cat <<'C'
-[SearchSpace]
+	grid_cfg tuned.mlir 2 5 "${4:-}" > "$dir/a.cfg" <<'C'
 tile_m = [16,32]
 tile_n = [16]
 tile_k = [16]
 vector_m = [4,6]
 vector_n = [16]
-[SearchStrategy]
-tuner = grid
-n_trial = 2
-[Measure]
-min_time = 0.005
-min_reps = 3
-confirm_top = 1
-timeout = 5
 C
-	} > "$dir/a.cfg"
 	AUTOSCHED_TEST_FAULT='compile_fail:!tile_16x16x16' deadline 300 \
 	    "$as" run "$dir/a.cfg" --db "$dir/s.db" --quiet > "$dir/run.txt" 2>&1
 	check "tuning run exits 0" eq "$?" 0

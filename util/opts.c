@@ -21,8 +21,12 @@ static int
 opts_bad(const struct opts_cmd *c, const struct opt_spec *o, const char *v,
     const char *dflt)
 {
-	fprintf(stderr, "%s: --%s %s: %s\n", c->prefix, o->name, v,
-	    o->expect != NULL ? o->expect : dflt);
+	if (o->name != NULL)
+		fprintf(stderr, "%s: --%s %s: %s\n", c->prefix, o->name, v,
+		    o->expect != NULL ? o->expect : dflt);
+	else
+		fprintf(stderr, "%s: -%c %s: %s\n", c->prefix, o->letter, v,
+		    o->expect != NULL ? o->expect : dflt);
 	return 2;
 }
 
@@ -90,29 +94,36 @@ opts_set(const struct opts_cmd *c, const struct opt_spec *o, const char *v,
 	return 2;
 }
 
-int
-util_opts_parse(const struct opts_cmd *c, int argc, char **argv, void *args,
-    int *first)
+/*
+ * c's table as getopt_long's: lo (n + 2 rows) and shortopts (room for
+ * 2 * n + 3). Returns n, the table's rows.
+ */
+static size_t
+opts_getopt(const struct opts_cmd *c, struct option *lo, char *shortopts)
 {
-	struct option lo[OPTS_MAX + 2];
-	char shortopts[2 * OPTS_MAX + 2], *s = shortopts;
 	const struct opt_spec *o;
-	size_t n, i;
-	int ch, rc, has;
+	char *s = shortopts;
+	size_t n, i, nlo = 0;
+	int has;
 
 	/* A table past OPTS_MAX rows is a bug, caught at its first use. */
-	for (n = 0; c->opts[n].name != NULL; n++)
+	for (n = 0; c->opts[n].name != NULL || c->opts[n].letter != 0; n++)
 		if (n == OPTS_MAX)
 			abort();
+	if (c->flags & OPTS_OWN_WORDS)
+		*s++ = ':';	/* a missing value is ':', not '?' */
 	*s++ = 'h';	/* -h, --help: every command's */
 	for (i = 0; i < n; i++) {
 		o = &c->opts[i];
 		has = o->kind == OPT_FN ? o->has_arg : o->kind != OPT_FLAG &&
 		    o->kind != OPT_UNSET;
-		lo[i].name = o->name;
-		lo[i].has_arg = has ? required_argument : no_argument;
-		lo[i].flag = NULL;
-		lo[i].val = o->letter != 0 ? o->letter : OPTS_LONG + (int)i;
+		if (o->name != NULL) {
+			lo[nlo].name = o->name;
+			lo[nlo].has_arg = has ? required_argument : no_argument;
+			lo[nlo].flag = NULL;
+			lo[nlo++].val = o->letter != 0 ? o->letter :
+			    OPTS_LONG + (int)i;
+		}
 		if (o->letter != 0) {
 			*s++ = (char)o->letter;
 			if (has)
@@ -120,11 +131,59 @@ util_opts_parse(const struct opts_cmd *c, int argc, char **argv, void *args,
 		}
 	}
 	*s = '\0';
-	lo[n] = (struct option){ "help", no_argument, NULL, 'h' };
-	lo[n + 1] = (struct option){ NULL, 0, NULL, 0 };
+	lo[nlo] = (struct option){ "help", no_argument, NULL, 'h' };
+	lo[nlo + 1] = (struct option){ NULL, 0, NULL, 0 };
+	return n;
+}
 
+/*
+ * Bad usage: getopt_long's ch ('?' or ':', its words said unless
+ * OPTS_OWN_WORDS) or, for ch 0, operands out of bounds; then the usage on
+ * stderr. Always 2.
+ */
+static int
+opts_misuse(const struct opts_cmd *c, int ch, int argc, char **argv)
+{
+	char letter[3] = { '-', (char)optopt, '\0' };
+	const char *w = argv[optind - 1];
+
+	/* An unknown letter (optopt) where the word is not a long option. */
+	if (ch == '?' && optopt > 0 && optopt < OPTS_LONG &&
+	    strncmp(w, "--", 2) != 0)
+		w = letter;
+	if (c->flags & OPTS_OWN_WORDS) {
+		if (ch == '?')
+			fprintf(stderr, "%s: unknown option %s\n", c->prefix, w);
+		else if (ch == ':')
+			fprintf(stderr, "%s: %s needs a value\n", c->prefix, w);
+		else if (argc - optind < c->min_args)
+			fprintf(stderr, "%s: missing argument\n", c->prefix);
+		else
+			fprintf(stderr, "%s: unexpected argument %s\n",
+			    c->prefix, argv[optind + c->max_args]);
+	}
+	c->usage(stderr);
+	return 2;
+}
+
+/* util_opts_parse's loop, getopt_long's opterr set: 0, 1 or 2. */
+static int
+opts_loop(const struct opts_cmd *c, int argc, char **argv, void *args,
+    int *first)
+{
+	struct option lo[OPTS_MAX + 2];
+	char shortopts[2 * OPTS_MAX + 3];
+	const struct opt_spec *o;
+	size_t n, i;
+	int ch, rc;
+
+	n = opts_getopt(c, lo, shortopts);
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
+		if (ch == 'h' && (c->flags & OPTS_HELP_IS_USAGE)) {
+			c->usage(stderr);
+			return 2;
+		}
 		if (ch == 'h') {
 			c->usage(stdout);
 			return 1;
@@ -135,20 +194,29 @@ util_opts_parse(const struct opts_cmd *c, int argc, char **argv, void *args,
 		for (i = 0; o == NULL && ch != '?' && ch != ':' && i < n; i++)
 			if (c->opts[i].letter == ch)
 				o = &c->opts[i];
-		if (o == NULL) {
-			c->usage(stderr);
-			return 2;
-		}
+		if (o == NULL)
+			return opts_misuse(c, ch, argc, argv);
 		if ((rc = opts_set(c, o, optarg, args)) != 0)
 			return rc;
 		if (o->given != 0)
 			*(int *)(void *)((char *)args + o->given) = 1;
 	}
 	if (c->max_args >= 0 && (argc - optind < c->min_args ||
-	    argc - optind > c->max_args)) {
-		c->usage(stderr);
-		return 2;
-	}
+	    argc - optind > c->max_args))
+		return opts_misuse(c, 0, argc, argv);
 	*first = optind;
 	return 0;
+}
+
+int
+util_opts_parse(const struct opts_cmd *c, int argc, char **argv, void *args,
+    int *first)
+{
+	int rc;
+
+	/* OPTS_OWN_WORDS says them itself; getopt_long's default after. */
+	opterr = !(c->flags & OPTS_OWN_WORDS);
+	rc = opts_loop(c, argc, argv, args, first);
+	opterr = 1;
+	return rc;
 }

@@ -164,7 +164,8 @@ enum opt_kind {
 };
 
 struct opt_spec {
-	const char	*name;		/* the long name, without "--" */
+	const char	*name;		/* the long name, without "--", or
+					   NULL: the letter only */
 	int		 letter;	/* the short one, or 0 */
 	enum opt_kind	 kind;
 	size_t		 off;		/* offsetof the value in args */
@@ -179,21 +180,30 @@ struct opt_spec {
 					/* OPT_FN */
 };
 
+/* struct opts_cmd's flags. */
+#define OPTS_HELP_IS_USAGE	0x1	/* -h, --help: the usage on stderr, 2 */
+#define OPTS_OWN_WORDS		0x2	/* bad usage said as "PREFIX: unknown
+					   option X", "X needs a value",
+					   "unexpected argument X", "missing
+					   argument", not getopt_long's words */
+
 /* A command: how it names itself in messages, its options, its usage. */
 struct opts_cmd {
 	const char		*prefix;	/* "autosched best" */
-	const struct opt_spec	*opts;		/* ended by a row with no name */
+	const struct opt_spec	*opts;		/* ended by a row with neither
+						   name nor letter */
 	void			(*usage)(FILE *);
 	int			 min_args, max_args;	/* operands; max -1: unchecked */
+	int			 flags;		/* OPTS_* */
 };
 
 /*
  * Parse argv (argv[0] the command's name) by c's table into args, with
  * --help and -h added. 0 and *first the index of the first operand; 1 after
- * the usage on stdout (--help); 2 after the one-line message of a bad value,
- * or after the usage on stderr (an unknown option, getopt_long's words
- * first; operands out of [min_args, max_args]). Strings are borrowed from
- * argv.
+ * the usage on stdout (--help; OPTS_HELP_IS_USAGE: 2 after it on stderr);
+ * 2 after the one-line message of a bad value, or after the usage on stderr
+ * (an unknown option, getopt_long's words or OPTS_OWN_WORDS' first; operands
+ * out of [min_args, max_args]). Strings are borrowed from argv.
  */
 int	 util_opts_parse(const struct opts_cmd *c, int argc, char **argv,
 	    void *args, int *first) WUR;

@@ -168,21 +168,21 @@ iree_art_free(struct iree_art *a)
 	memset(a, 0, sizeof *a);
 }
 
-/* Remove a scratch entry (only the files compile writes). */
-static void
-scratch_remove(const char *dir)
+void
+iree_scratch_remove(const char *dir, const char *const files[],
+    const char *dump_name)
 {
 	char *p, *dump;
 	DIR *d;
 	struct dirent *de;
 	int i;
 
-	for (i = 0; entry_files[i] != NULL; i++) {
-		p = util_path_join(dir, entry_files[i]);
+	for (i = 0; files[i] != NULL; i++) {
+		p = util_path_join(dir, files[i]);
 		unlink(p);
 		free(p);
 	}
-	dump = util_path_join(dir, "configs");
+	dump = util_path_join(dir, dump_name);
 	if ((d = opendir(dump)) != NULL) {
 		while ((de = readdir(d)) != NULL) {
 			if (de->d_name[0] == '.')
@@ -196,6 +196,13 @@ scratch_remove(const char *dir)
 	rmdir(dump);
 	free(dump);
 	rmdir(dir);
+}
+
+/* Remove a scratch entry (only the files compile writes). */
+static void
+scratch_remove(const char *dir)
+{
+	iree_scratch_remove(dir, entry_files, "configs");
 }
 
 /* The text of the one file iree-compile dumped into dir, or NULL. */

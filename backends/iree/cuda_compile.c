@@ -116,29 +116,7 @@ static const char *const cuda_files[] = {
 static void
 cuda_scratch_remove(const char *dir)
 {
-	char *p, *dump = util_path_join(dir, "dump");
-	struct dirent *de;
-	DIR *d;
-	int i;
-
-	for (i = 0; cuda_files[i] != NULL; i++) {
-		p = util_path_join(dir, cuda_files[i]);
-		unlink(p);
-		free(p);
-	}
-	if ((d = opendir(dump)) != NULL) {
-		while ((de = readdir(d)) != NULL) {
-			if (de->d_name[0] == '.')
-				continue;
-			p = util_path_join(dump, de->d_name);
-			unlink(p);
-			free(p);
-		}
-		closedir(d);
-	}
-	rmdir(dump);
-	free(dump);
-	rmdir(dir);
+	iree_scratch_remove(dir, cuda_files, "dump");
 }
 
 /* The one .ptx file IREE dumped into dir, moved to to. 0 or -1. */

@@ -188,48 +188,19 @@ cuda_available(const struct backend_params *params, char **err)
 	return 0;
 }
 
-static void
-cuda_close(struct backend *be)
-{
-	if (be == NULL)
-		return;
-	free(be->dispatch);
-	free(be->work_dir);
-	iree_tools_free(&be->tools);
-	free(be->harness);
-	free(be->gpu_harness);
-	free(be->ptxas);
-	free(be->toolchain);
-	free(be->cpu);
-	free(be->flags);
-	if (be->exec_owned)
-		executor_close(be->exec);
-	pthread_mutex_destroy(&be->mu);
-	free(be);
-}
-
 static int
 cuda_open(const struct backend_params *params, const struct op_desc *op,
     const char *dispatch_mlir, struct backend **out, char **err)
 {
-	struct backend *be = xcalloc(1, sizeof *be);
+	struct backend *be;
 
-	*out = NULL;
-	if (backend_open_base("iree-cuda", cuda_supports, params, op,
-	    &be->work_dir, &be->harness, &be->exec, &be->exec_owned,
-	    err) != 0) {
-		free(be);
+	if (iree_backend_new("iree-cuda", cuda_supports, params, op,
+	    dispatch_mlir, &be, err) != 0)
 		return -1;
-	}
-	pthread_mutex_init(&be->mu, NULL);
-	be->params = *params;
-	be->op = *op;
-	be->dispatch = xstrdup(dispatch_mlir);
 	be->gpu_harness = gpu_harness_find();
-	if (iree_tools_find(params->iree_bin, &be->tools, err) != 0 ||
-	    cuda_available(params, err) != 0 ||
+	if (cuda_available(params, err) != 0 ||
 	    (be->arch = arch_of(params, be->gpu_harness, err)) == NULL) {
-		cuda_close(be);
+		iree_backend_free(be);
 		return -1;
 	}
 	be->ptxas = ptxas_find();
@@ -239,14 +210,6 @@ cuda_open(const struct backend_params *params, const struct op_desc *op,
 	be->flags = xasprintf("iree cuda %s TileAndFuse", be->arch->name);
 	*out = be;
 	return 0;
-}
-
-static void
-cuda_target(struct backend *be, char **cpu, char **flags, char **toolchain)
-{
-	*cpu = xstrdup(be->cpu);
-	*flags = xstrdup(be->flags);
-	*toolchain = xstrdup(be->toolchain);
 }
 
 static void
@@ -595,7 +558,7 @@ const struct backend_ops iree_cuda_backend = {
 	.supports = cuda_supports,
 	.available = cuda_available,
 	.open = cuda_open,
-	.target = cuda_target,
+	.target = iree_backend_target,
 	.evaluate = cuda_evaluate,
 	.prepare = cuda_prepare,
 	.measure = cuda_measure,
@@ -603,7 +566,7 @@ const struct backend_ops iree_cuda_backend = {
 	.stage = cuda_stage,
 	.begin = cuda_begin,
 	.reference = cuda_reference,
-	.close = cuda_close,
+	.close = iree_backend_free,
 	.export_iree_attr = cuda_export_attr,
 	.schedule_tag = CUDA_BACKEND_TAG,
 	.knob_note = "pipeline_depth (IREE's prefetch_num_stages) does nothing "

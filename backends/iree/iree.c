@@ -162,15 +162,16 @@ fault_for(const char *name)
 	    sizeof kinds / sizeof kinds[0]);
 }
 
-static int
-iree_open(const struct backend_params *params, const struct op_desc *op,
-    const char *dispatch_mlir, struct backend **out, char **err)
+int
+iree_backend_new(const char *name,
+    int (*supports)(const struct op_desc *, const char **),
+    const struct backend_params *params, const struct op_desc *op,
+    const char *dispatch, struct backend **out, char **err)
 {
-	struct backend *be;
+	struct backend *be = xcalloc(1, sizeof *be);
 
 	*out = NULL;
-	be = xcalloc(1, sizeof *be);
-	if (backend_open_base("iree", iree_supports, params, op, &be->work_dir,
+	if (backend_open_base(name, supports, params, op, &be->work_dir,
 	    &be->harness, &be->exec, &be->exec_owned, err) != 0) {
 		free(be);
 		return -1;
@@ -178,35 +179,63 @@ iree_open(const struct backend_params *params, const struct op_desc *op,
 	pthread_mutex_init(&be->mu, NULL);
 	be->params = *params;
 	be->op = *op;
-	be->dispatch = xstrdup(dispatch_mlir);
-	if (iree_tools_find(params->iree_bin, &be->tools, err) != 0)
-		goto fail;
-	be->toolchain = xasprintf("iree-compile %s; %s", be->tools.version,
-	    IREE_BACKEND_TAG);
-	be->cpu = backend_cpu_model();
-	/* The codegen targets the host: the vector width stands for its flags. */
-	be->flags = xasprintf("llvm-cpu host, %lld-bit vectors",
-	    (long long)lanes(&(struct op_desc){ .acc = ELEM_F32 }) * 32);
+	be->dispatch = xstrdup(dispatch);
+	if (iree_tools_find(params->iree_bin, &be->tools, err) != 0) {
+		iree_backend_free(be);
+		return -1;
+	}
 	*out = be;
 	return 0;
-fail:
-	if (be->exec_owned)
-		executor_close(be->exec);
-	free(be->dispatch);
-	free(be->work_dir);
-	free(be->harness);
-	iree_tools_free(&be->tools);
-	pthread_mutex_destroy(&be->mu);
-	free(be);
-	return -1;
 }
 
-static void
-iree_target(struct backend *be, char **cpu, char **flags, char **toolchain)
+void
+iree_backend_free(struct backend *be)
+{
+	if (be == NULL)
+		return;
+	free(be->dispatch);
+	free(be->work_dir);
+	iree_tools_free(&be->tools);
+	free(be->harness);
+	free(be->gpu_harness);
+	free(be->ptxas);
+	free(be->toolchain);
+	free(be->cpu);
+	free(be->flags);
+	free(be->data_dir);
+	free(be->not_verified);
+	if (be->exec_owned)
+		executor_close(be->exec);
+	pthread_mutex_destroy(&be->mu);
+	free(be);
+}
+
+void
+iree_backend_target(struct backend *be, char **cpu, char **flags,
+    char **toolchain)
 {
 	*cpu = xstrdup(be->cpu);
 	*flags = xstrdup(be->flags);
 	*toolchain = xstrdup(be->toolchain);
+}
+
+static int
+iree_open(const struct backend_params *params, const struct op_desc *op,
+    const char *dispatch_mlir, struct backend **out, char **err)
+{
+	struct backend *be;
+
+	if (iree_backend_new("iree", iree_supports, params, op, dispatch_mlir,
+	    &be, err) != 0)
+		return -1;
+	be->toolchain = xasprintf("iree-compile %s; %s", be->tools.version,
+	    IREE_BACKEND_TAG);
+	be->cpu = backend_cpu_model();
+	/* The codegen targets the host: vector width stands for its flags. */
+	be->flags = xasprintf("llvm-cpu host, %lld-bit vectors",
+	    (long long)lanes(&(struct op_desc){ .acc = ELEM_F32 }) * 32);
+	*out = be;
+	return 0;
 }
 
 /* A compiled candidate waiting for its measurement (prepare → measure). */
@@ -313,26 +342,6 @@ iree_reference_op(struct backend *be, int threads, struct trial_result *res,
 	return iree_reference(be, threads, res, err);
 }
 
-static void
-iree_close(struct backend *be)
-{
-	if (be == NULL)
-		return;
-	free(be->dispatch);
-	free(be->work_dir);
-	iree_tools_free(&be->tools);
-	free(be->harness);
-	free(be->toolchain);
-	free(be->cpu);
-	free(be->flags);
-	free(be->data_dir);
-	free(be->not_verified);
-	if (be->exec_owned)
-		executor_close(be->exec);
-	pthread_mutex_destroy(&be->mu);
-	free(be);
-}
-
 static char *
 iree_export_attr(const struct op_desc *op, const struct config *cfg)
 {
@@ -350,14 +359,14 @@ const struct backend_ops iree_backend = {
 	.available = iree_available,
 	.about = iree_about,
 	.open = iree_open,
-	.target = iree_target,
+	.target = iree_backend_target,
 	.evaluate = iree_evaluate,
 	.prepare = iree_prepare,
 	.measure = iree_measure_cand,
 	.release = iree_release,
 	.begin = iree_begin,
 	.reference = iree_reference_op,
-	.close = iree_close,
+	.close = iree_backend_free,
 	.export_iree_attr = iree_export_attr,
 	.schedule_tag = IREE_BACKEND_TAG,
 };

@@ -92,6 +92,21 @@ int	 iree_repeat(const struct op_desc *);
  */
 char	*iree_attr(const struct op_desc *, const struct config *,
 	    enum iree_fault);
+/*
+ * The start both IREE backends share (iree.c): be's base opened for name,
+ * its copies of params, op and dispatch made and IREE's tools found. 0 and
+ * *out, or -1 with *err and nothing left to free.
+ */
+int	 iree_backend_new(const char *name,
+	    int (*supports)(const struct op_desc *, const char **),
+	    const struct backend_params *, const struct op_desc *,
+	    const char *dispatch, struct backend **out, char **err);
+/* Free be (NULL: nothing) and all it owns: the close of both backends. */
+void	 iree_backend_free(struct backend *);
+/* be's target words, copies the caller frees: the target of both. */
+void	 iree_backend_target(struct backend *, char **cpu, char **flags,
+	    char **toolchain);
+
 /* The dispatch with attr (NULL: none) set on its contraction. Caller frees. */
 char	*iree_dispatch_with(const char *dispatch, const char *attr);
 
@@ -112,6 +127,13 @@ void	 iree_art_free(struct iree_art *);
  */
 int	 iree_compile(struct backend *, const char *attr, struct iree_art *art,
 	    struct trial_result *res);
+
+/*
+ * Remove the scratch entry dir of a compile (compile.c): its files (NULL-
+ * ended), what is in its folder dump_name, and the folders.
+ */
+void	 iree_scratch_remove(const char *dir, const char *const files[],
+	    const char *dump_name);
 
 /* The dump's lowering and translation config of the op, or NULL. Caller frees. */
 char	*iree_config_read(const char *dump_text);

@@ -4,6 +4,7 @@
  * the narrower one a cfg's [Env] isa or AUTOSCHED_ISA caps it to: the
  * register-tile rules, the default space and the compile flags follow it.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,21 +126,26 @@ isa_lower(struct mlircpu_isa *isa, int r)
  * What this CPU has, detected once; borrowed. The tests' stand-in for a
  * narrower CPU, AUTOSCHED_TEST_CPU_ISA (an ISA's name), lowers it.
  */
+static struct mlircpu_isa isa_cpu;
+static pthread_once_t isa_cpu_once = PTHREAD_ONCE_INIT;
+
+static void
+isa_cpu_find(void)
+{
+	const char *fake;
+
+	mlircpu_isa_detect(&isa_cpu);
+	if ((fake = getenv("AUTOSCHED_TEST_CPU_ISA")) != NULL &&
+	    isa_rank(fake) >= 0)
+		isa_lower(&isa_cpu, isa_rank(fake));
+}
+
+/* (Found once: compile-pool threads ask too.) */
 static const struct mlircpu_isa *
 isa_detected(void)
 {
-	static struct mlircpu_isa isa;
-	static int done;
-	const char *fake;
-
-	if (!done) {
-		mlircpu_isa_detect(&isa);
-		if ((fake = getenv("AUTOSCHED_TEST_CPU_ISA")) != NULL &&
-		    isa_rank(fake) >= 0)
-			isa_lower(&isa, isa_rank(fake));
-		done = 1;
-	}
-	return &isa;
+	(void)pthread_once(&isa_cpu_once, isa_cpu_find);
+	return &isa_cpu;
 }
 
 int
@@ -184,11 +190,25 @@ backend_cpu_isa_set(const char *value)
 	isa_now_done = 1;
 }
 
-const struct mlircpu_isa *
-mlircpu_isa(void)
+/* The cap of AUTOSCHED_ISA, unless backend_cpu_isa_set came first. */
+static pthread_once_t isa_now_once = PTHREAD_ONCE_INIT;
+
+static void
+isa_now_default(void)
 {
 	if (!isa_now_done)
 		backend_cpu_isa_set(NULL);
+}
+
+/*
+ * The ISA kernels are built for. backend_cpu_isa_set runs on the job's
+ * thread before any compile-pool thread starts; a first call from a
+ * thread without it takes the default once.
+ */
+const struct mlircpu_isa *
+mlircpu_isa(void)
+{
+	(void)pthread_once(&isa_now_once, isa_now_default);
 	return &isa_now;
 }
 

@@ -25,6 +25,7 @@
  */
 #include <ctype.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,12 +211,9 @@ fault_for(const char *name)
 	    sizeof kinds / sizeof kinds[0]);
 }
 
-/*
- * The hash of the plugin's bytes (part of every kernel's cache key), read
- * once per process: each op's backend asks. 0, or -1 with *err.
- */
+/* plugin_hash's work, its cache held by the caller's lock. */
 static int
-plugin_hash(const char *path, char out[17], char **err)
+plugin_hash_locked(const char *path, char out[17], char **err)
 {
 	static char done_path[PATH_MAX], done_hash[17];
 	char *buf = NULL, *e = NULL;
@@ -238,6 +236,23 @@ plugin_hash(const char *path, char out[17], char **err)
 		memcpy(done_hash, out, sizeof done_hash);
 	}
 	return 0;
+}
+
+/*
+ * The hash of the plugin's bytes (part of every kernel's cache key), read
+ * once per process: each op's backend asks, from any thread. 0, or -1 with
+ * *err.
+ */
+static int
+plugin_hash(const char *path, char out[17], char **err)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	int rc;
+
+	pthread_mutex_lock(&lock);
+	rc = plugin_hash_locked(path, out, err);
+	pthread_mutex_unlock(&lock);
+	return rc;
 }
 
 char *

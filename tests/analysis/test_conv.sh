@@ -36,23 +36,12 @@ check "analyze --json: a conv's op and kind" eq "$(jq -r '.ops[1].op + " " + .op
 check "analyze --json: the dilated conv's dilation" eq "$(jq -c '.ops[10].conv.dilation' "$T/an.json")" "[2,2]"
 
 # 2. run: the ten distinct matmuls tuned, two trials each, all verified.
-cat > "$T/a.cfg" <<C
-[Env]
-input_file = cnn.mlir
-[SearchSpace]
+grid_cfg cnn.mlir 2 10 > "$T/a.cfg" <<C
 tile_m = [16,32]
 tile_n = [16]
 tile_k = [16]
 vector_m = [4]
 vector_n = [16]
-[SearchStrategy]
-tuner = grid
-n_trial = 2
-[Measure]
-min_time = 0.005
-min_reps = 3
-confirm_top = 1
-timeout = 10
 C
 deadline 300 "$AS" run "$T/a.cfg" --db "$T/s.db" --quiet > "$T/run.txt" 2>&1
 check "run exits 0" eq "$?" 0

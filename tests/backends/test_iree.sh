@@ -29,13 +29,12 @@ IC=$IREE_BIN/iree-compile
 
 # A cfg in folder $1 for fixture $2, its [Env] extra lines from stdin.
 mkcfg() {
+	local env
+
 	mkdir -p "$1"
 	cp "$FIX/$2" "$1/"
-	{
-		printf '[Env]\ninput_file = %s\nbackend = iree\n' "$2"
-		cat
-		cat <<'C'
-[SearchSpace]
+	env=$(printf 'backend = iree\n'; cat)
+	MIN_TIME=0.01 grid_cfg "$2" 2 20 "$env" > "$1/a.cfg" <<'C'
 tile_m = [16,32]
 tile_n = [48]
 tile_k = [32]
@@ -43,16 +42,7 @@ vector_m = [4]
 vector_n = [16]
 vector_k = [1]
 threads = [1]
-[SearchStrategy]
-tuner = grid
-n_trial = 2
-[Measure]
-min_time = 0.01
-min_reps = 3
-confirm_top = 1
-timeout = 20
 C
-	} > "$1/a.cfg"
 }
 
 # The lowering_config iree-compile gave the dispatch of function $3 of

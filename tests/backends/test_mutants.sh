@@ -41,6 +41,21 @@ field() {	# field JSON KEY: a number or a string value of the one-line JSON
 	[[ $1 =~ $re ]] && echo "${BASH_REMATCH[1]}" || echo null
 }
 
+# mutant_check WHAT MUTANT OUT: the harness's line OUT says ok for the
+# right kernel, wrong for a mutant; counted in pass or fail.
+mutant_check() {
+	local st want=wrong
+
+	st=$(field "$3" status)
+	[ "$2" = right ] && want=ok
+	if [ "$st" = "$want" ]; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		echo "FAIL: $1 $2: got status=$st, want $want ($3)" >&2
+	fi
+}
+
 B=2 M=12 N=24
 for types in f32,f32,f32 f64,f64,f64 f16,f16,f16 f16,f16,f32 bf16,bf16,bf16 \
     bf16,bf16,f32 i8,i8,i32 u8,u8,i32 u8,i8,i32 i8,u8,i32; do
@@ -105,15 +120,7 @@ for types in f32,f32,f32 f64,f64,f64 f16,f16,f16 f16,f16,f32 bf16,bf16,bf16 \
 			    --shape "${b}x${m}x${n}x${k}" --types "$types" \
 			    --trans 0,0 --warmup 0 --min-time 0 --reps 1,1 \
 			    --verify 1 2>&1 | tail -1)
-			st=$(field "$out" status)
-			want=wrong
-			[ $mutant = right ] && want=ok
-			if [ "$st" = "$want" ]; then
-				pass=$((pass + 1))
-			else
-				fail=$((fail + 1))
-				echo "FAIL: $types ${b}x${m}x${n}x${k} $mutant: got status=$st, want $want ($out)" >&2
-			fi
+			mutant_check "$types ${b}x${m}x${n}x${k}" $mutant "$out"
 		done
 	done
 done
@@ -136,15 +143,7 @@ for types in i8,i8,i32; do
 			    --shape "${b}x${m}x${n}x${k}" --types "$types" \
 			    --trans 0,0 --zero-points -7,5 --warmup 0 --min-time 0 \
 			    --reps 1,1 --verify 1 2>&1 | tail -1)
-			st=$(field "$out" status)
-			want=wrong
-			[ $mutant = right ] && want=ok
-			if [ "$st" = "$want" ]; then
-				pass=$((pass + 1))
-			else
-				fail=$((fail + 1))
-				echo "FAIL: quantized ${b}x${m}x${n}x${k} $mutant: got status=$st, want $want ($out)" >&2
-			fi
+			mutant_check "quantized ${b}x${m}x${n}x${k}" $mutant "$out"
 		done
 	done
 done

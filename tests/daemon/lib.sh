@@ -87,6 +87,18 @@ log_level = debug
 poll_interval = 30
 CONF
 
+# spool_conf [LINE...]: the folder SPOOL ($T/spool) made, and the daemon's
+# configuration watching it, LINEs added.
+spool_conf() {
+	SPOOL=$T/spool
+	mkdir -p "$SPOOL"
+	{
+		printf '[autoschedd]\nlog_level = debug\npoll_interval = 30\n'
+		printf 'spool = %s\n' "$SPOOL"
+		[ $# -eq 0 ] || printf '%s\n' "$@"
+	} > "$T/autoschedd.conf"
+}
+
 # start_daemon [ARGS...]: autoschedd -d on $DB, ready when its socket is bound.
 start_daemon() {
 	rm -f "$DB.wake"

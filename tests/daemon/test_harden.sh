@@ -4,17 +4,10 @@
 # escapes names in its log; a deleted store stops it (exit non-zero); -n
 # opens the store; the unit has a start limit.
 . "$(dirname "$0")/lib.sh"
-SPOOL=$T/spool
-mkdir -p "$SPOOL" "$T/reports"
+spool_conf "output_dir = $T/reports"
+mkdir -p "$T/reports"
 # The spool belongs to a submitting account (nobody): its files and root's are taken.
 chown nobody "$SPOOL"
-cat > "$T/autoschedd.conf" <<CONF
-[autoschedd]
-log_level = debug
-poll_interval = 30
-spool = $SPOOL
-output_dir = $T/reports
-CONF
 
 # --- Special files: -f naming a FIFO, and a SIGHUP re-read of one.
 mkfifo "$T/fifo.conf"

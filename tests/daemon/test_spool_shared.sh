@@ -2,14 +2,7 @@
 # and measure on the same CPUs at once. The second says so in its log and
 # does not watch it; the first goes on serving it.
 . "$(dirname "$0")/lib.sh"
-SPOOL=$T/spool
-mkdir -p "$SPOOL"
-cat > "$T/autoschedd.conf" <<CONF
-[autoschedd]
-log_level = debug
-poll_interval = 30
-spool = $SPOOL
-CONF
+spool_conf
 start_daemon
 first=$DPID
 check "the first service watches the spool" wait_for 20 grep -q "spool: watching $SPOOL" "$T/daemon.log"

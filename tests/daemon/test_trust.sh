@@ -3,14 +3,7 @@
 # a program. `autosched submit` and the spool refuse them (exit 2, nothing
 # queued); a job queued before that has them ignored when run.
 . "$(dirname "$0")/lib.sh"
-SPOOL=$T/spool
-mkdir -p "$SPOOL"
-cat > "$T/autoschedd.conf" <<CONF
-[autoschedd]
-log_level = debug
-poll_interval = 30
-spool = $SPOOL
-CONF
+spool_conf
 
 mkjob ok 16 16 16 2
 jobs() { if [ -f "$DB" ]; then q "$DB" "SELECT count(*) FROM jobs"; else echo 0; fi; }

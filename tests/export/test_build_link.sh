@@ -39,16 +39,7 @@ check "example: exports" eq "$(exports "$T/example.so")" \
 
 # 2. Many ops: compiled in several pieces at once, the result still right.
 n=200
-{
-	echo "func.func @chain(%x: tensor<64xf32>) -> tensor<64xf32> {"
-	echo "  %one = arith.constant dense<1.0> : tensor<64xf32>"
-	echo "  %v0 = arith.addf %x, %one : tensor<64xf32>"
-	for i in $(seq 1 $((n - 1))); do
-		echo "  %v$i = arith.addf %v$((i - 1)), %one : tensor<64xf32>"
-	done
-	echo "  return %v$((n - 1)) : tensor<64xf32>"
-	echo "}"
-} > "$T/chain.mlir"
+chain_mlir "$n" > "$T/chain.mlir"
 TMPDIR=$T/tmp "$AS" build "$T/chain.mlir" --untuned -o "$T/chain.so" 2> "$T/err_chain"
 check "chain: build exits 0" eq "$?" 0
 pieces=$(sed -n 's/.*chain.so: [0-9]* dispatches in \([0-9]*\) pieces.*/\1/p' "$T/err_chain")

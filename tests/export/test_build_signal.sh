@@ -114,16 +114,7 @@ check "KILL: its tool died with it" all_gone $kids
 # Several tools at once: clang on the pieces of a program of many ops, one
 # per CPU (wrappers that never finish), the other tools the real ones.
 n=200
-{
-	echo "func.func @chain(%x: tensor<64xf32>) -> tensor<64xf32> {"
-	echo "  %one = arith.constant dense<1.0> : tensor<64xf32>"
-	echo "  %v0 = arith.addf %x, %one : tensor<64xf32>"
-	for i in $(seq 1 $((n - 1))); do
-		echo "  %v$i = arith.addf %v$((i - 1)), %one : tensor<64xf32>"
-	done
-	echo "  return %v$((n - 1)) : tensor<64xf32>"
-	echo "}"
-} > "$T/chain.mlir"
+chain_mlir "$n" > "$T/chain.mlir"
 mkdir "$T/par"
 for t in mlir-opt mlir-translate opt llvm-extract llvm-split; do
 	ln -s "$LLVM_BIN/$t" "$T/par/$t"

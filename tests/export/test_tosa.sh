@@ -21,23 +21,12 @@ cp "$SRC/tests/export/fixtures/tosa.mlir" "$P"
 
 # cfg FILE INPUT: a tiny tuning job of INPUT (a few seconds).
 cfg() {
-	cat > "$1" <<C
-[Env]
-input_file = $2
-[SearchSpace]
+	grid_cfg "$2" 2 5 > "$1" <<C
 tile_m = [16,32]
 tile_n = [16]
 tile_k = [16]
 vector_m = [4]
 vector_n = [16]
-[SearchStrategy]
-tuner = grid
-n_trial = 2
-[Measure]
-min_time = 0.005
-min_reps = 3
-confirm_top = 1
-timeout = 5
 C
 }
 
@@ -100,23 +89,12 @@ check "build of the real TOSA block exits 0" eq "$?" 0
 check "the real block: lowered first" grep -q 'lowered TOSA to linalg before the build' "$T/b4"
 check "the real block's library loads, _mlir_ciface_subgraph0 in it" "$CALL" find "$T/block.so" subgraph0
 cp "$SRC/tests/export/fixtures/deepseek_attention.mlir" "$T/"
-cat > "$T/c.cfg" <<C
-[Env]
-input_file = deepseek_attention.mlir
-[SearchSpace]
+grid_cfg deepseek_attention.mlir 1 5 > "$T/c.cfg" <<C
 tile_m = [8]
 tile_n = [40]
 tile_k = [40]
 vector_m = [4]
 vector_n = [16]
-[SearchStrategy]
-tuner = grid
-n_trial = 1
-[Measure]
-min_time = 0.005
-min_reps = 3
-confirm_top = 1
-timeout = 5
 C
 "$AS" run "$T/c.cfg" --db "$T/attn.db" --quiet > "$T/run3.txt" 2>&1
 check "run of the block's attention batch matmuls exits 0" eq "$?" 0

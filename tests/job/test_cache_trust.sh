@@ -33,21 +33,10 @@ deadline 120 "$CC" -shared -fPIC -o "$T/evil.so" "$T/evil.c" || { echo "cannot b
 
 mkdir -p "$T/job"
 cp "$FIX/small_f32.mlir" "$T/job/m.mlir"
-cat > "$T/job/a.cfg" <<'CFG'
-[Env]
-input_file = m.mlir
-[SearchSpace]
+MIN_TIME=0.01 CONFIRM_TOP=0 grid_cfg m.mlir 2 5 > "$T/job/a.cfg" <<'CFG'
 tile_m = [16,32]
 tile_n = [16]
 tile_k = [8]
-[SearchStrategy]
-tuner = grid
-n_trial = 2
-[Measure]
-min_time = 0.01
-min_reps = 3
-confirm_top = 0
-timeout = 5
 CFG
 
 # run NAME: the job on a fresh store; its exit status in $rc.

@@ -29,21 +29,10 @@ mkdir -p "$T/dup"
 	echo '  return %r : tensor<32x8xf32>'
 	echo '}'
 } > "$T/dup/net.mlir"
-cat > "$T/dup/a.cfg" <<'C'
-[Env]
-input_file = net.mlir
-[SearchSpace]
+CONFIRM_TOP=2 grid_cfg net.mlir 3 5 > "$T/dup/a.cfg" <<'C'
 tile_m = [16,32]
 tile_n = [16,32]
 vector_m = [4]
-[SearchStrategy]
-tuner = grid
-n_trial = 3
-[Measure]
-min_time = 0.005
-min_reps = 3
-confirm_top = 2
-timeout = 5
 C
 "$AS" analyze "$T/dup/net.mlir" > "$T/dup/an.txt"
 check "analyze: 101 ops, 2 distinct" grep -q '^101 ops, 2 distinct' "$T/dup/an.txt"
@@ -166,10 +155,7 @@ check "tight time_budget: every op had a first round (its share of the time)" eq
 # on the CPU (its register file): the store's baseline rows say.
 mkdir -p "$T/keep"
 cp "$SRC/tests/job/fixtures/mid_f32.mlir" "$T/keep/mid.mlir"
-cat > "$T/keep/a.cfg" <<'C'
-[Env]
-input_file = mid.mlir
-[SearchSpace]
+MIN_TIME=0.02 CONFIRM_TOP=2 grid_cfg mid.mlir 2 5 > "$T/keep/a.cfg" <<'C'
 tile_m = [1,2]
 tile_n = [16]
 tile_k = [1]
@@ -177,14 +163,6 @@ vector_m = [1]
 vector_n = [16]
 threads = [1]
 pack_b = [1]
-[SearchStrategy]
-tuner = grid
-n_trial = 2
-[Measure]
-min_time = 0.02
-min_reps = 3
-confirm_top = 2
-timeout = 5
 C
 "$AS" run "$T/keep/a.cfg" --db "$T/keep/s.db" --json > "$T/keep/run.json" 2> "$T/keep/err.txt"
 check "keep: run exits 0" eq "$?" 0

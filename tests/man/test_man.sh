@@ -95,15 +95,14 @@ check "every command of autosched(1) is in autosched --help" \
 
 # Long options: the getopt tables of the CLI, its option tables (struct
 # opt_spec, .name = "opt"; --help is util/opts.c's) and the "--opt" literals
-# of its hand parsers (queue.c, main), in the rendered page; the page's own
-# --opt words must be the code's.
+# of main's own words, in the rendered page; the page's own --opt words must
+# be the code's.
 {
 	cat "$src"/daemon/cli*.c "$src/export/cmd.c" "$src/util/opts.c" |
 	    sed -n -E 's/.*\{ "([a-z-]+)", *(no|required|optional)_argument.*/\1/p'
-	cat "$src"/daemon/cli*.c "$src/export/cmd.c" |
+	cat "$src"/daemon/cli*.c "$src/daemon/queue.c" "$src/export/cmd.c" |
 	    sed -n -E 's/.*\{ \.name = "([a-z-]+)".*/\1/p'
-	cat "$src/daemon/queue.c" "$src/daemon/autosched_main.c" |
-	    grep -o '"--[a-z-]*' | sed 's/^"--//'
+	grep -o '"--[a-z-]*' "$src/daemon/autosched_main.c" | sed 's/^"--//'
 } | sort -u > "$T/options"
 check "the CLI takes at least 25 long options" ge "$(wc -l < "$T/options")" 25
 grep -o -E -- '--[a-z][a-z-]*' "$T/autosched.txt" | sed 's/^--//' |
@@ -114,11 +113,16 @@ sed -n -E 's/.*Fl -([a-z][a-z-]*).*/\1/p' "$src/man/autosched.1" > "$T/options.1
 check "every Fl --option of autosched(1) is one the CLI takes" \
     has "$T/options.1" "$T/options" "not an option of the CLI"
 
-# autoschedd: its getopt letters and long options.
-sed -n -E 's/.*\{ "([a-z-]+)", *(no|required|optional)_argument.*/\1/p' \
-    "$src/daemon/service.c" > "$T/dopts"
-grep -o 'getopt_long(argc, argv, "[^"]*"' "$src/daemon/service.c" |
-    sed -E 's/.*"([^"]*)"/\1/' | tr -d ':' | fold -w1 > "$T/dletters"
+# autoschedd: its option table's letters and long options (struct opt_spec
+# in service.c; -h and --help are util/opts.c's).
+{
+	sed -n -E 's/.*\{ \.name = "([a-z-]+)".*/\1/p' "$src/daemon/service.c"
+	sed -n -E 's/.*\{ "(help)", *no_argument.*/\1/p' "$src/util/opts.c"
+} > "$T/dopts"
+{
+	sed -n -E "s/.*\\{ \\.letter = '([a-z])'.*/\\1/p" "$src/daemon/service.c"
+	echo h
+} > "$T/dletters"
 check "autoschedd takes at least 4 options" \
     ge "$(cat "$T/dopts" "$T/dletters" | wc -l)" 4
 for o in $(cat "$T/dopts"); do

@@ -149,6 +149,38 @@ result_equal(const struct trial_result *a, const struct trial_result *b)
 }
 
 /*
+ * An older store at path: one tune trial "old_cfg" of op on the target
+ * (cpu, backend), *opid and *tgt; its view a stand-in (the view names
+ * columns: the migration makes it again) and the columns added[0..n)
+ * dropped from trials. The caller drops the rest and sets user_version.
+ */
+static void
+old_store(const char *path, const struct op_desc *op, const char *cpu,
+    const char *backend, const char *const *added, size_t n, int64_t *opid,
+    int64_t *tgt)
+{
+	struct store	*s;
+	struct store_trial t;
+	char		*err = NULL, *sql;
+	size_t		 i;
+
+	CHECK(store_open(path, &s, &err) == 0);
+	*opid = store_op(s, op, &err);
+	*tgt = store_target(s, cpu, "", "tc", backend, &err);
+	make_trial(&t, 0, *opid, *tgt, "tune", "old_cfg", 2, 5.0);
+	CHECK(store_trial_add(s, &t, &err) > 0);
+	free(t.result.error);
+	store_close(s);
+	raw_exec(path, "DROP VIEW best");
+	raw_exec(path, "CREATE VIEW best AS SELECT 1");
+	for (i = 0; i < n; i++) {
+		sql = xasprintf("ALTER TABLE trials DROP COLUMN %s", added[i]);
+		raw_exec(path, sql);
+		free(sql);
+	}
+}
+
+/*
  * Schema 2 -> 3: a store written before the counters opens, migrates, keeps
  * its trials (their new columns NULL) and takes the new fields; the
  * reference-only fields are kept for reference trials only.
@@ -172,25 +204,12 @@ test_migrate_v3(void)
 	size_t		 i;
 
 	/* Make a version-2 store: today's, less what versions 3, 4, 6-9 add. */
-	CHECK(store_open(path, &s, &err) == 0);
-	opid = store_op(s, &op, &err);
-	tgt = store_target(s, "cpu-v2", "", "tc", "mlir-cpu", &err);
-	make_trial(&t, 0, opid, tgt, "tune", "old_cfg", 2, 5.0);
-	CHECK(store_trial_add(s, &t, &err) > 0);
-	free(t.result.error);
-	store_close(s);
-	/* The view names pack_b: a stand-in until version 5 makes it again. */
-	raw_exec(path, "DROP VIEW best");
-	raw_exec(path, "CREATE VIEW best AS SELECT 1");
+	old_store(path, &op, "cpu-v2", "mlir-cpu", added,
+	    sizeof added / sizeof added[0], &opid, &tgt);
 	/* Version 7's tables. */
 	raw_exec(path, "DROP TABLE job_ops");
 	raw_exec(path, "DROP TABLE allocations");
 	raw_exec(path, "DROP TABLE choices");
-	for (i = 0; i < sizeof added / sizeof added[0]; i++) {
-		sql = xasprintf("ALTER TABLE trials DROP COLUMN %s", added[i]);
-		raw_exec(path, sql);
-		free(sql);
-	}
 	raw_exec(path, "PRAGMA user_version = 2");
 	CHECK(atoi(raw_text(path, "SELECT count(*) FROM pragma_table_info"
 	    "('trials') WHERE name = 'task_clock_ns'", buf, sizeof buf)) == 0);
@@ -292,24 +311,12 @@ test_migrate_v8(void)
 	struct store_job j;
 	struct store_best *rows = NULL;
 	struct trial_result r;
-	char		*path = db_path("v7"), *err = NULL, *sql, buf[128];
+	char		*path = db_path("v7"), *err = NULL, buf[128];
 	int64_t		 opid, tgt, job;
 	size_t		 i, n = 0;
 
-	CHECK(store_open(path, &s, &err) == 0);
-	opid = store_op(s, &op, &err);
-	tgt = store_target(s, "NVIDIA GPU sm_80", "", "tc", "iree-cuda", &err);
-	make_trial(&t, 0, opid, tgt, "tune", "old_cfg", 2, 5.0);
-	CHECK(store_trial_add(s, &t, &err) > 0);
-	free(t.result.error);
-	store_close(s);
-	raw_exec(path, "DROP VIEW best");
-	raw_exec(path, "CREATE VIEW best AS SELECT 1");
-	for (i = 0; i < sizeof added / sizeof added[0]; i++) {
-		sql = xasprintf("ALTER TABLE trials DROP COLUMN %s", added[i]);
-		raw_exec(path, sql);
-		free(sql);
-	}
+	old_store(path, &op, "NVIDIA GPU sm_80", "iree-cuda", added,
+	    sizeof added / sizeof added[0], &opid, &tgt);
 	raw_exec(path, "PRAGMA user_version = 7");
 	CHECK(store_open_readonly(path, &s, &err) == -1);
 	CHECK(err != NULL && strstr(err, "is older than") != NULL);
