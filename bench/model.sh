@@ -5,8 +5,9 @@
 # tuned times, the speedup, the time the store predicts (the untuned time
 # minus, for every distinct op, its occurrences x (its default's time - its
 # best's time)), the matmuls' share of the model's time, and per distinct
-# op its count, its share of the model's matmul time before and after, and
-# its speedup.
+# op its count, its share of the model's matmul time before and after, its
+# speedup and, for an op that came from an f32 conv, oneDNN's convolution
+# of its geometry beside it.
 #
 #   bench/model.sh [--iree | --vs-iree] MODEL.mlir [CFG [CFG2]]
 # --vs-iree: the builds (untuned, tuned) and IREE's own default compile of
@@ -35,7 +36,8 @@
 # first public function with results), MALLOC (default "default": glibc's
 # own thresholds, as in a user's process that dlopens the library;
 # "serving": the timer keeps freed memory mapped, mallopt, as a tuned
-# serving process would).
+# serving process would), ONEDNN_MIN_TIME (seconds of calls per oneDNN
+# conv timing, default 0.5).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/deadline.sh"
@@ -147,10 +149,13 @@ else
 	echo "   $((t1 - t0)) s"
 fi
 deadline 600 "/usr/lib/llvm-$LLVM_VERSION/bin/mlir-opt" "$work/model.mlir" >"$work/printed.mlir"
+# Each op's conv geometry, for oneDNN's convolution beside it in the table.
+deadline 600 "$AS" analyze --json "$work/model.mlir" >"$work/analyze.json"
 
-python3 - "$work" "$cpus" "${MIN_TIME:-3}" "${ROUNDS:-3}" "${FUNC:-}" "$iree" "$variants" "$db" "$(dbof tuned2)" "$vsiree" <<'PY'
+python3 - "$work" "$cpus" "${MIN_TIME:-3}" "${ROUNDS:-3}" "${FUNC:-}" "$iree" "$variants" "$db" "$(dbof tuned2)" "$vsiree" \
+    "$build/backends/mlir-cpu/autosched-measure" <<'PY'
 import json, os, re, sqlite3, subprocess, sys
-work, cpus, min_time, rounds, want_fn, iree, variants, db1, db2, vsiree = sys.argv[1:]
+work, cpus, min_time, rounds, want_fn, iree, variants, db1, db2, vsiree, harness = sys.argv[1:]
 vsiree = vsiree == "1"
 variants = variants.split()
 dbs = {"tuned": db1, "tuned2": db2}
@@ -341,7 +346,42 @@ def op_rows(v):
         flops = op["gflops"] * best_ms * 1e6 if best_ms else 0
         def_ms = flops / (g1 * 1e6) if g1 else 0
         rows.append((op["name"], op.get("occurrences", 1), def_ms, best_ms, op.get("trials", 0)))
+        best_threads[op["name"]] = int((op.get("knobs") or {}).get("threads") or 1)
     return rows
+best_threads = {}
+
+# Each distinct op that came from an f32 NHWC/HWCF or NCHW/FCHW conv (the
+# first of its name in the program, as the job takes it): its geometry.
+convs = {}
+for o in json.load(open(work + "/analyze.json"))["ops"]:
+    g = o.get("conv")
+    if o["name"] in convs or not g or (o["lhs"], o["rhs"], o["acc"]) != ("f32",) * 3 or \
+       o.get("op") not in ("linalg.conv_2d_nhwc_hwcf", "linalg.conv_2d_nchw_fchw"):
+        convs.setdefault(o["name"], None)
+        continue
+    convs[o["name"]] = ("%s:%s" % ("nchw" if "nchw" in o["op"] else "nhwc", ",".join(str(x) for x in
+                        [g["n"], g["h"], g["w"], g["c"], g["f"], g["kh"], g["kw"], *g["stride"],
+                         *g["dilation"], *g["padding"]])), "%dx%dx%dx%d" % (o["batch"], o["m"], o["n"], o["k"]))
+
+def onednn_ms(name, threads):
+    """oneDNN's convolution of op name's geometry (the harness's --ref onednn
+    --conv, checked exactly against its direct loop) at threads threads on
+    the first of CPUS: ms per call (median), "wrong", or None (not a conv,
+    or no oneDNN)."""
+    if not convs.get(name):
+        return None
+    geom, shape = convs[name]
+    mine = ",".join(cpus.split(",")[:threads])
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    try:
+        p = subprocess.run([harness, "--ref", "onednn", "--conv", geom, "--shape", shape, "--types",
+                            "f32,f32,f32", "--threads", str(threads), "--cpus", mine, "--min-time",
+                            os.environ.get("ONEDNN_MIN_TIME", "0.5"), "--verify", "1"],
+                           capture_output=True, text=True, env=env, timeout=600)
+        j = json.loads(p.stdout.strip().split("\n")[-1])
+    except (subprocess.TimeoutExpired, ValueError, IndexError):
+        return None
+    return "wrong" if j.get("status") == "wrong" else j.get("median_ms") if p.returncode == 0 else None
 
 print()
 print("== %s, function @%s, %d rounds interleaved, CPUs %s" % (work.split("/")[-1], fn, rounds, cpus))
@@ -363,14 +403,18 @@ for v in variants:
 for v, rows, before, after in tables:
     print()
     print("-- %s:" % {"tuned": "CFG", "tuned2": "CFG2"}[v])
-    fmt = "%-42s %6s %6s %10s %10s %8s %8s %8s"
-    print(fmt % ("distinct op", "count", "trials", "ms before", "ms after", "share<", "share>", "speedup"))
+    fmt = "%-42s %6s %6s %10s %10s %8s %8s %8s %10s %9s"
+    print(fmt % ("distinct op", "count", "trials", "ms before", "ms after", "share<", "share>", "speedup",
+                 "oneDNN ms", "vs oneDNN"))
     for name, count, d, b, tr in sorted(rows, key=lambda r: -r[1] * r[2]):
+        o = onednn_ms(name, best_threads.get(name, 1))
         print(fmt % (name, count, tr, "%.3f" % (count * d), "%.3f" % (count * b),
                      "%.1f%%" % (100 * count * d / before if before else 0),
-                     "%.1f%%" % (100 * count * b / after if after else 0), "%.2fx" % (d / b if b else 0)))
+                     "%.1f%%" % (100 * count * b / after if after else 0), "%.2fx" % (d / b if b else 0),
+                     "-" if o is None else o if o == "wrong" else "%.3f" % (count * o),
+                     "%.2fx" % (o / b) if isinstance(o, float) and b else "-"))
     print(fmt % ("all matmuls", sum(r[1] for r in rows), sum(r[4] for r in rows), "%.3f" % before,
-                 "%.3f" % after, "100%", "100%", "%.2fx" % (before / after if after else 0)))
+                 "%.3f" % after, "100%", "100%", "%.2fx" % (before / after if after else 0), "", ""))
 print()
 if iree:
     # Dispatches whose configuration the spec changed (IREE's own dump of
@@ -394,4 +438,10 @@ else:
     print("untuned, tuned: medians of %d timings each of the built model (%s s of calls each), interleaved;" % (rounds, min_time))
     print("ms before/after: occurrences x the op's untuned default (1 thread) / chosen config, from the store")
 print("(the job's own rounds); predicted: untuned - (before - after); matmul share: before / untuned.")
+if any(convs.values()):
+    print("oneDNN ms: occurrences x oneDNN's convolution of a conv op's geometry (autosched-measure --ref onednn")
+    print("--conv, checked exactly against the harness's direct loop; ONEDNN_MIN_TIME s of calls), at the chosen")
+    print("config's threads, timed after the rounds, not interleaved; vs oneDNN: its time / the chosen config's")
+    print("(> 1: faster than oneDNN). -: not from an f32 conv, or oneDNN missing. The tuned time of a conv with an")
+    print("im2col is the harness's im2col copy + GEMM (mlir-cpu); IREE's is the GEMM alone.")
 PY

@@ -48,8 +48,9 @@ measure_setup_s(const struct op_desc *op)
 	double s = 4.0 * bytes / (1024.0 * 1024.0 * 1024.0);
 
 	/*
-	 * A conv's reference is checked by the direct loop: its multiply-adds
-	 * at 50 million a second, well below what it does here.
+	 * A conv's runs (the reference, a kernel with its im2col) are checked
+	 * by the direct loop: its multiply-adds at 50 million a second, well
+	 * below what it does here.
 	 */
 	if (op->conv.layout == CONV_NHWC_HWCF ||
 	    op->conv.layout == CONV_NCHW_FCHW)
@@ -94,12 +95,16 @@ measure_cpus(const struct backend *be, int threads, struct measure_args *a)
 }
 
 /*
- * --conv's value for the reference run of an op that came from an f32
- * NHWC/HWCF or NCHW/FCHW convolution (its geometry as the program has
- * it), so that oneDNN's convolution is the reference; "" for other ops.
+ * --conv's value for a run of an op that came from an f32 NHWC/HWCF or
+ * NCHW/FCHW convolution (its geometry as the program has it): the
+ * reference run (so NULL) times oneDNN's convolution, a kernel run times
+ * the harness's im2col copy with the GEMM and checks it as the conv, so
+ * that every phase measures the conv as it runs. A 1x1 stride-1 conv's
+ * kernel runs without: it is its matmul, with no im2col to time. "" for
+ * other ops.
  */
 static void
-measure_conv(const struct op_desc *op, struct measure_args *a)
+measure_conv(const struct op_desc *op, const char *so, struct measure_args *a)
 {
 	const struct op_conv *c = &op->conv;
 
@@ -108,6 +113,10 @@ measure_conv(const struct op_desc *op, struct measure_args *a)
 	    op->lhs != ELEM_F32 || op->rhs != ELEM_F32 ||
 	    op->acc != ELEM_F32 || c->n < 1 || c->h < 1 || c->w < 1 ||
 	    c->c < 1 || c->f < 1 || c->kh < 1 || c->kw < 1)
+		return;
+	/* The harness takes a kernel's --conv for the conv's own GEMM only. */
+	if (so != NULL && (!analysis_conv_im2col(op) || op->batch > 1 ||
+	    op->transpose_a || op->transpose_b))
 		return;
 	snprintf(a->conv, sizeof a->conv, "%s:%lld,%lld,%lld,%lld,%lld,%lld,"
 	    "%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld",
@@ -120,9 +129,13 @@ measure_conv(const struct op_desc *op, struct measure_args *a)
 	    (long long)c->pad[3]);
 }
 
-/* The options' values: the op's shape and types, the cfg's timing. */
+/*
+ * The options' values for kernel so (NULL: the reference): the op's shape,
+ * types and conv, the cfg's timing.
+ */
 static void
-measure_values(const struct backend *be, int threads, struct measure_args *a)
+measure_values(const struct backend *be, const char *so, int threads,
+    struct measure_args *a)
 {
 	const struct op_desc *op = &be->op;
 
@@ -145,7 +158,7 @@ measure_values(const struct backend *be, int threads, struct measure_args *a)
 	snprintf(a->seed, sizeof a->seed, "%llu",
 	    (unsigned long long)be->params.seed);
 	snprintf(a->verify, sizeof a->verify, "%d", be->params.verify != 0);
-	measure_conv(op, a);
+	measure_conv(op, so, a);
 }
 
 /* The child's environment: its threads, for kernel so (NULL: reference). */
@@ -206,7 +219,8 @@ measure_argv(const struct backend *be, const char *so,
 	/* oneDNN's convolution is checked against a direct loop; BLAS not. */
 	argv[argc++] = "--verify";
 	argv[argc++] = so != NULL || a->conv[0] != '\0' ? a->verify : "0";
-	if (so == NULL && a->conv[0] != '\0') {
+	/* A conv: oneDNN's, or the kernel timed and checked with the im2col. */
+	if (a->conv[0] != '\0') {
 		argv[argc++] = "--conv";
 		argv[argc++] = a->conv;
 	}
@@ -226,11 +240,12 @@ measure_argv(const struct backend *be, const char *so,
 	}
 	if (fault == FAULT_CRASH || fault == FAULT_HANG ||
 	    fault == FAULT_WRONG || fault == FAULT_SLEEP ||
-	    fault == FAULT_NOTHING) {
+	    fault == FAULT_NOTHING || fault == FAULT_IM2COL) {
 		argv[argc++] = "--fault";
 		argv[argc++] = fault == FAULT_CRASH ? "crash" :
 		    fault == FAULT_HANG ? "hang" : fault == FAULT_WRONG ?
-		    "wrong" : fault == FAULT_SLEEP ? "sleep" : "nothing";
+		    "wrong" : fault == FAULT_SLEEP ? "sleep" :
+		    fault == FAULT_IM2COL ? "im2col" : "nothing";
 	}
 	argv[argc] = NULL;
 }
@@ -289,7 +304,7 @@ mlircpu_measure(struct backend *be, const char *so, int threads,
 	memset(&x, 0, sizeof x);
 	places = executor_places(be->exec);
 	measure_cpus(be, threads, &a);
-	measure_values(be, threads, &a);
+	measure_values(be, so, threads, &a);
 	measure_env(so, threads, &a);
 	measure_argv(be, so, fault, places, &a);
 

@@ -959,7 +959,8 @@ usage(void)
 	    "auto|openblas|onednn|blis | --blas] --shape BxMxNxK --types L,R,A "
 	    "[--trans TA,TB] [--threads N] [--warmup N] [--min-time S] "
 	    "[--reps MIN,MAX] [--seed N] [--verify 0|1] [--cpus LIST] "
-	    "[--zero-points ZA,ZB] [--fault crash|hang|wrong|nothing|sleep]\n"
+	    "[--zero-points ZA,ZB]\n"
+	    "           [--fault crash|hang|wrong|nothing|sleep|im2col]\n"
 	    "       autosched-measure --ref auto|onednn | --kernel SO  --conv nhwc|nchw:N,H,W,C,F,KH,KW,SH,SW,DH,DW,PT,PB,PL,PR\n"
 	    "           --shape BxMxNxK --types f32,f32,f32 [timing options as above]\n"
 	    "       autosched-measure --peak|--bandwidth [--threads N] [--min-time S] [--cpus LIST]\n"
@@ -1477,12 +1478,16 @@ verify_conv_kernel(const struct job *j, kernel_fn fn, void *lhs, void *rhs,
     void *acc, uint64_t *rng, struct outcome *o)
 {
 	float *src, *acc0, *wei = j->conv.nchw ? lhs : rhs;
+	struct conv_geom copy = j->conv;
 	size_t n[3], i;
 	double *want, err;
 
 	conv_sizes(&j->conv, n);
 	if (j->conv.kh * j->conv.kw * j->conv.c > ((1L << 24) - 3) / 9)
 		return;		/* the GEMM's checks said so already */
+	/* Test-only "im2col": a copy that reads each window a row too low. */
+	if (j->fault != NULL && strcmp(j->fault, "im2col") == 0)
+		copy.pad[0]--;
 	src = buf_alloc(T_F32, n[0]);
 	acc0 = buf_alloc(T_F32, n[2]);
 	for (i = 0; i < n[0]; i++)
@@ -1491,7 +1496,7 @@ verify_conv_kernel(const struct job *j, kernel_fn fn, void *lhs, void *rhs,
 		wei[i] = (float)check_value(T_F32, rng);
 	for (i = 0; i < n[2]; i++)
 		acc0[i] = (float)check_value(T_F32, rng);
-	conv_im2col(&j->conv, src, j->conv.nchw ? rhs : lhs);
+	conv_im2col(&copy, src, j->conv.nchw ? rhs : lhs);
 	memcpy(acc, acc0, n[2] * sizeof *acc0);
 	kernel_run(j, fn, lhs, rhs, acc, 0, 0);
 	conv_direct(&j->conv, src, wei, acc0, &want);

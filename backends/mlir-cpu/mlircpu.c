@@ -205,7 +205,7 @@ static enum mlircpu_fault
 fault_for(const char *name)
 {
 	static const char *const kinds[] = { "", "compile_fail", "compile_hang",
-	    "crash", "hang", "wrong", "sleep", "nothing" };
+	    "crash", "hang", "wrong", "sleep", "nothing", "im2col" };
 
 	return (enum mlircpu_fault)backend_test_fault(name, kinds,
 	    sizeof kinds / sizeof kinds[0]);

@@ -128,6 +128,7 @@ enum mlircpu_fault {
 	FAULT_WRONG,
 	FAULT_SLEEP,	/* sleeps in the first timed repetitions: dropped, re-run */
 	FAULT_NOTHING,	/* the verification call leaves acc as it was */
+	FAULT_IM2COL,	/* a conv's check copies its im2col a row off */
 };
 
 struct backend {

@@ -5,7 +5,8 @@
 # uneven padding; a wrong output is caught; a malformed --conv is refused.
 # A kernel of the conv's GEMM (mutant_kernel.c, the right one) run with
 # --conv is timed with the harness's im2col copy and checked as the conv
-# through it. Exit 77 without oneDNN.
+# through it; a wrong im2col copy or kernel is caught. Exit 77 without
+# oneDNN.
 #   test_conv_ref.sh AUTOSCHED_MEASURE CC SOURCE_DIR
 set -u
 M=$1
@@ -89,6 +90,21 @@ kernel "uneven pad, stride 2x1" nhwc:1,9,7,4,5,3,3,2,1,1,1,0,1,1,0 1 24 5 36
 kernel "dilation 2, batch 2" nhwc:2,10,10,3,4,3,3,1,1,2,2,2,2,2,2 1 200 4 27
 kernel "nchw 3x3" nchw:1,6,6,4,8,3,3,1,1,1,1,1,1,1,1 1 8 36 36
 kernel "nchw 1x1 stride 2" nchw:1,8,8,4,8,1,1,2,2,1,1,0,0,0,0 1 8 16 4
+# A copy that reads each window a row off (test-only --fault im2col): the
+# GEMM's checks pass, the check as the conv catches it. A wrong kernel
+# (--fault wrong) is caught by the GEMM's check first.
+for f in im2col wrong; do
+	nolsan timeout 60 "$M" --kernel "$T/k_64x8x36.so" --conv \
+	    nhwc:1,8,8,4,8,3,3,1,1,1,1,1,1,1,1 --shape 1x64x8x36 "${fast[@]}" \
+	    --verify 1 --fault "$f" > "$T/out.$f" 2> "$T/err"
+	check "--fault $f: exit 0" eq "$?" 0
+	check "--fault $f: status wrong" grep -q '"status":"wrong"' "$T/out.$f"
+	check "--fault $f: not timed" grep -q '"reps":0' "$T/out.$f"
+done
+check "--fault im2col: caught as the conv" grep -qF \
+    '+direct conv loop(im2col)"' "$T/out.im2col"
+check "--fault wrong: caught as the GEMM" bash -c \
+    "! grep -q 'conv loop' '$T/out.wrong'"
 # A kernel whose shape is not the conv's GEMM is refused.
 nolsan timeout 10 "$M" --kernel "$T/k_64x8x36.so" --conv \
     nhwc:1,8,8,4,8,3,3,2,2,1,1,1,1,1,1 --shape 1x64x8x36 "${fast[@]}" \
