@@ -6,7 +6,9 @@
 # convolution of the same geometry, measured side by side in interleaved
 # rounds. It is bench/gemm.sh (its runs, store and tables) on the sets of
 # bench/conv.
-# Environment: SETS=small (two small convs, 4 trials each: a smoke check
+# Environment: SETS=sample (five of the 20: the stem, a 1x1, a 3x3 at
+# 56x56, a 1x1 stride 2, a 3x3 at 14x14), SETS=small (two small convs, 4
+# trials each: a smoke check
 # of about a minute whose numbers are not figures; default resnet50),
 # TRIALS (trials per op, default 32; 4 for small), and what bench/gemm.sh
 # reads (BUILD, CPUS, DB, RUN_DEADLINE, TABLES_DEADLINE).
@@ -15,7 +17,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 sets=${SETS:-resnet50}
 for s in $sets; do
 	[ -f "$top/bench/conv/$s.cfg" ] || {
-		echo "conv.sh: SETS: no set $s (resnet50, small)" >&2
+		echo "conv.sh: SETS: no set $s (resnet50, sample, small)" >&2
 		exit 2
 	}
 done
