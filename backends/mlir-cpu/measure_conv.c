@@ -4,6 +4,7 @@
  * convolution exactly on small-integer data, and the im2col copy timed
  * before a kernel that is the conv's GEMM.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,9 @@
 
 #define CONV_SIZE_MAX	(1L << 20)
 #define CONV_PAD_MAX	(1L << 16)
+/* conv_im2col's split: at most so many threads, none below so many bytes. */
+#define IM2COL_THREADS_MAX	256
+#define IM2COL_SPLIT_MIN	(64 * 1024)
 
 int
 conv_parse(const char *s, struct conv_geom *g)
@@ -153,62 +157,147 @@ conv_gemm_matches(const struct conv_geom *g, long batch, long m, long n,
 	return batch == 1 && m == pixels && n == g->f && k == window;
 }
 
-/* NHWC: each output pixel's row, the window's taps of C channels each. */
-static void
-im2col_nhwc(const struct conv_geom *g, const float *src, float *cols)
+/*
+ * The first o >= 0 (at most lim_o) whose position o·step + off reaches at
+ * least lim: where a window's taps or an output row's pixels enter the
+ * input, or leave it on the far side.
+ */
+static long
+first_at_least(long lim, long off, long step, long lim_o)
 {
-	long b, oy, ox, ky, kx, y, x;
-	size_t row = (size_t)g->kh * g->kw * g->c, c = (size_t)g->c;
+	long o = off >= lim ? 0 : (lim - off + step - 1) / step;
 
-	for (b = 0; b < g->n; b++)
-	for (oy = 0; oy < g->oh; oy++)
-	for (ox = 0; ox < g->ow; ox++)
-	for (ky = 0; ky < g->kh; ky++) {
-		y = oy * g->stride[0] + ky * g->dilation[0] - g->pad[0];
-		for (kx = 0; kx < g->kw; kx++) {
-			float *to = cols + (((size_t)b * g->oh + oy) * g->ow +
-			    ox) * row + ((size_t)ky * g->kw + kx) * c;
+	return o < lim_o ? o : lim_o;
+}
 
-			x = ox * g->stride[1] + kx * g->dilation[1] - g->pad[2];
-			if (y < 0 || y >= g->h || x < 0 || x >= g->w)
-				memset(to, 0, c * sizeof *to);
+/*
+ * NHWC: output pixels [p0, p1)'s rows of cols, each the window's taps of
+ * C channels. Along W the taps of one (pixel, kh) inside the input are one
+ * run: with dilation 1 a single memcpy of its KW·C floats, clipped at the
+ * padding, which is zero-filled; with a dilation, a memcpy per tap.
+ */
+static void
+im2col_nhwc(const struct conv_geom *g, const float *src, float *cols,
+    long p0, long p1)
+{
+	size_t c = (size_t)g->c, row = (size_t)g->kh * g->kw * c;
+	long p, b, oy, ox, ky, kx, y, x0, lo, hi;
+	float *to;
+
+	for (p = p0; p < p1; p++) {
+		b = p / (g->oh * g->ow);
+		oy = p / g->ow % g->oh;
+		ox = p % g->ow;
+		x0 = ox * g->stride[1] - g->pad[2];
+		lo = first_at_least(0, x0, g->dilation[1], g->kw);
+		hi = first_at_least(g->w, x0, g->dilation[1], g->kw);
+		for (ky = 0; ky < g->kh; ky++) {
+			to = cols + (size_t)p * row + (size_t)ky * g->kw * c;
+			y = oy * g->stride[0] + ky * g->dilation[0] - g->pad[0];
+			if (y < 0 || y >= g->h || lo >= hi) {
+				memset(to, 0, g->kw * c * sizeof *to);
+				continue;
+			}
+			memset(to, 0, lo * c * sizeof *to);
+			if (g->dilation[1] == 1)
+				memcpy(to + lo * c, src + at_src(g, b, y,
+				    x0 + lo, 0), (hi - lo) * c * sizeof *to);
 			else
-				memcpy(to, src + at_src(g, b, y, x, 0),
-				    c * sizeof *to);
+				for (kx = lo; kx < hi; kx++)
+					memcpy(to + kx * c, src + at_src(g, b,
+					    y, x0 + kx * g->dilation[1], 0),
+					    c * sizeof *to);
+			memset(to + hi * c, 0, (g->kw - hi) * c * sizeof *to);
 		}
 	}
 }
 
-/* NCHW, batch 1: a row per (channel, tap), a column per output pixel. */
+/*
+ * NCHW, batch 1: rows [r0, r1) of cols, a row per (channel, tap) and a
+ * column per output pixel. Each output row's pixels inside the input are
+ * one run of an input row: a memcpy at stride 1 along W, a strided loop
+ * otherwise; the padding on either side zero-filled.
+ */
 static void
-im2col_nchw(const struct conv_geom *g, const float *src, float *cols)
+im2col_nchw(const struct conv_geom *g, const float *src, float *cols,
+    long r0, long r1)
 {
-	long c, ky, kx, oy, ox, y, x;
-	size_t pixels = (size_t)g->oh * g->ow;
+	size_t ow = (size_t)g->ow;
+	long r, c, ky, kx, oy, ox, y, x0, lo, hi;
+	const float *from;
+	float *to;
 
-	for (c = 0; c < g->c; c++)
-	for (ky = 0; ky < g->kh; ky++)
-	for (kx = 0; kx < g->kw; kx++) {
-		float *to = cols + (((size_t)c * g->kh + ky) * g->kw + kx) *
-		    pixels;
-
+	for (r = r0; r < r1; r++) {
+		c = r / (g->kh * g->kw);
+		ky = r / g->kw % g->kh;
+		kx = r % g->kw;
+		x0 = kx * g->dilation[1] - g->pad[2];
+		lo = first_at_least(0, x0, g->stride[1], g->ow);
+		hi = first_at_least(g->w, x0, g->stride[1], g->ow);
 		for (oy = 0; oy < g->oh; oy++) {
+			to = cols + ((size_t)r * g->oh + oy) * ow;
 			y = oy * g->stride[0] + ky * g->dilation[0] - g->pad[0];
-			for (ox = 0; ox < g->ow; ox++) {
-				x = ox * g->stride[1] + kx * g->dilation[1] -
-				    g->pad[2];
-				*to++ = y < 0 || y >= g->h || x < 0 ||
-				    x >= g->w ? 0 : src[at_src(g, 0, y, x, c)];
+			if (y < 0 || y >= g->h || lo >= hi) {
+				memset(to, 0, ow * sizeof *to);
+				continue;
 			}
+			memset(to, 0, lo * sizeof *to);
+			from = src + at_src(g, 0, y, x0 + lo * g->stride[1], c);
+			if (g->stride[1] == 1)
+				memcpy(to + lo, from, (hi - lo) * sizeof *to);
+			else
+				for (ox = lo; ox < hi; ox++)
+					to[ox] = from[(ox - lo) * g->stride[1]];
+			memset(to + hi, 0, (ow - hi) * sizeof *to);
 		}
 	}
+}
+
+/* One thread's share of conv_im2col: rows [r0, r1) of the split. */
+struct im2col_part {
+	const struct conv_geom	*g;
+	const float		*src;
+	float			*cols;
+	long			 r0, r1;
+	pthread_t		 tid;
+};
+
+static void *
+im2col_part_run(void *arg)
+{
+	struct im2col_part *t = arg;
+
+	if (t->g->nchw)
+		im2col_nchw(t->g, t->src, t->cols, t->r0, t->r1);
+	else
+		im2col_nhwc(t->g, t->src, t->cols, t->r0, t->r1);
+	return NULL;
 }
 
 void
-conv_im2col(const struct conv_geom *g, const float *src, float *cols)
+conv_im2col(const struct conv_geom *g, const float *src, float *cols,
+    int threads)
 {
-	if (g->nchw)
-		im2col_nchw(g, src, cols);
-	else
-		im2col_nhwc(g, src, cols);
+	struct im2col_part t[IM2COL_THREADS_MAX];
+	long rows = g->nchw ? g->c * g->kh * g->kw : g->n * g->oh * g->ow;
+	size_t bytes = (size_t)g->n * g->oh * g->ow * g->kh * g->kw * g->c *
+	    sizeof *cols;
+	int i, n;
+
+	n = threads < IM2COL_THREADS_MAX ? threads : IM2COL_THREADS_MAX;
+	if (n > rows)
+		n = (int)rows;
+	if (n < 1 || bytes < IM2COL_SPLIT_MIN)
+		n = 1;
+	for (i = 0; i < n; i++) {
+		t[i] = (struct im2col_part){ g, src, cols, rows * i / n,
+		    rows * (i + 1) / n, 0 };
+		/* The calling thread copies the first share itself. */
+		if (i > 0 && pthread_create(&t[i].tid, NULL, im2col_part_run,
+		    &t[i]) != 0)
+			die("im2col: pthread_create failed");
+	}
+	im2col_part_run(&t[0]);
+	for (i = 1; i < n; i++)
+		pthread_join(t[i].tid, NULL);
 }

@@ -150,12 +150,14 @@ int		 conv_parse(const char *, struct conv_geom *g);
  * With a kernel (--kernel, --conv): 1 if the kernel's BxMxNxK is g's GEMM
  * (NHWC: (N·OH·OW)×F×(KH·KW·C); NCHW of batch 1: F×(OH·OW)×(C·KH·KW)).
  * conv_im2col writes the im2col of the input src into cols: the GEMM's
- * lhs (NHWC, row-major) or rhs (NCHW), padding as zeros.
+ * lhs (NHWC, row-major) or rhs (NCHW), padding as zeros; its rows (NHWC's
+ * output pixels, NCHW's channel taps) split over up to `threads` threads
+ * of its own, made and joined in the call (one when the copy is small).
  */
 int		 conv_gemm_matches(const struct conv_geom *, long batch, long m,
 		    long n, long k);
 void		 conv_im2col(const struct conv_geom *, const float *src,
-		    float *cols);
+		    float *cols, int threads);
 void		 onednn_close(struct onednn *);
 
 /*

@@ -1316,7 +1316,8 @@ call(const struct job *j, enum routine r, kernel_fn fn, struct onednn *dn,
     void *lhs, void *rhs, void *acc)
 {
 	if (r == R_KERNEL && conv_src != NULL)
-		conv_im2col(&j->conv, conv_src, j->conv.nchw ? rhs : lhs);
+		conv_im2col(&j->conv, conv_src, j->conv.nchw ? rhs : lhs,
+		    j->threads);
 	if (r == R_KERNEL)
 		kernel_run(j, fn, lhs, rhs, acc, j->za, j->zb);
 	else if (r == R_ONEDNN)
@@ -1496,7 +1497,7 @@ verify_conv_kernel(const struct job *j, kernel_fn fn, void *lhs, void *rhs,
 		wei[i] = (float)check_value(T_F32, rng);
 	for (i = 0; i < n[2]; i++)
 		acc0[i] = (float)check_value(T_F32, rng);
-	conv_im2col(&copy, src, j->conv.nchw ? rhs : lhs);
+	conv_im2col(&copy, src, j->conv.nchw ? rhs : lhs, j->threads);
 	memcpy(acc, acc0, n[2] * sizeof *acc0);
 	kernel_run(j, fn, lhs, rhs, acc, 0, 0);
 	conv_direct(&j->conv, src, wei, acc0, &want);
