@@ -4,14 +4,19 @@
  * own prepare and stage hooks, and write what autosched-gpu-measure needs
  * to measure them on another host: bench/gpu.sh's payload, one folder an op.
  *
- *   autosched-gpu-stage --arch ARCH --op M,N,K,TYPE --sample N [--seed S]
- *       --out DIR [--work DIR] [--timeout S] [--extra TM,TN,TK,VM,VN,P[,D];...]
+ *   autosched-gpu-stage --arch ARCH --op M,N,K,TYPE[,bB][,ta][,tb] --sample N
+ *       [--seed S] --out DIR [--work DIR] [--timeout S]
+ *       [--extra TM,TN,TK,VM,VN,P[,D];...]
+ *
+ * --op's tail, as autosched-gpu-measure reads it: bB a batch matmul of B
+ * matrices (linalg.batch_matmul), ta A stored KxM, tb B stored NxK (by
+ * linalg's indexing_maps).
  *
  * --extra adds configs by hand (named "pick_…", kept apart from the drawn
  * ones in the tables): tile, warp or thread tile, promote (pack_b), and
  * the shared-memory row padding (pad_smem: 1 if D is left out).
  *
- * DIR gets op.txt ("M,N,K,TYPE"), kernels.txt (one harness line a kernel,
+ * DIR gets op.txt (--op's value), kernels.txt (one harness line a kernel,
  * the first IREE's own config), NAME.ptx and NAME.vmfb for each, and
  * manifest.tsv (every config drawn: its name, outcome, compile seconds,
  * why it was refused or failed). Exit 0, or 2 on bad input.
@@ -28,7 +33,10 @@
 struct stage_opts {
 	const char	*arch, *out, *work;
 	const char	*extra;		/* "TM,TN,TK,VM,VN,P[,D];…": configs added */
+	const char	*op;		/* --op's value */
 	long		 m, n, k;
+	long		 batch;		/* 0: linalg.matmul */
+	int		 ta, tb;	/* A stored KxM, B NxK */
 	char		 type[16];
 	int		 sample;
 	uint64_t	 seed;
@@ -39,10 +47,42 @@ static int
 usage(const char *why)
 {
 	fprintf(stderr, "autosched-gpu-stage: %s\nusage: autosched-gpu-stage "
-	    "--arch ARCH --op M,N,K,TYPE --sample N [--seed S] --out DIR "
+	    "--arch ARCH --op M,N,K,TYPE[,bB][,ta][,tb] --sample N [--seed S] "
+	    "--out DIR "
 	    "[--work DIR] [--timeout S] [--extra TM,TN,TK,VM,VN,P[,D];...]\n",
 	    why);
 	return 2;
+}
+
+/* --op's value into o: M,N,K,TYPE, then bB, ta, tb. 0 or -1. */
+static int
+op_parse(const char *v, struct stage_opts *o)
+{
+	long *dim[3] = { &o->m, &o->n, &o->k };
+	char buf[96], *t, *save, *end;
+	int i;
+
+	if (strlen(v) >= sizeof buf)
+		return -1;
+	strcpy(buf, v);
+	o->op = v;
+	for (i = 0, t = strtok_r(buf, ",", &save); t != NULL;
+	    i++, t = strtok_r(NULL, ",", &save)) {
+		if (i < 3) {
+			*dim[i] = strtol(t, &end, 10);
+			if (*end != '\0' || *dim[i] < 1)
+				return -1;
+		} else if (i == 3)
+			snprintf(o->type, sizeof o->type, "%s", t);
+		else if (strcmp(t, "ta") == 0 || strcmp(t, "tb") == 0)
+			*(t[1] == 'a' ? &o->ta : &o->tb) = 1;
+		else if (t[0] == 'b' && (o->batch = strtol(t + 1, &end, 10)) >= 1 &&
+		    *end == '\0')
+			continue;
+		else
+			return -1;
+	}
+	return i >= 4 ? 0 : -1;
 }
 
 static int
@@ -71,9 +111,9 @@ opts_parse(int argc, char **argv, struct stage_opts *o)
 		else if (strcmp(a, "--timeout") == 0)
 			o->timeout = atof(v);
 		else if (strcmp(a, "--op") == 0) {
-			if (sscanf(v, "%ld,%ld,%ld,%15s", &o->m, &o->n, &o->k,
-			    o->type) != 4 || o->m < 1 || o->n < 1 || o->k < 1)
-				return usage("--op: expected M,N,K,TYPE");
+			if (op_parse(v, o) != 0)
+				return usage("--op: expected M,N,K,TYPE[,bB][,ta]"
+				    "[,tb]");
 		} else
 			return usage("unknown option");
 	}
@@ -83,11 +123,42 @@ opts_parse(int argc, char **argv, struct stage_opts *o)
 	return 0;
 }
 
-/* The op as a program: fill + matmul of the harness's TYPE. Caller frees. */
+/* The type of a rows x cols operand (batch first). Caller frees. */
+static char *
+tensor_type(const struct stage_opts *o, long rows, long cols, const char *t)
+{
+	if (o->batch > 0)
+		return xasprintf("tensor<%ldx%ldx%ldx%s>", o->batch, rows, cols, t);
+	return xasprintf("tensor<%ldx%ldx%s>", rows, cols, t);
+}
+
+/* linalg's indexing_maps for the transposes ("" for none). Caller frees. */
+static char *
+op_maps(const struct stage_opts *o)
+{
+	const char *d = o->batch > 0 ? "d0, d1, d2, d3" : "d0, d1, d2";
+	const char *b = o->batch > 0 ? "d0, " : "";
+	const char *m = o->batch > 0 ? "d1" : "d0";
+	const char *n = o->batch > 0 ? "d2" : "d1";
+	const char *k = o->batch > 0 ? "d3" : "d2";
+
+	if (!o->ta && !o->tb)
+		return xstrdup("");
+	return xasprintf("indexing_maps = [affine_map<(%s) -> (%s%s, %s)>, "
+	    "affine_map<(%s) -> (%s%s, %s)>, affine_map<(%s) -> (%s%s, %s)>] ",
+	    d, b, o->ta ? k : m, o->ta ? m : k, d, b, o->tb ? n : k,
+	    o->tb ? k : n, d, b, m, n);
+}
+
+/*
+ * The op as a program: fill + linalg.matmul (or batch_matmul, operands
+ * transposed as asked) of the harness's TYPE. Caller frees.
+ */
 static char *
 op_program(const struct stage_opts *o)
 {
 	const char *in, *acc;
+	char *ta, *tb, *tc, *maps, *s;
 
 	if (strcmp(o->type, "f16f32") == 0)
 		in = "f16", acc = "f32";
@@ -99,17 +170,23 @@ op_program(const struct stage_opts *o)
 		in = "f32", acc = "f32";
 	else
 		return NULL;
-	return xasprintf("func.func @mm(%%a: tensor<%ldx%ldx%s>, %%b: "
-	    "tensor<%ldx%ldx%s>) -> tensor<%ldx%ldx%s> {\n  %%z = "
-	    "arith.constant 0.0 : %s\n  %%e = tensor.empty() : "
-	    "tensor<%ldx%ldx%s>\n  %%i = linalg.fill ins(%%z : %s) outs(%%e : "
-	    "tensor<%ldx%ldx%s>) -> tensor<%ldx%ldx%s>\n  %%r = linalg.matmul "
-	    "ins(%%a, %%b : tensor<%ldx%ldx%s>, tensor<%ldx%ldx%s>) outs(%%i : "
-	    "tensor<%ldx%ldx%s>) -> tensor<%ldx%ldx%s>\n  return %%r : "
-	    "tensor<%ldx%ldx%s>\n}\n", o->m, o->k, in, o->k, o->n, in, o->m,
-	    o->n, acc, acc, o->m, o->n, acc, acc, o->m, o->n, acc, o->m, o->n,
-	    acc, o->m, o->k, in, o->k, o->n, in, o->m, o->n, acc, o->m, o->n,
-	    acc, o->m, o->n, acc);
+	ta = o->ta ? tensor_type(o, o->k, o->m, in) :
+	    tensor_type(o, o->m, o->k, in);
+	tb = o->tb ? tensor_type(o, o->n, o->k, in) :
+	    tensor_type(o, o->k, o->n, in);
+	tc = tensor_type(o, o->m, o->n, acc);
+	maps = op_maps(o);
+	s = xasprintf("func.func @mm(%%a: %s, %%b: %s) -> %s {\n  %%z = "
+	    "arith.constant 0.0 : %s\n  %%e = tensor.empty() : %s\n  %%i = "
+	    "linalg.fill ins(%%z : %s) outs(%%e : %s) -> %s\n  %%r = linalg.%s "
+	    "%sins(%%a, %%b : %s, %s) outs(%%i : %s) -> %s\n  return %%r : "
+	    "%s\n}\n", ta, tb, tc, acc, tc, acc, tc, tc, o->batch > 0 ?
+	    "batch_matmul" : "matmul", maps, ta, tb, tc, tc, tc);
+	free(ta);
+	free(tb);
+	free(tc);
+	free(maps);
+	return s;
 }
 
 static uint64_t
@@ -290,7 +367,7 @@ main(int argc, char **argv)
 		return fprintf(stderr, "autosched-gpu-stage: %s\n", err), 2;
 	count = space_count(sp);
 	mma = strcmp(o.type, "f32") != 0;
-	p = xasprintf("%ld,%ld,%ld,%s\n", o.m, o.n, o.k, o.type);
+	p = xasprintf("%s\n", o.op);
 	if (stage_write(o.out, "op.txt", p, strlen(p)) != 0)
 		return 2;
 	free(p);

@@ -117,13 +117,37 @@ gpu_samples(long m, long n, uint64_t *seed, long *ij, int count)
 	}
 }
 
-double
-gpu_dot(const float *a, const float *b, long n, long k, long i, long j)
+size_t
+gpu_elems_a(const struct gpu_opts *o)
 {
-	double s = 0;
-	long p;
+	return (size_t)o->batch * (size_t)o->m * (size_t)o->k;
+}
 
+size_t
+gpu_elems_b(const struct gpu_opts *o)
+{
+	return (size_t)o->batch * (size_t)o->k * (size_t)o->n;
+}
+
+size_t
+gpu_elems_c(const struct gpu_opts *o)
+{
+	return (size_t)o->batch * (size_t)o->m * (size_t)o->n;
+}
+
+double
+gpu_dot(const struct gpu_opts *o, const float *a, const float *b, long i,
+    long j)
+{
+	long m = o->m, n = o->n, k = o->k, r = i % m, p;
+	/* A's element (r, p) and B's (p, j) as each is stored. */
+	long as = o->ta ? m : 1, ap = o->ta ? 1 : k;
+	long bs = o->tb ? 1 : n, bp = o->tb ? k : 1;
+	double s = 0;
+
+	a += (size_t)(i / m) * (size_t)m * (size_t)k;
+	b += (size_t)(i / m) * (size_t)k * (size_t)n;
 	for (p = 0; p < k; p++)
-		s += (double)a[i * k + p] * (double)b[p * n + j];
+		s += (double)a[r * ap + p * as] * (double)b[p * bs + j * bp];
 	return s;
 }

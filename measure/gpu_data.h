@@ -21,8 +21,16 @@ void	 gpu_encode(enum gpu_type t, const float *src, size_t n, void *dst);
 float	 gpu_out_at(enum gpu_type t, const void *c, size_t i);
 /* count positions (i, j) into ij[2·count]: the four corners, then random. */
 void	 gpu_samples(long m, long n, uint64_t *seed, long *ij, int count);
-/* Row i of A (m×k) times column j of B (k×n), exactly (row-major f32). */
-double	 gpu_dot(const float *a, const float *b, long n, long k, long i,
-	    long j);
+/*
+ * Element (i, j) of o's C, exactly: row i of A times column j of B, both
+ * row-major f32 stored as o says (A K×M where o->ta, B N×K where o->tb).
+ * A batch's matrices are stacked: i runs over batch·m rows, matrix i / m.
+ */
+double	 gpu_dot(const struct gpu_opts *o, const float *a, const float *b,
+	    long i, long j);
+/* Elements of o's A, B and C, every matrix of a batch. */
+size_t	 gpu_elems_a(const struct gpu_opts *);
+size_t	 gpu_elems_b(const struct gpu_opts *);
+size_t	 gpu_elems_c(const struct gpu_opts *);
 
 #endif

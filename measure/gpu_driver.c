@@ -110,6 +110,7 @@ gpu_blas_load(struct gpu_blas *b)
 		return -1;
 	}
 	(void)sym(b->lib, "cublasGetVersion_v2", &b->version);
+	(void)sym(b->lib, "cublasGemmStridedBatchedEx", &b->gemm_batched);
 	return 0;
 }
 

@@ -61,6 +61,11 @@ struct gpu_blas {
 		    const void *, int, int, const void *, int, int, const void *,
 		    void *, int, int, int, int);
 	int	(*version)(void *, int *);
+	/* cublasGemmStridedBatchedEx (batch matmuls; NULL: none) */
+	int	(*gemm_batched)(void *, int, int, int, int, int, const void *,
+		    const void *, int, int, long long, const void *, int, int,
+		    long long, const void *, void *, int, int, long long, int,
+		    int, int);
 };
 
 /* NVML (libnvidia-ml.so.1): clocks, temperature, power; optional. */
@@ -109,6 +114,8 @@ struct gpu_kernel {
 /* What the program was asked to do. */
 struct gpu_opts {
 	long			 m, n, k;
+	long			 batch;		/* matrices (B of a batch matmul), 1 */
+	int			 ta, tb;	/* A stored K×M, B stored N×K */
 	enum gpu_type		 type;
 	const char		*type_name;	/* "f16f32" … */
 	struct gpu_kernel	*kernels;

@@ -5,7 +5,8 @@
  * register-only peak. The driver, cuBLAS and NVML are loaded with dlopen:
  * without a driver it says so and exits 3.
  *
- *   autosched-gpu-measure --op M,N,K,TYPE [--kernel SPEC]... [--kernels FILE]
+ *   autosched-gpu-measure --op M,N,K,TYPE[,bB][,ta][,tb] [--kernel SPEC]...
+ *       [--kernels FILE]
  *       [--peak] [--min-time S] [--warmup N] [--seed S] [--device I]
  *   autosched-gpu-measure --probe
  *   autosched-gpu-measure --batch DIR   (a staged round: executors/batch*.c)
@@ -14,7 +15,9 @@
  * TYPE: f16f32 | f16 | bf16f32 | f32 (A and B, then C). SPEC (one a line
  * in FILE): NAME,PTX,ENTRY,GX,GY,GZ,BX,BY,BZ,SMEM; the kernel takes the
  * device pointers A (M×K), B (K×N), C (M×N), all row-major, and writes all
- * of C. Output: JSON lines (kind device, cublas, kernel, peak).
+ * of C. --op's tail: bB a batch of B such products (A B×M×K, B B×K×N, C
+ * B×M×N), ta A stored K×M, tb B stored N×K. Output: JSON lines (kind
+ * device, cublas, kernel, peak).
  * Exit: 0 all ok, 1 a kernel wrong or failed, 2 bad usage, 3 no usable GPU.
  */
 #include <errno.h>
@@ -28,11 +31,13 @@
 #define KERNELS_MAX	4096
 #define LINE_MAX_LEN	2048
 
-static const char usage[] = "usage: autosched-gpu-measure --op M,N,K,TYPE "
+static const char usage[] = "usage: autosched-gpu-measure --op "
+    "M,N,K,TYPE[,bB][,ta][,tb] "
     "[--kernel NAME,PTX,ENTRY,GX,GY,GZ,BX,BY,BZ,SMEM]... [--kernels FILE] "
     "[--peak] [--min-time S] [--warmup N] [--seed S] [--device I] | --probe "
     "| --peak-ptx TYPE | --batch DIR\n"
-    "  TYPE: f16f32 | f16 | bf16f32 | f32\n";
+    "  TYPE: f16f32 | f16 | bf16f32 | f32; bB: a batch of B matmuls; "
+    "ta, tb: A stored KxM, B stored NxK\n";
 
 static int
 bad(const char *fmt, const char *what)
@@ -121,18 +126,51 @@ kernels_read(struct gpu_opts *o, const char *path)
 	return rc;
 }
 
+/* --op's tail after TYPE: ",bB", ",ta", ",tb" (each once). 0 or -1. */
+static int
+op_tail(char *s, struct gpu_opts *o)
+{
+	char *t, *save, *end;
+	int seen_b = 0;
+
+	if (*s == '\0' || s[strlen(s) - 1] == ',' || strstr(s, ",,") != NULL)
+		return -1;
+	for (t = strtok_r(s, ",", &save); t != NULL;
+	    t = strtok_r(NULL, ",", &save)) {
+		if (strcmp(t, "ta") == 0 && !o->ta)
+			o->ta = 1;
+		else if (strcmp(t, "tb") == 0 && !o->tb)
+			o->tb = 1;
+		else if (t[0] == 'b' && !seen_b++) {
+			o->batch = strtol(t + 1, &end, 10);
+			if (*end != '\0' || o->batch < 1 || o->batch > 65536)
+				return -1;
+		} else
+			return -1;
+	}
+	return 0;
+}
+
+/* M,N,K,TYPE[,bB][,ta][,tb] into o. 0 or -1. */
 static int
 op_parse(const char *s, struct gpu_opts *o)
 {
 	static const char *const types[] = { "f16f32", "f16", "bf16f32",
 	    "f32" };
-	char t[16];
+	char t[64], *tail;
 	int i;
 
-	if (sscanf(s, "%ld,%ld,%ld,%15s", &o->m, &o->n, &o->k, t) != 4 ||
+	o->batch = 1;
+	o->ta = o->tb = 0;
+	if (sscanf(s, "%ld,%ld,%ld,%63s", &o->m, &o->n, &o->k, t) != 4 ||
 	    o->m < 1 || o->n < 1 || o->k < 1 || o->m > 65536 ||
 	    o->n > 65536 || o->k > 65536)
 		return -1;
+	if ((tail = strchr(t, ',')) != NULL) {
+		*tail++ = '\0';
+		if (op_tail(tail, o) != 0)
+			return -1;
+	}
 	for (i = 0; i < 4; i++)
 		if (strcmp(t, types[i]) == 0) {
 			o->type = (enum gpu_type)i;
@@ -160,8 +198,8 @@ args_parse(int argc, char **argv, struct gpu_opts *o)
 		i++;
 		if (strcmp(a, "--op") == 0) {
 			if (op_parse(v, o) != 0)
-				return bad("--op %s: expected M,N,K,TYPE (sizes "
-				    "1..65536)", v);
+				return bad("--op %s: expected M,N,K,TYPE[,bB][,ta]"
+				    "[,tb] (sizes and batch 1..65536)", v);
 		} else if (strcmp(a, "--peak-ptx") == 0) {
 			char spec[48];
 

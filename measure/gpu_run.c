@@ -23,6 +23,8 @@
 #define CUBLAS_COMPUTE_16F	64
 #define CUBLAS_COMPUTE_32F	68
 #define CUBLAS_GEMM_DEFAULT	(-1)
+#define CUBLAS_OP_N		0
+#define CUBLAS_OP_T		1
 #define CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES	8
 #define CU_FUNC_ATTRIBUTE_NUM_REGS	4
 #define CU_JIT_ERROR_LOG_BUFFER	5
@@ -129,7 +131,11 @@ gpu_time(struct gpu *g, gpu_launch_fn launch, void *arg,
 	return 0;
 }
 
-/* cuBLAS into C (row-major: the column-major product Cᵀ = Bᵀ·Aᵀ). */
+/*
+ * cuBLAS into C (row-major: the column-major product Cᵀ = Bᵀ·Aᵀ; a B
+ * stored N×K is read transposed (CUBLAS_OP_T), and so an A stored K×M).
+ * A batch: cublasGemmStridedBatchedEx, one matrix after the other.
+ */
 static gpu_cures
 launch_cublas(struct gpu *g, void *arg)
 {
@@ -141,13 +147,25 @@ launch_cublas(struct gpu *g, void *arg)
 	    CUDA_R_16BF : CUDA_R_16F;
 	int out = o->type == GPU_F16 ? CUDA_R_16F : CUDA_R_32F;
 	int f16 = o->type == GPU_F16, st;
+	int opb = o->tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+	int opa = o->ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+	int ldb = (int)(o->tb ? o->k : o->n), lda = (int)(o->ta ? o->m : o->k);
+	const void *al = f16 ? (void *)&h1 : (void *)&one;
+	const void *be = f16 ? (void *)&h0 : (void *)&zero;
+	int ct = f16 ? CUBLAS_COMPUTE_16F : CUBLAS_COMPUTE_32F;
 
-	st = g->blas.gemm_ex(g->blas_h, 0, 0, (int)o->n, (int)o->m, (int)o->k,
-	    f16 ? (void *)&h1 : (void *)&one, (void *)(uintptr_t)g->b, in,
-	    (int)o->n, (void *)(uintptr_t)g->a, in, (int)o->k,
-	    f16 ? (void *)&h0 : (void *)&zero, (void *)(uintptr_t)c, out,
-	    (int)o->n, f16 ? CUBLAS_COMPUTE_16F : CUBLAS_COMPUTE_32F,
-	    CUBLAS_GEMM_DEFAULT);
+	if (o->batch > 1)
+		st = g->blas.gemm_batched(g->blas_h, opb, opa, (int)o->n,
+		    (int)o->m, (int)o->k, al, (void *)(uintptr_t)g->b, in, ldb,
+		    (long long)o->k * o->n, (void *)(uintptr_t)g->a, in, lda,
+		    (long long)o->m * o->k, be, (void *)(uintptr_t)c, out,
+		    (int)o->n, (long long)o->m * o->n, (int)o->batch, ct,
+		    CUBLAS_GEMM_DEFAULT);
+	else
+		st = g->blas.gemm_ex(g->blas_h, opb, opa, (int)o->n, (int)o->m,
+		    (int)o->k, al, (void *)(uintptr_t)g->b, in, ldb,
+		    (void *)(uintptr_t)g->a, in, lda, be, (void *)(uintptr_t)c,
+		    out, (int)o->n, ct, CUBLAS_GEMM_DEFAULT);
 	return st == 0 ? 0 : 1000 + st;
 }
 
@@ -177,7 +195,7 @@ dot_mismatches(const struct gpu *g, const void *host, long *first)
 static gpu_cures
 poison(struct gpu *g, gpu_ptr c)
 {
-	size_t n = (size_t)g->o->m * (size_t)g->o->n;
+	size_t n = gpu_elems_c(g->o);
 
 	return g->o->type == GPU_F16 ? g->cu.memset16(c, 0x7e00, n) :
 	    g->cu.memset32(c, 0x7fc00000u, n);
@@ -200,8 +218,8 @@ int
 gpu_data_setup(struct gpu *g)
 {
 	const struct gpu_opts *o = g->o;
-	size_t na = (size_t)o->m * o->k, nb = (size_t)o->k * o->n;
-	size_t nc = (size_t)o->m * o->n, is = gpu_in_size(o->type);
+	size_t na = gpu_elems_a(o), nb = gpu_elems_b(o);
+	size_t nc = gpu_elems_c(o), is = gpu_in_size(o->type);
 	size_t os = gpu_out_size(o->type);
 	int range = o->type == GPU_F16 ? 1 : 2, i;
 	uint64_t seed = o->seed | 1;
@@ -223,9 +241,10 @@ gpu_data_setup(struct gpu *g)
 	}
 	gpu_fill(g->ha, na, range, &seed);
 	gpu_fill(g->hb, nb, range, &seed);
-	gpu_samples(o->m, o->n, &seed, g->ij, NDOTS);
+	/* A batch's rows stacked: the corners are the first and last matrix's. */
+	gpu_samples(o->batch * o->m, o->n, &seed, g->ij, NDOTS);
 	for (i = 0; i < NDOTS; i++)
-		g->dots[i] = gpu_dot(g->ha, g->hb, o->n, o->k, g->ij[2 * i],
+		g->dots[i] = gpu_dot(o, g->ha, g->hb, g->ij[2 * i],
 		    g->ij[2 * i + 1]);
 	if ((r = g->cu.mem_alloc(&g->a, na * is)) != 0 ||
 	    (r = g->cu.mem_alloc(&g->b, nb * is)) != 0 ||
@@ -259,7 +278,8 @@ print_timing(const struct gpu_timing *t, double flops)
 static double
 op_flops(const struct gpu_opts *o)
 {
-	return 2.0 * (double)o->m * (double)o->n * (double)o->k;
+	return 2.0 * (double)o->batch * (double)o->m * (double)o->n *
+	    (double)o->k;
 }
 
 int
@@ -275,9 +295,14 @@ gpu_run_cublas(struct gpu *g)
 		print_error("cublas", "cublas", "error", "cuBLAS not loaded");
 		return 0;
 	}
+	if (g->o->batch > 1 && g->blas.gemm_batched == NULL) {
+		print_error("cublas", "cublas", "error", "cuBLAS has no "
+		    "cublasGemmStridedBatchedEx (a batch matmul)");
+		return 0;
+	}
 	if ((r = poison(g, c)) != 0 || (r = launch_cublas(g, &c)) != 0 ||
 	    (r = g->cu.ctx_sync()) != 0 || (r = g->cu.dtoh(g->ref, c,
-	    (size_t)g->o->m * g->o->n * gpu_out_size(g->o->type))) != 0) {
+	    gpu_elems_c(g->o) * gpu_out_size(g->o->type))) != 0) {
 		snprintf(e, sizeof e, "%s (%d)", r > 1000 ? "cublasGemmEx "
 		    "failed" : gpu_cu_error(&g->cu, r), r);
 		print_error("cublas", "cublas", "error", e);
@@ -367,7 +392,7 @@ fail:
 static long
 ref_mismatches(const struct gpu *g, long *first)
 {
-	size_t i, n = (size_t)g->o->m * (size_t)g->o->n;
+	size_t i, n = gpu_elems_c(g->o);
 	long bad = 0;
 	float x, y;
 
@@ -391,7 +416,7 @@ kernel_check(struct gpu *g, struct launch_k *l, long *bad, long *first)
 
 	if ((r = poison(g, g->c)) != 0 || (r = launch_kernel(g, l)) != 0 ||
 	    (r = g->cu.ctx_sync()) != 0 || (r = g->cu.dtoh(g->out, g->c,
-	    (size_t)g->o->m * g->o->n * gpu_out_size(g->o->type))) != 0)
+	    gpu_elems_c(g->o) * gpu_out_size(g->o->type))) != 0)
 		return -r;
 	*bad = ref_mismatches(g, first) + dot_mismatches(g, g->out, &f2);
 	if (*first < 0)

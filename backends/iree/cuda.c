@@ -22,6 +22,10 @@
  *   tile_m, tile_n   workgroup; tile_k: reduction in elements
  *   vector_m/n       the thread tile: thread = [vector_m, vector_n, 0];
  *                    workgroup_size = [32, threads / 32, 1]
+ * A batch matmul (linalg.batch_matmul) takes the same knobs, one matrix a
+ * workgroup (each list led by the batch dimension); transposed operands
+ * are written as the program stores them (linalg's indexing_maps), and
+ * the shared-memory rule counts their tiles so.
  * block_dim_x/y/z follow from the tiles (not searched); pipeline_depth
  * (prefetch_num_stages) changes nothing on CUDA in IREE 3.13 (identical
  * PTX): both are reported as knobs this target does not take.
@@ -69,6 +73,18 @@ const char *
 backend_gpu_arches(void)
 {
 	return cuda_arch_names();
+}
+
+int
+cuda_is_batch(const struct op_desc *op)
+{
+	return analysis_kind_batch(op->kind);
+}
+
+int64_t
+cuda_batch(const struct op_desc *op)
+{
+	return cuda_is_batch(op) && op->batch > 1 ? op->batch : 1;
 }
 
 int
@@ -158,7 +174,8 @@ cuda_block_threads(const struct op_desc *op, const struct config *c)
 }
 
 /*
- * Shared memory of the promoted A and B tiles, rows padded by 4 (pad_smem).
+ * Shared memory of the promoted A and B tiles, rows padded by 4 (pad_smem),
+ * each as the operand is stored (one matrix of a batch a workgroup).
  * Unpromoted, none, but where a tile does not divide M, N or K: IREE 3.13
  * then stages the padded result tile there, tile_m * tile_n * (the
  * accumulator's bytes + 1) (read back from its compiles, either type).
@@ -167,7 +184,7 @@ static int64_t
 cuda_smem(const struct op_desc *op, const struct config *c)
 {
 	const int64_t *v = c->v;
-	int64_t pad = v[KNOB_PAD_SMEM] ? 4 : 0;
+	int64_t pad = v[KNOB_PAD_SMEM] ? 4 : 0, a, b;
 
 	if (!cuda_is_mma(op))
 		return 0;
@@ -175,8 +192,12 @@ cuda_smem(const struct op_desc *op, const struct config *c)
 		return op->m % v[KNOB_TILE_M] || op->n % v[KNOB_TILE_N] ||
 		    op->k % v[KNOB_TILE_K] ? v[KNOB_TILE_M] * v[KNOB_TILE_N] *
 		    (int64_t)(analysis_elem_size(op->acc) + 1) : 0;
-	return 2 * (v[KNOB_TILE_M] * (v[KNOB_TILE_K] + pad) +
-	    v[KNOB_TILE_K] * (v[KNOB_TILE_N] + pad));
+	/* A tile's rows are its stored inner dimension (K of a transposed B). */
+	a = op->transpose_a ? v[KNOB_TILE_K] * (v[KNOB_TILE_M] + pad) :
+	    v[KNOB_TILE_M] * (v[KNOB_TILE_K] + pad);
+	b = op->transpose_b ? v[KNOB_TILE_N] * (v[KNOB_TILE_K] + pad) :
+	    v[KNOB_TILE_K] * (v[KNOB_TILE_N] + pad);
+	return 2 * (a + b);
 }
 
 char *
@@ -224,7 +245,9 @@ cuda_rule_broken(const struct op_desc *op, const struct config *c,
  * The compilation_info of cfg (NULL: IREE's own choice). Caller frees.
  * convert_acc_gemm, as IREE's own config has it, lets the op accumulate into
  * an argument (annotate's programs) as well as into a fill (the candidates:
- * the same PTX with or without it).
+ * the same PTX with or without it). A batch matmul's lists lead with the
+ * batch dimension, as IREE's own config for one: workgroup [1, …],
+ * reduction and subgroup [0, …], thread [1, …] (one matrix a workgroup).
  */
 char *
 cuda_attr(const struct op_desc *op, const struct config *c)
@@ -233,30 +256,34 @@ cuda_attr(const struct op_desc *op, const struct config *c)
 	long long tm = v[KNOB_TILE_M], tn = v[KNOB_TILE_N], tk = v[KNOB_TILE_K];
 	long long vm = v[KNOB_VECTOR_M], vn = v[KNOB_VECTOR_N];
 	long long t;
+	const char *b1 = cuda_is_batch(op) ? "1, " : "";
+	const char *b0 = cuda_is_batch(op) ? "0, " : "";
 	char *pad = NULL, *s;
 
 	if (tm == 0)
 		return NULL;
 	t = (long long)cuda_block_threads(op, c);
 	if (cuda_is_mma(op) && (op->m % tm || op->n % tn || op->k % tk))
-		pad = xasprintf("padding = [%lld, %lld, %lld], ", tm, tn, tk);
+		pad = xasprintf("padding = [%s%lld, %lld, %lld], ", b1, tm, tn,
+		    tk);
 	if (!cuda_is_mma(op))
 		return xasprintf("#iree_codegen.compilation_info<lowering_config"
-		    " = #iree_gpu.lowering_config<{workgroup = [%lld, %lld, 0], "
-		    "reduction = [0, 0, %lld], thread = [%lld, %lld, 0]}>, "
+		    " = #iree_gpu.lowering_config<{workgroup = [%s%lld, %lld, 0], "
+		    "reduction = [%s0, 0, %lld], thread = [%s%lld, %lld, 0]}>, "
 		    "translation_info = #iree_codegen.translation_info<pipeline "
 		    "= #iree_gpu.pipeline<TileAndFuse> workgroup_size = [32, "
-		    "%lld, 1] subgroup_size = 32>>", tm, tn, tk, vm, vn, t / 32);
+		    "%lld, 1] subgroup_size = 32>>", b1, tm, tn, b0, tk, b1, vm,
+		    vn, t / 32);
 	s = xasprintf("#iree_codegen.compilation_info<lowering_config = "
 	    "#iree_gpu.lowering_config<{convert_acc_gemm, mma_kind = "
 	    "#iree_gpu.mma_layout<%s>, %s"
-	    "promote_operands = [%s], workgroup = [%lld, %lld, 0], reduction = "
-	    "[0, 0, %lld], subgroup = [%lld, %lld, 0]}>, translation_info = "
-	    "#iree_codegen.translation_info<pipeline = "
+	    "promote_operands = [%s], workgroup = [%s%lld, %lld, 0], reduction "
+	    "= [%s0, 0, %lld], subgroup = [%s%lld, %lld, 0]}>, translation_info "
+	    "= #iree_codegen.translation_info<pipeline = "
 	    "#iree_gpu.pipeline<TileAndFuse> workgroup_size = [%lld, 1, 1] "
 	    "subgroup_size = 32%s>>", mma_kind(op), pad != NULL ? pad : "",
-	    v[KNOB_PACK_B] ? "0, 1" : "", tm, tn, tk / 16, vm / 16, vn / 8, t,
-	    v[KNOB_PAD_SMEM] ? "" : ", {gpu_pipeline_options = "
+	    v[KNOB_PACK_B] ? "0, 1" : "", b1, tm, tn, b0, tk / 16, b0, vm / 16,
+	    vn / 8, t, v[KNOB_PAD_SMEM] ? "" : ", {gpu_pipeline_options = "
 	    "#iree_gpu.pipeline_options<no_reduce_shared_memory_bank_conflicts "
 	    "= true>}");
 	free(pad);
@@ -280,14 +307,58 @@ target_attr(const struct cuda_arch *a)
 	    a->smem_max);
 }
 
+/* The tensor type of a rows x cols operand of op (batch first). Caller frees. */
+static char *
+tensor_type(const struct op_desc *op, int64_t rows, int64_t cols,
+    enum elem_type t)
+{
+	if (cuda_is_batch(op))
+		return xasprintf("tensor<%lldx%lldx%lldx%s>", (long long)op->batch,
+		    (long long)rows, (long long)cols, analysis_elem_name(t));
+	return xasprintf("tensor<%lldx%lldx%s>", (long long)rows,
+	    (long long)cols, analysis_elem_name(t));
+}
+
+/*
+ * The op as the program has it: linalg.matmul or linalg.batch_matmul, with
+ * indexing_maps where an operand is stored transposed (IREE 3.13 no longer
+ * knows linalg.matmul_transpose_b), and ci (the compilation_info or "").
+ * Caller frees.
+ */
+static char *
+op_text(const struct op_desc *op, const char *ci, const char *a,
+    const char *b, const char *c)
+{
+	const char *d = cuda_is_batch(op) ? "d0, d1, d2, d3" : "d0, d1, d2";
+	const char *bt = cuda_is_batch(op) ? "d0, " : "";
+	const char *m = cuda_is_batch(op) ? "d1" : "d0";
+	const char *n = cuda_is_batch(op) ? "d2" : "d1";
+	const char *k = cuda_is_batch(op) ? "d3" : "d2";
+	char *maps;
+	char *s;
+
+	if (op->transpose_a || op->transpose_b)
+		maps = xasprintf("indexing_maps = [affine_map<(%s) -> (%s%s, %s)>"
+		    ", affine_map<(%s) -> (%s%s, %s)>, affine_map<(%s) -> "
+		    "(%s%s, %s)>] ", d, bt, op->transpose_a ? k : m,
+		    op->transpose_a ? m : k, d, bt, op->transpose_b ? n : k,
+		    op->transpose_b ? k : n, d, bt, m, n);
+	else
+		maps = xstrdup("");
+	s = xasprintf("linalg.%s %s%sins(%%a, %%b : %s, %s) outs(%%init : %s) "
+	    "-> %s", cuda_is_batch(op) ? "batch_matmul" : "matmul", maps, ci,
+	    a, b, c, c);
+	free(maps);
+	return s;
+}
+
 char *
 cuda_module(const struct op_desc *op, const struct config *cfg,
     const struct cuda_arch *arch)
 {
-	const char *in = analysis_elem_name(op->lhs);
 	const char *acc = analysis_elem_name(op->acc);
 	char *attr = cfg != NULL ? cuda_attr(op, cfg) : NULL, *ci, *head, *s;
-	long long m = op->m, n = op->n, k = op->k;
+	char *ta, *tb, *tc, *mm;
 
 	ci = attr != NULL ? xasprintf("{compilation_info = %s} ", attr) :
 	    xstrdup("");
@@ -299,20 +370,25 @@ cuda_module(const struct op_desc *op, const struct config *cfg,
 		free(t);
 	} else
 		head = xstrdup("module {\n");
-	s = xasprintf("%s  func.func @mm(%%a: tensor<%lldx%lldx%s>, %%b: "
-	    "tensor<%lldx%lldx%s>) -> tensor<%lldx%lldx%s> {\n"
+	ta = op->transpose_a ? tensor_type(op, op->k, op->m, op->lhs) :
+	    tensor_type(op, op->m, op->k, op->lhs);
+	tb = op->transpose_b ? tensor_type(op, op->n, op->k, op->rhs) :
+	    tensor_type(op, op->k, op->n, op->rhs);
+	tc = tensor_type(op, op->m, op->n, op->acc);
+	mm = op_text(op, ci, ta, tb, tc);
+	s = xasprintf("%s  func.func @mm(%%a: %s, %%b: %s) -> %s {\n"
 	    "    %%zero = arith.constant 0.0 : %s\n"
-	    "    %%empty = tensor.empty() : tensor<%lldx%lldx%s>\n"
-	    "    %%init = linalg.fill ins(%%zero : %s) outs(%%empty : "
-	    "tensor<%lldx%lldx%s>) -> tensor<%lldx%lldx%s>\n"
-	    "    %%r = linalg.matmul %sins(%%a, %%b : tensor<%lldx%lldx%s>, "
-	    "tensor<%lldx%lldx%s>) outs(%%init : tensor<%lldx%lldx%s>) -> "
-	    "tensor<%lldx%lldx%s>\n"
-	    "    return %%r : tensor<%lldx%lldx%s>\n  }\n}\n", head,
-	    m, k, in, k, n, in, m, n, acc, acc, m, n, acc, acc, m, n, acc, m, n,
-	    acc, ci, m, k, in, k, n, in, m, n, acc, m, n, acc, m, n, acc);
+	    "    %%empty = tensor.empty() : %s\n"
+	    "    %%init = linalg.fill ins(%%zero : %s) outs(%%empty : %s) -> %s\n"
+	    "    %%r = %s\n"
+	    "    return %%r : %s\n  }\n}\n", head, ta, tb, tc, acc, tc, acc, tc,
+	    tc, mm, tc);
 	free(attr);
 	free(ci);
 	free(head);
+	free(ta);
+	free(tb);
+	free(tc);
+	free(mm);
 	return s;
 }

@@ -23,7 +23,8 @@
 int
 cuda_repeat(const struct op_desc *op)
 {
-	double work = 2.0 * (double)op->m * (double)op->n * (double)op->k;
+	double work = 2.0 * (double)cuda_batch(op) * (double)op->m *
+	    (double)op->n * (double)op->k;
 	double r = work > 0 ? 4e11 / work : 64;
 
 	return r >= 64 ? 64 : r <= 1 ? 1 : (int)(r + 0.5);
@@ -299,8 +300,12 @@ after_rules(const struct op_desc *op, const struct config *c,
 	if ((int64_t)t != cuda_block_threads(op, c))
 		return xasprintf("launch read back: %u threads a block, the knobs"
 		    " say %lld", t, (long long)cuda_block_threads(op, c));
-	/* A tile that does not divide its dimension is padded: one more. */
-	wg = ((op->m + c->v[KNOB_TILE_M] - 1) / c->v[KNOB_TILE_M]) *
+	/*
+	 * A tile that does not divide its dimension is padded: one more. A
+	 * batch matmul's workgroups take one matrix each.
+	 */
+	wg = cuda_batch(op) *
+	    ((op->m + c->v[KNOB_TILE_M] - 1) / c->v[KNOB_TILE_M]) *
 	    ((op->n + c->v[KNOB_TILE_N] - 1) / c->v[KNOB_TILE_N]);
 	if ((int64_t)l->grid[0] * l->grid[1] * l->grid[2] != wg)
 		return xasprintf("launch read back: %u workgroups, the tiles say "

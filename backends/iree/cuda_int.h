@@ -27,6 +27,11 @@ void	 iree_cuda_rules(const struct op_desc *, struct space_rules *);
 /* The compilation_info of cfg, or NULL for IREE's own choice. Caller frees. */
 char	*cuda_attr(const struct op_desc *, const struct config *);
 
+/* 1 if op has a batch dimension (linalg.batch_matmul), 0 a plain matmul. */
+int	 cuda_is_batch(const struct op_desc *);
+/* The matrices op multiplies: its batch, 1 for a plain matmul. */
+int64_t	 cuda_batch(const struct op_desc *);
+
 /* 1 if op runs through IREE's mma.sync (f16/bf16 inputs), 0 SIMT (f32). */
 int	 cuda_is_mma(const struct op_desc *);
 
@@ -40,7 +45,8 @@ char	*cuda_rule_broken(const struct op_desc *, const struct config *,
 	    const struct cuda_arch *);
 
 /*
- * The input module: op as fill + linalg.matmul, with cfg's
+ * The input module: op as fill + linalg.matmul or linalg.batch_matmul
+ * (transposed operands stored transposed, by indexing_maps), with cfg's
  * compilation_info (NULL cfg or IREE's default: none) and, for an arch
  * IREE names by attribute, the device target. Caller frees.
  */

@@ -40,12 +40,13 @@ cuda_type(const struct op_desc *op)
 static int
 cuda_supports(const struct op_desc *op, const char **reason)
 {
-	if (op->kind == NULL || strcmp(op->kind, "matmul") != 0 ||
-	    op->transpose_a || op->transpose_b) {
-		*reason = "iree on CUDA tunes plain row-major matmuls only";
+	if (op->kind == NULL || (strcmp(op->kind, "matmul") != 0 &&
+	    strcmp(op->kind, "batch_matmul") != 0)) {
+		*reason = "iree on CUDA tunes matmuls and batch matmuls only";
 		return 0;
 	}
-	if (op->m < 1 || op->n < 1 || op->k < 1) {
+	if (op->m < 1 || op->n < 1 || op->k < 1 || (cuda_is_batch(op) &&
+	    op->batch < 1)) {
 		*reason = "iree on CUDA needs static, non-empty shapes";
 		return 0;
 	}
@@ -260,11 +261,20 @@ kernel_spec(const char *name, const char *ptx, const struct cuda_launch *l)
 	    l->block[2], l->smem);
 }
 
+/*
+ * The harness's --op: "M,N,K,TYPE", then ",bB" for a batch matmul and
+ * ",ta" / ",tb" for operands stored transposed. Caller frees.
+ */
 static char *
 op_arg(const struct op_desc *op)
 {
-	return xasprintf("%lld,%lld,%lld,%s", (long long)op->m,
-	    (long long)op->n, (long long)op->k, cuda_type(op));
+	char b[32] = "";
+
+	if (cuda_is_batch(op))
+		snprintf(b, sizeof b, ",b%lld", (long long)cuda_batch(op));
+	return xasprintf("%lld,%lld,%lld,%s%s%s%s", (long long)op->m,
+	    (long long)op->n, (long long)op->k, cuda_type(op), b,
+	    op->transpose_a ? ",ta" : "", op->transpose_b ? ",tb" : "");
 }
 
 /* The harness's JSON line of kind in out, or NULL. Caller decrefs. */
@@ -309,8 +319,9 @@ cuda_result(json_t *j, const struct op_desc *op, struct trial_result *res)
 	res->cv = backend_json_num(j, "cv");
 	res->reps = (int)backend_json_num(j, "samples");
 	/* The op's work over the median, as for every backend. */
-	res->gflops = res->median_ms > 0 ? 2.0 * (double)op->m * (double)op->n *
-	    (double)op->k / (res->median_ms * 1e6) : 0;
+	res->gflops = res->median_ms > 0 ? 2.0 * (double)cuda_batch(op) *
+	    (double)op->m * (double)op->n * (double)op->k /
+	    (res->median_ms * 1e6) : 0;
 	res->verified = *by != '\0';
 	snprintf(res->checked_by, sizeof res->checked_by, "%s", by);
 }

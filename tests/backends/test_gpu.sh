@@ -8,7 +8,11 @@
 # the knobs' (grid, block, shared memory); `autosched space` for a cfg
 # naming gpu_arch, and gpu_arch where it means nothing, exit 2 naming the
 # line; autosched-gpu-measure's peak PTX assembled by ptxas, and the harness
-# with no driver (or a GPU, if this host has one) ending cleanly. Exit 77
+# with no driver (or a GPU, if this host has one) ending cleanly. The same
+# for a batch matmul and a matmul with B stored NxK (f16, sm_80 and
+# sm_90a): candidates compiled, the launch read back matching the knobs
+# (a grid of batch x tiles, a transposed B's tile as stored in shared
+# memory), `space --count` for both, the harness's --op tail. Exit 77
 # when IREE's tools or ptxas are missing.
 #   test_gpu.sh AUTOSCHED STAGE MEASURE SOURCE_DIR
 set -u
@@ -32,6 +36,15 @@ fi
 "$GM" --op 1,2 > /dev/null 2> "$T/usage.txt"
 check "harness: bad --op is exit 2" eq "$?" 2
 check "harness: bad --op says what it expected" grep -q "expected M,N,K,TYPE" "$T/usage.txt"
+for op in 64,64,64,f16f32,b0 64,64,64,f16,tc 64,64,64,f16,ta,ta 64,64,64,f16,b2,b3 64,64,64,f16,; do
+	"$GM" --op "$op" > /dev/null 2>&1
+	check "harness: --op $op is exit 2" eq "$?" 2
+done
+for op in 64,64,64,f16f32,b4 64,64,64,f16,tb 64,64,64,bf16f32,b2,ta,tb; do
+	timeout 60 "$GM" --op "$op" --kernel "k,$T/none.ptx,e,1,1,1,128,1,1,0" > /dev/null 2>&1
+	rc=$?
+	check "harness: --op $op is taken (exit 1 or 3 here, got $rc)" test "$rc" = 3 -o "$rc" = 1
+done
 for t in f16f32 f16 bf16f32 f32; do
 	"$GM" --peak-ptx $t > "$T/peak_$t.ptx"
 	for a in sm_80 sm_90a; do
@@ -66,18 +79,22 @@ while read -r out arch op n; do
 	# name,ptx,entry,gx,gy,gz,bx,by,bz,smem against the knobs in the name
 	check "$out: launch shapes read back match the knobs" awk -F, -v op="$op" '
 	    function up(a, b) { return int((a + b - 1) / b) }
-	    BEGIN { split(op, o, ","); M = o[1]; N = o[2]; K = o[3]; mma = o[4] != "f32"
-	      acc = o[4] == "f16" ? 2 : 4 }
+	    BEGIN { n = split(op, o, ","); M = o[1]; N = o[2]; K = o[3]; mma = o[4] != "f32"
+	      acc = o[4] == "f16" ? 2 : 4; B = 1
+	      for (i = 5; i <= n; i++) { if (o[i] ~ /^b/) B = substr(o[i], 2); if (o[i] == "ta") ta = 1; if (o[i] == "tb") tb = 1 } }
 	    $1 != "iree_default" {
 	      s = $1; sub(/^pick_/, "", s); gsub(/[a-z_]+/, " ", s); split(s, v, " ")
 	      # v: tm tn tk vm vn; threads 32/warp tile (mma) or 1/thread tile;
 	      # a tile that does not divide is padded: one more workgroup, and
 	      # unpromoted, the padded result tile in shared memory
 	      t = (v[1] / v[4]) * (v[2] / v[5]) * (mma ? 32 : 1)
-	      g = up(M, v[1]) * up(N, v[2])
+	      g = B * up(M, v[1]) * up(N, v[2])
 	      rag = M % v[1] || N % v[2] || K % v[3]
 	      p = $1 ~ /nopad/ ? 0 : 4
-	      sm = !mma ? -1 : $1 ~ /nopromote/ ? (rag ? v[1] * v[2] * (acc + 1) : 0) : 2 * (v[1] * (v[3] + p) + v[3] * (v[2] + p))
+	      # a tile in shared memory as its operand is stored (rows padded by p)
+	      sa = ta ? v[3] * (v[1] + p) : v[1] * (v[3] + p)
+	      sb = tb ? v[2] * (v[3] + p) : v[3] * (v[2] + p)
+	      sm = !mma ? -1 : $1 ~ /nopromote/ ? (rag ? v[1] * v[2] * (acc + 1) : 0) : 2 * (sa + sb)
 	      if ($4 * $5 * $6 != g || $7 * $8 * $9 != t || (sm >= 0 && $10 != sm)) {
 	        print "  " $0 ": want grid " g " threads " t " smem " sm > "/dev/stderr"; bad = 1 } }
 	    END { exit bad }' "$T/$out/kernels.txt"
@@ -89,6 +106,10 @@ bf16_90 sm_90a 384,256,512,bf16f32 4
 f16h_90 sm_90a 512,512,512,f16 2
 f16_86 sm_86 512,512,512,f16f32 0
 rag_80 sm_80 1000,1000,1000,f16f32 4
+bmm_80 sm_80 512,384,256,f16f32,b4 2
+bmm_90 sm_90a 1000,1000,1000,f16,b2 2
+mtb_80 sm_80 512,384,256,f16f32,tb 2
+mtb_90 sm_90a 384,256,512,f16,b3,tb 2
 OPS
 check "sm_86: 131 KiB of tiles refused by the shared-memory rule" \
     grep -q "^pick_t256x256x128_w64x64	compile_failed.*refused: rule shared-memory: 134144 bytes.*sm_86's 101376" "$T/f16_86/manifest.tsv"
@@ -106,6 +127,11 @@ check "ragged 1000^3: tiles padded up to it compiled (IREE's padding)" ge "$(gre
 check "ragged 1000^3: 128x128x32 compiled" grep -q "^pick_t128x128x32_w32x32	compiled" "$T/rag_80/manifest.tsv"
 check "sm_86: unpadded 256x256x128 refused at 128 KiB" \
     grep -q "^pick_t256x256x128_w64x64_nopad	compile_failed.*refused: rule shared-memory: 131072 bytes" "$T/f16_86/manifest.tsv"
+check "batch matmul: the op is linalg.batch_matmul" grep -q "^# batch_matmul_4x512x384x256_f16t_f16t_f32t" "$T/bmm_80/manifest.tsv"
+check "transposed B: the op reads B stored NxK" grep -q "^# matmul_512x384x256_f16t_f16n_f32t" "$T/mtb_80/manifest.tsv"
+for out in bmm_80 bmm_90 mtb_80 mtb_90; do
+	check "$out: 128x128x32 of 16 warps compiled" grep -q "^pick_t128x128x32_w32x32	compiled" "$T/$out/manifest.tsv"
+done
 
 # autosched space with gpu_arch; gpu_arch where it means nothing.
 cat > "$T/mm.mlir" << 'M'
@@ -127,6 +153,26 @@ printf '[Env]\ninput_file = mm.mlir\nbackend = iree\ngpu_arch = sm_90a\n[SearchS
 all=$(sed -n 's/.*: \([0-9]*\) valid configs.*/\1/p' "$T/space.txt")
 pad1=$(sed -n 's/.*: \([0-9]*\) valid configs.*/\1/p' "$T/pad1.txt")
 check "space --count counts pad_smem (3/2 of pad_smem = [1]: $all, $pad1)" eq "$((${all:-0} * 2))" "$((${pad1:-1} * 3))"
+# A batch matmul and a matmul of B stored NxK: the space of each.
+cat > "$T/bmm.mlir" << 'M'
+func.func @bmm(%a: tensor<4x512x256xf16>, %b: tensor<4x256x384xf16>, %c: tensor<4x512x384xf32>) -> tensor<4x512x384xf32> {
+  %r = linalg.batch_matmul ins(%a, %b : tensor<4x512x256xf16>, tensor<4x256x384xf16>) outs(%c : tensor<4x512x384xf32>) -> tensor<4x512x384xf32>
+  return %r : tensor<4x512x384xf32>
+}
+M
+cat > "$T/mtb.mlir" << 'M'
+func.func @mtb(%a: tensor<512x256xf16>, %b: tensor<384x256xf16>, %c: tensor<512x384xf32>) -> tensor<512x384xf32> {
+  %r = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%a, %b : tensor<512x256xf16>, tensor<384x256xf16>) outs(%c : tensor<512x384xf32>) -> tensor<512x384xf32>
+  return %r : tensor<512x384xf32>
+}
+M
+for f in bmm mtb; do
+	printf '[Env]\ninput_file = %s.mlir\nbackend = iree\ngpu_arch = sm_80\n' $f > "$T/$f.cfg"
+	"$AS" space "$T/$f.cfg" --count > "$T/$f.space.txt" 2>&1
+	check "space --count for $f: exit 0" eq "$?" 0
+	check "space --count for $f counts configs" grep -Eq "[1-9][0-9]* valid configs" "$T/$f.space.txt"
+done
+check "space of the batch matmul names it" grep -q "batch_matmul_4x512x384x256" "$T/bmm.space.txt"
 printf '[Env]\ninput_file = mm.mlir\ngpu_arch = sm_80\n' > "$T/cpu.cfg"
 "$AS" space "$T/cpu.cfg" --count > "$T/cpu.txt" 2>&1
 check "gpu_arch on mlir-cpu is exit 2" eq "$?" 2
