@@ -302,6 +302,27 @@ gen_pack_a(const struct gen *g, const char *sfx, const int64_t w[3],
 }
 
 /*
+ * What follows a leaf's register tiling: the peel of its last M tile where
+ * vm does not divide w[0] (its M loop the m_loop-th), then the steps of
+ * pack_a. Caller frees.
+ */
+static char *
+gen_peel_pack_a(const struct gen *g, const char *sfx, const char *m_loop,
+    const int64_t w[3], int64_t vm, int64_t vn, int64_t vk)
+{
+	const char *const kv[] = { "M_LOOP", m_loop, "S", sfx, NULL };
+	char *peel, *pack_a, *out;
+
+	peel = w[0] % vm != 0 ? mlircpu_fill(mlircpu_tpl_peel_m_mlir, kv) :
+	    xstrdup("");
+	pack_a = gen_pack_a(g, sfx, w, vm, vn, vk);
+	out = xasprintf("%s%s", peel, pack_a);
+	free(peel);
+	free(pack_a);
+	return out;
+}
+
+/*
  * A leaf: an op of static sizes w (M, N, K of one cache tile, or of its
  * register-tile part) packed, tiled into register tiles (the last M tile
  * peeled when vector_m does not divide w[0]) and marked for vectorization.
@@ -316,7 +337,7 @@ gen_leaf(struct gen *g, const char *in, const int64_t w[3])
 	int64_t vk = c->v[KNOB_VECTOR_K] < w[2] ? c->v[KNOB_VECTOR_K] : w[2];
 	int nreg = g->batch ? 4 : 3, dot = g->kernel != KERNEL_FMA;
 	char sfx[16], sizes[64], reg_tile[64], loops[8], m_loop[8];
-	char *types, *micro, *peel, *pack_a;
+	char *types, *micro, *peel;
 
 	gen_suffix(g, sfx, sizeof sfx);
 	if (w[1] % DOT_LANES != 0 || vn % DOT_LANES != 0 ||
@@ -369,26 +390,19 @@ gen_leaf(struct gen *g, const char *in, const int64_t w[3])
 		}
 	} else
 		micro = xstrdup("");
-	if (w[0] % vm != 0) {
-		const char *const kv[] = { "M_LOOP", m_loop, "S", sfx, NULL };
-
-		peel = mlircpu_fill(mlircpu_tpl_peel_m_mlir, kv);
-	} else
-		peel = xstrdup("");
-	pack_a = gen_pack_a(g, sfx, w, vm, vn, vk);
+	peel = gen_peel_pack_a(g, sfx, m_loop, w, vm, vn, vk);
 	{
 		const char *const kv[] = { "S", sfx, "REG_TILE", reg_tile,
 		    "REG_ORDER", g->batch ? "0, 2, 1, 3" : "1, 0, 2",
 		    "REG_LOOPS", loops, "REG_TYPES", types,
 		    "MICRO_TILE", micro, "TILE", dot ? "t3" : "t2",
-		    "PEEL_M", peel, "PACK_A", pack_a, NULL };
+		    "PEEL_M", peel, NULL };
 
 		gen_fill(g, mlircpu_tpl_tile_reg_mlir, kv);
 	}
 	free(types);
 	free(micro);
 	free(peel);
-	free(pack_a);
 }
 
 /*
