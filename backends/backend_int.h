@@ -142,8 +142,8 @@ void	 backend_compile_failed(struct trial_result *, const char *env_err,
 	    double t0, const char *tmp, void (*remove_fn)(const char *));
 
 /*
- * Add v to knob k's candidates once (values below 1 are not, but pack_b
- * and pad_smem 0).
+ * Add v to knob k's candidates once (values below 1 are not, but pack_b,
+ * pad_smem and pack_a 0).
  */
 void	 backend_cand_add(struct space_rules *, enum knob, int64_t v);
 

@@ -445,7 +445,8 @@ backend_cand_add(struct space_rules *r, enum knob k, int64_t v)
 {
 	size_t i;
 
-	if (v < (k == KNOB_PACK_B || k == KNOB_PAD_SMEM ? 0 : 1))
+	if (v < (k == KNOB_PACK_B || k == KNOB_PAD_SMEM || k == KNOB_PACK_A ?
+	    0 : 1))
 		return;
 	for (i = 0; i < r->ncand[k]; i++) {
 		if (r->cand[k][i] == v)

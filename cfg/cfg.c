@@ -758,6 +758,11 @@ cfg_space(struct cfg_reader *r, const char *key, const char *value)
 			return cfg_fail(r, r->line, r->section, key, "%s; expected "
 			    "1 (shared-memory rows padded), 0 (not padded) or the "
 			    "list [0,1]", why);
+	} else if (k == KNOB_PACK_A) {
+		if (cfg_value_list_in(value, 0, 1, &v, &n, why, sizeof why) != 0)
+			return cfg_fail(r, r->line, r->section, key, "%s; expected "
+			    "1 (A packed into register-tile panels), 0 (A read in "
+			    "place) or the list [0,1]", why);
 	} else if (k == KNOB_THREADS) {
 		if (cfg_value_list_in(value, 1, SPACE_THREADS_MAX, &v, &n, why,
 		    sizeof why) != 0)

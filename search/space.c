@@ -5,7 +5,7 @@
  *
  * Layout of an index, most significant first:
  *   [register tile triple + cache tiles compatible with it] [threads] [GPU block] [pipeline]
- *   [pack_b, pad_smem]
+ *   [pack_b, pad_smem] [pack_a]
  * The first factor is a weighted list of valid register tiles (vm, vn, vk);
  * the weight of a triple is the number of cache-tile choices compatible with
  * it, per dimension, so the count is exact without enumerating.
@@ -24,7 +24,7 @@
 static const char *const knob_names[KNOB_COUNT] = {
 	"tile_m", "tile_n", "tile_k", "vector_m", "vector_n", "vector_k",
 	"threads", "block_dim_x", "block_dim_y", "block_dim_z", "pipeline_depth",
-	"pack_b", "pad_smem",
+	"pack_b", "pad_smem", "pack_a",
 };
 
 /* One of M, N, K: its cache tiles, register tiles, and which go together. */
@@ -56,7 +56,9 @@ struct space {
 	size_t		 nbx, nby, nbz, npipe, npack, npad;
 	int64_t		*packpad;	/* valid (pack_b, pad_smem), 2 per entry */
 	size_t		 npackpad;
-	uint64_t	 inner;		/* nthreads * nblocks * npipe * npackpad */
+	int64_t		*packa;
+	size_t		 npacka;
+	uint64_t	 inner;		/* nthreads * nblocks * npipe * npackpad * npacka */
 	uint64_t	 count;
 };
 
@@ -224,6 +226,7 @@ space_free(struct space *s)
 	free(s->pack);
 	free(s->pad);
 	free(s->packpad);
+	free(s->packa);
 	free(s);
 }
 
@@ -279,6 +282,8 @@ space_build_lists(struct space *s, const struct op_desc *op,
 	s->pack = space_list(KNOB_PACK_B, lists, nlists, rules, &s->npack);
 	s->pad = space_list(KNOB_PAD_SMEM, lists, nlists, rules, &s->npad);
 	raw = space_mul(raw, space_mul(s->npack, s->npad, &over), &over);
+	s->packa = space_list(KNOB_PACK_A, lists, nlists, rules, &s->npacka);
+	raw = space_mul(raw, s->npacka, &over);
 	raw = space_mul(raw, s->nthreads, &over);
 	raw = space_mul(raw, space_mul(s->nbx * s->nby, s->nbz, &over), &over);
 	raw = space_mul(raw, s->npipe, &over);
@@ -392,7 +397,8 @@ space_new(const struct op_desc *op, const struct knob_values *lists,
 		goto fail;
 	space_build_blocks(s);
 	space_build_packpad(s);
-	s->inner = (uint64_t)s->nthreads * s->nblocks * s->npipe * s->npackpad;
+	s->inner = (uint64_t)s->nthreads * s->nblocks * s->npipe *
+	    s->npackpad * s->npacka;
 	s->count = s->prefix[s->ntri] * s->inner;
 	*out = s;
 	return 0;
@@ -427,6 +433,8 @@ space_get(const struct space *s, uint64_t i, struct config *out)
 		return;
 	outer = i / s->inner;
 	rest = i % s->inner;
+	out->v[KNOB_PACK_A] = s->packa[rest % s->npacka];
+	rest /= s->npacka;
 	out->v[KNOB_PACK_B] = s->packpad[(rest % s->npackpad) * 2];
 	out->v[KNOB_PAD_SMEM] = s->packpad[(rest % s->npackpad) * 2 + 1];
 	rest /= s->npackpad;
@@ -488,7 +496,7 @@ space_find(const int64_t *list, size_t n, int64_t v)
 int64_t
 space_index(const struct space *s, const struct config *c)
 {
-	int64_t iv[3], t, th, pi, pk = -1, bi = -1;
+	int64_t iv[3], t, th, pi, pa, pk = -1, bi = -1;
 	size_t pick[3], j, d;
 	uint64_t r;
 
@@ -514,6 +522,7 @@ space_index(const struct space *s, const struct config *c)
 		return -1;
 	th = space_find(s->threads, s->nthreads, c->v[KNOB_THREADS]);
 	pi = space_find(s->pipe, s->npipe, c->v[KNOB_PIPELINE_DEPTH]);
+	pa = space_find(s->packa, s->npacka, c->v[KNOB_PACK_A]);
 	for (j = 0; j < s->npackpad; j++) {
 		if (s->packpad[j * 2] == c->v[KNOB_PACK_B] &&
 		    s->packpad[j * 2 + 1] == c->v[KNOB_PAD_SMEM])
@@ -525,14 +534,15 @@ space_index(const struct space *s, const struct config *c)
 		    s->blocks[j * 3 + 2] == c->v[KNOB_BLOCK_DIM_Z])
 			bi = (int64_t)j;
 	}
-	if (th < 0 || pi < 0 || bi < 0 || pk < 0)
+	if (th < 0 || pi < 0 || bi < 0 || pk < 0 || pa < 0)
 		return -1;
 	r = pick[0] + s->dim[0].ncompat[iv[0]] *
 	    (pick[1] + s->dim[1].ncompat[iv[1]] * (uint64_t)pick[2]);
 	r += s->prefix[t];
 	return (int64_t)((r * s->inner) +
-	    (((uint64_t)th * s->nblocks + (uint64_t)bi) * s->npipe +
-	    (uint64_t)pi) * s->npackpad + (uint64_t)pk);
+	    ((((uint64_t)th * s->nblocks + (uint64_t)bi) * s->npipe +
+	    (uint64_t)pi) * s->npackpad + (uint64_t)pk) * s->npacka +
+	    (uint64_t)pa);
 }
 
 const int64_t *
@@ -570,6 +580,9 @@ space_knob_list(const struct space *s, enum knob k, size_t *n)
 	case KNOB_PAD_SMEM:
 		*n = s->npad;
 		return s->pad;
+	case KNOB_PACK_A:
+		*n = s->npacka;
+		return s->packa;
 	default:
 		*n = 0;
 		return NULL;
@@ -647,7 +660,8 @@ space_config_check(const struct op_desc *op, const struct space_rules *rules,
 		hi = SPACE_VALUE_MAX;
 		if (k == KNOB_THREADS)
 			hi = SPACE_THREADS_MAX;
-		else if (k == KNOB_PACK_B || k == KNOB_PAD_SMEM) {
+		else if (k == KNOB_PACK_B || k == KNOB_PAD_SMEM ||
+		    k == KNOB_PACK_A) {
 			lo = 0;
 			hi = 1;
 		}
@@ -721,6 +735,12 @@ space_config_name(const struct config *c, uint32_t knobs, char *buf,
 		if ((size_t)n >= len)
 			return;
 	}
+	/* A read in place is the default: only packed A says so. */
+	if ((knobs & KNOB_BIT(KNOB_PACK_A)) && v[KNOB_PACK_A] == 1) {
+		n += snprintf(buf + n, len - (size_t)n, "_packa");
+		if ((size_t)n >= len)
+			return;
+	}
 	if (knobs & (KNOB_BIT(KNOB_BLOCK_DIM_X) | KNOB_BIT(KNOB_BLOCK_DIM_Y) |
 	    KNOB_BIT(KNOB_BLOCK_DIM_Z) | KNOB_BIT(KNOB_PIPELINE_DEPTH)))
 		snprintf(buf + n, len - (size_t)n, "_blk_%lldx%lldx%lld_pipe_%lld",
@@ -751,6 +771,10 @@ space_config_parse(const char *name, struct config *out)
 	out->v[KNOB_PAD_SMEM] = 1;
 	if (strncmp(name, "_nopad", 6) == 0) {
 		out->v[KNOB_PAD_SMEM] = 0;
+		name += 6;
+	}
+	if (strncmp(name, "_packa", 6) == 0) {
+		out->v[KNOB_PACK_A] = 1;
 		name += 6;
 	}
 	if (*name == '\0')

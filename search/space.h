@@ -25,6 +25,7 @@ enum knob {
 	KNOB_PIPELINE_DEPTH,
 	KNOB_PACK_B,		/* 1: B packed into register-tile panels, 0: read in place */
 	KNOB_PAD_SMEM,		/* 1: packed tiles' rows padded (bank conflicts), 0: not */
+	KNOB_PACK_A,		/* 1: A packed into register-tile panels, 0: read in place */
 	KNOB_COUNT
 };
 #define KNOB_BIT(k)	(1u << (k))
@@ -97,8 +98,8 @@ int	 space_config_own_default(const struct space_rules *rules,
 /*
  * Check a config read from outside (a store) against the space's rules for
  * op: the knobs rules does not use are 0; the others are 1 to
- * SPACE_VALUE_MAX (threads to SPACE_THREADS_MAX, pack_b and pad_smem 0 or
- * 1, pad_smem 1 where pack_b is 0: nothing to pad); each
+ * SPACE_VALUE_MAX (threads to SPACE_THREADS_MAX, pack_b, pad_smem and
+ * pack_a 0 or 1, pad_smem 1 where pack_b is 0: nothing to pad); each
  * effective cache tile min(tile_d, D) divides D (unless rules->ragged has
  * it), its register tile divides it (fits in it for the dims in
  * rules->ragged); the backend's own default
@@ -145,19 +146,22 @@ const int64_t *space_knob_list(const struct space *, enum knob k, size_t *n);
 
 /*
  * Stable readable name of a config, e.g. "tile_64x64x128_vec_8x32x1_thr_1"
- * (GPU knobs add "_blk_64x2x1_pipe_2"). Writes at most len bytes.
+ * (GPU knobs add "_blk_64x2x1_pipe_2"; pack_b 0 "_nopack", pad_smem 0
+ * "_nopad", pack_a 1 "_packa", each only where knobs has it). Writes at
+ * most len bytes.
  */
 void	 space_config_name(const struct config *, uint32_t knobs, char *buf,
 	    size_t len);
 /*
  * Parse a name made by space_config_name. 0 or -1. pack_b comes back 1
  * (B packed) unless the name says _nopack, pad_smem 1 (rows padded) unless
- * it says _nopad: a backend without those knobs wants them 0.
+ * it says _nopad: a backend without those knobs wants them 0. pack_a comes
+ * back 0 (A read in place) unless the name says _packa.
  */
 int	 space_config_parse(const char *name, struct config *out);
 
 /* Features for cost models: SPACE_NFEATURES floats per config. */
-#define SPACE_NFEATURES 45
+#define SPACE_NFEATURES 47
 void	 space_features(const struct op_desc *, const struct config *,
 	    float out[SPACE_NFEATURES]);
 /* Short names of the features (for dumps and docs). */

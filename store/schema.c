@@ -6,7 +6,7 @@
 #include "store/store_int.h"
 
 /* A new knob needs a new column, hence a migration: stop the build here. */
-_Static_assert(KNOB_COUNT == 13, "new knob: add a migration for its column");
+_Static_assert(KNOB_COUNT == 14, "new knob: add a migration for its column");
 
 static const char schema_v1[] =
 	"CREATE TABLE meta ("
@@ -417,8 +417,8 @@ static const char schema_v7[] =
 	" JOIN targets g ON g.id = r.target_id WHERE r.rn = 1;";
 
 /*
- * The best view of versions 8 and 9 (9 adds knob columns after pack_b:
- * KNOBS_AFTER, "  r.pack_b," for 8).
+ * The best view of versions 8 to 10 (9 and 10 add knob columns after
+ * pack_b: KNOBS_AFTER, "  r.pack_b," for 8).
  */
 #define SCHEMA_BEST_VIEW_GPU(KNOBS_AFTER)					\
 	"DROP VIEW best;"	\
@@ -507,6 +507,16 @@ static const char schema_v9[] =
 	" (SELECT id FROM ops WHERE lhs IN ('f16', 'bf16'));"
 	SCHEMA_BEST_VIEW_GPU("  r.pack_b, r.pad_smem,");
 
+/*
+ * Version 10: pack_a, the mlir-cpu knob choosing whether A's cache tile is
+ * packed into register-tile panels (1) or read in place (0: what every
+ * older row did). 0 in every older row and in the rows of backends without
+ * the knob.
+ */
+static const char schema_v10[] =
+	"ALTER TABLE trials ADD COLUMN pack_a INTEGER NOT NULL DEFAULT 0;"
+	SCHEMA_BEST_VIEW_GPU("  r.pack_b, r.pad_smem, r.pack_a,");
+
 const char *const store_migrations[STORE_SCHEMA_VERSION] = {
 	schema_v1,
 	schema_v2,
@@ -517,4 +527,5 @@ const char *const store_migrations[STORE_SCHEMA_VERSION] = {
 	schema_v7,
 	schema_v8,
 	schema_v9,
+	schema_v10,
 };

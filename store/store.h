@@ -12,7 +12,7 @@
 #include "search/space.h"
 #include "trial/trial.h"
 
-#define STORE_SCHEMA_VERSION 9
+#define STORE_SCHEMA_VERSION 10
 
 /*
  * What autosched's writers write, and so all a reader takes back: values

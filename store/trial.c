@@ -14,7 +14,7 @@
 #define KNOB_COLUMNS							\
 	"tile_m, tile_n, tile_k, vector_m, vector_n, vector_k, threads, "	\
 	"block_dim_x, block_dim_y, block_dim_z, pipeline_depth, pack_b, "	\
-	"pad_smem"
+	"pad_smem, pack_a"
 #define RESULT_COLUMNS							\
 	"status, runtime_ms, min_ms, max_ms, cv, reps, gflops, compile_s, "	\
 	"measure_s, verified, max_err, artifact, error, checked_by, "	\
@@ -209,7 +209,7 @@ static const char sql_trial_add[] =
 	"?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
 	"?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, "
 	"?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, "
-	"?45, ?46, ?47, ?48, ?49, ?50, ?51)";
+	"?45, ?46, ?47, ?48, ?49, ?50, ?51, ?52)";
 
 /* Bind fixed buffer buf (it may lack the NUL) at i: NULL when empty. */
 static void
@@ -355,7 +355,7 @@ static const char sql_trial_walk[] =
 	"SELECT t.id, t.job_id, t.op_id, t.target_id, t.phase, t.config_name, "
 	"t.tile_m, t.tile_n, t.tile_k, t.vector_m, t.vector_n, t.vector_k, "
 	"t.threads, t.block_dim_x, t.block_dim_y, t.block_dim_z, "
-	"t.pipeline_depth, t.pack_b, t.pad_smem, " RESULT_COLUMNS ", t.created, "
+	"t.pipeline_depth, t.pack_b, t.pad_smem, t.pack_a, " RESULT_COLUMNS ", t.created, "
 	OP_COLUMNS " FROM trials t JOIN ops o ON o.id = t.op_id "
 	"WHERE t.op_id BETWEEN ?1 AND ?2 AND t.target_id BETWEEN ?3 AND ?4 "
 	"AND (?5 IS NULL OR t.phase = ?5) ORDER BY t.id";
@@ -528,7 +528,8 @@ static const char sql_best[] =
 	"SELECT r.op_id, o.signature, o.name, r.config_name, "
 	" r.tile_m, r.tile_n, r.tile_k, r.vector_m, r.vector_n, r.vector_k,"
 	" r.threads, r.block_dim_x, r.block_dim_y, r.block_dim_z,"
-	" r.pipeline_depth, r.pack_b, r.pad_smem, r.gflops, r.runtime_ms, r.cv,"
+	" r.pipeline_depth, r.pack_b, r.pad_smem, r.pack_a, r.gflops,"
+	" r.runtime_ms, r.cv,"
 	" (SELECT avg(b.gflops) FROM trials b WHERE b.op_id = r.op_id"
 	"  AND b.target_id = r.target_id AND b.job_id IS r.job_id"
 	"  AND b.phase = 'baseline' AND b.threads = r.threads"

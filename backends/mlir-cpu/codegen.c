@@ -30,6 +30,13 @@ mlircpu_nopack_ok(const struct op_desc *op)
 	return !op->transpose_b && op->lhs == op->acc && op->rhs == op->acc;
 }
 
+int
+mlircpu_pack_a_ok(const struct op_desc *op)
+{
+	return !op->transpose_a && op->lhs == ELEM_F32 && op->rhs == ELEM_F32 &&
+	    op->acc == ELEM_F32;
+}
+
 void
 mlircpu_complete(const struct op_desc *op, const struct config *cfg,
     struct config *out)
@@ -62,6 +69,8 @@ mlircpu_complete(const struct op_desc *op, const struct config *cfg,
 	/* 0 is a value of pack_b (B read in place), not "unset". */
 	out->v[KNOB_PACK_B] = cfg != NULL ? (cfg->v[KNOB_PACK_B] != 0) :
 	    defaults[KNOB_PACK_B];
+	/* A read in place unless the cfg packs it (what configs meant before). */
+	out->v[KNOB_PACK_A] = cfg != NULL && cfg->v[KNOB_PACK_A] != 0;
 	/*
 	 * Clamp to the op: tiles to the dimension, register tiles to their
 	 * cache tile. A tile need not divide (the schedule splits off the
@@ -253,6 +262,67 @@ any_ops(int n)
 }
 
 /*
+ * pack_a 1: the steps that copy A's register-tile slices (vm x vk) of the
+ * leaf of sizes w with handle suffix sfx and hoist the copies out of its
+ * register-tile loops of more than one iteration (those of one are folded
+ * first; the batch's always is one), of the main M loop where the last M
+ * tile was peeled (the peeled rows read A in place). "" for pack_a 0, where
+ * no loop is left, and where the main M loop of a peeled tile is one
+ * register tile: canonicalization folds that loop away, and its handle
+ * with it; A is read in place there. Caller frees.
+ */
+static char *
+gen_pack_a(const struct gen *g, const char *sfx, const int64_t w[3],
+    int64_t vm, int64_t vn, int64_t vk)
+{
+	const int64_t trips[3] = { w[0] / vm, w[1] / vn, w[2] / vk };
+	int m_peeled = w[0] % vm != 0, nloops = 0, i;
+	char find[200] = "", target[32], loops[8], sizes[64];
+	const char *const kv[] = { "FIND", find, "TARGET", target,
+	    "M_DIM", g->batch ? "1" : "0", "LOOPS", loops,
+	    "PAD_SIZES", sizes, "S", sfx, NULL };
+
+	for (i = 0; i < 3; i++)
+		nloops += trips[i] > 1;
+	if (!g->c->v[KNOB_PACK_A] || g->kernel != KERNEL_FMA ||
+	    (m_peeled && trips[0] < 2) || nloops == 0)
+		return xstrdup("");
+	snprintf(loops, sizeof loops, "%d", nloops);
+	snprintf(sizes, sizeof sizes, "%s%lld, %lld", g->batch ? "1, " : "",
+	    (long long)vm, (long long)vk);
+	snprintf(target, sizeof target, "%%t2%s", sfx);
+	if (m_peeled) {
+		snprintf(target, sizeof target, "%%tm%s", sfx);
+		snprintf(find, sizeof find, "    %s = transform.structured.match "
+		    "attributes{autosched.tile} in %%ml_main%s : "
+		    "(!transform.op<\"scf.for\">) -> !transform.any_op\n",
+		    target, sfx);
+	}
+	return mlircpu_fill(mlircpu_tpl_pack_a_mlir, kv);
+}
+
+/*
+ * What follows a leaf's register tiling: the peel of its last M tile where
+ * vm does not divide w[0] (its M loop the m_loop-th), then the steps of
+ * pack_a. Caller frees.
+ */
+static char *
+gen_peel_pack_a(const struct gen *g, const char *sfx, const char *m_loop,
+    const int64_t w[3], int64_t vm, int64_t vn, int64_t vk)
+{
+	const char *const kv[] = { "M_LOOP", m_loop, "S", sfx, NULL };
+	char *peel, *pack_a, *out;
+
+	peel = w[0] % vm != 0 ? mlircpu_fill(mlircpu_tpl_peel_m_mlir, kv) :
+	    xstrdup("");
+	pack_a = gen_pack_a(g, sfx, w, vm, vn, vk);
+	out = xasprintf("%s%s", peel, pack_a);
+	free(peel);
+	free(pack_a);
+	return out;
+}
+
+/*
  * A leaf: an op of static sizes w (M, N, K of one cache tile, or of its
  * register-tile part) packed, tiled into register tiles (the last M tile
  * peeled when vector_m does not divide w[0]) and marked for vectorization.
@@ -320,12 +390,7 @@ gen_leaf(struct gen *g, const char *in, const int64_t w[3])
 		}
 	} else
 		micro = xstrdup("");
-	if (w[0] % vm != 0) {
-		const char *const kv[] = { "M_LOOP", m_loop, "S", sfx, NULL };
-
-		peel = mlircpu_fill(mlircpu_tpl_peel_m_mlir, kv);
-	} else
-		peel = xstrdup("");
+	peel = gen_peel_pack_a(g, sfx, m_loop, w, vm, vn, vk);
 	{
 		const char *const kv[] = { "S", sfx, "REG_TILE", reg_tile,
 		    "REG_ORDER", g->batch ? "0, 2, 1, 3" : "1, 0, 2",
@@ -760,7 +825,7 @@ mlircpu_schedule_op(const struct op_desc *op, const struct config *cfg,
 	fclose(g.f);
 	fclose(g.unroll);
 	space_config_name(&c, ((KNOB_BIT(KNOB_THREADS) << 1) - 1) |
-	    KNOB_BIT(KNOB_PACK_B),
+	    KNOB_BIT(KNOB_PACK_B) | KNOB_BIT(KNOB_PACK_A),
 	    name, sizeof name);
 	snprintf(version, sizeof version, "%d", MLIRCPU_SCHEDULE_VERSION);
 	cast_away = mlircpu_fill(mlircpu_tpl_cast_away_mlir,
@@ -839,7 +904,7 @@ mlircpu_schedule(const struct op_desc *op, const struct config *cfg,
 
 	mlircpu_complete(op, cfg, &c);
 	space_config_name(&c, ((KNOB_BIT(KNOB_THREADS) << 1) - 1) |
-	    KNOB_BIT(KNOB_PACK_B),
+	    KNOB_BIT(KNOB_PACK_B) | KNOB_BIT(KNOB_PACK_A),
 	    name, sizeof name);
 	snprintf(version, sizeof version, "%d", MLIRCPU_SCHEDULE_VERSION);
 	op_part = mlircpu_schedule_op(op, &c, "autosched_op", 0);

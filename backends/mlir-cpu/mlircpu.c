@@ -14,7 +14,9 @@
  * A kernel built for threads > 1 runs an OpenMP team of OMP_NUM_THREADS.
  *
  * Knobs: tile_m/n/k (cache tiles), vector_m/n/k (register tile), threads,
- * pack_b (1: B packed into register-tile panels, 0: read in place).
+ * pack_b (1: B packed into register-tile panels, 0: read in place),
+ * pack_a (1: A's cache tile packed into register-tile panels, 0: read in
+ * place, the default).
  * Baseline (untuned default, codegen.c mlircpu_complete): tile 64x256x256,
  * a register tile two vectors wide with 8 rows on 32 vector registers
  * (AVX-512: 8x32 in f32, 16 accumulators + 2 B + 1 broadcast of 32 zmm) or
@@ -155,6 +157,13 @@ mlircpu_candidates(const struct op_desc *op, struct space_rules *r)
 	backend_cand_add(r, KNOB_PACK_B, 1);
 	if (mlircpu_nopack_ok(op))
 		backend_cand_add(r, KNOB_PACK_B, 0);
+	/*
+	 * A read in place, or packed into panels where the template can
+	 * (docs/avx2.md: rows of A 4 KiB apart share L1 sets with B's panel).
+	 */
+	backend_cand_add(r, KNOB_PACK_A, 0);
+	if (mlircpu_pack_a_ok(op))
+		backend_cand_add(r, KNOB_PACK_A, 1);
 }
 
 static void
@@ -164,7 +173,8 @@ mlircpu_rules(const struct op_desc *op, struct space_rules *r)
 	r->knobs = KNOB_BIT(KNOB_TILE_M) | KNOB_BIT(KNOB_TILE_N) |
 	    KNOB_BIT(KNOB_TILE_K) | KNOB_BIT(KNOB_VECTOR_M) |
 	    KNOB_BIT(KNOB_VECTOR_N) | KNOB_BIT(KNOB_VECTOR_K) |
-	    KNOB_BIT(KNOB_THREADS) | KNOB_BIT(KNOB_PACK_B);
+	    KNOB_BIT(KNOB_THREADS) | KNOB_BIT(KNOB_PACK_B) |
+	    KNOB_BIT(KNOB_PACK_A);
 	mlircpu_complete(op, NULL, &r->defaults);
 	mlircpu_candidates(op, r);
 	r->vector_ok = mlircpu_vector_ok;
@@ -402,6 +412,12 @@ mlircpu_prepare(struct backend *be, const struct config *cfg,
 		res->error = xstrdup("pack_b = 0 needs B stored K x N and one "
 		    "element type for A, B and the accumulator; list pack_b = "
 		    "[1] for this op");
+		return 0;
+	}
+	if (c.v[KNOB_PACK_A] == 1 && !mlircpu_pack_a_ok(&be->op)) {
+		res->status = TRIAL_COMPILE_FAILED;
+		res->error = xstrdup("pack_a = 1 needs f32 A, B and accumulator "
+		    "and A not transposed; list pack_a = [0] for this op");
 		return 0;
 	}
 	sched = mlircpu_schedule(&be->op, &c, fault);

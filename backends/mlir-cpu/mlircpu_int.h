@@ -23,6 +23,7 @@ extern const char mlircpu_tpl_fuse_serial_mlir[];
 extern const char mlircpu_tpl_pack_transpose_mlir[];
 extern const char mlircpu_tpl_pack_keep_mlir[];
 extern const char mlircpu_tpl_peel_m_mlir[];
+extern const char mlircpu_tpl_pack_a_mlir[];
 extern const char mlircpu_tpl_split_mlir[];
 extern const char mlircpu_tpl_tile_reg_mlir[];
 extern const char mlircpu_tpl_pack_none_mlir[];
@@ -167,6 +168,12 @@ struct backend {
  * lowering of the unpacked tile ran out of memory (20+ GiB) in mlir-opt.
  */
 int	 mlircpu_nopack_ok(const struct op_desc *);
+/*
+ * Can A be packed (pack_a 1)? f32 x f32 -> f32 with A not transposed: the
+ * FMA kernel's template pads (copies) A's register-tile slices with f32
+ * zeros, and a transposed A's slices would pack across its rows.
+ */
+int	 mlircpu_pack_a_ok(const struct op_desc *);
 /* The micro-kernel a config of an op uses (codegen.c). */
 enum mlircpu_kernel {
 	KERNEL_FMA = 0,		/* outer products: broadcast A x B row, FMA */

@@ -424,6 +424,81 @@ test_pack_pad(void)
 	free(err);
 }
 
+/*
+ * pack_a: "_packa" in a name only for 1 (A read in place keeps the names
+ * of before), parsed back; both values in a space with the knob, indexed
+ * both ways; 0 or 1 only; 0 where the backend lacks it.
+ */
+static void
+test_pack_a(void)
+{
+	int64_t two[] = { 0, 1 };
+	struct knob_values lists[] = { { KNOB_PACK_A, two, 2 } };
+	struct space_rules rules = { 0 };
+	struct op_desc op = { 0 };
+	struct space *s = NULL;
+	struct config c, back;
+	char *err = NULL, buf[128];
+	uint64_t i;
+	int seen[2] = { 0 };
+	/* mlir-cpu's knobs, and pad_smem: the suffixes' order. */
+	uint32_t cpu = (KNOB_BIT(KNOB_THREADS) << 1) - 1;
+	uint32_t all = cpu | KNOB_BIT(KNOB_PACK_B) | KNOB_BIT(KNOB_PAD_SMEM) |
+	    KNOB_BIT(KNOB_PACK_A);
+
+	memset(&c, 0, sizeof c);
+	c.v[KNOB_TILE_M] = c.v[KNOB_TILE_N] = 64;
+	c.v[KNOB_TILE_K] = 256;
+	c.v[KNOB_VECTOR_M] = 6;
+	c.v[KNOB_VECTOR_N] = 16;
+	c.v[KNOB_VECTOR_K] = c.v[KNOB_THREADS] = c.v[KNOB_PACK_B] = 1;
+	c.v[KNOB_PAD_SMEM] = 1;		/* what parse gives a name without _nopad */
+	space_config_name(&c, all, buf, sizeof buf);
+	CHECK_STR(buf, "tile_64x64x256_vec_6x16x1_thr_1");
+	c.v[KNOB_PACK_A] = 1;
+	space_config_name(&c, all, buf, sizeof buf);
+	CHECK_STR(buf, "tile_64x64x256_vec_6x16x1_thr_1_packa");
+	CHECK(space_config_parse(buf, &back) == 0);
+	CHECK(memcmp(&back, &c, sizeof c) == 0);
+	c.v[KNOB_PACK_B] = c.v[KNOB_PAD_SMEM] = 0;
+	space_config_name(&c, all, buf, sizeof buf);
+	CHECK_STR(buf, "tile_64x64x256_vec_6x16x1_thr_1_nopack_nopad_packa");
+	CHECK(space_config_parse(buf, &back) == 0);
+	CHECK(memcmp(&back, &c, sizeof c) == 0);
+	space_config_name(&c, cpu | KNOB_BIT(KNOB_PACK_B), buf, sizeof buf);
+	CHECK_STR(buf, "tile_64x64x256_vec_6x16x1_thr_1_nopack");
+	CHECK(space_knob_lookup("pack_a") == KNOB_PACK_A);
+
+	op.m = op.n = op.k = 64;
+	op.batch = 1;
+	rules.knobs = KNOB_BIT(KNOB_PACK_A);
+	CHECK(space_new(&op, lists, 1, &rules, &s, &err) == 0);
+	CHECK(s != NULL && space_count(s) == 2);
+	for (i = 0; s != NULL && i < space_count(s); i++) {
+		space_get(s, i, &c);
+		CHECK(space_index(s, &c) == (int64_t)i);
+		seen[c.v[KNOB_PACK_A]]++;
+		CHECK(space_config_check(&op, &rules, &c, &err) == 0);
+	}
+	CHECK(seen[0] == 1 && seen[1] == 1);
+	c.v[KNOB_PACK_A] = 2;
+	CHECK(space_config_check(&op, &rules, &c, &err) == -1);
+	CHECK(err != NULL && strstr(err, "pack_a 2: expected 0 or 1") != NULL);
+	free(err);
+	err = NULL;
+	space_free(s);
+	rules.knobs = KNOB_BIT(KNOB_PACK_B);
+	CHECK(space_new(&op, lists, 1, &rules, &s, &err) == 0);
+	CHECK(s != NULL && space_count(s) == 1 &&
+	    space_knob_size(s, KNOB_PACK_A) == 1);
+	c.v[KNOB_PACK_A] = 1;
+	CHECK(space_config_check(&op, &rules, &c, &err) == -1);
+	CHECK(err != NULL && strstr(err, "pack_a 1: the backend has no such "
+	    "knob; expected 0") != NULL);
+	space_free(s);
+	free(err);
+}
+
 int
 main(void)
 {
@@ -451,5 +526,6 @@ main(void)
 	test_gpu_blocks();
 	test_config_check();
 	test_pack_pad();
+	test_pack_a();
 	return check_done();
 }

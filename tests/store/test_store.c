@@ -193,7 +193,7 @@ test_migrate_v3(void)
 	    "cpu_migrations", "page_faults", "task_clock_ns", "cycles",
 	    "instructions", "cache_misses", "host", "pack_b", "gpu", "sm_mhz",
 	    "mem_mhz", "temp_c", "power_w", "peak_gflops", "peak_routine",
-	    "pad_smem" };
+	    "pad_smem", "pack_a" };
 	struct op_desc	 op = make_op("matmul_32x32x32_f32t_f32t_f32t", 32, 32,
 			    32, 0, 0);
 	struct store	*s;
@@ -302,7 +302,8 @@ static void
 test_migrate_v8(void)
 {
 	static const char *const added[] = { "gpu", "sm_mhz", "mem_mhz",
-	    "temp_c", "power_w", "peak_gflops", "peak_routine", "pad_smem" };
+	    "temp_c", "power_w", "peak_gflops", "peak_routine", "pad_smem",
+	    "pack_a" };
 	struct op_desc	 op = make_op("matmul_256x256x256_f32t_f32t_f32t", 256,
 			    256, 256, 0, 0);
 	struct store	*s;
@@ -435,6 +436,7 @@ test_migrate_v9(void)
 	raw_exec(path, "DROP VIEW best");
 	raw_exec(path, "CREATE VIEW best AS SELECT 1");
 	raw_exec(path, "ALTER TABLE trials DROP COLUMN pad_smem");
+	raw_exec(path, "ALTER TABLE trials DROP COLUMN pack_a");
 	raw_exec(path, "PRAGMA user_version = 8");
 	CHECK(store_open_readonly(path, &s, &err) == -1);
 	CHECK(err != NULL && strstr(err, "is older than") != NULL);
@@ -442,7 +444,7 @@ test_migrate_v9(void)
 	err = NULL;
 
 	CHECK(store_open(path, &s, &err) == 0);
-	CHECK(store_schema_version(s, NULL) == 9);
+	CHECK(store_schema_version(s, NULL) == STORE_SCHEMA_VERSION);
 	CHECK_STR(raw_text(path, "SELECT group_concat(config_name || '=' || "
 	    "pad_smem, ' ') FROM (SELECT * FROM trials ORDER BY id)", buf,
 	    sizeof buf), "mma=1 baseline=0 simt=0 cpu=0");
@@ -461,6 +463,83 @@ test_migrate_v9(void)
 		store_best_clear(&rows[i]);
 	}
 	CHECK(n == 2);
+	free(rows);
+	CHECK(store_check(s, &err) == 0);
+	store_close(s);
+	free(path);
+}
+
+/* An mlir-cpu trial of config 64x64x256, register tile 4x16, A packed or not. */
+static void
+make_cpu_trial(struct store_trial *t, int64_t op, int64_t tgt,
+    const char *phase, const char *name, double gflops, int pack_a)
+{
+	static const int64_t v[] = { 64, 64, 256, 4, 16, 1, 1 };
+	int k;
+
+	make_trial(t, 0, op, tgt, phase, name, 2, gflops);
+	memset(&t->config, 0, sizeof t->config);
+	for (k = 0; k < 7; k++)
+		t->config.v[k] = v[k];
+	t->config.v[KNOB_PACK_B] = 1;
+	t->config.v[KNOB_PACK_A] = pack_a;
+	t->result.status = TRIAL_OK;
+	free(t->result.error);
+	t->result.error = NULL;
+}
+
+/*
+ * Schema 9 -> 10: pack_a. Every older row read A in place: 0, in the
+ * trials and the best view; store_best reads it back, and a packed row
+ * written after the migration keeps its 1 and its name.
+ */
+static void
+test_migrate_v10(void)
+{
+	struct op_desc	 op = make_op("matmul_64x64x2048_f32t_f32t_f32t", 64,
+			    64, 2048, 0, 0);
+	struct store	*s;
+	struct store_trial t;
+	struct store_best *rows = NULL;
+	char		*path = db_path("v10"), *err = NULL, buf[128];
+	int64_t		 opid, cpu;
+	size_t		 i, n = 0;
+
+	CHECK(store_open(path, &s, &err) == 0);
+	opid = store_op(s, &op, &err);
+	cpu = store_target(s, "cpu", "", "tc", "mlir-cpu", &err);
+	make_cpu_trial(&t, opid, cpu, "tune", "inplace", 10, 0);
+	CHECK(store_trial_add(s, &t, &err) > 0);
+	make_cpu_trial(&t, opid, cpu, "baseline", "baseline", 5, 0);
+	CHECK(store_trial_add(s, &t, &err) > 0);
+	store_close(s);
+	raw_exec(path, "DROP VIEW best");
+	raw_exec(path, "CREATE VIEW best AS SELECT 1");
+	raw_exec(path, "ALTER TABLE trials DROP COLUMN pack_a");
+	raw_exec(path, "PRAGMA user_version = 9");
+	CHECK(store_open_readonly(path, &s, &err) == -1);
+	CHECK(err != NULL && strstr(err, "is older than") != NULL);
+	free(err);
+	err = NULL;
+
+	CHECK(store_open(path, &s, &err) == 0);
+	CHECK(store_schema_version(s, NULL) == 10);
+	CHECK_STR(raw_text(path, "SELECT group_concat(config_name || '=' || "
+	    "pack_a, ' ') FROM (SELECT * FROM trials ORDER BY id)", buf,
+	    sizeof buf), "inplace=0 baseline=0");
+	CHECK_STR(raw_text(path, "SELECT config_name || ' ' || pack_a FROM "
+	    "best", buf, sizeof buf), "inplace 0");
+	make_cpu_trial(&t, opid, cpu, "tune", "packed_packa", 20, 1);
+	CHECK(store_trial_add(s, &t, &err) > 0);
+	CHECK_STR(raw_text(path, "SELECT config_name || ' ' || pack_a FROM "
+	    "best", buf, sizeof buf), "packed_packa 1");
+	CHECK(store_best(s, op.name, 0, &rows, &n, &err) == 0);
+	CHECK(n == 1);
+	for (i = 0; i < n; i++) {
+		CHECK(rows[i].config.v[KNOB_PACK_A] == 1 &&
+		    rows[i].gflops == 20);
+		store_best_clear(&rows[i]);
+	}
 	free(rows);
 	CHECK(store_check(s, &err) == 0);
 	store_close(s);
@@ -1315,6 +1394,7 @@ main(void)
 	test_migrate_v3();
 	test_migrate_v8();
 	test_migrate_v9();
+	test_migrate_v10();
 	test_special_files();
 
 	path = db_path("main");
