@@ -949,7 +949,7 @@ test_outline_fused(void)
 	    "  } -> tensor<8x16xf32>\n"
 	    "  return %y, %z, %w : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>\n"
 	    "}\n";
-	struct analysis_fused fu = { 0, 0 };
+	struct analysis_fused fu = { 0, 0, 0, 0 };
 	char *path, *text = NULL, *err = NULL, *line;
 	size_t n = 0;
 
