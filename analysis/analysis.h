@@ -242,7 +242,13 @@ int	 analysis_outline(const char *path, int library, char **text,
 struct analysis_fused {
 	size_t	 nops;		/* matmuls with consumers in their dispatch */
 	size_t	 nconsumers;	/* consumers moved there */
+	size_t	 nchains;	/* dispatches of chained elementwise ops */
+	size_t	 nchained;	/* elementwise ops in them */
 };
+
+/* analysis_outline_fused's fuse: what shares a dispatch. */
+#define ANALYSIS_FUSE_EPILOGUE	0x1	/* a matmul and its consumers */
+#define ANALYSIS_FUSE_CHAINS	0x2	/* a chain of elementwise generics */
 
 /*
  * analysis_outline, and with fuse, each named linalg matmul (not quantized)
@@ -252,7 +258,13 @@ struct analysis_fused {
  * broadcast input maps, a body that never reads its output's old value.
  * Each consumer is made to write into the value it consumes (in place) and
  * marked autosched.epilogue (the last: autosched.epilogue_end) for the
- * schedules' fused part. *fused (may be NULL) counts them.
+ * schedules' fused part (fuse & ANALYSIS_FUSE_EPILOGUE). With
+ * ANALYSIS_FUSE_CHAINS, a linalg.generic whose loops are all parallel
+ * shares its dispatch with the chain of linalg.generics after it, each in
+ * the same block and the only user of the one before (operands unchanged;
+ * the function marked autosched.chain: linalg-fuse-elementwise-ops then
+ * makes one loop of them). *fused (may be
+ * NULL) counts them.
  */
 int	 analysis_outline_fused(const char *path, int library, int fuse,
 	    char **text, size_t *n, struct analysis_fused *fused, char **err)

@@ -21,10 +21,19 @@
 struct outline {
 	const char *path;	/* the program, for messages */
 	int	 library;	/* the program's functions are a library's exports */
-	int	 fuse;		/* a matmul's elementwise consumers join its dispatch */
+	int	 fuse;		/* ANALYSIS_FUSE_*: what shares a dispatch */
 	size_t	 n;		/* dispatches made */
 	size_t	 nfused;	/* matmuls with consumers in their dispatch */
 	size_t	 nconsumers;	/* consumers moved there */
+	size_t	 nchains;	/* dispatches of chained elementwise generics */
+	size_t	 nchained;	/* generics moved there */
+};
+
+/* An attribute's text, cut at its first sizeof text - 1 bytes. */
+struct attr_text {
+	char	 text[1024];
+	size_t	 len;
+	int	 cut;		/* it did not fit */
 };
 
 /* The ops to move out of one function, in order. */
@@ -293,6 +302,95 @@ epilogue_chain(MlirContext ctx, MlirOperation root, MlirOperation **ops)
 	return n;
 }
 
+/* Print callback: append to a struct attr_text. */
+static void
+attr_text_put(MlirStringRef s, void *arg)
+{
+	struct attr_text *t = arg;
+
+	if (t->len + s.length >= sizeof t->text) {
+		t->cut = 1;
+		return;
+	}
+	memcpy(t->text + t->len, s.data, s.length);
+	t->len += s.length;
+	t->text[t->len] = '\0';
+}
+
+/*
+ * 1 if o is a linalg.generic of one result whose loops are all parallel
+ * (its iterator_types name no reduction): a producer
+ * linalg-fuse-elementwise-ops fuses into its consumer.
+ */
+static int
+parallel_generic(MlirOperation o)
+{
+	struct attr_text t = { .len = 0, .cut = 0 };
+	MlirAttribute it;
+
+	if (!named(o, "linalg.generic") || mlirOperationGetNumResults(o) != 1)
+		return 0;
+	it = mlirOperationGetAttributeByName(o, ref("iterator_types"));
+	if (mlirAttributeIsNull(it))
+		return 0;
+	t.text[0] = '\0';
+	mlirAttributePrint(it, attr_text_put, &t);
+	return !t.cut && strstr(t.text, "reduction") == NULL;
+}
+
+/*
+ * 1 if c, the only user of v, continues a chain of elementwise ops: a
+ * linalg.generic of one result in v's block that reads v as an input
+ * (never as its output), so that the fusion can make one loop of both.
+ */
+static int
+chain_op(MlirOperation c, MlirValue v)
+{
+	intptr_t nops, i;
+
+	if (mlirOperationIsNull(c))
+		return 0;
+	nops = mlirOperationGetNumOperands(c);
+	if (!named(c, "linalg.generic") ||
+	    mlirOperationGetNumResults(c) != 1 || nops < 2 ||
+	    !mlirBlockEqual(mlirOperationGetBlock(c),
+	    mlirOperationGetBlock(mlirOpResultGetOwner(v))) ||
+	    mlirValueEqual(mlirOperationGetOperand(c, nops - 1), v))
+		return 0;
+	for (i = 0; i < nops - 1; i++) {
+		if (mlirValueEqual(mlirOperationGetOperand(c, i), v))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The chain of linalg.generics from root (all parallel) into *ops: each
+ * the only user of the one before, the ones before the last all parallel
+ * (the last may reduce: a softmax's exp fuses into its sum). The ops are
+ * unchanged. Returns how many ops *ops holds (1: no chain); caller frees.
+ */
+static size_t
+elementwise_chain(MlirOperation root, MlirOperation **ops)
+{
+	MlirOperation cur = root, c;
+	size_t n = 1;
+
+	*ops = xcalloc(1, sizeof **ops);
+	(*ops)[0] = root;
+	while (parallel_generic(cur)) {
+		MlirValue v = mlirOperationGetResult(cur, 0);
+
+		c = only_user(v);
+		if (!chain_op(c, v))
+			break;
+		*ops = xrealloc(*ops, (n + 1) * sizeof **ops);
+		(*ops)[n++] = c;
+		cur = c;
+	}
+	return n;
+}
+
 /* Walk callback: the outermost ops of a function body to move out. */
 static MlirWalkResult
 collect_targets(MlirOperation o, void *arg)
@@ -465,9 +563,10 @@ outline_call(MlirContext ctx, MlirOperation func, MlirBlock body,
  * only by the next: a matmul and its epilogue) into a new private function
  * named after fname, its number k and the first op's kind, inserted into
  * the module's symbol table (which renames it if the name is taken), and
- * call that in their place: it returns the last op's results.
+ * call that in their place: it returns the last op's results. Returns
+ * the new function.
  */
-static void
+static MlirOperation
 outline_op(MlirContext ctx, MlirSymbolTable syms, const char *fname,
     size_t k, const MlirOperation *ops, size_t nops)
 {
@@ -500,6 +599,7 @@ outline_op(MlirContext ctx, MlirSymbolTable syms, const char *fname,
 	free(args);
 	free(callargs);
 	free(res);
+	return func;
 }
 
 /*
@@ -511,13 +611,18 @@ static void
 outline_target(MlirContext ctx, MlirSymbolTable syms, const char *fname,
     struct outline *ol, struct targets *t, size_t j)
 {
-	MlirOperation *ops = NULL;
+	MlirOperation *ops = NULL, f;
 	size_t n = 1, i, l;
+	int epilogue = 0;
 
 	if (mlirOperationIsNull(t->ops[j]))
 		return;
-	if (ol->fuse && fusable_root(t->ops[j]))
+	if ((ol->fuse & ANALYSIS_FUSE_EPILOGUE) && fusable_root(t->ops[j])) {
 		n = epilogue_chain(ctx, t->ops[j], &ops);
+		epilogue = 1;
+	} else if ((ol->fuse & ANALYSIS_FUSE_CHAINS) &&
+	    parallel_generic(t->ops[j]))
+		n = elementwise_chain(t->ops[j], &ops);
 	if (n > 1) {
 		for (i = 1; i < n; i++) {
 			for (l = j + 1; l < t->n; l++) {
@@ -525,11 +630,19 @@ outline_target(MlirContext ctx, MlirSymbolTable syms, const char *fname,
 					t->ops[l].ptr = NULL;
 			}
 		}
-		ol->nfused++;
-		ol->nconsumers += n - 1;
-		outline_op(ctx, syms, fname, j, ops, n);
+		f = outline_op(ctx, syms, fname, j, ops, n);
+		if (epilogue) {
+			ol->nfused++;
+			ol->nconsumers += n - 1;
+		} else {
+			/* For the fusion pass, run on these functions alone. */
+			mlirOperationSetDiscardableAttributeByName(f,
+			    ref("autosched.chain"), mlirUnitAttrGet(ctx));
+			ol->nchains++;
+			ol->nchained += n;
+		}
 	} else
-		outline_op(ctx, syms, fname, j, &t->ops[j], 1);
+		(void)outline_op(ctx, syms, fname, j, &t->ops[j], 1);
 	ol->n++;
 	free(ops);
 }
@@ -626,6 +739,8 @@ analysis_outline_fused(const char *path, int library, int fuse, char **text,
 	if (fused != NULL) {
 		fused->nops = ol.nfused;
 		fused->nconsumers = ol.nconsumers;
+		fused->nchains = ol.nchains;
+		fused->nchained = ol.nchained;
 	}
 	return rc;
 }

@@ -80,7 +80,12 @@ build_on_signal(int sig)
  * math pass (%s) turns f32 exp, log, erf, tanh into polynomials on whole
  * vectors before the vectors go to LLVM. With the pool, memref.alloc and
  * dealloc call the library's own functions (use-generic-functions; their
- * definitions are runtime/pool.c, compiled into the library).
+ * definitions are runtime/pool.c, compiled into the library). With
+ * --rest-fuse on, the transform library runs linalg-fuse-elementwise-ops
+ * on the dispatches of chained elementwise ops (and only there: on the
+ * whole program its reshape propagation makes MobileBERT's matmuls
+ * generics the schedules no longer match; in a matmul's dispatch it
+ * rewrites the epilogue its fused schedule matches).
  */
 static const char build_pipeline[] =
     "builtin.module(%s"
@@ -787,13 +792,18 @@ build_outline(struct build *bd, char **err)
 
 	struct analysis_fused fused;
 
-	if (analysis_outline_fused(bd->program, 1, bd->info->rest.fuse, &otext,
-	    &bd->info->ndispatches, &fused, err) != 0)
+	if (analysis_outline_fused(bd->program, 1, (bd->info->rest.fuse ?
+	    ANALYSIS_FUSE_EPILOGUE : 0) | (bd->info->rest.rest_fuse ?
+	    ANALYSIS_FUSE_CHAINS : 0), &otext, &bd->info->ndispatches, &fused,
+	    err) != 0)
 		return -1;
 	bd->info->nfused_ops = fused.nops;
 	bd->info->nfused = fused.nconsumers;
-	text = export_transform_text(bd->b, bd->be, bd->info->rest.fuse,
-	    &bd->plugin);
+	bd->info->nchains = fused.nchains;
+	bd->info->nchained = fused.nchained;
+	text = export_transform_text(bd->b, bd->be, (bd->info->rest.fuse ?
+	    EXPORT_TX_EPILOGUE : 0) | (bd->info->rest.rest_fuse ?
+	    EXPORT_TX_CHAINS : 0), &bd->plugin);
 	mtext = xasprintf("/* Marks the library as autosched's (util_out). */\n"
 	    "__attribute__((used, visibility(\"default\")))\n"
 	    "const char autosched_built_library[] = \"%s\";\n", bd->marker);

@@ -18,7 +18,7 @@ struct cmd_opts {
 	const char	*db, *op, *out, *format, *syntax, *matcher;
 	int64_t		 job;
 	int		 untuned;
-	struct export_rest rest;	/* build: --rest, --rest-threads, --math, --buffers */
+	struct export_rest rest;	/* build: --rest, --rest-threads, --math, --buffers, --fuse, --rest-fuse */
 	int		 rest_given;	/* one of them was given */
 };
 
@@ -33,6 +33,7 @@ cmd_opts_init(struct cmd_opts *o)
 	o->rest.math = EXPORT_MATH_FAST;
 	o->rest.pool = 1;
 	o->rest.fuse = 1;
+	o->rest.rest_fuse = 1;
 }
 
 static const char *const cmd_rest_words[] = { "vector", "loops", NULL };
@@ -84,6 +85,11 @@ static const struct opt_spec cmd_opts_table[] = {
 	{ .name = "fuse", .kind = OPT_CHOICE,
 	  .off = offsetof(struct cmd_opts, rest.fuse), .words = cmd_fuse_words,
 	  .vals = cmd_fuse_vals, .expect = "expected on or off",
+	  .given = offsetof(struct cmd_opts, rest_given) },
+	{ .name = "rest-fuse", .kind = OPT_CHOICE,
+	  .off = offsetof(struct cmd_opts, rest.rest_fuse),
+	  .words = cmd_fuse_words, .vals = cmd_fuse_vals,
+	  .expect = "expected on or off",
 	  .given = offsetof(struct cmd_opts, rest_given) },
 	{ .name = NULL }
 };
@@ -308,7 +314,7 @@ build_usage(FILE *f)
 	    "usage: autosched build PROGRAM.mlir [--db PATH] [-o LIB.so] [--untuned]\n"
 	    "                       [--rest vector|loops] [--rest-threads N]\n"
 	    "                       [--math fast|exact] [--buffers pool|malloc]\n"
-	    "                       [--fuse on|off]\n"
+	    "                       [--fuse on|off] [--rest-fuse on|off]\n"
 	    "Compile the whole program to a shared object with the store's best\n"
 	    "schedule for each op tuned on this machine (the default schedule,\n"
 	    "with a warning, for the others). Every function is exported with\n"
@@ -332,6 +338,10 @@ build_usage(FILE *f)
 	    "in each step of the matmul's outermost parallel loop on the part\n"
 	    "it made (on, the default; bit for bit the results of off), or\n"
 	    "each consumer a dispatch and a pass over memory of its own (off).\n"
+	    "--rest-fuse: each chain of elementwise ops (each the only user\n"
+	    "of the one before) one dispatch and one loop (MLIR's\n"
+	    "linalg-fuse-elementwise-ops; on, the default: bit for bit the\n"
+	    "results of off), or each op a dispatch and a pass of its own (off).\n"
 	    "Default -o: PROGRAM.so in the current folder. Scratch files go to\n"
 	    "$TMPDIR (default /tmp). Exit 128+N when signal N (SIGINT, SIGTERM,\n"
 	    "SIGHUP) stopped it: its tools killed, nothing written. A TOSA\n"
@@ -406,6 +416,12 @@ export_cmd_build(int argc, char **argv)
 		    "s", info.nfused_ops, info.nfused_ops == 1 ? "" : "s");
 	else
 		fprintf(stderr, "autosched: %s: fusion off\n", out);
+	if (info.rest.rest_fuse)
+		fprintf(stderr, "autosched: %s: %zu elementwise op%s fused into "
+		    "%zu loop%s\n", out, info.nchained, info.nchained == 1 ?
+		    "" : "s", info.nchains, info.nchains == 1 ? "" : "s");
+	else
+		fprintf(stderr, "autosched: %s: rest fusion off\n", out);
 	rc = 0;
 out:
 	export_free(s);

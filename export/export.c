@@ -703,14 +703,24 @@ tx_marks(FILE *f, size_t ngroups)
 		    j, j, j, j, j, j);
 }
 
-/* @__transform_main: every group's match and apply, then the module part. */
+/*
+ * @__transform_main: with chains, the elementwise chains' dispatches fused
+ * first; every group's match and apply, then the module part.
+ */
 static void
-tx_main(FILE *f, size_t ngroups, int has_mod, int fused)
+tx_main(FILE *f, size_t ngroups, int has_mod, int fused, int chains)
 {
 	size_t j;
 
 	fprintf(f, "  transform.named_sequence @__transform_main(%%root: "
 	    "!transform.any_op {transform.consumed}) {\n");
+	if (chains)
+		fprintf(f, "    %%chains = transform.structured.match ops{"
+		    "[\"func.func\"]} attributes{autosched.chain} in %%root : "
+		    "(!transform.any_op) -> !transform.any_op\n"
+		    "    %%chains_fused = transform.apply_registered_pass "
+		    "\"linalg-fuse-elementwise-ops\" to %%chains : "
+		    "(!transform.any_op) -> !transform.any_op\n");
 	/* No op to schedule (build --untuned of a program without one): no matcher. */
 	if (ngroups > 0 && fused)
 		emit_main_fused(f, ngroups);
@@ -737,7 +747,7 @@ export_transform_text(const struct export_set *s,
 	char *buf = NULL, *mod, *plugin;
 	size_t len = 0, i, j;
 	FILE *f = open_memstream(&buf, &len);
-	int fused = fuse;
+	int fused = (fuse & EXPORT_TX_EPILOGUE) != 0;
 
 	/* Fused schedules only where every entry's backend has them. */
 	for (i = 0; i < s->n; i++) {
@@ -774,7 +784,8 @@ export_transform_text(const struct export_set *s,
 	}
 	if (fused)
 		tx_marks(f, g.ngroups);
-	tx_main(f, g.ngroups, mod != NULL, fused);
+	tx_main(f, g.ngroups, mod != NULL, fused,
+	    (fuse & EXPORT_TX_CHAINS) != 0);
 	fclose(f);
 	free(mod);
 	tx_groups_free(&g);

@@ -132,6 +132,13 @@ struct export_rest {
 	 * memory of its own.
 	 */
 	int			 fuse;
+	/*
+	 * 1: each chain of elementwise linalg.generics (each the only user
+	 * of the one before) shares a dispatch, where MLIR's
+	 * linalg-fuse-elementwise-ops makes one loop of it, the arithmetic
+	 * of each element unchanged; 0: each op a dispatch of its own.
+	 */
+	int			 rest_fuse;
 };
 
 /* What export_build made, and the wall time of each of its steps. */
@@ -143,6 +150,8 @@ struct export_build_info {
 	struct export_rest rest; /* how the rest was lowered (vector: loops if the backend has no pass) */
 	size_t	 nfused_ops;	/* tunable ops whose dispatch holds their epilogue */
 	size_t	 nfused;	/* elementwise consumers in those dispatches */
+	size_t	 nchains;	/* dispatches of chained elementwise generics */
+	size_t	 nchained;	/* generics in those dispatches */
 	double	 outline_s, opt_s, translate_s, split_s, compile_s, link_s;
 };
 

@@ -28,11 +28,19 @@ void	 export_entry_clear(struct export_entry *);
  * from the store cannot start a line of IR. Caller frees.
  */
 char	*export_mlir_comment(const char *s);
+/* export_transform_text's fuse: what the library fuses. */
+#define EXPORT_TX_EPILOGUE	0x1	/* a matmul's epilogue in its dispatch */
+#define EXPORT_TX_CHAINS	0x2	/* the elementwise chains' dispatches */
+
 /*
  * The transform library of s; be gives the module-level part when s is
- * empty. With fuse (and every op's backend able to: export_op_fused), a
- * second schedule per op for the op whose dispatch holds its epilogue
- * (analysis_outline_fused), matched first. Caller frees. *plugin_out (when
+ * empty. With fuse & EXPORT_TX_EPILOGUE (and every op's backend able to:
+ * export_op_fused), a second schedule per op for the op whose dispatch
+ * holds its epilogue (analysis_outline_fused), matched first. With
+ * EXPORT_TX_CHAINS, linalg-fuse-elementwise-ops first runs on each
+ * function marked autosched.chain (a dispatch of chained elementwise ops),
+ * and on no other: elsewhere it would rewrite the epilogues the schedules
+ * match. Caller frees. *plugin_out (when
  * not NULL): the MLIR pass plugin mlir-opt must load to apply it, or NULL;
  * caller frees.
  */

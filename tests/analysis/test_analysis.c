@@ -894,7 +894,8 @@ line_of(const char *text, const char *needle)
 /*
  * analysis_outline_fused: a matmul's chain of elementwise consumers joins
  * its dispatch, written in place and marked; a consumer with a second user,
- * or one whose body reads its output, stays a dispatch of its own.
+ * or one whose body reads its output, stays a dispatch of its own. With
+ * chains alone, the two consumers are one dispatch marked autosched.chain.
  */
 static void
 test_outline_fused(void)
@@ -949,7 +950,7 @@ test_outline_fused(void)
 	    "  } -> tensor<8x16xf32>\n"
 	    "  return %y, %z, %w : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>\n"
 	    "}\n";
-	struct analysis_fused fu = { 0, 0 };
+	struct analysis_fused fu = { 0, 0, 0, 0 };
 	char *path, *text = NULL, *err = NULL, *line;
 	size_t n = 0;
 
@@ -979,6 +980,21 @@ test_outline_fused(void)
 	    "{autosched.epilogue}") != NULL);
 	CHECK(strstr(text, "outs(%1 : tensor<8x16xf32>) attrs =  "
 	    "{autosched.epilogue_end}") != NULL);
+	free(text);
+	text = NULL;
+	/* Chains alone: the bias add and tanh one dispatch, marked for the fusion. */
+	CHECK(analysis_outline_fused(path, 1, ANALYSIS_FUSE_CHAINS, &text, &n,
+	    &fu, &err) == 0);
+	CHECK(n == 6 && fu.nops == 0 && fu.nchains == 1 && fu.nchained == 2);
+	CHECK(text != NULL && count(text, "autosched.chain") == 1 &&
+	    strstr(text, "autosched.epilogue") == NULL);
+	CHECK(text != NULL && verifies("outline chains", text));
+	free(text);
+	text = NULL;
+	/* Both: the matmul takes its consumers first, no chain is left. */
+	CHECK(analysis_outline_fused(path, 1, ANALYSIS_FUSE_EPILOGUE |
+	    ANALYSIS_FUSE_CHAINS, &text, &n, &fu, &err) == 0);
+	CHECK(n == 5 && fu.nops == 1 && fu.nconsumers == 2 && fu.nchains == 0);
 	free(text);
 	text = NULL;
 	/* Without fuse: every op a dispatch, nothing marked. */

@@ -44,7 +44,7 @@ check "fuse on: build exits 0" eq "$?" 0
 check "fuse on: 4 consumers fused into 2 matmuls" grep -q 'on.so: 4 consumers fused into 2 matmuls' "$T/err_on"
 check "fuse on: 4 dispatches (2 fills, 2 matmuls with their epilogue)" grep -q 'on.so: 4 dispatches' "$T/err_on"
 check "fuse on: no transform warning" bash -c "! grep -q 'warning' '$T/err_on'"
-build off off
+build off off --rest-fuse off
 check "fuse off: build exits 0" eq "$?" 0
 check "fuse off: says so" grep -q 'off.so: fusion off' "$T/err_off"
 check "fuse off: 8 dispatches" grep -q 'off.so: 8 dispatches' "$T/err_off"
@@ -54,7 +54,7 @@ check "tuned batch matmul scaled: fused = unfused, bit for bit" nolsan "$CMP" "$
 # libm's tanh (--math exact) and the rest as scalar loops: the same too.
 build xon on --math exact --rest loops
 check "math exact, loops, fuse on: build exits 0" eq "$?" 0
-build xoff off --math exact --rest loops
+build xoff off --math exact --rest loops --rest-fuse off
 check "math exact, loops, fuse off: build exits 0" eq "$?" 0
 check "math exact, loops: fused = unfused, bit for bit" nolsan "$CMP" "$T/xoff.so" "$T/xon.so" dense 0 1 $DENSE
 
@@ -68,7 +68,7 @@ check "another program's dense layer differs" bash -c "! '$CMP' '$T/other.so' '$
 # Untuned (the default schedules): the same both ways.
 TMPDIR=$T/tmp deadline 240 "$AS" build "$T/fuse.mlir" --untuned --fuse on -o "$T/uon.so" 2> "$T/err_uon"
 check "untuned, fuse on: build exits 0" eq "$?" 0
-TMPDIR=$T/tmp deadline 240 "$AS" build "$T/fuse.mlir" --untuned --fuse off -o "$T/uoff.so" 2> "$T/err_uoff"
+TMPDIR=$T/tmp deadline 240 "$AS" build "$T/fuse.mlir" --untuned --fuse off --rest-fuse off -o "$T/uoff.so" 2> "$T/err_uoff"
 check "untuned, fuse off: build exits 0" eq "$?" 0
 check "untuned dense layer: fused = unfused" nolsan "$CMP" "$T/uoff.so" "$T/uon.so" dense 0 1 $DENSE
 check "untuned batch matmul scaled: fused = unfused" nolsan "$CMP" "$T/uoff.so" "$T/uon.so" bscale 0 1 $BSCALE
@@ -110,8 +110,41 @@ check "fuse off: the scale not in vectors after the schedules" eq "$(within func
 scheduled uon --untuned --fuse on
 check "untuned, fuse on: no transform warning" bash -c "! grep -q 'warning' '$T/opt_uon'"
 check "untuned, fuse on: the scale in vectors in the batch loop" eq "$(within scf.for arith.mulf "$T/sched_uon.mlir")" in
-scheduled uoff --untuned --fuse off
+scheduled uoff --untuned --fuse off --rest-fuse off
 check "untuned, fuse off: the scale not in vectors" eq "$(within func.func arith.mulf "$T/sched_uoff.mlir")" ""
+
+# --rest-fuse (no epilogue fusion): the dense layer's bias add, tanh and
+# residual add one dispatch, made one loop by linalg-fuse-elementwise-ops,
+# bit for bit the three loops of --rest-fuse off; fewer loops and buffers
+# after the schedules (bufferized), tuned and untuned.
+for how in "u --untuned" "t --db $T/s.db"; do
+	set -- $how
+	n=$1
+	shift
+	for m in on off; do
+		build "r$n$m" off "$@" --rest-fuse "$m"
+		check "rest-fuse $m ($n): build exits 0" eq "$?" 0
+	done
+	check "rest-fuse on ($n): 3 elementwise ops fused into 1 loop" grep -q "r${n}on.so: 3 elementwise ops fused into 1 loop" "$T/err_r${n}on"
+	check "rest-fuse on ($n): 6 dispatches" grep -q "r${n}on.so: 6 dispatches" "$T/err_r${n}on"
+	check "rest-fuse off ($n): says so" grep -q "r${n}off.so: rest fusion off" "$T/err_r${n}off"
+	check "rest-fuse off ($n): 8 dispatches" grep -q "r${n}off.so: 8 dispatches" "$T/err_r${n}off"
+	check "rest-fuse ($n): dense layer on = off, bit for bit" nolsan "$CMP" "$T/r${n}off.so" "$T/r${n}on.so" dense 0 1 $DENSE
+	check "rest-fuse ($n): batch matmul scaled on = off, bit for bit" nolsan "$CMP" "$T/r${n}off.so" "$T/r${n}on.so" bscale 0 1 $BSCALE
+	check "rest-fuse ($n): dense layer on = epilogue-fused, bit for bit" nolsan "$CMP" "$T/on.so" "$T/r${n}on.so" dense 0 1 $DENSE
+	scheduled "r${n}on" "$@" --fuse off --rest-fuse on
+	scheduled "r${n}off" "$@" --fuse off --rest-fuse off
+	check "rest-fuse on ($n): no transform warning" bash -c "! grep -q 'warning' '$T/opt_r${n}on'"
+	g_on=$(grep -c 'linalg.generic' "$T/sched_r${n}on.mlir")
+	g_off=$(grep -c 'linalg.generic' "$T/sched_r${n}off.mlir")
+	check "rest-fuse ($n): 2 fewer elementwise loops ($g_on, $g_off)" eq "$((g_off - g_on))" 2
+	a_on=$(grep -c 'memref.alloc' "$T/sched_r${n}on.mlir")
+	a_off=$(grep -c 'memref.alloc' "$T/sched_r${n}off.mlir")
+	check "rest-fuse ($n): fewer buffers ($a_on, $a_off)" test "$a_on" -lt "$a_off"
+done
+"$AS" build "$T/fuse.mlir" --untuned --rest-fuse maybe -o "$T/bad.so" 2> "$T/err_rbad"
+check "--rest-fuse maybe: exit 2" eq "$?" 2
+check "--rest-fuse maybe: says what is expected" grep -q 'expected on or off' "$T/err_rbad"
 
 "$AS" build "$T/fuse.mlir" --untuned --fuse maybe -o "$T/bad.so" 2> "$T/err_bad"
 check "--fuse maybe: exit 2" eq "$?" 2
