@@ -150,7 +150,7 @@ cp "$T/s.db" "$T/v.db"
 sqlite3 "$T/v.db" "PRAGMA user_version = -1"
 msg "user_version -1" 2 "schema version -1 (PRAGMA user_version): not one autosched writes" "$AS" best --db "$T/v.db"
 sqlite3 "$T/v.db" "PRAGMA user_version = 3"
-msg "user_version 3: best" 2 "is older than this autosched's (9); migrate it once, as a user who may write it, with any command that writes the store (autosched submit or run --db $T/v.db" "$AS" best --db "$T/v.db"
+msg "user_version 3: best" 2 "is older than this autosched's (10); migrate it once, as a user who may write it, with any command that writes the store (autosched submit or run --db $T/v.db" "$AS" best --db "$T/v.db"
 msg "user_version 3 over version 9 tables: cancel" 2 "migrating the schema from version 3 to 4: " "$AS" cancel 1 --db "$T/v.db"
 check "user_version 3 over version 9 tables: says why" grep -qF "its tables are not those of version 3 (PRAGMA user_version changed by hand?); nothing changed" "$T/err.txt"
 check "user_version 3: nothing changed" eq "$(sqlite3 "$T/v.db" "PRAGMA user_version")" 3
