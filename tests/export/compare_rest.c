@@ -3,7 +3,8 @@
  * built by `autosched build` (--rest loops, the reference, and --rest
  * vector) on the same random inputs and compares their results.
  *   compare_rest LOOPS.so OTHER.so
- * Copies, transposes, fills and broadcasts must be equal bit for bit; float
+ * Copies, transposes, fills, broadcasts and the row reductions of "rows"
+ * (their order kept) must be equal bit for bit; other float
  * math within a relative error of REL_TOL (see below). Exit 0 when all agree.
  */
 #include <dlfcn.h>
@@ -48,6 +49,9 @@ static const struct fn fns[] = {
 	    { { 2, { 7, 13 } }, { 2, { 7, 13 } } } },
 	{ "mm", 0, 2, 1, { { 2, { 7, 13 } }, { 2, { 13, 5 } } },
 	    { { 2, { 7, 5 } } } },
+	/* Row reductions keep each row's order: bit for bit. */
+	{ "rows", 1, 1, 2, { { 3, { 8, 64, 128 } } },
+	    { { 2, { 8, 64 } }, { 2, { 8, 64 } } } },
 	{ "big", 0, 2, 3, { { 2, { 263, 300 } }, { 2, { 263, 300 } } },
 	    { { 2, { 263, 300 } }, { 1, { 263 } }, { 1, { 300 } } } },
 };

@@ -116,6 +116,20 @@ static int64_t transposedDim(linalg::LinalgOp op) {
   return -1;
 }
 
+// Whether op reduces its innermost loop dim alone, the dim before it
+// parallel: a row reduction (a softmax's max and sum, a layer norm's mean).
+// Vectorized along its rows (rowReduction tiles below) it keeps each row's
+// order of operations, and so its result bit for bit.
+static bool isRowReduction(linalg::LinalgOp op) {
+  int64_t rank = op.getNumLoops();
+  if (rank < 2 || op.getNumReductionLoops() != 1 ||
+      op.getNumDpsInits() != 1)
+    return false;
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  return iters[rank - 1] == utils::IteratorType::reduction &&
+         iters[rank - 2] == utils::IteratorType::parallel;
+}
+
 // The dim to split across threads, or -1, and *n the chunks: as many as
 // threads, fewer if each would have less than kMinWorkPerThread
 // iterations; the outermost parallel dim (not the innermost dim) with at
@@ -251,6 +265,19 @@ struct VectorizeRestPass
       vsizes[rank - 1] = lanes;
     }
 
+    // A row reduction: lanes rows x lanes columns a tile, the rows in the
+    // vector lanes (rowLanes), when both dims divide; each row's sum is
+    // then a chain of vector adds in the loops' order, where along the row
+    // it is a chain of scalar adds (an f32 sum is not reassociated).
+    bool rows = false;
+    if (isRowReduction(op) && !ShapedType::isDynamic(raw[rank - 2]) &&
+        !ShapedType::isDynamic(raw[rank - 1]) &&
+        raw[rank - 2] % lanes == 0 && raw[rank - 1] % lanes == 0) {
+      sizes[rank - 2] = sizes[rank - 1] = rw.getIndexAttr(lanes);
+      vsizes[rank - 2] = vsizes[rank - 1] = lanes;
+      rows = true;
+    }
+
     linalg::LinalgOp tile = op;
     bool tiled = false;
     for (OpFoldResult s : sizes)
@@ -285,10 +312,31 @@ struct VectorizeRestPass
         linalg::vectorize(rw, tile, vs, fixed);
     if (failed(v))
       return;
+    Operation *parent = tile->getParentOp();
     if (tile->getNumResults() == 0)
       rw.eraseOp(tile);
     else
       rw.replaceOp(tile, v->replacements);
+    if (rows)
+      rowLanes(parent);
+  }
+
+  // A row reduction's tile (lanes rows x lanes columns, in parent) with
+  // its rows in the vector lanes: the columns transposed into the lanes
+  // and added one after the other to the rows' accumulators (MLIR's
+  // inner-parallel lowering), instead of one ordered reduction per row.
+  void rowLanes(Operation *parent) {
+    SmallVector<Operation *> reds;
+    parent->walk([&](vector::MultiDimReductionOp r) { reds.push_back(r); });
+    if (reds.empty())
+      return;
+    RewritePatternSet p(&getContext());
+    vector::populateVectorMultiReductionLoweringPatterns(
+        p, vector::VectorMultiReductionLowering::InnerParallel);
+    GreedyRewriteConfig c;
+    c.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+    // Failing leaves the ordered reductions: correct, slower.
+    (void)applyOpPatternsGreedily(reds, std::move(p), c);
   }
 
   // The vector ops made above, lowered to the 1-D forms the pipeline's
