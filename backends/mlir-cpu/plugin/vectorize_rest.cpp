@@ -18,7 +18,10 @@
 // An op it cannot vectorize (dynamic shapes, a gather in its body, an op
 // the vectorizer refuses) is left as it is, for convert-linalg-to-loops:
 // never an error. Reductions keep their order (no reassociation), so a
-// result is the same as the loops' up to the math functions.
+// result is the same as the loops' up to the math functions; a row
+// reduction (the innermost dim reduced, a softmax's sum) whose rows and
+// row length divide the lanes is tiled lanes x lanes with the rows in the
+// lanes, so that its sums are vector adds, each row's in its order.
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
