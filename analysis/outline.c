@@ -13,6 +13,8 @@
 #include <mlir-c/AffineMap.h>
 #include <mlir-c/BuiltinAttributes.h>
 #include <mlir-c/BuiltinTypes.h>
+#include <mlir-c/Dialect/Linalg.h>
+#include <mlir-c/Pass.h>
 
 #include "analysis/analysis_int.h"
 #include "util/util.h"
@@ -27,6 +29,7 @@ struct outline {
 	size_t	 nconsumers;	/* consumers moved there */
 	size_t	 nchains;	/* dispatches of chained elementwise generics */
 	size_t	 nchained;	/* generics moved there */
+	size_t	 nreshapes;	/* reshapes gone with the unit dims */
 };
 
 /* An attribute's text, cut at its first sizeof text - 1 bytes. */
@@ -647,6 +650,67 @@ outline_target(MlirContext ctx, MlirSymbolTable syms, const char *fname,
 	free(ops);
 }
 
+/* Counts reshapes, and generics that are contractions. */
+struct unit_scan {
+	size_t	 reshapes;
+	size_t	 contractions;
+};
+
+static MlirWalkResult
+unit_scan_op(MlirOperation o, void *arg)
+{
+	struct unit_scan *u = arg;
+
+	if (named(o, "tensor.expand_shape") || named(o, "tensor.collapse_shape"))
+		u->reshapes++;
+	else if (named(o, "linalg.generic") && mlirLinalgIsAContractionOp(o))
+		u->contractions++;
+	return MlirWalkResultAdvance;
+}
+
+static struct unit_scan
+unit_scan(MlirModule module)
+{
+	struct unit_scan u = { 0, 0 };
+
+	mlirOperationWalk(mlirModuleGetOperation(module), unit_scan_op, &u,
+	    MlirWalkPreOrder);
+	return u;
+}
+
+/*
+ * The generics' unit dims folded away (linalg-fold-unit-extent-dims on
+ * each function), unless a generic is a contraction: folding would change
+ * the shape a tuned op is known by. Named ops are left as they are. *gone:
+ * the reshapes fewer after. 0, or -1 when the pass fails.
+ */
+static int
+fold_unit_dims(MlirContext ctx, MlirModule module, size_t *gone, char **err)
+{
+	struct unit_scan before = unit_scan(module), after;
+	MlirPassManager pm;
+	MlirOpPassManager fpm;
+	MlirLogicalResult r;
+
+	*gone = 0;
+	if (before.contractions > 0)
+		return 0;
+	pm = mlirPassManagerCreateOnOperation(ctx, ref("builtin.module"));
+	fpm = mlirPassManagerGetNestedUnder(pm, ref("func.func"));
+	mlirOpPassManagerAddOwnedPass(fpm,
+	    mlirCreateLinalgLinalgFoldUnitExtentDimsPass());
+	r = mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(module));
+	mlirPassManagerDestroy(pm);
+	if (mlirLogicalResultIsFailure(r)) {
+		util_seterr(err, "folding the unit dims failed");
+		return -1;
+	}
+	after = unit_scan(module);
+	*gone = before.reshapes > after.reshapes ?
+	    before.reshapes - after.reshapes : 0;
+	return 0;
+}
+
 /* The edit: every function of the module's body, one after the other. */
 static int
 outline_module(MlirContext ctx, MlirModule module, void *arg, char **err)
@@ -659,6 +723,11 @@ outline_module(MlirContext ctx, MlirModule module, void *arg, char **err)
 
 	if (mlirSymbolTableIsNull(syms)) {
 		util_seterr(err, "the module is not a symbol table");
+		return -1;
+	}
+	if ((ol->fuse & ANALYSIS_FUSE_UNIT_DIMS) &&
+	    fold_unit_dims(ctx, module, &ol->nreshapes, err) != 0) {
+		mlirSymbolTableDestroy(syms);
 		return -1;
 	}
 	/* A conv tuned as a matmul is that matmul, as it was measured. */
@@ -741,6 +810,7 @@ analysis_outline_fused(const char *path, int library, int fuse, char **text,
 		fused->nconsumers = ol.nconsumers;
 		fused->nchains = ol.nchains;
 		fused->nchained = ol.nchained;
+		fused->nreshapes = ol.nreshapes;
 	}
 	return rc;
 }

@@ -892,6 +892,98 @@ line_of(const char *text, const char *needle)
 }
 
 /*
+ * ANALYSIS_FUSE_UNIT_DIMS: a matmul's consumer after a unit reshape (the
+ * 8x16 result read as 1x8x16 and back, as exporters write it) joins its dispatch
+ * once the unit dims are folded; not when a generic is a contraction (a
+ * tuned op known by its shape), nor without the flag.
+ */
+static void
+test_outline_unit_dims(void)
+{
+	static const char head[] =
+	    "#id = affine_map<(d0, d1) -> (d0, d1)>\n"
+	    "#row = affine_map<(d0, d1) -> (d1)>\n"
+	    "#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>\n"
+	    "#mk = affine_map<(d0, d1, d2) -> (d0, d2)>\n"
+	    "#kn = affine_map<(d0, d1, d2) -> (d2, d1)>\n"
+	    "#mn = affine_map<(d0, d1, d2) -> (d0, d1)>\n"
+	    "func.func @f(%a: tensor<8x4xf32>, %b: tensor<4x16xf32>,\n"
+	    "    %c: tensor<8x16xf32>, %bias: tensor<16xf32>)\n"
+	    "    -> (tensor<8x16xf32>, tensor<8x16xf32>) {\n"
+	    "  %e = tensor.empty() : tensor<8x16xf32>\n"
+	    "  %e3 = tensor.empty() : tensor<1x8x16xf32>\n"
+	    "  %m = linalg.matmul ins(%a, %b : tensor<8x4xf32>, tensor<4x16xf32>)\n"
+	    "      outs(%c : tensor<8x16xf32>) -> tensor<8x16xf32>\n"
+	    "  %x = linalg.generic {indexing_maps = [#id, #row, #id],\n"
+	    "      iterator_types = [\"parallel\", \"parallel\"]}\n"
+	    "      ins(%m, %bias : tensor<8x16xf32>, tensor<16xf32>)\n"
+	    "      outs(%e : tensor<8x16xf32>) {\n"
+	    "  ^bb0(%p: f32, %q: f32, %o: f32):\n"
+	    "    %s = arith.addf %p, %q : f32\n"
+	    "    linalg.yield %s : f32\n"
+	    "  } -> tensor<8x16xf32>\n"
+	    "  %x3 = tensor.expand_shape %x [[0, 1], [2]] output_shape [1, 8, 16]\n"
+	    "      : tensor<8x16xf32> into tensor<1x8x16xf32>\n"
+	    "  %y = linalg.generic {indexing_maps = [#id3, #id3],\n"
+	    "      iterator_types = [\"parallel\", \"parallel\", \"parallel\"]}\n"
+	    "      ins(%x3 : tensor<1x8x16xf32>) outs(%e3 : tensor<1x8x16xf32>) {\n"
+	    "  ^bb0(%p: f32, %o: f32):\n"
+	    "    %s = math.tanh %p : f32\n"
+	    "    linalg.yield %s : f32\n"
+	    "  } -> tensor<1x8x16xf32>\n"
+	    "  %y2 = tensor.collapse_shape %y [[0, 1], [2]]\n"
+	    "      : tensor<1x8x16xf32> into tensor<8x16xf32>\n";
+	static const char plain[] =
+	    "  return %y2, %c : tensor<8x16xf32>, tensor<8x16xf32>\n}\n";
+	/* The same matmul written as a generic: a contraction. */
+	static const char contraction[] =
+	    "  %g = linalg.generic {indexing_maps = [#mk, #kn, #mn],\n"
+	    "      iterator_types = [\"parallel\", \"parallel\", \"reduction\"]}\n"
+	    "      ins(%a, %b : tensor<8x4xf32>, tensor<4x16xf32>)\n"
+	    "      outs(%c : tensor<8x16xf32>) {\n"
+	    "  ^bb0(%p: f32, %q: f32, %o: f32):\n"
+	    "    %s = arith.mulf %p, %q : f32\n"
+	    "    %t = arith.addf %o, %s : f32\n"
+	    "    linalg.yield %t : f32\n"
+	    "  } -> tensor<8x16xf32>\n"
+	    "  return %y2, %g : tensor<8x16xf32>, tensor<8x16xf32>\n}\n";
+	const int both = ANALYSIS_FUSE_EPILOGUE | ANALYSIS_FUSE_UNIT_DIMS;
+	struct analysis_fused fu = { 0 };
+	char *path, *src, *text = NULL, *err = NULL;
+	size_t n = 0;
+
+	path = xasprintf("%s/test_analysis_%ld_units.mlir",
+	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
+	src = xasprintf("%s%s", head, plain);
+	CHECK(util_write_file(path, src, strlen(src), &err) == 0);
+	free(src);
+	/* Folded: the bias add and the tanh in the matmul's dispatch. */
+	CHECK(analysis_outline_fused(path, 1, both, &text, &n, &fu, &err) == 0);
+	CHECK(text != NULL && verifies("outline unit dims", text));
+	CHECK(fu.nops == 1 && fu.nconsumers == 2 && fu.nreshapes == 2);
+	CHECK(text != NULL && count(text, "{autosched.epilogue_end}") == 1);
+	free(text);
+	text = NULL;
+	/* Not folded: the reshape cuts the chain after the bias add. */
+	CHECK(analysis_outline_fused(path, 1, ANALYSIS_FUSE_EPILOGUE, &text,
+	    &n, &fu, &err) == 0);
+	CHECK(fu.nops == 1 && fu.nconsumers == 1 && fu.nreshapes == 0);
+	free(text);
+	text = NULL;
+	/* A contraction among the generics: nothing folded. */
+	src = xasprintf("%s%s", head, contraction);
+	CHECK(util_write_file(path, src, strlen(src), &err) == 0);
+	free(src);
+	CHECK(analysis_outline_fused(path, 1, both, &text, &n, &fu, &err) == 0);
+	CHECK(fu.nconsumers == 1 && fu.nreshapes == 0);
+	CHECK(text != NULL && strstr(text, "tensor<1x8x16xf32>") != NULL);
+	unlink(path);
+	free(path);
+	free(text);
+	free(err);
+}
+
+/*
  * analysis_outline_fused: a matmul's chain of elementwise consumers joins
  * its dispatch, written in place and marked; a consumer with a second user,
  * or one whose body reads its output, stays a dispatch of its own. With
@@ -950,7 +1042,7 @@ test_outline_fused(void)
 	    "  } -> tensor<8x16xf32>\n"
 	    "  return %y, %z, %w : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>\n"
 	    "}\n";
-	struct analysis_fused fu = { 0, 0, 0, 0 };
+	struct analysis_fused fu = { 0 };
 	char *path, *text = NULL, *err = NULL, *line;
 	size_t n = 0;
 
@@ -1259,6 +1351,7 @@ main(void)
 	test_tosa_model();
 	test_outline();
 	test_outline_fused();
+	test_outline_unit_dims();
 	for (i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++)
 		check_dispatches(fixtures[i]);
 	return check_done();
