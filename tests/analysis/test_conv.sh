@@ -7,13 +7,8 @@
 # im2col and matmul and computes what a direct convolution loop computes
 # (exactly: small integers), the depthwise conv left as a conv included.
 #   test_conv.sh AUTOSCHED FIXTURES CONV_CALL MLIR_OPT PLUGIN
-set -u
-AS=$1
-FIX=$2
-CALL=$3
-OPT=$4
-PLUGIN=$5
 . "$(dirname "$0")/../checks.sh"
+args AS FIX CALL OPT PLUGIN
 scratch conv
 cp "$FIX/cnn.mlir" "$T/"
 

@@ -9,11 +9,9 @@
 # with iree-compile as it is; the tools missing is a clear error, exit 2,
 # nothing written. Exit 77 when IREE cannot be installed here.
 #   test_iree.sh AUTOSCHED SOURCE_DIR
-set -u
-AS=$1
-SRC=$2
-FIX=$SRC/tests/backends/fixtures
 . "$(dirname "$0")/../checks.sh"
+args AS SRC
+FIX=$SRC/tests/backends/fixtures
 scratch iree
 
 # IREE's tools: PATH, else the venv scripts/iree-deps.sh installs (it does

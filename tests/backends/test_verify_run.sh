@@ -6,11 +6,9 @@
 # says NOT VERIFIED, never SUCCESS; the counters and the re-measured
 # disturbed repetitions are in the store.
 #   test_verify_run.sh AUTOSCHED SOURCE_DIR
-set -u
-AS=$1
-SRC=$2
-FIX=$SRC/tests/backends/fixtures
 . "$(dirname "$0")/../checks.sh"
+args AS SRC
+FIX=$SRC/tests/backends/fixtures
 scratch verify
 
 

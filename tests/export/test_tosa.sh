@@ -8,12 +8,8 @@
 # the real DeepSeek-R1 block (TOSA + linalg) builds, untuned and tuned, into
 # a loadable library.
 #   test_tosa.sh AUTOSCHED SOURCE_DIR MLIR_OPT CALL_PROGRAM
-set -u
-AS=$1
-SRC=$2
-OPT=$3
-CALL=$4
 . "$(dirname "$0")/../checks.sh"
+args AS SRC OPT CALL
 scratch export-tosa
 PIPE='builtin.module(func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,tosa-to-tensor),remove-dead-values)'
 P=$T/tosa.mlir

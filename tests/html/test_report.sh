@@ -5,13 +5,10 @@
 # script ran, no console error). Also report_file = at the end of `run`,
 # `autosched watch`, and bad usage.
 #   test_report.sh AUTOSCHED SOURCE_DIR
-set -u
-AS=$1
-SRC=$2
 . "$(dirname "$0")/../checks.sh"
+args AS SRC
 scratch report
-export AUTOSCHED_WORK=$T/work
-unset AUTOSCHED_DB
+private_work
 q() { sqlite3 -cmd ".timeout 10000" "$T/s.db" "$1"; }
 
 cp "$SRC/tests/job/fixtures/small_f32.mlir" "$T/"

@@ -6,11 +6,8 @@
 # budget and within a time budget; the default is kept (stored, exported)
 # when the search's winner is not faster.
 #   test_model.sh AUTOSCHED SOURCE_DIR MLIR_OPT
-set -u
-AS=$1
-SRC=$2
-OPT=$3
 . "$(dirname "$0")/../checks.sh"
+args AS SRC OPT
 scratch model
 
 # --- 1. One op used 100 times, one op once.

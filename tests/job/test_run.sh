@@ -4,11 +4,9 @@
 # fault kind recorded while the job goes on; kill -9 mid-job then a rerun;
 # bad cfgs and bad MLIR refused with exit 2 and nothing written.
 #   test_run.sh AUTOSCHED SOURCE_DIR
-set -u
-AS=$1
-SRC=$2
-FIX=$SRC/tests/job/fixtures
 . "$(dirname "$0")/../checks.sh"
+args AS SRC
+FIX=$SRC/tests/job/fixtures
 scratch job
 
 

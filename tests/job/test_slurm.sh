@@ -10,11 +10,9 @@
 # its steps and resumes without measuring a config twice.
 # Skips (exit 77, with the reason) when the cluster cannot start here.
 #   test_slurm.sh AUTOSCHED SOURCE_DIR   (KEEP=DIR keeps its folder there)
-set -u
-AS=$1
-SRC=$2
-FIX=$SRC/tests/job/fixtures
 . "$(dirname "$0")/../checks.sh"
+args AS SRC
+FIX=$SRC/tests/job/fixtures
 slurm_up slurm-test "$SRC"
 
 mkcfg() {	# mkcfg DIR: a cfg for small_f32.mlir, extra lines from stdin

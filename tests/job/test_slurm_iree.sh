@@ -8,11 +8,9 @@
 # Skips (exit 77, with the reason) when the cluster cannot start here or
 # IREE's tools cannot be installed.
 #   test_slurm_iree.sh AUTOSCHED SOURCE_DIR   (KEEP=DIR keeps its folder there)
-set -u
-AS=$1
-SRC=$2
-FIX=$SRC/tests/backends/fixtures
 . "$(dirname "$0")/../checks.sh"
+args AS SRC
+FIX=$SRC/tests/backends/fixtures
 slurm_up slurm-iree "$SRC"
 
 # IREE's tools: PATH, else the venv scripts/iree-deps.sh installs. On this

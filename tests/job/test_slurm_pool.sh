@@ -11,11 +11,9 @@
 # config twice. Behaviour only, never timings.
 # Skips (exit 77, with the reason) when the cluster cannot start here.
 #   test_slurm_pool.sh AUTOSCHED SOURCE_DIR   (KEEP=DIR keeps its folder there)
-set -u
-AS=$1
-SRC=$2
-FIX=$SRC/tests/job/fixtures
 . "$(dirname "$0")/../checks.sh"
+args AS SRC
+FIX=$SRC/tests/job/fixtures
 slurm_up slurm-pool "$SRC"
 
 mkcfg() {	# mkcfg DIR INPUT COMPILE_JOBS: a cfg, its other sections from stdin
