@@ -138,6 +138,15 @@ chain_mlir() {
 	echo "}"
 }
 
+# space KEY=VALUES...: on stdout a [SearchSpace] line "KEY = [VALUES]" per
+# argument, in order (space tile_m=16,32 threads=1).
+space() {
+	local kv
+	for kv; do
+		printf '%s = [%s]\n' "${kv%%=*}" "${kv#*=}"
+	done
+}
+
 # grid_cfg INPUT N_TRIAL TIMEOUT [ENV_LINES]: on stdout the cfg of a small
 # grid job of INPUT (a few seconds): ENV_LINES added to its [Env], its
 # [SearchSpace] lines from stdin, quick measurements (min_time $MIN_TIME,

@@ -32,11 +32,7 @@ check "analyze --json: the dilated conv's dilation" eq "$(jq -c '.ops[10].conv.d
 
 # 2. run: the ten distinct matmuls tuned, two trials each, all verified.
 grid_cfg cnn.mlir 2 10 > "$T/a.cfg" <<C
-tile_m = [16,32]
-tile_n = [16]
-tile_k = [16]
-vector_m = [4]
-vector_n = [16]
+$(space tile_m=16,32 tile_n=16 tile_k=16 vector_m=4 vector_n=16)
 C
 deadline 300 "$AS" run "$T/a.cfg" --db "$T/s.db" --quiet > "$T/run.txt" 2>&1
 check "run exits 0" eq "$?" 0

@@ -32,14 +32,8 @@ mkcfg() {
 	mkdir -p "$1"
 	cp "$FIX/$2" "$1/"
 	env=$(printf 'backend = iree\n'; cat)
-	MIN_TIME=0.01 grid_cfg "$2" 2 20 "$env" > "$1/a.cfg" <<'C'
-tile_m = [16,32]
-tile_n = [48]
-tile_k = [32]
-vector_m = [4]
-vector_n = [16]
-vector_k = [1]
-threads = [1]
+	MIN_TIME=0.01 grid_cfg "$2" 2 20 "$env" > "$1/a.cfg" <<C
+$(space tile_m=16,32 tile_n=48 tile_k=32 vector_m=4 vector_n=16 vector_k=1 threads=1)
 C
 }
 

@@ -17,12 +17,7 @@ BSCALE="4x32x64xf32 4x32x48xf32 4x48x64xf32"
 # Tuned at 2 threads: the schedules split M (dense) and the batch (bscale)
 # evenly across the threads, where the epilogue is fused into the loop.
 grid_cfg fuse.mlir 1 5 > "$T/a.cfg" <<C
-tile_m = [16]
-tile_n = [32]
-tile_k = [16]
-vector_m = [4]
-vector_n = [16]
-threads = [2]
+$(space tile_m=16 tile_n=32 tile_k=16 vector_m=4 vector_n=16 threads=2)
 C
 (cd "$T" && deadline 120 "$AS" run a.cfg --db s.db --quiet > run.txt 2>&1)
 check "run of the fixture exits 0" eq "$?" 0

@@ -18,11 +18,7 @@ cp "$SRC/tests/export/fixtures/tosa.mlir" "$P"
 # cfg FILE INPUT: a tiny tuning job of INPUT (a few seconds).
 cfg() {
 	grid_cfg "$2" 2 5 > "$1" <<C
-tile_m = [16,32]
-tile_n = [16]
-tile_k = [16]
-vector_m = [4]
-vector_n = [16]
+$(space tile_m=16,32 tile_n=16 tile_k=16 vector_m=4 vector_n=16)
 C
 }
 
@@ -86,11 +82,7 @@ check "the real block: lowered first" grep -q 'lowered TOSA to linalg before the
 check "the real block's library loads, _mlir_ciface_subgraph0 in it" "$CALL" find "$T/block.so" subgraph0
 cp "$SRC/tests/export/fixtures/deepseek_attention.mlir" "$T/"
 grid_cfg deepseek_attention.mlir 1 5 > "$T/c.cfg" <<C
-tile_m = [8]
-tile_n = [40]
-tile_k = [40]
-vector_m = [4]
-vector_n = [16]
+$(space tile_m=8 tile_n=40 tile_k=40 vector_m=4 vector_n=16)
 C
 "$AS" run "$T/c.cfg" --db "$T/attn.db" --quiet > "$T/run3.txt" 2>&1
 check "run of the block's attention batch matmuls exits 0" eq "$?" 0

@@ -21,10 +21,7 @@ mkcfg() {
 input_file = small_f32.mlir
 executor = $2
 [SearchSpace]
-tile_m = [16,32,64]
-tile_n = [16,48]
-tile_k = [8,32]
-threads = [1]
+$(space tile_m=16,32,64 tile_n=16,48 tile_k=8,32 threads=1)
 [SearchStrategy]
 tuner = random
 n_trial = 10

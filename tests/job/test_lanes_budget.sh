@@ -24,10 +24,7 @@ slurm_step_timeout = 60
 slurm_max_steps = 4
 ops_at_once = 4
 [SearchSpace]
-tile_m = [8,16,32]
-tile_n = [8,16,32]
-tile_k = [8,16,32]
-threads = [1]
+$(space tile_m=8,16,32 tile_n=8,16,32 tile_k=8,16,32 threads=1)
 [SearchStrategy]
 time_budget = ${budget}s
 [Measure]
