@@ -1,10 +1,29 @@
-# Shared by the shell tests (sourced): the pass/fail counters and the checks
-# that keep them, and the deadlines that turn a hang into a failure naming
-# the command. A test ends with: echo "$pass passed, $fail failed".
+# Shared by the shell tests (sourced, under set -u): their arguments by
+# name, a scratch folder, the pass/fail counters and the checks that keep
+# them, and the deadlines that turn a hang into a failure naming the
+# command. A test ends with: echo "$pass passed, $fail failed".
+set -u
 pass=0
 fail=0
+# The test's arguments, as ctest passed them (sourced with none of its own,
+# this file sees the test's); args names them.
+_test_args=("$@")
 
 . "$(dirname "${BASH_SOURCE[0]}")/deadline.sh"
+
+# args NAME...: each NAME set to the test's argument in its place (the
+# first NAME to $1, ...); exit 2 with the usage when one is missing.
+args() {
+	local _i=0 _n
+	if [ "${#_test_args[@]}" -lt $# ]; then
+		echo "usage: ${0##*/} $*" >&2
+		exit 2
+	fi
+	for _n; do
+		printf -v "$_n" '%s' "${_test_args[_i]}"
+		_i=$((_i + 1))
+	done
+}
 
 check() {	# check DESCRIPTION COMMAND...: the command must succeed
 	local what=$1
@@ -24,10 +43,11 @@ eq() { [ "$1" = "$2" ] || { echo "  got '$1', want '$2'" >&2; return 1; }; }
 ge() { [ "$1" -ge "$2" ] || { echo "  got $1, want >= $2" >&2; return 1; }; }
 lt() { [ "$1" -lt "$2" ] || { echo "  got $1, want < $2" >&2; return 1; }; }
 
-# scratch NAME: T, a new folder /tmp/autosched-NAME-XXXXXX removed when the
-# test exits; with KEEP=DIR in the environment, T is DIR and is kept, to look
-# at after a failure.
+# scratch NAME [DIR...]: T, a new folder /tmp/autosched-NAME-XXXXXX removed
+# when the test exits, with the folders T/DIR made in it; with KEEP=DIR in
+# the environment, T is DIR and is kept, to look at after a failure.
 scratch() {
+	local d
 	if [ -n "${KEEP:-}" ]; then
 		T=$KEEP
 		mkdir -p "$T"
@@ -35,6 +55,17 @@ scratch() {
 		T=$(mktemp -d "/tmp/autosched-$1-XXXXXX")
 		trap 'rm -rf "$T"' EXIT
 	fi
+	shift
+	for d; do
+		mkdir -p "$T/$d"
+	done
+}
+
+# private_work: the runs of the test use a work folder in T and no store
+# the environment names (AUTOSCHED_WORK, AUTOSCHED_DB).
+private_work() {
+	export AUTOSCHED_WORK=$T/work
+	unset AUTOSCHED_DB
 }
 
 # slurm_up NAME SRC: T (as scratch NAME) with the local two-node cluster of
@@ -105,6 +136,15 @@ chain_mlir() {
 	done
 	echo "  return %v$((n - 1)) : tensor<64xf32>"
 	echo "}"
+}
+
+# space KEY=VALUES...: on stdout a [SearchSpace] line "KEY = [VALUES]" per
+# argument, in order (space tile_m=16,32 threads=1).
+space() {
+	local kv
+	for kv; do
+		printf '%s = [%s]\n' "${kv%%=*}" "${kv#*=}"
+	done
 }
 
 # grid_cfg INPUT N_TRIAL TIMEOUT [ENV_LINES]: on stdout the cfg of a small

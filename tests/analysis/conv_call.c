@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/lib_sym.h"
+
 struct m3 { float *alloc, *data; int64_t off, size[3], stride[3]; };
 struct m4 { float *alloc, *data; int64_t off, size[4], stride[4]; };
 
@@ -161,18 +163,6 @@ compare(const char *what, const struct m4 *r, const double *want, size_t n,
 	printf("%s: %zu of %zu values differ (sums up to %g)\n", what, bad, n,
 	    bound);
 	failures += bad != 0;
-}
-
-static void *
-sym(void *h, const char *name)
-{
-	void *f = dlsym(h, name);
-
-	if (f == NULL) {
-		printf("FAIL: %s not exported\n", name);
-		exit(1);
-	}
-	return f;
 }
 
 typedef void (*fn2)(struct m4 *, struct m4 *, struct m4 *);

@@ -7,13 +7,8 @@
 # im2col and matmul and computes what a direct convolution loop computes
 # (exactly: small integers), the depthwise conv left as a conv included.
 #   test_conv.sh AUTOSCHED FIXTURES CONV_CALL MLIR_OPT PLUGIN
-set -u
-AS=$1
-FIX=$2
-CALL=$3
-OPT=$4
-PLUGIN=$5
 . "$(dirname "$0")/../checks.sh"
+args AS FIX CALL OPT PLUGIN
 scratch conv
 cp "$FIX/cnn.mlir" "$T/"
 
@@ -37,11 +32,7 @@ check "analyze --json: the dilated conv's dilation" eq "$(jq -c '.ops[10].conv.d
 
 # 2. run: the ten distinct matmuls tuned, two trials each, all verified.
 grid_cfg cnn.mlir 2 10 > "$T/a.cfg" <<C
-tile_m = [16,32]
-tile_n = [16]
-tile_k = [16]
-vector_m = [4]
-vector_n = [16]
+$(space tile_m=16,32 tile_n=16 tile_k=16 vector_m=4 vector_n=16)
 C
 deadline 300 "$AS" run "$T/a.cfg" --db "$T/s.db" --quiet > "$T/run.txt" 2>&1
 check "run exits 0" eq "$?" 0

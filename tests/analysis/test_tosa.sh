@@ -5,10 +5,8 @@
 # by mlir-opt; stderr and --json say it was lowered and by which passes; a
 # linalg program is not; a pass that fails is exit 2 naming file and line.
 #   test_tosa.sh AUTOSCHED FIXTURES
-set -u
-AS=$1
-FIX=$2
 . "$(dirname "$0")/../checks.sh"
+args AS FIX
 scratch tosa
 B=$FIX/deepseek_r1_qwen1p5b_block_prefill40_f32_tosa
 PIPE='builtin.module(func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,tosa-to-tensor),remove-dead-values)'

@@ -8,11 +8,8 @@
 # it; the 1x1 stride-1 conv's, its plain matmul, without. A wrong im2col
 # copy is caught in every phase. Exit 77 without oneDNN.
 #   test_conv_job.sh AUTOSCHED AUTOSCHED_MEASURE SOURCE_DIR
-set -u
-AS=$1
-M=$2
-SRC=$3
 . "$(dirname "$0")/../checks.sh"
+args AS M SRC
 scratch convjob
 
 if ! nolsan timeout 60 "$M" --ref onednn --conv nhwc:1,8,8,8,16,3,3,1,1,1,1,1,1,1,1 \

@@ -8,11 +8,8 @@
 # through it, at 1 and 2 threads; a wrong im2col copy or kernel is
 # caught. Exit 77 without oneDNN.
 #   test_conv_ref.sh AUTOSCHED_MEASURE CC SOURCE_DIR
-set -u
-M=$1
-CC=$2
-SRC=$3
 . "$(dirname "$0")/../checks.sh"
+args M CC SRC
 scratch convref
 fast=(--warmup 0 --min-time 0 --reps 1,1 --types f32,f32,f32)
 

@@ -15,12 +15,8 @@
 # memory), `space --count` for both, the harness's --op tail. Exit 77
 # when IREE's tools or ptxas are missing.
 #   test_gpu.sh AUTOSCHED STAGE MEASURE SOURCE_DIR
-set -u
-AS=$1
-STAGE=$2
-GM=$3
-SRC=$4
 . "$(dirname "$0")/../checks.sh"
+args AS STAGE GM SRC
 scratch gpu
 PTXAS=${AUTOSCHED_PTXAS:-$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)}
 if [ ! -x "$PTXAS" ]; then

@@ -12,10 +12,8 @@
 # IREE 3.13 ignores specs for CUDA and to use annotate, exit 1, nothing
 # written. Exit 77 when IREE's tools or ptxas are missing.
 #   test_gpu_report.sh AUTOSCHED SOURCE_DIR
-set -u
-AS=$1
-SRC=$2
 . "$(dirname "$0")/../checks.sh"
+args AS SRC
 scratch gpurep
 PTXAS=${AUTOSCHED_PTXAS:-$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)}
 IC=$(command -v iree-compile || echo "${AUTOSCHED_IREE_VENV:-$HOME/.cache/autosched/iree-3.13.0}/bin/iree-compile")
@@ -24,8 +22,7 @@ if [ ! -x "$PTXAS" ] || [ ! -x "$IC" ]; then
 	exit 77
 fi
 export AUTOSCHED_GPU_MEASURE=$SRC/tests/backends/fixtures/fake_gpu_measure.sh
-export AUTOSCHED_WORK=$T/work
-unset AUTOSCHED_DB
+private_work
 
 cat > "$T/mm.mlir" << 'M'
 func.func @mm(%a: tensor<512x512xf16>, %b: tensor<512x512xf16>, %c: tensor<512x512xf32>, %d: tensor<256x512xf16>, %e: tensor<256x512xf32>) -> (tensor<512x512xf32>, tensor<256x512xf32>) {

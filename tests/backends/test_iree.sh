@@ -9,11 +9,9 @@
 # with iree-compile as it is; the tools missing is a clear error, exit 2,
 # nothing written. Exit 77 when IREE cannot be installed here.
 #   test_iree.sh AUTOSCHED SOURCE_DIR
-set -u
-AS=$1
-SRC=$2
-FIX=$SRC/tests/backends/fixtures
 . "$(dirname "$0")/../checks.sh"
+args AS SRC
+FIX=$SRC/tests/backends/fixtures
 scratch iree
 
 # IREE's tools: PATH, else the venv scripts/iree-deps.sh installs (it does
@@ -34,14 +32,8 @@ mkcfg() {
 	mkdir -p "$1"
 	cp "$FIX/$2" "$1/"
 	env=$(printf 'backend = iree\n'; cat)
-	MIN_TIME=0.01 grid_cfg "$2" 2 20 "$env" > "$1/a.cfg" <<'C'
-tile_m = [16,32]
-tile_n = [48]
-tile_k = [32]
-vector_m = [4]
-vector_n = [16]
-vector_k = [1]
-threads = [1]
+	MIN_TIME=0.01 grid_cfg "$2" 2 20 "$env" > "$1/a.cfg" <<C
+$(space tile_m=16,32 tile_n=48 tile_k=32 vector_m=4 vector_n=16 vector_k=1 threads=1)
 C
 }
 

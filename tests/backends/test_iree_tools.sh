@@ -5,10 +5,8 @@
 # world-writable, relative or foreign PATH folder is skipped with a warning
 # naming why, and `autosched --version` runs nothing it has not checked.
 #   test_iree_tools.sh AUTOSCHED SOURCE_DIR
-set -u
-AS=$1
-SRC=$2
-. "$SRC/tests/checks.sh"
+. "$(dirname "$0")/../checks.sh"
+args AS SRC
 scratch iree-tools
 export AUTOSCHED_IREE_VENV=$T/no-venv
 # plant DIR MARK: the three tools in DIR, each touching MARK when run.

@@ -6,9 +6,8 @@
 # file, line and key, or the variable (a CPU without AVX-512 stood in for
 # by AUTOSCHED_TEST_CPU_ISA). Exit 77 on a CPU without AVX2.
 #   test_isa_cap.sh AUTOSCHED
-set -u
-AS=$1
 . "$(dirname "$0")/../checks.sh"
+args AS
 scratch isacap
 
 if ! grep -qw avx2 /proc/cpuinfo; then

@@ -3,9 +3,8 @@
 # them, not a number, nan or inf is refused at once, exit 2, naming the
 # option and what was expected (a negative --warmup used to spin forever).
 #   test_measure_args.sh AUTOSCHED_MEASURE
-set -u
-M=$1
 . "$(dirname "$0")/../checks.sh"
+args M
 scratch margs
 ref=(--ref openblas --shape 1x8x8x8 --types f32,f32,f32)
 

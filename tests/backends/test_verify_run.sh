@@ -6,11 +6,9 @@
 # says NOT VERIFIED, never SUCCESS; the counters and the re-measured
 # disturbed repetitions are in the store.
 #   test_verify_run.sh AUTOSCHED SOURCE_DIR
-set -u
-AS=$1
-SRC=$2
-FIX=$SRC/tests/backends/fixtures
 . "$(dirname "$0")/../checks.sh"
+args AS SRC
+FIX=$SRC/tests/backends/fixtures
 scratch verify
 
 
@@ -27,15 +25,9 @@ mkcfg() {
 }
 
 # 1. Unsigned i8: tuned, verified, named u8, the int8 reference.
-mkcfg "$T/u8" small_u8.mlir <<'C'
+mkcfg "$T/u8" small_u8.mlir <<C
 [SearchSpace]
-tile_m = [16,32]
-tile_n = [16,32]
-tile_k = [32,64]
-vector_m = [4]
-vector_n = [16]
-vector_k = [1]
-threads = [1]
+$(space tile_m=16,32 tile_n=16,32 tile_k=32,64 vector_m=4 vector_n=16 vector_k=1 threads=1)
 [SearchStrategy]
 tuner = grid
 n_trial = 3
@@ -63,15 +55,9 @@ check "counters: the disturbed repetitions were dropped and re-run" ge "$(q "$T/
     "select min(reps_dropped) from trials where phase='tune' and config_name like 'tile_16x16x32%'")" 1
 
 # 2. bf16 into bf16 at K = 1024: exact; a kernel that does nothing is wrong.
-mkcfg "$T/bf16" long_bf16.mlir <<'C'
+mkcfg "$T/bf16" long_bf16.mlir <<C
 [SearchSpace]
-tile_m = [16]
-tile_n = [16,32]
-tile_k = [128,256]
-vector_m = [4]
-vector_n = [16]
-vector_k = [1]
-threads = [1]
+$(space tile_m=16 tile_n=16,32 tile_k=128,256 vector_m=4 vector_n=16 vector_k=1 threads=1)
 [SearchStrategy]
 tuner = grid
 n_trial = 4

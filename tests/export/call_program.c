@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/lib_sym.h"
+
 struct m1 { float *alloc, *data; int64_t off, size[1], stride[1]; };
 struct m2 { float *alloc, *data; int64_t off, size[2], stride[2]; };
 struct m3 { float *alloc, *data; int64_t off, size[3], stride[3]; };
@@ -64,18 +66,6 @@ compare(const char *what, const float *got, const float *want, size_t n)
 		printf("FAIL: %s differs from OpenBLAS\n", what);
 		failures++;
 	}
-}
-
-static void *
-sym(void *h, const char *name)
-{
-	void *f = dlsym(h, name);
-
-	if (f == NULL) {
-		printf("FAIL: %s not exported\n", name);
-		exit(1);
-	}
-	return f;
 }
 
 static void

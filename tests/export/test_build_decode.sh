@@ -5,11 +5,8 @@
 # until build named them first (the link failed: undefined __unnamed_1).
 # Skipped (77) where ../shared/models is not beside the source.
 #   test_build_decode.sh AUTOSCHED SOURCE_DIR CALL_PROGRAM
-set -u
-AS=$1
-SRC=$2
-CALL=$3
 . "$(dirname "$0")/../checks.sh"
+args AS SRC CALL
 scratch export-decode
 D=$SRC/../shared/models/deepseek_r1_qwen1p5b_decode_f32_linalg.mlir
 [ -f "$D" ] || { echo "skip: $D not found"; exit 77; }

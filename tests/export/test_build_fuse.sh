@@ -7,14 +7,9 @@
 # consumers it fused and makes fewer dispatches, and its schedules run the
 # consumers as vectors inside the matmuls' thread loops (the scheduled IR).
 #   test_build_fuse.sh AUTOSCHED SOURCE_DIR LLVM_BIN COMPARE_FUSE
-set -u
-AS=$1
-SRC=$2
-BIN=$3
-CMP=$4
 . "$(dirname "$0")/../checks.sh"
-scratch build-fuse
-mkdir -p "$T/tmp" "$T/keep"
+args AS SRC BIN CMP
+scratch build-fuse tmp keep
 cp "$SRC/tests/export/fixtures/fuse.mlir" "$T/fuse.mlir"
 DENSE="64x128xf32 64x96xf32 96x128xf32 128xf32 64x128xf32"
 BSCALE="4x32x64xf32 4x32x48xf32 4x48x64xf32"
@@ -22,12 +17,7 @@ BSCALE="4x32x64xf32 4x32x48xf32 4x48x64xf32"
 # Tuned at 2 threads: the schedules split M (dense) and the batch (bscale)
 # evenly across the threads, where the epilogue is fused into the loop.
 grid_cfg fuse.mlir 1 5 > "$T/a.cfg" <<C
-tile_m = [16]
-tile_n = [32]
-tile_k = [16]
-vector_m = [4]
-vector_n = [16]
-threads = [2]
+$(space tile_m=16 tile_n=32 tile_k=16 vector_m=4 vector_n=16 threads=2)
 C
 (cd "$T" && deadline 120 "$AS" run a.cfg --db s.db --quiet > run.txt 2>&1)
 check "run of the fixture exits 0" eq "$?" 0

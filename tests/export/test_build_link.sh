@@ -5,14 +5,10 @@
 # buffer pool's two functions, nothing else; a program of many ops is compiled in pieces at once and still adds
 # up. Every library built here is opened with RTLD_NOW at the end.
 #   test_build_link.sh AUTOSCHED SOURCE_DIR CALL_PROGRAM
-set -u
-AS=$1
-SRC=$2
-CALL=$3
-FIX=$SRC/tests/export/fixtures
 . "$(dirname "$0")/../checks.sh"
-scratch blink
-mkdir "$T/tmp"
+args AS SRC CALL
+FIX=$SRC/tests/export/fixtures
+scratch blink tmp
 
 # Dynamic symbols a library defines, sorted, one line.
 exports() { nm -D --defined-only "$1" | awk '{print $3}' | sort | tr '\n' ' '; }

@@ -6,14 +6,10 @@
 # with STRIDE 1 checks all of them, in minutes); exact calls libm's float
 # functions and returns their results bit for bit. fast is the default.
 #   test_build_math.sh AUTOSCHED SOURCE_DIR MATH_BOUND
-set -u
-AS=$1
-SRC=$2
-BOUND=$3
-FIX=$SRC/tests/export/fixtures
 . "$(dirname "$0")/../checks.sh"
-scratch bmath
-mkdir "$T/tmp"
+args AS SRC BOUND
+FIX=$SRC/tests/export/fixtures
+scratch bmath tmp
 
 for m in fast exact; do
 	TMPDIR=$T/tmp deadline 300 "$AS" build "$FIX/math_sweep.mlir" --untuned \

@@ -4,12 +4,9 @@
 # function and what was expected named); and builds a program without any
 # tunable op (--untuned) into a library that works.
 #   test_build_names.sh AUTOSCHED CALL_PROGRAM
-set -u
-AS=$1
-CALL=$2
 . "$(dirname "$0")/../checks.sh"
-scratch bnames
-mkdir "$T/tmp"
+args AS CALL
+scratch bnames tmp
 
 # refused NAME WHY: a program whose second function is @NAME.
 refused() {

@@ -9,14 +9,10 @@
 # Results equal malloc's bit for bit, from one thread and two at once
 # (also under ASan, where only the given-back count is checked).
 #   test_build_pool.sh AUTOSCHED SOURCE_DIR POOL_CALLS
-set -u
-AS=$1
-SRC=$2
-CALLS=$3
-FIX=$SRC/tests/export/fixtures
 . "$(dirname "$0")/../checks.sh"
-scratch bpool
-mkdir "$T/tmp"
+args AS SRC CALLS
+FIX=$SRC/tests/export/fixtures
+scratch bpool tmp
 
 for b in pool malloc; do
 	TMPDIR=$T/tmp deadline 300 "$AS" build "$FIX/pool.mlir" --untuned \

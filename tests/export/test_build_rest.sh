@@ -6,15 +6,10 @@
 # inputs (compare_rest.c says how closely); the threaded one links OpenMP,
 # the loops one does not.
 #   test_build_rest.sh AUTOSCHED SOURCE_DIR COMPARE_REST
-set -u
-AS=$1
-SRC=$2
-CMP=$3
-FIX=$SRC/tests/export/fixtures
-T=$(mktemp -d /tmp/autosched-brest-XXXXXX)
-trap 'rm -rf "$T"' EXIT
 . "$(dirname "$0")/../checks.sh"
-mkdir "$T/tmp"
+args AS SRC CMP
+FIX=$SRC/tests/export/fixtures
+scratch brest tmp
 
 TMPDIR=$T/tmp "$AS" build "$FIX/rest.mlir" --untuned --rest loops -o "$T/loops.so" 2> "$T/err_loops"
 check "loops: build exits 0" eq "$?" 0

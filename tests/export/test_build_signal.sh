@@ -6,12 +6,8 @@
 # stops them. The tools are wrappers around the real ones that start a busy
 # grandchild first, so there is always something running to catch.
 #   test_build_signal.sh AUTOSCHED SOURCE_DIR LLVM_BIN CALL_PROGRAM
-set -u
-AS=$1
-SRC=$2
-LLVM_BIN=$3
-CALL=$4
 . "$(dirname "$0")/../checks.sh"
+args AS SRC LLVM_BIN CALL
 scratch bsig
 
 mkdir -p "$T/bin" "$T/tmp"

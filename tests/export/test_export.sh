@@ -5,13 +5,9 @@
 # mlir-opt runs its matchers), the annotated program re-parses with nothing
 # else changed; bad input is refused with nothing written.
 #   test_export.sh AUTOSCHED SOURCE_DIR MLIR_OPT CALL_PROGRAM
-set -u
-AS=$1
-SRC=$2
-OPT=$3
-CALL=$4
-FIX=$SRC/tests/export/fixtures
 . "$(dirname "$0")/../checks.sh"
+args AS SRC OPT CALL
+FIX=$SRC/tests/export/fixtures
 scratch export
 
 # Lines of func @$2 in file $1 matching regex $3.

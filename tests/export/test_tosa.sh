@@ -8,12 +8,8 @@
 # the real DeepSeek-R1 block (TOSA + linalg) builds, untuned and tuned, into
 # a loadable library.
 #   test_tosa.sh AUTOSCHED SOURCE_DIR MLIR_OPT CALL_PROGRAM
-set -u
-AS=$1
-SRC=$2
-OPT=$3
-CALL=$4
 . "$(dirname "$0")/../checks.sh"
+args AS SRC OPT CALL
 scratch export-tosa
 PIPE='builtin.module(func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,tosa-to-tensor),remove-dead-values)'
 P=$T/tosa.mlir
@@ -22,11 +18,7 @@ cp "$SRC/tests/export/fixtures/tosa.mlir" "$P"
 # cfg FILE INPUT: a tiny tuning job of INPUT (a few seconds).
 cfg() {
 	grid_cfg "$2" 2 5 > "$1" <<C
-tile_m = [16,32]
-tile_n = [16]
-tile_k = [16]
-vector_m = [4]
-vector_n = [16]
+$(space tile_m=16,32 tile_n=16 tile_k=16 vector_m=4 vector_n=16)
 C
 }
 
@@ -90,11 +82,7 @@ check "the real block: lowered first" grep -q 'lowered TOSA to linalg before the
 check "the real block's library loads, _mlir_ciface_subgraph0 in it" "$CALL" find "$T/block.so" subgraph0
 cp "$SRC/tests/export/fixtures/deepseek_attention.mlir" "$T/"
 grid_cfg deepseek_attention.mlir 1 5 > "$T/c.cfg" <<C
-tile_m = [8]
-tile_n = [40]
-tile_k = [40]
-vector_m = [4]
-vector_n = [16]
+$(space tile_m=8 tile_n=40 tile_k=40 vector_m=4 vector_n=16)
 C
 "$AS" run "$T/c.cfg" --db "$T/attn.db" --quiet > "$T/run3.txt" 2>&1
 check "run of the block's attention batch matmuls exits 0" eq "$?" 0

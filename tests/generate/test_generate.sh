@@ -3,13 +3,10 @@
 # analyze --json`; bad input refused with exit 2 and nothing written) and
 # [Problem] sweeps run end to end on tiny shapes, one op each, plus submit.
 #   test_generate.sh AUTOSCHED SOURCE_DIR
-set -u
-AS=$1
-SRC=$2
 . "$(dirname "$0")/../checks.sh"
+args AS SRC
 scratch generate
-export AUTOSCHED_WORK=$T/work
-unset AUTOSCHED_DB
+private_work
 
 # Every program under DIR read back: its name is its folder's, its shape and
 # types are those asked. analyze_all DIR KIND BATCHES MS NS KS DTYPES TA TB

@@ -4,9 +4,8 @@
 # `autosched analyze --json` as the conv asked (its name, geometry, the
 # matmul of its im2col); sweep.cfg reads; bad sweeps exit 2, nothing written.
 #   test_generate_conv.sh AUTOSCHED
-set -u
-AS=$1
 . "$(dirname "$0")/../checks.sh"
+args AS
 scratch generate-conv
 
 deadline 60 "$AS" generate --kind conv2d --batch 1,2 --height 8 --width 6 \

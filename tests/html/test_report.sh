@@ -5,29 +5,19 @@
 # script ran, no console error). Also report_file = at the end of `run`,
 # `autosched watch`, and bad usage.
 #   test_report.sh AUTOSCHED SOURCE_DIR
-set -u
-AS=$1
-SRC=$2
 . "$(dirname "$0")/../checks.sh"
+args AS SRC
 scratch report
-export AUTOSCHED_WORK=$T/work
-unset AUTOSCHED_DB
+private_work
 q() { sqlite3 -cmd ".timeout 10000" "$T/s.db" "$1"; }
 
 cp "$SRC/tests/job/fixtures/small_f32.mlir" "$T/"
-cat > "$T/a.cfg" <<'C'
+cat > "$T/a.cfg" <<C
 [Env]
 input_file = small_f32.mlir
 report_file = run.html
 [SearchSpace]
-tile_m = [16,32,64]
-tile_n = [16,48]
-tile_k = [8,32]
-threads = [1,2]
-pack_b = [1]
-pack_a = [0]
-vector_m = [4]
-vector_n = [16]
+$(space tile_m=16,32,64 tile_n=16,48 tile_k=8,32 threads=1,2 pack_b=1 pack_a=0 vector_m=4 vector_n=16)
 [SearchStrategy]
 tuner = random
 n_trial = 6

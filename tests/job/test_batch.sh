@@ -7,12 +7,9 @@
 # time; kill -9 during an ingest loses nothing; the iree backend's CUDA
 # candidates staged and measured through autosched-gpu-measure's protocol.
 #   test_batch.sh AUTOSCHED AUTOSCHED-MEASURE SOURCE_DIR
-set -u
-AS=$1
-MEAS=$2
-SRC=$3
-FIX=$SRC/tests/job/fixtures
 . "$(dirname "$0")/../checks.sh"
+args AS MEAS SRC
+FIX=$SRC/tests/job/fixtures
 scratch batch
 
 # A cfg in folder $1 measured by executor $2.
@@ -24,10 +21,7 @@ mkcfg() {
 input_file = small_f32.mlir
 executor = $2
 [SearchSpace]
-tile_m = [16,32,64]
-tile_n = [16,48]
-tile_k = [8,32]
-threads = [1]
+$(space tile_m=16,32,64 tile_n=16,48 tile_k=8,32 threads=1)
 [SearchStrategy]
 tuner = random
 n_trial = 10

@@ -4,13 +4,9 @@
 # loaded, neither by the backend nor by the harness; the job compiles again
 # and completes. A cache root others can write stops the job (exit 2).
 #   test_cache_trust.sh AUTOSCHED AUTOSCHED_MEASURE CC SOURCE_DIR
-set -u
-AS=$1
-MEASURE=$2
-CC=$3
-SRC=$4
-FIX=$SRC/tests/job/fixtures
 . "$(dirname "$0")/../checks.sh"
+args AS MEASURE CC SRC
+FIX=$SRC/tests/job/fixtures
 scratch cache-trust
 umask 022
 export AUTOSCHED_WORK=$T/work

@@ -4,16 +4,13 @@
 # issue 11 has its block; most are refusals (exit 2, nothing written) that
 # cost no measurement.
 #   test_harden.sh AUTOSCHED SOURCE_DIR
-set -u
-AS=$1
-SRC=$2
-FIX=$SRC/tests/job/fixtures
-T=$(mktemp -d /tmp/autosched-harden-XXXXXX)
-export AUTOSCHED_WORK=$T/work
-unset AUTOSCHED_DB
-BG=
-trap '[ -n "$BG" ] && kill -9 $BG 2>/dev/null; rm -rf "$T"' EXIT
 . "$(dirname "$0")/../checks.sh"
+args AS SRC
+FIX=$SRC/tests/job/fixtures
+scratch harden
+private_work
+BG=
+trap '[ -n "$BG" ] && kill -9 $BG 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
 
 has() { grep -q -- "$2" "$1" || { echo "  $1 lacks '$2':" >&2; head -c 600 "$1" >&2; return 1; }; }
 same() { cmp -s "$1" "$2" || { echo "  $1 changed" >&2; return 1; }; }

@@ -3,13 +3,10 @@
 # previous complete CSV in place; a store on a read-only file system (or a
 # read-only file) is readable by best, report and export.
 #   test_issue31.sh AUTOSCHED SOURCE_DIR
-set -u
-AS=$1
-SRC=$2
-. "$SRC/tests/checks.sh"
+. "$(dirname "$0")/../checks.sh"
+args AS SRC
 scratch issue31
-export AUTOSCHED_WORK=$T/work
-unset AUTOSCHED_DB
+private_work
 cat > "$T/m.mlir" <<MLIR
 func.func @m(%a: tensor<16x16xf32>, %b: tensor<16x16xf32>, %c: tensor<16x16xf32>) -> tensor<16x16xf32> {
   %0 = linalg.matmul ins(%a, %b : tensor<16x16xf32>, tensor<16x16xf32>) outs(%c : tensor<16x16xf32>) -> tensor<16x16xf32>

@@ -8,10 +8,8 @@
 # search ends and the finish estimate's error), never a timing of its own.
 # Skips (exit 77, with the reason) when the cluster cannot start here.
 #   test_lanes_budget.sh AUTOSCHED SOURCE_DIR   (KEEP=DIR keeps its folder)
-set -u
-AS=$1
-SRC=$2
 . "$(dirname "$0")/../checks.sh"
+args AS SRC
 slurm_up lanes-budget "$SRC"
 export AUTOSCHED_WORK=$T/work
 budget=90
@@ -26,10 +24,7 @@ slurm_step_timeout = 60
 slurm_max_steps = 4
 ops_at_once = 4
 [SearchSpace]
-tile_m = [8,16,32]
-tile_n = [8,16,32]
-tile_k = [8,16,32]
-threads = [1]
+$(space tile_m=8,16,32 tile_n=8,16,32 tile_k=8,16,32 threads=1)
 [SearchStrategy]
 time_budget = ${budget}s
 [Measure]

@@ -6,11 +6,8 @@
 # budget and within a time budget; the default is kept (stored, exported)
 # when the search's winner is not faster.
 #   test_model.sh AUTOSCHED SOURCE_DIR MLIR_OPT
-set -u
-AS=$1
-SRC=$2
-OPT=$3
 . "$(dirname "$0")/../checks.sh"
+args AS SRC OPT
 scratch model
 
 # --- 1. One op used 100 times, one op once.
@@ -155,14 +152,8 @@ check "tight time_budget: every op had a first round (its share of the time)" eq
 # on the CPU (its register file): the store's baseline rows say.
 mkdir -p "$T/keep"
 cp "$SRC/tests/job/fixtures/mid_f32.mlir" "$T/keep/mid.mlir"
-MIN_TIME=0.02 CONFIRM_TOP=2 grid_cfg mid.mlir 2 5 > "$T/keep/a.cfg" <<'C'
-tile_m = [1,2]
-tile_n = [16]
-tile_k = [1]
-vector_m = [1]
-vector_n = [16]
-threads = [1]
-pack_b = [1]
+MIN_TIME=0.02 CONFIRM_TOP=2 grid_cfg mid.mlir 2 5 > "$T/keep/a.cfg" <<C
+$(space tile_m=1,2 tile_n=16 tile_k=1 vector_m=1 vector_n=16 threads=1 pack_b=1)
 C
 "$AS" run "$T/keep/a.cfg" --db "$T/keep/s.db" --json > "$T/keep/run.json" 2> "$T/keep/err.txt"
 check "keep: run exits 0" eq "$?" 0

@@ -5,10 +5,8 @@
 # and "-" beside the plain matmul. A tiny run that proves the table
 # prints; its numbers are not figures. Exit 77 without oneDNN.
 #   test_model_conv.sh BUILD_DIR SOURCE_DIR
-set -u
-B=$1
-SRC=$2
 . "$(dirname "$0")/../checks.sh"
+args B SRC
 scratch modelconv
 
 M=$B/backends/mlir-cpu/autosched-measure

@@ -4,11 +4,9 @@
 # fault kind recorded while the job goes on; kill -9 mid-job then a rerun;
 # bad cfgs and bad MLIR refused with exit 2 and nothing written.
 #   test_run.sh AUTOSCHED SOURCE_DIR
-set -u
-AS=$1
-SRC=$2
-FIX=$SRC/tests/job/fixtures
 . "$(dirname "$0")/../checks.sh"
+args AS SRC
+FIX=$SRC/tests/job/fixtures
 scratch job
 
 
@@ -25,12 +23,9 @@ mkcfg() {
 }
 
 # 1. f32: a real job, verified, with CSV and JSON reports.
-mkcfg "$T/f32" small_f32.mlir <<'C'
+mkcfg "$T/f32" small_f32.mlir <<C
 [SearchSpace]
-tile_m = [16,32,64]
-tile_n = [16,48]
-tile_k = [8,32]
-threads = [1,2]
+$(space tile_m=16,32,64 tile_n=16,48 tile_k=8,32 threads=1,2)
 [SearchStrategy]
 tuner = grid
 n_trial = 6
@@ -55,12 +50,9 @@ check "f32: best answers" bash -c "'$AS' best --db '$T/f32/s.db' --format csv | 
 # 1b. A 2-thread winner is compared with the default at 2 threads (and at
 # 1), from rounds measured after the choice; the default is re-measured
 # between batches (the noise floor).
-mkcfg "$T/thr" small_f32.mlir <<'C'
+mkcfg "$T/thr" small_f32.mlir <<C
 [SearchSpace]
-tile_m = [8,16,32,64]
-tile_n = [16,48]
-tile_k = [8,16,32]
-threads = [2]
+$(space tile_m=8,16,32,64 tile_n=16,48 tile_k=8,16,32 threads=2)
 [SearchStrategy]
 tuner = random
 n_trial = 9
@@ -149,15 +141,9 @@ check "two ops: the dynamic one reported" grep -q 'not tuned: dynamic' "$T/two/o
 # 4. Faults: each kind is a recorded outcome, the job completes, never best.
 fault_case() {	# KIND STATUS
 	local d=$T/fault_$1
-	mkcfg "$d" small_f32.mlir <<'C'
+	mkcfg "$d" small_f32.mlir <<C
 [SearchSpace]
-tile_m = [16,32,64]
-tile_n = [48]
-tile_k = [32]
-vector_m = [4]
-vector_n = [16]
-threads = [1]
-pack_b = [1]
+$(space tile_m=16,32,64 tile_n=48 tile_k=32 vector_m=4 vector_n=16 threads=1 pack_b=1)
 [SearchStrategy]
 n_trial = 3
 [Measure]

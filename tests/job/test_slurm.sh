@@ -10,11 +10,9 @@
 # its steps and resumes without measuring a config twice.
 # Skips (exit 77, with the reason) when the cluster cannot start here.
 #   test_slurm.sh AUTOSCHED SOURCE_DIR   (KEEP=DIR keeps its folder there)
-set -u
-AS=$1
-SRC=$2
-FIX=$SRC/tests/job/fixtures
 . "$(dirname "$0")/../checks.sh"
+args AS SRC
+FIX=$SRC/tests/job/fixtures
 slurm_up slurm-test "$SRC"
 
 mkcfg() {	# mkcfg DIR: a cfg for small_f32.mlir, extra lines from stdin
@@ -34,12 +32,9 @@ mkcfg() {	# mkcfg DIR: a cfg for small_f32.mlir, extra lines from stdin
 # one step per node: 2): the tune steps overlap (squeue sees two of ours
 # running), the rounds compared side by side (baseline, noise, confirm,
 # final, reference) all ran on one node, the first that measured.
-mkcfg "$T/two" <<'C'
+mkcfg "$T/two" <<C
 [SearchSpace]
-tile_m = [8,16,32,64]
-tile_n = [16,48]
-tile_k = [8,32]
-threads = [1]
+$(space tile_m=8,16,32,64 tile_n=16,48 tile_k=8,32 threads=1)
 [SearchStrategy]
 tuner = grid
 n_trial = 8
@@ -76,15 +71,9 @@ check "the log says how many at once" ge "$(q "$T/two/s.db" "select count(*) fro
 # far faster than 1 row on mid_f32, 192x192x128); both runs must pick the
 # same, and not 1 row: 4 rows, or the default if it beats them. (4 x 16
 # fits the vector registers of AVX2 and AVX-512 alike.)
-mkcfg "$T/cls" <<'C'
+mkcfg "$T/cls" <<C
 [SearchSpace]
-tile_m = [32,64]
-tile_n = [64]
-tile_k = [64]
-vector_m = [1,4]
-vector_n = [16]
-pack_b = [1]
-threads = [1]
+$(space tile_m=32,64 tile_n=64 tile_k=64 vector_m=1,4 vector_n=16 pack_b=1 threads=1)
 [SearchStrategy]
 tuner = grid
 n_trial = 4
@@ -127,15 +116,9 @@ check "threads = [2] on 1-CPU nodes: nothing written" test ! -e "$T/nothr/s2.db"
 # 2. A step cancelled from outside (scancel) is measured again: the hanging
 # candidate's first step is cancelled, its second one times out as the
 # candidate's own result, recorded once.
-mkcfg "$T/kill" <<'C'
+mkcfg "$T/kill" <<C
 [SearchSpace]
-tile_m = [16]
-tile_n = [32]
-tile_k = [8]
-vector_m = [2]
-vector_n = [16,32]
-pack_b = [1]
-threads = [1]
+$(space tile_m=16 tile_n=32 tile_k=8 vector_m=2 vector_n=16,32 pack_b=1 threads=1)
 [SearchStrategy]
 tuner = grid
 n_trial = 2
@@ -297,12 +280,9 @@ check "daemon: the cfg without executor measured on the nodes (the conf's)" eq \
 # 5. The target check: n2 says it is another CPU (the harness's test hook,
 # answered on the node): it is refused with a line naming it and what
 # differs, and measures nothing; with no node matching the job stops (2).
-mkcfg "$T/tgt" <<'C'
+mkcfg "$T/tgt" <<C
 [SearchSpace]
-tile_m = [8,16,32,64]
-tile_n = [16]
-tile_k = [8]
-threads = [1]
+$(space tile_m=8,16,32,64 tile_n=16 tile_k=8 threads=1)
 [SearchStrategy]
 tuner = grid
 n_trial = 4
@@ -324,15 +304,9 @@ check "target: ... having measured nothing" eq "$(q "$T/tgt/none.db" "select cou
 # candidate's runs for 20 s); the next run of the same job cancels them
 # before measuring (squeue: gone long before the hang would end), resumes,
 # and measures no tune config twice.
-mkcfg "$T/k9" <<'C'
+mkcfg "$T/k9" <<C
 [SearchSpace]
-tile_m = [8,16,32,64]
-tile_n = [16,48]
-tile_k = [8]
-vector_m = [2]
-vector_n = [16]
-vector_k = [1]
-threads = [1]
+$(space tile_m=8,16,32,64 tile_n=16,48 tile_k=8 vector_m=2 vector_n=16 vector_k=1 threads=1)
 [SearchStrategy]
 tuner = grid
 n_trial = 8

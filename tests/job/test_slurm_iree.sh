@@ -8,11 +8,9 @@
 # Skips (exit 77, with the reason) when the cluster cannot start here or
 # IREE's tools cannot be installed.
 #   test_slurm_iree.sh AUTOSCHED SOURCE_DIR   (KEEP=DIR keeps its folder there)
-set -u
-AS=$1
-SRC=$2
-FIX=$SRC/tests/backends/fixtures
 . "$(dirname "$0")/../checks.sh"
+args AS SRC
+FIX=$SRC/tests/backends/fixtures
 slurm_up slurm-iree "$SRC"
 
 # IREE's tools: PATH, else the venv scripts/iree-deps.sh installs. On this
@@ -40,14 +38,8 @@ mkcfg() {	# mkcfg DIR: an iree cfg under executor slurm, [SearchSpace] from stdi
 }
 
 # 1. Tuned through Slurm: every IREE run a step on a node.
-mkcfg "$T/run" <<'C'
-tile_m = [8,16,32]
-tile_n = [16,48]
-tile_k = [32]
-vector_m = [4]
-vector_n = [16]
-vector_k = [1]
-threads = [1]
+mkcfg "$T/run" <<C
+$(space tile_m=8,16,32 tile_n=16,48 tile_k=32 vector_m=4 vector_n=16 vector_k=1 threads=1)
 C
 # A timing run longer than a candidate's two compiles, so that the steps
 # overlap and Slurm puts them on both nodes.
@@ -70,14 +62,8 @@ check "nothing of ours left in the queue" eq "$(squeue -h -o '%j' 2>/dev/null | 
 
 # 2. A hanging candidate ends on its node (the step's own timeout): a
 # timeout recorded once, on n1 or n2; the job goes on.
-mkcfg "$T/hang" <<'C'
-tile_m = [16,32]
-tile_n = [48]
-tile_k = [32]
-vector_m = [4]
-vector_n = [16]
-vector_k = [1]
-threads = [1]
+mkcfg "$T/hang" <<C
+$(space tile_m=16,32 tile_n=48 tile_k=32 vector_m=4 vector_n=16 vector_k=1 threads=1)
 C
 sed -i 's/^n_trial = 6/n_trial = 2/; s/^timeout = 20/timeout = 5/' "$T/hang/a.cfg"
 AUTOSCHED_TEST_FAULT=hang:tile_32x48 "$AS" run "$T/hang/a.cfg" --db "$T/hang/s.db" \

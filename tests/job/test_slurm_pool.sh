@@ -11,11 +11,9 @@
 # config twice. Behaviour only, never timings.
 # Skips (exit 77, with the reason) when the cluster cannot start here.
 #   test_slurm_pool.sh AUTOSCHED SOURCE_DIR   (KEEP=DIR keeps its folder there)
-set -u
-AS=$1
-SRC=$2
-FIX=$SRC/tests/job/fixtures
 . "$(dirname "$0")/../checks.sh"
+args AS SRC
+FIX=$SRC/tests/job/fixtures
 slurm_up slurm-pool "$SRC"
 
 mkcfg() {	# mkcfg DIR INPUT COMPILE_JOBS: a cfg, its other sections from stdin
@@ -142,12 +140,9 @@ check "resume: both ops chose" ge "$(q "$T/lanes/s.db" "select count(distinct op
 # step of ours runs there, n2 is lost (its slurmd killed, the node set
 # down). The job ends on n1 with every trial it had recorded, each config
 # once, exit 0; nothing later comes from n2.
-mkcfg "$T/down" two_ops.mlir 2 <<'C'
+mkcfg "$T/down" two_ops.mlir 2 <<C
 [SearchSpace]
-tile_m = [8,16]
-tile_n = [8,16]
-tile_k = [8,16,32]
-threads = [1]
+$(space tile_m=8,16 tile_n=8,16 tile_k=8,16,32 threads=1)
 [SearchStrategy]
 tuner = grid
 n_trial = 12

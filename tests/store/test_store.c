@@ -149,10 +149,41 @@ result_equal(const struct trial_result *a, const struct trial_result *b)
 }
 
 /*
+ * The store at path (closed) made older: its view a stand-in (the view
+ * names columns: the migration makes it again) and the columns
+ * added[0..n) dropped from trials. The caller sets user_version.
+ */
+static void
+downgrade(const char *path, const char *const *added, size_t n)
+{
+	char	*sql;
+	size_t	 i;
+
+	raw_exec(path, "DROP VIEW best");
+	raw_exec(path, "CREATE VIEW best AS SELECT 1");
+	for (i = 0; i < n; i++) {
+		sql = xasprintf("ALTER TABLE trials DROP COLUMN %s", added[i]);
+		raw_exec(path, sql);
+		free(sql);
+	}
+}
+
+/* The store at path, older than this build's, is refused read-only. */
+static void
+check_too_old_readonly(const char *path)
+{
+	struct store	*s;
+	char		*err = NULL;
+
+	CHECK(store_open_readonly(path, &s, &err) == -1);
+	CHECK(err != NULL && strstr(err, "is older than") != NULL);
+	free(err);
+}
+
+/*
  * An older store at path: one tune trial "old_cfg" of op on the target
- * (cpu, backend), *opid and *tgt; its view a stand-in (the view names
- * columns: the migration makes it again) and the columns added[0..n)
- * dropped from trials. The caller drops the rest and sets user_version.
+ * (cpu, backend), *opid and *tgt, downgraded (added[0..n) dropped). The
+ * caller drops the rest and sets user_version.
  */
 static void
 old_store(const char *path, const struct op_desc *op, const char *cpu,
@@ -161,8 +192,7 @@ old_store(const char *path, const struct op_desc *op, const char *cpu,
 {
 	struct store	*s;
 	struct store_trial t;
-	char		*err = NULL, *sql;
-	size_t		 i;
+	char		*err = NULL;
 
 	CHECK(store_open(path, &s, &err) == 0);
 	*opid = store_op(s, op, &err);
@@ -171,13 +201,7 @@ old_store(const char *path, const struct op_desc *op, const char *cpu,
 	CHECK(store_trial_add(s, &t, &err) > 0);
 	free(t.result.error);
 	store_close(s);
-	raw_exec(path, "DROP VIEW best");
-	raw_exec(path, "CREATE VIEW best AS SELECT 1");
-	for (i = 0; i < n; i++) {
-		sql = xasprintf("ALTER TABLE trials DROP COLUMN %s", added[i]);
-		raw_exec(path, sql);
-		free(sql);
-	}
+	downgrade(path, added, n);
 }
 
 /*
@@ -319,10 +343,7 @@ test_migrate_v8(void)
 	old_store(path, &op, "NVIDIA GPU sm_80", "iree-cuda", added,
 	    sizeof added / sizeof added[0], &opid, &tgt);
 	raw_exec(path, "PRAGMA user_version = 7");
-	CHECK(store_open_readonly(path, &s, &err) == -1);
-	CHECK(err != NULL && strstr(err, "is older than") != NULL);
-	free(err);
-	err = NULL;
+	check_too_old_readonly(path);
 
 	CHECK(store_open(path, &s, &err) == 0);
 	CHECK(store_schema_version(s, NULL) == STORE_SCHEMA_VERSION);
@@ -407,6 +428,7 @@ test_migrate_v8(void)
 static void
 test_migrate_v9(void)
 {
+	static const char *const added[] = { "pad_smem", "pack_a" };
 	struct op_desc	 h = make_op("matmul_256x256x256_f16t_f16t_f32t", 256,
 			    256, 256, 0, 0), f = make_op(
 			    "matmul_128x128x128_f32t_f32t_f32t", 128, 128, 128,
@@ -433,15 +455,9 @@ test_migrate_v9(void)
 	make_gpu_trial(&t, 0, oh, cpu, "tune", "cpu", 10);
 	CHECK(store_trial_add(s, &t, &err) > 0);
 	store_close(s);
-	raw_exec(path, "DROP VIEW best");
-	raw_exec(path, "CREATE VIEW best AS SELECT 1");
-	raw_exec(path, "ALTER TABLE trials DROP COLUMN pad_smem");
-	raw_exec(path, "ALTER TABLE trials DROP COLUMN pack_a");
+	downgrade(path, added, sizeof added / sizeof added[0]);
 	raw_exec(path, "PRAGMA user_version = 8");
-	CHECK(store_open_readonly(path, &s, &err) == -1);
-	CHECK(err != NULL && strstr(err, "is older than") != NULL);
-	free(err);
-	err = NULL;
+	check_too_old_readonly(path);
 
 	CHECK(store_open(path, &s, &err) == 0);
 	CHECK(store_schema_version(s, NULL) == STORE_SCHEMA_VERSION);
@@ -496,6 +512,7 @@ make_cpu_trial(struct store_trial *t, int64_t op, int64_t tgt,
 static void
 test_migrate_v10(void)
 {
+	static const char *const added[] = { "pack_a" };
 	struct op_desc	 op = make_op("matmul_64x64x2048_f32t_f32t_f32t", 64,
 			    64, 2048, 0, 0);
 	struct store	*s;
@@ -513,14 +530,9 @@ test_migrate_v10(void)
 	make_cpu_trial(&t, opid, cpu, "baseline", "baseline", 5, 0);
 	CHECK(store_trial_add(s, &t, &err) > 0);
 	store_close(s);
-	raw_exec(path, "DROP VIEW best");
-	raw_exec(path, "CREATE VIEW best AS SELECT 1");
-	raw_exec(path, "ALTER TABLE trials DROP COLUMN pack_a");
+	downgrade(path, added, sizeof added / sizeof added[0]);
 	raw_exec(path, "PRAGMA user_version = 9");
-	CHECK(store_open_readonly(path, &s, &err) == -1);
-	CHECK(err != NULL && strstr(err, "is older than") != NULL);
-	free(err);
-	err = NULL;
+	check_too_old_readonly(path);
 
 	CHECK(store_open(path, &s, &err) == 0);
 	CHECK(store_schema_version(s, NULL) == 10);

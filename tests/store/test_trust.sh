@@ -4,12 +4,8 @@
 # terminal escaped for each, and absurd knob values in a stored best config
 # are refused by every reader.
 #   test_trust.sh AUTOSCHED AUTOSCHEDD SOURCE_DIR MLIR_OPT
-set -u
-AS=$1
-ASD=$2
-SRC=$3
-OPT=$4
-. "$SRC/tests/checks.sh"
+. "$(dirname "$0")/../checks.sh"
+args AS ASD SRC OPT
 scratch trust
 unset AUTOSCHED_DB
 export AUTOSCHED_WORK=$T/work

@@ -4,10 +4,8 @@
 # IREE test with a short budget: each fails within its limit and the message
 # names the command, instead of waiting for ctest's timeout.
 #   test_deadline.sh AUTOSCHED SOURCE_DIR
-set -u
-AS=$1
-SRC=$2
-. "$SRC/tests/checks.sh"
+. "$(dirname "$0")/../checks.sh"
+args AS SRC
 scratch deadline
 
 # Fake IREE tools that never answer.
