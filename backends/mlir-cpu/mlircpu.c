@@ -500,24 +500,29 @@ mlircpu_close(struct backend *be)
 	free(be);
 }
 
+/* The schedule of op's completed cfg, fused with its epilogue or not. */
 static char *
-mlircpu_export_op(const struct op_desc *op, const struct config *cfg,
-    const char *seq_name)
+mlircpu_export(const struct op_desc *op, const struct config *cfg,
+    const char *seq_name, int fused)
 {
 	struct config c;
 
 	mlircpu_complete(op, cfg, &c);
-	return mlircpu_schedule_op(op, &c, seq_name, 0);
+	return mlircpu_schedule_op(op, &c, seq_name, fused);
+}
+
+static char *
+mlircpu_export_op(const struct op_desc *op, const struct config *cfg,
+    const char *seq_name)
+{
+	return mlircpu_export(op, cfg, seq_name, 0);
 }
 
 static char *
 mlircpu_export_op_fused(const struct op_desc *op, const struct config *cfg,
     const char *seq_name)
 {
-	struct config c;
-
-	mlircpu_complete(op, cfg, &c);
-	return mlircpu_schedule_op(op, &c, seq_name, 1);
+	return mlircpu_export(op, cfg, seq_name, 1);
 }
 
 /* The kernels of the n ops at their configs. Caller frees. */
