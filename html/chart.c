@@ -12,47 +12,33 @@
 void
 html_esc(FILE *f, const char *s)
 {
+	/* HTML's five: the rest as they are, control characters dropped. */
+	static const char *const entity[256] = { ['&'] = "&amp;",
+	    ['<'] = "&lt;", ['>'] = "&gt;", ['"'] = "&quot;", ['\''] = "&#39;" };
+
 	for (; s != NULL && *s != '\0'; s++) {
-		switch (*s) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&#39;", f);
-			break;
-		default:
-			if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
-				fputc(*s, f);
-		}
+		if (entity[(unsigned char)*s] != NULL)
+			fputs(entity[(unsigned char)*s], f);
+		else if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
+			fputc(*s, f);
 	}
 }
 
 double
 chart_nice_max(double v)
 {
+	static const double nice[] = { 1, 2, 2.5, 5 };
 	double p, m;
+	size_t i;
 
 	if (!(v > 0) || !isfinite(v))
 		return 1;
 	p = pow(10, floor(log10(v)));
 	m = v / p;
-	if (m <= 1)
-		return p;
-	if (m <= 2)
-		return 2 * p;
-	if (m <= 2.5)
-		return 2.5 * p;
-	if (m <= 5)
-		return 5 * p;
+	for (i = 0; i < sizeof nice / sizeof nice[0]; i++) {
+		if (m <= nice[i])
+			return nice[i] * p;
+	}
 	return 10 * p;
 }
 
