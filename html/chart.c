@@ -55,29 +55,29 @@ chart_step(double span, int n)
 	return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
 }
 
+/* Where v lies between lo and hi, clamped: 0 to 1 (0.5 when they meet). */
+static double
+chart_frac(double v, double lo, double hi)
+{
+	double span = hi - lo;
+
+	if (v < lo)
+		v = lo;
+	if (v > hi)
+		v = hi;
+	return span > 0 ? (v - lo) / span : 0.5;
+}
+
 double
 chart_x(const struct chart *c, double v)
 {
-	double span = c->x1 - c->x0;
-
-	if (v < c->x0)
-		v = c->x0;
-	if (v > c->x1)
-		v = c->x1;
-	return c->ml + (span > 0 ? (v - c->x0) / span : 0.5) *
-	    (c->w - c->ml - c->mr);
+	return c->ml + chart_frac(v, c->x0, c->x1) * (c->w - c->ml - c->mr);
 }
 
 double
 chart_y(const struct chart *c, double v)
 {
-	double span = c->y1 - c->y0;
-
-	if (v < c->y0)
-		v = c->y0;
-	if (v > c->y1)
-		v = c->y1;
-	return c->h - c->mb - (span > 0 ? (v - c->y0) / span : 0.5) *
+	return c->h - c->mb - chart_frac(v, c->y0, c->y1) *
 	    (c->h - c->mt - c->mb);
 }
 
