@@ -314,6 +314,26 @@ cpu_describe(char **model, char **flags)
 	*flags = out;
 }
 
+/* Free be and what it holds: all of it, or what a failed open had filled. */
+static void
+mlircpu_close(struct backend *be)
+{
+	if (be == NULL)
+		return;
+	free(be->dispatch);
+	free(be->work_dir);
+	free(be->llvm_bin);
+	free(be->harness);
+	free(be->plugin);
+	free(be->toolchain);
+	free(be->cpu);
+	free(be->flags);
+	free(be->cpus);
+	if (be->exec_owned)
+		executor_close(be->exec);
+	free(be);
+}
+
 static int
 mlircpu_open(const struct backend_params *params, const struct op_desc *op,
     const char *dispatch_mlir, struct backend **out, char **err)
@@ -364,14 +384,7 @@ mlircpu_open(const struct backend_params *params, const struct op_desc *op,
 	*out = be;
 	return 0;
 fail:
-	if (be->exec_owned)
-		executor_close(be->exec);
-	free(be->dispatch);
-	free(be->work_dir);
-	free(be->llvm_bin);
-	free(be->harness);
-	free(be->plugin);
-	free(be);
+	mlircpu_close(be);
 	return -1;
 }
 
@@ -479,25 +492,6 @@ mlircpu_reference(struct backend *be, int threads, struct trial_result *res,
 	trial_result_clear(res);
 	return mlircpu_measure(be, NULL, threads > 0 ? threads : 1, FAULT_NONE,
 	    1, res, err);
-}
-
-static void
-mlircpu_close(struct backend *be)
-{
-	if (be == NULL)
-		return;
-	free(be->dispatch);
-	free(be->work_dir);
-	free(be->llvm_bin);
-	free(be->harness);
-	free(be->plugin);
-	free(be->toolchain);
-	free(be->cpu);
-	free(be->flags);
-	free(be->cpus);
-	if (be->exec_owned)
-		executor_close(be->exec);
-	free(be);
 }
 
 /* The schedule of op's completed cfg, fused with its epilogue or not. */
