@@ -1352,31 +1352,6 @@ probe_main(const struct job *j)
 }
 
 /*
- * --batch DIR: every measurement of a staged round (executor batch), each
- * a child of this harness (or of autosched-gpu-measure) with its deadline;
- * DIR/results written whole at the end. Exit 0, or 2 on a bad folder.
- */
-static int
-batch_main(const char *dir)
-{
-	char *self = realpath("/proc/self/exe", NULL), *err = NULL;
-	int rc = 0;
-
-	if (self == NULL) {
-		fprintf(stderr, "autosched-measure: /proc/self/exe: %s\n",
-		    strerror(errno));
-		return 2;
-	}
-	if (measure_batch_run(dir, self, &err) != 0) {
-		fprintf(stderr, "autosched-measure: %s\n", err);
-		rc = 2;
-	}
-	free(err);
-	free(self);
-	return rc;
-}
-
-/*
  * What one measurement found: the reference routine (a reference run), the
  * check's verdict, then the timed repetitions and their counters.
  */
@@ -1734,7 +1709,7 @@ main(int argc, char **argv)
 	uint64_t rng;
 
 	if (argc == 3 && strcmp(argv[1], "--batch") == 0)
-		return batch_main(argv[2]);
+		return measure_batch_main("autosched-measure", argv[2]);
 	parse_args(argc, argv, &j);
 	if (j.cpus != NULL)
 		pin(j.cpus);
