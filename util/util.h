@@ -237,6 +237,8 @@ double	 util_wall(void);
 
 /* Levenshtein distance, for "did you mean" suggestions. */
 size_t	 util_edit_distance(const char *, const char *);
+/* The index of name in names[0..n) (a NULL entry ends them sooner); -1 if none. */
+int	 util_name_index(const char *const *names, size_t n, const char *name);
 
 /* Number of CPUs this process may run on. */
 int	 util_ncpus(void);
