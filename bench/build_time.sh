@@ -12,19 +12,13 @@
 # (seconds of calls, 5; 0: no call), CPU (the CPU the calls run on, 0).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-. "$top/scripts/deadline.sh"
-build=${BUILD:-$top/build}
+. "$top/bench/lib.sh"
 model=${1:-/work/shared/models/mobilebert_squad_f32_linalg.mlir}
 runs=${RUNS:-2}
 min_time=${MIN_TIME:-5}
 cpu=${CPU:-0}
-if [ ! -x "$build/daemon/autosched" ] || [ ! -x "$build/bench/bench_program_time" ]; then
-	cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-	cmake --build "$build" -j2 >/dev/null
-fi
-AS=$build/daemon/autosched
-work=$(mktemp -d "${TMPDIR:-/tmp}/build_time.XXXXXX")
-trap 'rm -rf "$work"' EXIT INT TERM
+bench_build bench/bench_program_time
+bench_work build_time
 sed 's/func\.func @main(/func.func @model(/' "$model" > "$work/model.mlir"
 echo "model: $model ($(grep -c 'linalg\.matmul' "$work/model.mlir") linalg.matmul, $(nproc) CPUs)"
 

@@ -29,8 +29,7 @@
 # same geometry).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-. "$top/scripts/deadline.sh"
-build=${BUILD:-$top/build}
+. "$top/bench/lib.sh"
 if [ -z "${CPUS:-}" ] && [ "$(nproc)" -ge 2 ]; then cpus=0,1; else cpus=${CPUS:-0}; fi
 trials=${TRIALS:-64}
 sets=${SETS:-gemm mixed models iree}
@@ -68,12 +67,8 @@ avx2)
 	esac ;;
 *) echo "gemm.sh: ISA must be avx2 or unset" >&2; exit 2 ;;
 esac
-if [ ! -x "$build/daemon/autosched" ]; then
-	deadline 600 cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-	deadline 3600 cmake --build "$build" -j2 >/dev/null
-fi
-work=$(mktemp -d "${TMPDIR:-/tmp}/gemm.XXXXXX")
-trap 'rm -rf "$work"' EXIT INT TERM
+bench_build
+bench_work gemm
 db=${DB:-$work/gemm.db}
 cp "$dir"/*.mlir "$work/"
 first=${cpus%%,*}

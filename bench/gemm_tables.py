@@ -35,6 +35,14 @@ def op_shape(name):
     return "%dx%dx%dx%d" % (b, M, N, K), types, trans, 2.0 * b * M * N * K
 
 
+def set_ops(s):
+    """(t, doc, op) for each op of set s's job at each thread count it ran."""
+    for t in counts:
+        doc = docs.get((s, t))
+        for op in doc["ops"] if doc else []:
+            yield t, doc, op
+
+
 def artifact(doc, name, config):
     """The cache folder of config's kernel in doc's job: its final rows, or
     the baseline's when the default was kept or is the best."""
@@ -69,21 +77,17 @@ for s in sets:
     fmt = "%-44s %3s %6s %8s %8s %-20s %9s %-40s %6s  %s"
     print(fmt % ("op", "thr", "trials", "best", "default", "best/default [95% CI]",
                  "best/ref", "reference (same rounds)", "noise", "best config"))
-    for t in counts:
-        doc = docs.get((s, t))
-        if not doc:
+    for t, doc, op in set_ops(s):
+        if not op.get("tuned") or not op.get("best"):
+            print(fmt % (op["name"], t, "", "-", "", "", "", "", "", "no valid config"))
             continue
-        for op in doc["ops"]:
-            if not op.get("tuned") or not op.get("best"):
-                print(fmt % (op["name"], t, "", "-", "", "", "", "", "", "no valid config"))
-                continue
-            ref = op.get("reference_gflops")
-            star = "" if op.get("reference_same_precision") else "*"
-            print(fmt % (op["name"], t, op.get("measured", 0), f(op["gflops"]),
-                         f(op["baseline_gflops"]), ci(op["speedup_ci"]),
-                         r(op["gflops"], ref) + star, (op.get("reference") or "-")[:40],
-                         "%.1f%%" % (100 * op["noise_cv"]),
-                         op["best"] + (" (= default)" if op.get("default_is_best") else "")))
+        ref = op.get("reference_gflops")
+        star = "" if op.get("reference_same_precision") else "*"
+        print(fmt % (op["name"], t, op.get("measured", 0), f(op["gflops"]),
+                     f(op["baseline_gflops"]), ci(op["speedup_ci"]),
+                     r(op["gflops"], ref) + star, (op.get("reference") or "-")[:40],
+                     "%.1f%%" % (100 * op["noise_cv"]),
+                     op["best"] + (" (= default)" if op.get("default_is_best") else "")))
     print()
 print("best, default, reference: medians of the 5 rounds measured after the choice, interleaved;")
 print("best/default: geometric mean of the paired round ratios, Student-t 95% CI; noise: CV of")
@@ -171,40 +175,37 @@ def iree_peers():
     fmt = "%-34s %3s " + " ".join(["%12s"] * 5) + " " + " ".join(["%15s"] * 4)
     print(fmt % ("op", "thr", *kinds, "tuned/default", "tuned/autosched",
                  "tuned/onednn", "tuned/openblas"))
-    for t in counts:
-        doc, mine = docs.get(("iree", t)), docs.get(("gemm", t))
-        if not doc:
+    for t, doc, op in set_ops("iree"):
+        mine = docs.get(("gemm", t))
+        if not op.get("best"):
             continue
-        for op in doc["ops"]:
-            if not op.get("best"):
-                continue
-            shape, types, trans, flops = op_shape(op["name"])
-            data = iree_data(shape)
-            mod = lambda cfg: os.path.join(work, "cache", "iree", artifact(doc, op["name"], cfg), "bench.vmfb")
-            default = "tile_0x0x0_vec_0x0x0_thr_%d" % t
-            so = None
-            for o in (mine or {}).get("ops", []):
-                if o["name"] == op["name"] and o.get("best"):
-                    so = os.path.join(work, "cache", "mlir-cpu", artifact(mine, o["name"], o["best"]), "kernel.so")
-            runs = {k: [] for k in kinds}
-            for rnd in range(ROUNDS):
-                order = kinds[rnd % len(kinds):] + kinds[:rnd % len(kinds)]
-                for k in order:
-                    if k.startswith("iree"):
-                        m = mod(op["best"] if k == "iree tuned" else default)
-                        g = iree_run(m, data, flops, t) if data and os.path.exists(m) else 0
-                    else:
-                        if k == "autosched" and not (so and os.path.exists(so)):
-                            continue
-                        a = (("--kernel", so, "--verify", "1") if k == "autosched" else
-                             ("--ref", k, "--verify", "0"))
-                        d = run(*a, "--shape", shape, "--trans", trans, "--types", types, threads=t)
-                        g = flops / (d["median_ms"] * 1e6) if d and d.get("status") == "ok" and d.get("median_ms") else 0
-                    if g:
-                        runs[k].append(g)
-            g = {k: med(v) for k, v in runs.items()}
-            print(fmt % (op["name"][:34], t, *[f(g[k]) for k in kinds],
-                         *[r(g["iree tuned"], g[k]) for k in kinds[1:]]))
+        shape, types, trans, flops = op_shape(op["name"])
+        data = iree_data(shape)
+        mod = lambda cfg: os.path.join(work, "cache", "iree", artifact(doc, op["name"], cfg), "bench.vmfb")
+        default = "tile_0x0x0_vec_0x0x0_thr_%d" % t
+        so = None
+        for o in (mine or {}).get("ops", []):
+            if o["name"] == op["name"] and o.get("best"):
+                so = os.path.join(work, "cache", "mlir-cpu", artifact(mine, o["name"], o["best"]), "kernel.so")
+        runs = {k: [] for k in kinds}
+        for rnd in range(ROUNDS):
+            order = kinds[rnd % len(kinds):] + kinds[:rnd % len(kinds)]
+            for k in order:
+                if k.startswith("iree"):
+                    m = mod(op["best"] if k == "iree tuned" else default)
+                    g = iree_run(m, data, flops, t) if data and os.path.exists(m) else 0
+                else:
+                    if k == "autosched" and not (so and os.path.exists(so)):
+                        continue
+                    a = (("--kernel", so, "--verify", "1") if k == "autosched" else
+                         ("--ref", k, "--verify", "0"))
+                    d = run(*a, "--shape", shape, "--trans", trans, "--types", types, threads=t)
+                    g = flops / (d["median_ms"] * 1e6) if d and d.get("status") == "ok" and d.get("median_ms") else 0
+                if g:
+                    runs[k].append(g)
+        g = {k: med(v) for k, v in runs.items()}
+        print(fmt % (op["name"][:34], t, *[f(g[k]) for k in kinds],
+                     *[r(g["iree tuned"], g[k]) for k in kinds[1:]]))
     print()
     print("iree tuned / default: the iree job's chosen config's module and IREE's own config's module (the")
     print("job's baseline), run again by iree-benchmark-module as the backend times them; autosched: the gemm")
@@ -247,36 +248,32 @@ def conv_peers(s, geoms):
     fmt = "%-26s %-6s %3s %11s %9s %11s %9s %9s  %s"
     print(fmt % ("conv", "kind", "thr", "im2col+gemm", "gemm", "onednn conv", "best/conv",
                  "gemm/conv", "GEMM (best's op)"))
-    for t in counts:
-        doc = docs.get((s, t))
-        if not doc:
+    for t, doc, op in set_ops(s):
+        if op["name"] not in geoms:
             continue
-        for op in doc["ops"]:
-            if op["name"] not in geoms:
-                continue
-            fn, kind, geom = geoms[op["name"]]
-            # A 1x1 stride-1 conv is its GEMM: no im2col to time.
-            direct = kind == "1x1"
-            shape, types, trans, flops = op_shape(op["name"])
-            so = os.path.join(work, "cache", "mlir-cpu", artifact(doc, op["name"], op["best"]),
-                              "kernel.so") if op.get("best") else ""
-            runs = {k: [] for k in kinds}
-            for rnd in range(ROUNDS):
-                for k in kinds[rnd % 3:] + kinds[:rnd % 3]:
-                    if k != "onednn conv" and not os.path.exists(so) or k == "im2col+gemm" and direct:
-                        continue
-                    a = (("--ref", "onednn", "--conv", geom) if k == "onednn conv" else
-                         ("--kernel", so, "--conv", geom) if k == "im2col+gemm" else ("--kernel", so))
-                    d = run(*a, "--shape", shape, "--trans", trans, "--types", types,
-                            "--verify", "1", threads=t)
-                    if d and d.get("status") == "ok" and d.get("verified") and d.get("median_ms"):
-                        runs[k].append(flops / (d["median_ms"] * 1e6))
-            g = {k: med(v) for k, v in runs.items()}
-            if direct:
-                g["im2col+gemm"] = g["gemm"]
-            print(fmt % (fn[:26], kind, t, f(g["im2col+gemm"]) + ("=" if direct else ""), f(g["gemm"]),
-                         f(g["onednn conv"]), r(g["im2col+gemm"], g["onednn conv"]),
-                         r(g["gemm"], g["onednn conv"]), op["name"]))
+        fn, kind, geom = geoms[op["name"]]
+        # A 1x1 stride-1 conv is its GEMM: no im2col to time.
+        direct = kind == "1x1"
+        shape, types, trans, flops = op_shape(op["name"])
+        so = os.path.join(work, "cache", "mlir-cpu", artifact(doc, op["name"], op["best"]),
+                          "kernel.so") if op.get("best") else ""
+        runs = {k: [] for k in kinds}
+        for rnd in range(ROUNDS):
+            for k in kinds[rnd % 3:] + kinds[:rnd % 3]:
+                if k != "onednn conv" and not os.path.exists(so) or k == "im2col+gemm" and direct:
+                    continue
+                a = (("--ref", "onednn", "--conv", geom) if k == "onednn conv" else
+                     ("--kernel", so, "--conv", geom) if k == "im2col+gemm" else ("--kernel", so))
+                d = run(*a, "--shape", shape, "--trans", trans, "--types", types,
+                        "--verify", "1", threads=t)
+                if d and d.get("status") == "ok" and d.get("verified") and d.get("median_ms"):
+                    runs[k].append(flops / (d["median_ms"] * 1e6))
+        g = {k: med(v) for k, v in runs.items()}
+        if direct:
+            g["im2col+gemm"] = g["gemm"]
+        print(fmt % (fn[:26], kind, t, f(g["im2col+gemm"]) + ("=" if direct else ""), f(g["gemm"]),
+                     f(g["onednn conv"]), r(g["im2col+gemm"], g["onednn conv"]),
+                     r(g["gemm"], g["onednn conv"]), op["name"]))
     print()
     print("im2col+gemm: the chosen config's kernel (the job's artifact) run by autosched-measure --kernel")
     print("--conv (as a conv's tune trials are timed), each call preceded by the harness's im2col copy of the conv's input (C: one memcpy")
@@ -324,50 +321,46 @@ for s in sets:
     cols = ["best"] + [names[p] for p in peers] + ["peak"] + ["best/" + names[p][:8] for p in peers] + ["% peak", "limit", "% limit"]
     fmt = "%-44s %3s " + " ".join(["%9s"] * (len(cols))) + "  %s"
     print(fmt % (("op", "thr") + tuple(cols) + ("library routine",)))
-    for t in counts:
-        doc = docs.get((s, t))
-        if not doc:
+    for t, doc, op in set_ops(s):
+        if not op.get("best"):
             continue
-        for op in doc["ops"]:
-            if not op.get("best"):
-                continue
-            shape, types, trans, flops = op_shape(op["name"])
-            so = os.path.join(work, "cache", "mlir-cpu", artifact(doc, op["name"], op["best"]), "kernel.so")
-            runs = {k: [] for k in ["best"] + peers}
-            routine = ""
-            for rnd in range(ROUNDS):
-                order = list(runs)
-                order = order[rnd % len(order):] + order[:rnd % len(order)]
-                for k in order:
-                    if k == "best":
-                        args = ("--kernel", so) if os.path.exists(so) else None
-                    elif k == "openblas" and not f32:
-                        args = ("--ref", "openblas")
-                    else:
-                        args = ("--ref", k)
-                    if args is None:
-                        continue
-                    # The best kernel is checked again (exactly); the libraries are not.
-                    a = args + ("--shape", shape, "--trans", trans,
-                                "--verify", "1" if k == "best" else "0")
-                    if k == "openblas" and not f32:
-                        a += ("--types", "f32,f32,f32")      # sgemm: for scale
-                    else:
-                        a += ("--types", types)
-                    d = run(*a, threads=t)
-                    if d and d.get("status") == "ok" and d.get("median_ms"):
-                        runs[k].append(flops / (d["median_ms"] * 1e6))
-                        if k == "auto":
-                            routine = d.get("ref_routine", "") + (
-                                "" if d.get("ref_same_precision") else
-                                " (* not the op's precision)")
-            g = {k: med(v) for k, v in runs.items()}
-            vals = [f(g["best"])] + [f(g[p]) for p in peers] + [f(peak[t])]
-            vals += [r(g["best"], g[p]) for p in peers]
-            vals += ["%.0f%%" % (100 * g["best"] / peak[t]) if g["best"] and peak[t] else "-"]
-            lim, binds, fits = limit(shape, types, flops, t)
-            vals += [f(lim) + " " + binds, ("%.0f%%" % (100 * g["best"] / lim) if g["best"] and lim else "-") + ("+" if fits and binds == "mem" else "")]
-            print(fmt % ((op["name"], t) + tuple(vals) + (routine,)))
+        shape, types, trans, flops = op_shape(op["name"])
+        so = os.path.join(work, "cache", "mlir-cpu", artifact(doc, op["name"], op["best"]), "kernel.so")
+        runs = {k: [] for k in ["best"] + peers}
+        routine = ""
+        for rnd in range(ROUNDS):
+            order = list(runs)
+            order = order[rnd % len(order):] + order[:rnd % len(order)]
+            for k in order:
+                if k == "best":
+                    args = ("--kernel", so) if os.path.exists(so) else None
+                elif k == "openblas" and not f32:
+                    args = ("--ref", "openblas")
+                else:
+                    args = ("--ref", k)
+                if args is None:
+                    continue
+                # The best kernel is checked again (exactly); the libraries are not.
+                a = args + ("--shape", shape, "--trans", trans,
+                            "--verify", "1" if k == "best" else "0")
+                if k == "openblas" and not f32:
+                    a += ("--types", "f32,f32,f32")      # sgemm: for scale
+                else:
+                    a += ("--types", types)
+                d = run(*a, threads=t)
+                if d and d.get("status") == "ok" and d.get("median_ms"):
+                    runs[k].append(flops / (d["median_ms"] * 1e6))
+                    if k == "auto":
+                        routine = d.get("ref_routine", "") + (
+                            "" if d.get("ref_same_precision") else
+                            " (* not the op's precision)")
+        g = {k: med(v) for k, v in runs.items()}
+        vals = [f(g["best"])] + [f(g[p]) for p in peers] + [f(peak[t])]
+        vals += [r(g["best"], g[p]) for p in peers]
+        vals += ["%.0f%%" % (100 * g["best"] / peak[t]) if g["best"] and peak[t] else "-"]
+        lim, binds, fits = limit(shape, types, flops, t)
+        vals += [f(lim) + " " + binds, ("%.0f%%" % (100 * g["best"] / lim) if g["best"] and lim else "-") + ("+" if fits and binds == "mem" else "")]
+        print(fmt % ((op["name"], t) + tuple(vals) + (routine,)))
     print()
 if gemm_peers:
     print("best: the chosen config's kernel (the job's artifact) run again here; peers: autosched-measure")

@@ -40,22 +40,16 @@
 # conv timing, default 0.5).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-. "$top/scripts/deadline.sh"
+. "$top/bench/lib.sh"
 . "$top/toolchain.env"
-build=${BUILD:-$top/build}
 if [ -z "${CPUS:-}" ] && [ "$(nproc)" -ge 2 ]; then cpus=0,1; else cpus=${CPUS:-0}; fi
 iree=0 vsiree=0
 if [ "${1:-}" = --iree ]; then iree=1; shift; elif [ "${1:-}" = --vs-iree ]; then vsiree=1; shift; fi
 [ $# -ge 1 ] || { echo "usage: bench/model.sh [--iree | --vs-iree] MODEL.mlir [CFG [CFG2]]" >&2; exit 2; }
 model=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 trials=${TRIALS:-200}
-if [ ! -x "$build/daemon/autosched" ]; then
-	cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-	cmake --build "$build" -j2 >/dev/null
-fi
-AS=$build/daemon/autosched
-work=$(mktemp -d "${TMPDIR:-/tmp}/model.XXXXXX")
-[ -n "${KEEP:-}" ] || trap 'rm -rf "$work"' EXIT INT TERM
+bench_build
+bench_work model
 db=${DB:-$work/model.db}
 # A function named main would clash with the timer's own main: renamed in a copy.
 sed -e 's/func\.func @main(/func.func @model_main(/' -e 's/call @main(/call @model_main(/' \

@@ -12,21 +12,15 @@
 # folder; an existing one resumes), MIN_TIME (seconds per function, 1).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-. "$top/scripts/deadline.sh"
+. "$top/bench/lib.sh"
 . "$top/toolchain.env"
-build=${BUILD:-$top/build}
 # The cfg's threads need as many CPUs; the program is timed on the same ones.
 if [ -z "${CPUS:-}" ] && [ "$(nproc)" -ge 2 ]; then cpus=0,1; else cpus=${CPUS:-0}; fi
 cpu=$cpus
 min_time=${MIN_TIME:-1}
 cfg=${1:-$top/configs/example.cfg}
-if [ ! -x "$build/daemon/autosched" ] || [ ! -x "$build/bench/bench_program_time" ]; then
-	cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-	cmake --build "$build" -j2 >/dev/null
-fi
-AS=$build/daemon/autosched
-work=$(mktemp -d "${TMPDIR:-/tmp}/program.XXXXXX")
-trap 'rm -rf "$work"' EXIT INT TERM
+bench_build bench/bench_program_time
+bench_work program
 db=${DB:-$work/program.db}
 prog=$(python3 - "$cfg" <<'PY'
 import configparser, os, sys

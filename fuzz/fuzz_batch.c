@@ -5,16 +5,13 @@
  * of its own; any bytes must give a folder or one error naming the file,
  * without crashing or leaking.
  */
-#include <stddef.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz/fuzz.h"
 #include "measure/batch.h"
 #include "util/util.h"
-
-int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 static char dir[] = "/tmp/autosched-fuzz-batch-XXXXXX";
 
@@ -37,6 +34,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const uint8_t *z = memchr(data, 0, size);
 	size_t m = z != NULL ? (size_t)(z - data) : size;
 	char *err = NULL;
+	int rc;
 
 	if (!made && mkdtemp(dir) == NULL)
 		abort();
@@ -44,14 +42,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	put(MEASURE_BATCH_MANIFEST, data, m);
 	put(MEASURE_BATCH_RESULTS, z != NULL ? z + 1 : data, z != NULL ?
 	    size - m - 1 : 0);
-	if (measure_batch_read(dir, 1, &b, &err) == 0) {
-		if (b == NULL || err != NULL)
-			abort();
-		measure_batch_free(b);
-	} else {
-		if (b != NULL || err == NULL || strstr(err, dir) == NULL)
-			abort();
-		free(err);
-	}
+	rc = measure_batch_read(dir, 1, &b, &err);
+	/* The error names the file. */
+	if (rc != 0 && err != NULL && strstr(err, dir) == NULL)
+		abort();
+	FUZZ_OUTCOME(rc, b, err, measure_batch_free);
 	return 0;
 }

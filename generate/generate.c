@@ -512,15 +512,8 @@ generate_module(const struct generate_sweep *s, const char *comment,
 		fn = NULL;
 	}
 	fprintf(f, "}\n");
-	if (fclose(f) != 0) {
-		f = NULL;
-		util_seterr(err, "writing the sweep's module failed");
-		goto out;
-	}
+	rc = util_memstream_close(f, &buf, text, "the sweep's module", err);
 	f = NULL;
-	*text = buf;
-	buf = NULL;
-	rc = 0;
 out:
 	if (f != NULL)
 		fclose(f);

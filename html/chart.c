@@ -12,47 +12,33 @@
 void
 html_esc(FILE *f, const char *s)
 {
+	/* HTML's five: the rest as they are, control characters dropped. */
+	static const char *const entity[256] = { ['&'] = "&amp;",
+	    ['<'] = "&lt;", ['>'] = "&gt;", ['"'] = "&quot;", ['\''] = "&#39;" };
+
 	for (; s != NULL && *s != '\0'; s++) {
-		switch (*s) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&#39;", f);
-			break;
-		default:
-			if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
-				fputc(*s, f);
-		}
+		if (entity[(unsigned char)*s] != NULL)
+			fputs(entity[(unsigned char)*s], f);
+		else if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
+			fputc(*s, f);
 	}
 }
 
 double
 chart_nice_max(double v)
 {
+	static const double nice[] = { 1, 2, 2.5, 5 };
 	double p, m;
+	size_t i;
 
 	if (!(v > 0) || !isfinite(v))
 		return 1;
 	p = pow(10, floor(log10(v)));
 	m = v / p;
-	if (m <= 1)
-		return p;
-	if (m <= 2)
-		return 2 * p;
-	if (m <= 2.5)
-		return 2.5 * p;
-	if (m <= 5)
-		return 5 * p;
+	for (i = 0; i < sizeof nice / sizeof nice[0]; i++) {
+		if (m <= nice[i])
+			return nice[i] * p;
+	}
 	return 10 * p;
 }
 
@@ -69,29 +55,29 @@ chart_step(double span, int n)
 	return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
 }
 
+/* Where v lies between lo and hi, clamped: 0 to 1 (0.5 when they meet). */
+static double
+chart_frac(double v, double lo, double hi)
+{
+	double span = hi - lo;
+
+	if (v < lo)
+		v = lo;
+	if (v > hi)
+		v = hi;
+	return span > 0 ? (v - lo) / span : 0.5;
+}
+
 double
 chart_x(const struct chart *c, double v)
 {
-	double span = c->x1 - c->x0;
-
-	if (v < c->x0)
-		v = c->x0;
-	if (v > c->x1)
-		v = c->x1;
-	return c->ml + (span > 0 ? (v - c->x0) / span : 0.5) *
-	    (c->w - c->ml - c->mr);
+	return c->ml + chart_frac(v, c->x0, c->x1) * (c->w - c->ml - c->mr);
 }
 
 double
 chart_y(const struct chart *c, double v)
 {
-	double span = c->y1 - c->y0;
-
-	if (v < c->y0)
-		v = c->y0;
-	if (v > c->y1)
-		v = c->y1;
-	return c->h - c->mb - (span > 0 ? (v - c->y0) / span : 0.5) *
+	return c->h - c->mb - chart_frac(v, c->y0, c->y1) *
 	    (c->h - c->mt - c->mb);
 }
 

@@ -789,6 +789,18 @@ out:
 	free(err);
 }
 
+/* A row of a job's facts: name, then the time *t, or else text escaped. */
+static void
+report_fact(FILE *f, const char *name, const char *text, const double *t)
+{
+	fprintf(f, "<tr><th>%s</th><td>", name);
+	if (t != NULL)
+		report_time(f, *t);
+	else
+		html_esc(f, text);
+	fputs("</td></tr>", f);
+}
+
 /* A job's facts: its state, cfg, input, tuner, trials and times. */
 static void
 report_job_facts(FILE *f, const struct store_job *j)
@@ -800,21 +812,15 @@ report_job_facts(FILE *f, const struct store_job *j)
 		html_esc(f, j->error);
 		fputs(")", f);
 	}
-	fputs("</td></tr><tr><th>cfg</th><td>", f);
-	html_esc(f, j->cfg_path);
-	fputs("</td></tr><tr><th>input</th><td>", f);
-	html_esc(f, j->mlir_path);
-	fputs("</td></tr><tr><th>tuner</th><td>", f);
-	html_esc(f, j->tuner);
-	fprintf(f, "</td></tr><tr><th>trials</th><td>%lld of %lld</td></tr>",
-	    (long long)j->trials_done, (long long)j->n_trial);
-	fputs("<tr><th>created</th><td>", f);
-	report_time(f, j->created);
-	fputs("</td></tr><tr><th>started</th><td>", f);
-	report_time(f, j->started);
-	fputs("</td></tr><tr><th>finished</th><td>", f);
-	report_time(f, j->finished);
 	fputs("</td></tr>", f);
+	report_fact(f, "cfg", j->cfg_path, NULL);
+	report_fact(f, "input", j->mlir_path, NULL);
+	report_fact(f, "tuner", j->tuner, NULL);
+	fprintf(f, "<tr><th>trials</th><td>%lld of %lld</td></tr>",
+	    (long long)j->trials_done, (long long)j->n_trial);
+	report_fact(f, "created", NULL, &j->created);
+	report_fact(f, "started", NULL, &j->started);
+	report_fact(f, "finished", NULL, &j->finished);
 }
 
 /* A job's target row: the CPU, backend, toolchain and GPU of its best rows. */
@@ -1660,16 +1666,10 @@ html_report_text(struct store *st, const struct html_opts *o, char **text,
 		fputs("<p>No trial in the store matches this selection.</p>\n", f);
 	report_script(f);
 	fputs("</body></html>\n", f);
-	if (fclose(f) != 0) {
-		f = NULL;
-		util_seterr(err, "writing the report failed");
-		goto out;
-	}
+	rc = util_memstream_close(f, &buf, text, "the report", err);
 	f = NULL;
-	*text = buf;
-	*len = blen;
-	buf = NULL;
-	rc = 0;
+	if (rc == 0)
+		*len = blen;
 out:
 	if (f != NULL)
 		fclose(f);

@@ -53,14 +53,19 @@ sched_cap(const struct job *c, const struct job_op *jo)
 static int64_t
 sched_round_trials(const struct cfg *cfg)
 {
-	const char *v = cfg_extra(cfg, "batch_size");
-	long long b;
-	char *end;
+	struct tuner_params tp;
+	const char **ek, **ev;
+	int *el;
+	int64_t b;
 
-	if (cfg->exec.executor != CFG_EXEC_BATCH || v == NULL)
+	if (cfg->exec.executor != CFG_EXEC_BATCH)
 		return JOB_ROUND_TRIALS;
-	b = strtoll(v, &end, 10);
-	if (*end != '\0' || b <= JOB_ROUND_TRIALS)
+	steps_tuner_params(cfg, &tp, &ek, &ev, &el);
+	b = tuner_batch(tuner_find(cfg->tuner), &tp);
+	free(ek);
+	free(ev);
+	free(el);
+	if (b <= JOB_ROUND_TRIALS)
 		return JOB_ROUND_TRIALS;
 	return b < STORE_ROUND_TRIALS_MAX ? b : STORE_ROUND_TRIALS_MAX;
 }

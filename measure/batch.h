@@ -92,5 +92,10 @@ void	 measure_batch_strv_free(char **);
  */
 int	 measure_batch_run(const char *dir, const char *self, char **err)
 	    __attribute__((warn_unused_result));
+/*
+ * A harness's --batch DIR: measure_batch_run with this very program as
+ * self, what went wrong on stderr after "prog: ". The exit code: 0, or 2.
+ */
+int	 measure_batch_main(const char *prog, const char *dir);
 
 #endif

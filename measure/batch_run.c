@@ -5,6 +5,7 @@
  * result. The results file is written whole at the end, atomically: one
  * line per manifest entry, then the end line with the manifest's sha256.
  */
+#include <errno.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
@@ -217,5 +218,24 @@ out:
 	free(gpu);
 	free(cpu);
 	free(abs);
+	return rc;
+}
+
+int
+measure_batch_main(const char *prog, const char *dir)
+{
+	char *self = realpath("/proc/self/exe", NULL), *err = NULL;
+	int rc = 0;
+
+	if (self == NULL) {
+		fprintf(stderr, "%s: /proc/self/exe: %s\n", prog, strerror(errno));
+		return 2;
+	}
+	if (measure_batch_run(dir, self, &err) != 0) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		rc = 2;
+	}
+	free(err);
+	free(self);
 	return rc;
 }

@@ -341,31 +341,6 @@ measure(int argc, char **argv, struct gpu_opts *o, struct gpu *g)
 	return worst ? 1 : 0;
 }
 
-/*
- * --batch DIR: every entry of a staged round (executor batch) measured
- * here, each a child of this harness with its deadline; DIR/results
- * written whole at the end. Exit 0, or 2 on a bad folder.
- */
-static int
-batch_main(const char *dir)
-{
-	char *self = realpath("/proc/self/exe", NULL), *err = NULL;
-	int rc = 0;
-
-	if (self == NULL) {
-		fprintf(stderr, "autosched-gpu-measure: /proc/self/exe: %s\n",
-		    strerror(errno));
-		return 2;
-	}
-	if (measure_batch_run(dir, self, &err) != 0) {
-		fprintf(stderr, "autosched-gpu-measure: %s\n", err);
-		rc = 2;
-	}
-	free(err);
-	free(self);
-	return rc;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -374,7 +349,7 @@ main(int argc, char **argv)
 	int rc;
 
 	if (argc == 3 && strcmp(argv[1], "--batch") == 0)
-		return batch_main(argv[2]);
+		return measure_batch_main("autosched-gpu-measure", argv[2]);
 	memset(&o, 0, sizeof o);
 	memset(&g, 0, sizeof g);
 	o.min_time = 0.2;

@@ -73,13 +73,7 @@ space_knob_name(enum knob k)
 int
 space_knob_lookup(const char *name)
 {
-	int k;
-
-	for (k = 0; k < KNOB_COUNT; k++) {
-		if (strcmp(knob_names[k], name) == 0)
-			return k;
-	}
-	return -1;
+	return util_name_index(knob_names, KNOB_COUNT, name);
 }
 
 const char *

@@ -8,6 +8,107 @@
 /* A new knob needs a new column, hence a migration: stop the build here. */
 _Static_assert(KNOB_COUNT == 14, "new knob: add a migration for its column");
 
+/*
+ * The text the versions share, each piece written once: the trials table
+ * of versions 1 and 2 (its columns before and after phase's CHECK, its
+ * indexes) and the parts of the best view that several of its versions
+ * hold alike (VIEW_CHOSEN and VIEW_CHOSEN_ORDER: a job's choice first,
+ * from version 7 on). A version's SQL is the same text as when released.
+ */
+#define TRIALS_COLUMNS_HEAD	\
+	"  id             INTEGER PRIMARY KEY,"	\
+	"  job_id         INTEGER REFERENCES jobs (id),"	\
+	"  op_id          INTEGER NOT NULL REFERENCES ops (id),"	\
+	"  target_id      INTEGER NOT NULL REFERENCES targets (id),"	\
+	"  phase          TEXT NOT NULL CHECK (phase IN"
+#define TRIALS_COLUMNS_TAIL	\
+	"  config_name    TEXT NOT NULL,"	\
+	"  tile_m         INTEGER NOT NULL DEFAULT 0,"	\
+	"  tile_n         INTEGER NOT NULL DEFAULT 0,"	\
+	"  tile_k         INTEGER NOT NULL DEFAULT 0,"	\
+	"  vector_m       INTEGER NOT NULL DEFAULT 0,"	\
+	"  vector_n       INTEGER NOT NULL DEFAULT 0,"	\
+	"  vector_k       INTEGER NOT NULL DEFAULT 0,"	\
+	"  threads        INTEGER NOT NULL DEFAULT 0,"	\
+	"  block_dim_x    INTEGER NOT NULL DEFAULT 0,"	\
+	"  block_dim_y    INTEGER NOT NULL DEFAULT 0,"	\
+	"  block_dim_z    INTEGER NOT NULL DEFAULT 0,"	\
+	"  pipeline_depth INTEGER NOT NULL DEFAULT 0,"	\
+	"  status         TEXT NOT NULL,"	\
+	"  runtime_ms     REAL,"	\
+	"  min_ms         REAL,"	\
+	"  max_ms         REAL,"	\
+	"  cv             REAL,"	\
+	"  reps           INTEGER NOT NULL DEFAULT 0,"	\
+	"  gflops         REAL,"	\
+	"  compile_s      REAL,"	\
+	"  measure_s      REAL,"	\
+	"  verified       INTEGER NOT NULL DEFAULT 0,"	\
+	"  max_err        REAL,"	\
+	"  artifact       TEXT NOT NULL DEFAULT '',"	\
+	"  error          TEXT,"	\
+	"  created        REAL NOT NULL"	\
+	");"
+#define TRIALS_INDEXES	\
+	/* Resume: "was this config of this op measured on this target?" */	\
+	"CREATE INDEX trials_resume ON trials (op_id, target_id, config_name, phase);"	\
+	/* Best per op and target, baseline and reference look-ups. */	\
+	"CREATE INDEX trials_best ON trials (op_id, target_id, phase, status, gflops);"	\
+	"CREATE INDEX trials_job ON trials (job_id, phase);"
+#define VIEW_VALID	\
+	" WITH valid AS ("	\
+	"  SELECT t.*, row_number() OVER (PARTITION BY t.job_id, t.op_id, t.target_id,"	\
+	"   t.phase, t.config_name ORDER BY t.gflops, t.id) AS mr,"	\
+	"  count(*) OVER (PARTITION BY t.job_id, t.op_id, t.target_id, t.phase,"
+#define VIEW_CHOSEN	\
+	"  EXISTS (SELECT 1 FROM choices ch WHERE ch.job_id = t.job_id"	\
+	"   AND ch.op_id = t.op_id AND ch.target_id = t.target_id"	\
+	"   AND ch.config_name = t.config_name) AS chosen"	\
+	"  FROM trials t WHERE t.status IN ('ok','unstable') AND (t.phase IN"	\
+	"   ('tune','confirm','final') OR (t.phase = 'baseline' AND EXISTS"	\
+	"   (SELECT 1 FROM choices ch WHERE ch.job_id = t.job_id"	\
+	"   AND ch.op_id = t.op_id AND ch.target_id = t.target_id"	\
+	"   AND ch.config_name = t.config_name)))),"
+#define VIEW_PER_JOB	\
+	" per_job AS ("	\
+	"  SELECT valid.*, row_number() OVER (PARTITION BY op_id, target_id, job_id"
+#define VIEW_CHOSEN_ORDER	\
+	"   ORDER BY chosen DESC, phase IN ('final','baseline') DESC,"	\
+	"   phase = 'confirm' DESC, gflops DESC, id DESC) AS jr"
+#define VIEW_RANKED	\
+	"  FROM valid WHERE phase = 'tune' OR mr = (mc + 1) / 2),"	\
+	" ranked AS ("	\
+	"  SELECT per_job.*, row_number() OVER (PARTITION BY op_id, target_id"	\
+	"   ORDER BY gflops DESC, id DESC) AS rn FROM per_job WHERE jr = 1)"	\
+	" SELECT o.name AS op, o.signature AS signature, g.cpu AS cpu,"	\
+	"  g.toolchain AS toolchain, g.backend AS backend,"	\
+	"  r.config_name AS config_name, r.phase AS phase, r.gflops AS gflops,"	\
+	"  r.runtime_ms AS runtime_ms, r.cv AS cv,"	\
+	"  r.tile_m, r.tile_n, r.tile_k, r.vector_m, r.vector_n, r.vector_k,"	\
+	"  r.threads, r.block_dim_x, r.block_dim_y, r.block_dim_z, r.pipeline_depth,"
+#define VIEW_BASELINE_MEAN	\
+	"  (SELECT avg(b.gflops) FROM trials b WHERE b.op_id = r.op_id"	\
+	"   AND b.target_id = r.target_id AND b.job_id IS r.job_id"	\
+	"   AND b.phase = 'baseline' AND b.threads = r.threads"	\
+	"   AND b.status IN ('ok','unstable')) AS baseline_gflops,"
+#define VIEW_REFERENCE_MEAN	\
+	"  (SELECT avg(b.gflops) FROM trials b WHERE b.op_id = r.op_id"	\
+	"   AND b.target_id = r.target_id AND b.job_id IS r.job_id"	\
+	"   AND b.phase = 'reference' AND b.threads = r.threads"	\
+	"   AND b.status IN ('ok','unstable')) AS reference_gflops,"
+#define VIEW_REFERENCE_LATEST	\
+	"  (SELECT b.gflops FROM trials b WHERE b.op_id = r.op_id"	\
+	"   AND b.target_id = r.target_id AND b.phase = 'reference' AND b.status IN ('ok','unstable')"	\
+	"   ORDER BY b.id DESC LIMIT 1) AS reference_gflops,"
+#define VIEW_TRIALS	\
+	"  (SELECT count(*) FROM trials c WHERE c.op_id = r.op_id"	\
+	"   AND c.target_id = r.target_id AND c.phase = 'tune') AS trials,"
+#define VIEW_FROM	\
+	"  r.job_id AS job_id, r.id AS trial_id, r.op_id AS op_id,"	\
+	"  r.target_id AS target_id"	\
+	" FROM ranked r JOIN ops o ON o.id = r.op_id"	\
+	" JOIN targets g ON g.id = r.target_id WHERE r.rn = 1;"
+
 static const char schema_v1[] =
 	"CREATE TABLE meta ("
 	"  key   TEXT PRIMARY KEY,"
@@ -64,44 +165,10 @@ static const char schema_v1[] =
 	");"
 
 	"CREATE TABLE trials ("
-	"  id             INTEGER PRIMARY KEY,"
-	"  job_id         INTEGER REFERENCES jobs (id),"
-	"  op_id          INTEGER NOT NULL REFERENCES ops (id),"
-	"  target_id      INTEGER NOT NULL REFERENCES targets (id),"
-	"  phase          TEXT NOT NULL CHECK (phase IN"
+	TRIALS_COLUMNS_HEAD
 	"                 ('baseline','tune','confirm','reference')),"
-	"  config_name    TEXT NOT NULL,"
-	"  tile_m         INTEGER NOT NULL DEFAULT 0,"
-	"  tile_n         INTEGER NOT NULL DEFAULT 0,"
-	"  tile_k         INTEGER NOT NULL DEFAULT 0,"
-	"  vector_m       INTEGER NOT NULL DEFAULT 0,"
-	"  vector_n       INTEGER NOT NULL DEFAULT 0,"
-	"  vector_k       INTEGER NOT NULL DEFAULT 0,"
-	"  threads        INTEGER NOT NULL DEFAULT 0,"
-	"  block_dim_x    INTEGER NOT NULL DEFAULT 0,"
-	"  block_dim_y    INTEGER NOT NULL DEFAULT 0,"
-	"  block_dim_z    INTEGER NOT NULL DEFAULT 0,"
-	"  pipeline_depth INTEGER NOT NULL DEFAULT 0,"
-	"  status         TEXT NOT NULL,"
-	"  runtime_ms     REAL,"
-	"  min_ms         REAL,"
-	"  max_ms         REAL,"
-	"  cv             REAL,"
-	"  reps           INTEGER NOT NULL DEFAULT 0,"
-	"  gflops         REAL,"
-	"  compile_s      REAL,"
-	"  measure_s      REAL,"
-	"  verified       INTEGER NOT NULL DEFAULT 0,"
-	"  max_err        REAL,"
-	"  artifact       TEXT NOT NULL DEFAULT '',"
-	"  error          TEXT,"
-	"  created        REAL NOT NULL"
-	");"
-	/* Resume: "was this config of this op measured on this target?" */
-	"CREATE INDEX trials_resume ON trials (op_id, target_id, config_name, phase);"
-	/* Best per op and target, baseline and reference look-ups. */
-	"CREATE INDEX trials_best ON trials (op_id, target_id, phase, status, gflops);"
-	"CREATE INDEX trials_job ON trials (job_id, phase);"
+	TRIALS_COLUMNS_TAIL
+	TRIALS_INDEXES
 
 	"CREATE TABLE job_log ("
 	"  id      INTEGER PRIMARY KEY,"
@@ -118,37 +185,18 @@ static const char schema_v1[] =
 	 * confirm figure; else the best tune figure; then the best across jobs.
 	 */
 	"CREATE VIEW best AS"
-	" WITH valid AS ("
-	"  SELECT t.*, row_number() OVER (PARTITION BY t.job_id, t.op_id, t.target_id,"
-	"   t.phase, t.config_name ORDER BY t.gflops, t.id) AS mr,"
-	"  count(*) OVER (PARTITION BY t.job_id, t.op_id, t.target_id, t.phase,"
+	VIEW_VALID
 	"   t.config_name) AS mc"
 	"  FROM trials t WHERE t.status IN ('ok','unstable') AND t.phase IN ('tune','confirm')),"
-	" per_job AS ("
-	"  SELECT valid.*, row_number() OVER (PARTITION BY op_id, target_id, job_id"
+	VIEW_PER_JOB
 	"   ORDER BY phase = 'confirm' DESC, gflops DESC, id DESC) AS jr"
-	"  FROM valid WHERE phase = 'tune' OR mr = (mc + 1) / 2),"
-	" ranked AS ("
-	"  SELECT per_job.*, row_number() OVER (PARTITION BY op_id, target_id"
-	"   ORDER BY gflops DESC, id DESC) AS rn FROM per_job WHERE jr = 1)"
-	" SELECT o.name AS op, o.signature AS signature, g.cpu AS cpu,"
-	"  g.toolchain AS toolchain, g.backend AS backend,"
-	"  r.config_name AS config_name, r.phase AS phase, r.gflops AS gflops,"
-	"  r.runtime_ms AS runtime_ms, r.cv AS cv,"
-	"  r.tile_m, r.tile_n, r.tile_k, r.vector_m, r.vector_n, r.vector_k,"
-	"  r.threads, r.block_dim_x, r.block_dim_y, r.block_dim_z, r.pipeline_depth,"
+	VIEW_RANKED
 	"  (SELECT b.gflops FROM trials b WHERE b.op_id = r.op_id"
 	"   AND b.target_id = r.target_id AND b.phase = 'baseline' AND b.status IN ('ok','unstable')"
 	"   ORDER BY b.id DESC LIMIT 1) AS baseline_gflops,"
-	"  (SELECT b.gflops FROM trials b WHERE b.op_id = r.op_id"
-	"   AND b.target_id = r.target_id AND b.phase = 'reference' AND b.status IN ('ok','unstable')"
-	"   ORDER BY b.id DESC LIMIT 1) AS reference_gflops,"
-	"  (SELECT count(*) FROM trials c WHERE c.op_id = r.op_id"
-	"   AND c.target_id = r.target_id AND c.phase = 'tune') AS trials,"
-	"  r.job_id AS job_id, r.id AS trial_id, r.op_id AS op_id,"
-	"  r.target_id AS target_id"
-	" FROM ranked r JOIN ops o ON o.id = r.op_id"
-	" JOIN targets g ON g.id = r.target_id WHERE r.rn = 1;";
+	VIEW_REFERENCE_LATEST
+	VIEW_TRIALS
+	VIEW_FROM;
 
 
 /*
@@ -162,81 +210,28 @@ static const char schema_v1[] =
 static const char schema_v2[] =
 	"DROP VIEW best;"
 	"CREATE TABLE trials_v2 ("
-	"  id             INTEGER PRIMARY KEY,"
-	"  job_id         INTEGER REFERENCES jobs (id),"
-	"  op_id          INTEGER NOT NULL REFERENCES ops (id),"
-	"  target_id      INTEGER NOT NULL REFERENCES targets (id),"
-	"  phase          TEXT NOT NULL CHECK (phase IN"
+	TRIALS_COLUMNS_HEAD
 	"                 ('baseline','tune','confirm','final','noise','reference')),"
-	"  config_name    TEXT NOT NULL,"
-	"  tile_m         INTEGER NOT NULL DEFAULT 0,"
-	"  tile_n         INTEGER NOT NULL DEFAULT 0,"
-	"  tile_k         INTEGER NOT NULL DEFAULT 0,"
-	"  vector_m       INTEGER NOT NULL DEFAULT 0,"
-	"  vector_n       INTEGER NOT NULL DEFAULT 0,"
-	"  vector_k       INTEGER NOT NULL DEFAULT 0,"
-	"  threads        INTEGER NOT NULL DEFAULT 0,"
-	"  block_dim_x    INTEGER NOT NULL DEFAULT 0,"
-	"  block_dim_y    INTEGER NOT NULL DEFAULT 0,"
-	"  block_dim_z    INTEGER NOT NULL DEFAULT 0,"
-	"  pipeline_depth INTEGER NOT NULL DEFAULT 0,"
-	"  status         TEXT NOT NULL,"
-	"  runtime_ms     REAL,"
-	"  min_ms         REAL,"
-	"  max_ms         REAL,"
-	"  cv             REAL,"
-	"  reps           INTEGER NOT NULL DEFAULT 0,"
-	"  gflops         REAL,"
-	"  compile_s      REAL,"
-	"  measure_s      REAL,"
-	"  verified       INTEGER NOT NULL DEFAULT 0,"
-	"  max_err        REAL,"
-	"  artifact       TEXT NOT NULL DEFAULT '',"
-	"  error          TEXT,"
-	"  created        REAL NOT NULL"
-	");"
+	TRIALS_COLUMNS_TAIL
 	"INSERT INTO trials_v2 SELECT * FROM trials;"
 	"DROP TABLE trials;"
 	"ALTER TABLE trials_v2 RENAME TO trials;"
-	/* Resume: "was this config of this op measured on this target?" */
-	"CREATE INDEX trials_resume ON trials (op_id, target_id, config_name, phase);"
-	/* Best per op and target, baseline and reference look-ups. */
-	"CREATE INDEX trials_best ON trials (op_id, target_id, phase, status, gflops);"
-	"CREATE INDEX trials_job ON trials (job_id, phase);"
+	TRIALS_INDEXES
 
 	"CREATE VIEW best AS"
-	" WITH valid AS ("
-	"  SELECT t.*, row_number() OVER (PARTITION BY t.job_id, t.op_id, t.target_id,"
-	"   t.phase, t.config_name ORDER BY t.gflops, t.id) AS mr,"
-	"  count(*) OVER (PARTITION BY t.job_id, t.op_id, t.target_id, t.phase,"
+	VIEW_VALID
 	"   t.config_name) AS mc"
 	"  FROM trials t WHERE t.status IN ('ok','unstable') AND t.phase IN ('tune','confirm','final')),"
-	" per_job AS ("
-	"  SELECT valid.*, row_number() OVER (PARTITION BY op_id, target_id, job_id"
+	VIEW_PER_JOB
 	"   ORDER BY phase = 'final' DESC, phase = 'confirm' DESC, gflops DESC, id DESC) AS jr"
-	"  FROM valid WHERE phase = 'tune' OR mr = (mc + 1) / 2),"
-	" ranked AS ("
-	"  SELECT per_job.*, row_number() OVER (PARTITION BY op_id, target_id"
-	"   ORDER BY gflops DESC, id DESC) AS rn FROM per_job WHERE jr = 1)"
-	" SELECT o.name AS op, o.signature AS signature, g.cpu AS cpu,"
-	"  g.toolchain AS toolchain, g.backend AS backend,"
-	"  r.config_name AS config_name, r.phase AS phase, r.gflops AS gflops,"
-	"  r.runtime_ms AS runtime_ms, r.cv AS cv,"
-	"  r.tile_m, r.tile_n, r.tile_k, r.vector_m, r.vector_n, r.vector_k,"
-	"  r.threads, r.block_dim_x, r.block_dim_y, r.block_dim_z, r.pipeline_depth,"
+	VIEW_RANKED
 	"  (SELECT b.gflops FROM trials b WHERE b.op_id = r.op_id"
 	"   AND b.target_id = r.target_id AND b.phase = 'baseline' AND b.threads = r.threads"
 	"   AND b.status IN ('ok','unstable')"
 	"   ORDER BY b.id DESC LIMIT 1) AS baseline_gflops,"
-	"  (SELECT b.gflops FROM trials b WHERE b.op_id = r.op_id"
-	"   AND b.target_id = r.target_id AND b.phase = 'reference' AND b.status IN ('ok','unstable')"
-	"   ORDER BY b.id DESC LIMIT 1) AS reference_gflops,"
-	"  (SELECT count(*) FROM trials c WHERE c.op_id = r.op_id"
-	"   AND c.target_id = r.target_id AND c.phase = 'tune') AS trials,"
-	"  r.job_id AS job_id, r.id AS trial_id, r.op_id AS op_id,"
-	"  r.target_id AS target_id"
-	" FROM ranked r JOIN ops o ON o.id = r.op_id"
-	" JOIN targets g ON g.id = r.target_id WHERE r.rn = 1;";
+	VIEW_REFERENCE_LATEST
+	VIEW_TRIALS
+	VIEW_FROM;
 
 /*
  * Version 3: which reference checked a trial, which routine a reference
@@ -268,42 +263,19 @@ static const char schema_v4[] =
  * pipeline_depth: KNOBS_AFTER, "" for 5).
  */
 #define SCHEMA_BEST_VIEW(KNOBS_AFTER)					\
-	"DROP VIEW best;"							\
+	"DROP VIEW best;"	\
 	"CREATE VIEW best AS"	\
-	" WITH valid AS ("	\
-	"  SELECT t.*, row_number() OVER (PARTITION BY t.job_id, t.op_id, t.target_id,"	\
-	"   t.phase, t.config_name ORDER BY t.gflops, t.id) AS mr,"	\
-	"  count(*) OVER (PARTITION BY t.job_id, t.op_id, t.target_id, t.phase,"	\
+	VIEW_VALID	\
 	"   t.config_name) AS mc"	\
 	"  FROM trials t WHERE t.status IN ('ok','unstable') AND t.phase IN ('tune','confirm','final')),"	\
-	" per_job AS ("	\
-	"  SELECT valid.*, row_number() OVER (PARTITION BY op_id, target_id, job_id"	\
+	VIEW_PER_JOB	\
 	"   ORDER BY phase = 'final' DESC, phase = 'confirm' DESC, gflops DESC, id DESC) AS jr"	\
-	"  FROM valid WHERE phase = 'tune' OR mr = (mc + 1) / 2),"	\
-	" ranked AS ("	\
-	"  SELECT per_job.*, row_number() OVER (PARTITION BY op_id, target_id"	\
-	"   ORDER BY gflops DESC, id DESC) AS rn FROM per_job WHERE jr = 1)"	\
-	" SELECT o.name AS op, o.signature AS signature, g.cpu AS cpu,"	\
-	"  g.toolchain AS toolchain, g.backend AS backend,"	\
-	"  r.config_name AS config_name, r.phase AS phase, r.gflops AS gflops,"	\
-	"  r.runtime_ms AS runtime_ms, r.cv AS cv,"	\
-	"  r.tile_m, r.tile_n, r.tile_k, r.vector_m, r.vector_n, r.vector_k,"	\
-	"  r.threads, r.block_dim_x, r.block_dim_y, r.block_dim_z, r.pipeline_depth,"	\
+	VIEW_RANKED	\
 	KNOBS_AFTER								\
-	"  (SELECT avg(b.gflops) FROM trials b WHERE b.op_id = r.op_id"	\
-	"   AND b.target_id = r.target_id AND b.job_id IS r.job_id"	\
-	"   AND b.phase = 'baseline' AND b.threads = r.threads"	\
-	"   AND b.status IN ('ok','unstable')) AS baseline_gflops,"	\
-	"  (SELECT avg(b.gflops) FROM trials b WHERE b.op_id = r.op_id"	\
-	"   AND b.target_id = r.target_id AND b.job_id IS r.job_id"	\
-	"   AND b.phase = 'reference' AND b.threads = r.threads"	\
-	"   AND b.status IN ('ok','unstable')) AS reference_gflops,"	\
-	"  (SELECT count(*) FROM trials c WHERE c.op_id = r.op_id"	\
-	"   AND c.target_id = r.target_id AND c.phase = 'tune') AS trials,"	\
-	"  r.job_id AS job_id, r.id AS trial_id, r.op_id AS op_id,"	\
-	"  r.target_id AS target_id"	\
-	" FROM ranked r JOIN ops o ON o.id = r.op_id"	\
-	" JOIN targets g ON g.id = r.target_id WHERE r.rn = 1;"
+	VIEW_BASELINE_MEAN	\
+	VIEW_REFERENCE_MEAN	\
+	VIEW_TRIALS	\
+	VIEW_FROM
 
 /*
  * Version 5: the view's baseline and reference are the mean of the winning
@@ -372,49 +344,18 @@ static const char schema_v7[] =
 	"CREATE INDEX choices_job ON choices (job_id, op_id, target_id);"
 	"DROP VIEW best;"
 	"CREATE VIEW best AS"
-	" WITH valid AS ("
-	"  SELECT t.*, row_number() OVER (PARTITION BY t.job_id, t.op_id, t.target_id,"
-	"   t.phase, t.config_name ORDER BY t.gflops, t.id) AS mr,"
-	"  count(*) OVER (PARTITION BY t.job_id, t.op_id, t.target_id, t.phase,"
+	VIEW_VALID
 	"   t.config_name) AS mc,"
-	"  EXISTS (SELECT 1 FROM choices ch WHERE ch.job_id = t.job_id"
-	"   AND ch.op_id = t.op_id AND ch.target_id = t.target_id"
-	"   AND ch.config_name = t.config_name) AS chosen"
-	"  FROM trials t WHERE t.status IN ('ok','unstable') AND (t.phase IN"
-	"   ('tune','confirm','final') OR (t.phase = 'baseline' AND EXISTS"
-	"   (SELECT 1 FROM choices ch WHERE ch.job_id = t.job_id"
-	"   AND ch.op_id = t.op_id AND ch.target_id = t.target_id"
-	"   AND ch.config_name = t.config_name)))),"
-	" per_job AS ("
-	"  SELECT valid.*, row_number() OVER (PARTITION BY op_id, target_id, job_id"
-	"   ORDER BY chosen DESC, phase IN ('final','baseline') DESC,"
-	"   phase = 'confirm' DESC, gflops DESC, id DESC) AS jr"
-	"  FROM valid WHERE phase = 'tune' OR mr = (mc + 1) / 2),"
-	" ranked AS ("
-	"  SELECT per_job.*, row_number() OVER (PARTITION BY op_id, target_id"
-	"   ORDER BY gflops DESC, id DESC) AS rn FROM per_job WHERE jr = 1)"
-	" SELECT o.name AS op, o.signature AS signature, g.cpu AS cpu,"
-	"  g.toolchain AS toolchain, g.backend AS backend,"
-	"  r.config_name AS config_name, r.phase AS phase, r.gflops AS gflops,"
-	"  r.runtime_ms AS runtime_ms, r.cv AS cv,"
-	"  r.tile_m, r.tile_n, r.tile_k, r.vector_m, r.vector_n, r.vector_k,"
-	"  r.threads, r.block_dim_x, r.block_dim_y, r.block_dim_z, r.pipeline_depth,"
+	VIEW_CHOSEN
+	VIEW_PER_JOB
+	VIEW_CHOSEN_ORDER
+	VIEW_RANKED
 	"  r.pack_b,"
-	"  (SELECT avg(b.gflops) FROM trials b WHERE b.op_id = r.op_id"
-	"   AND b.target_id = r.target_id AND b.job_id IS r.job_id"
-	"   AND b.phase = 'baseline' AND b.threads = r.threads"
-	"   AND b.status IN ('ok','unstable')) AS baseline_gflops,"
-	"  (SELECT avg(b.gflops) FROM trials b WHERE b.op_id = r.op_id"
-	"   AND b.target_id = r.target_id AND b.job_id IS r.job_id"
-	"   AND b.phase = 'reference' AND b.threads = r.threads"
-	"   AND b.status IN ('ok','unstable')) AS reference_gflops,"
-	"  (SELECT count(*) FROM trials c WHERE c.op_id = r.op_id"
-	"   AND c.target_id = r.target_id AND c.phase = 'tune') AS trials,"
+	VIEW_BASELINE_MEAN
+	VIEW_REFERENCE_MEAN
+	VIEW_TRIALS
 	"  r.chosen AS chosen,"
-	"  r.job_id AS job_id, r.id AS trial_id, r.op_id AS op_id,"
-	"  r.target_id AS target_id"
-	" FROM ranked r JOIN ops o ON o.id = r.op_id"
-	" JOIN targets g ON g.id = r.target_id WHERE r.rn = 1;";
+	VIEW_FROM;
 
 /*
  * The best view of versions 8 to 10 (9 and 10 add knob columns after
@@ -423,40 +364,16 @@ static const char schema_v7[] =
 #define SCHEMA_BEST_VIEW_GPU(KNOBS_AFTER)					\
 	"DROP VIEW best;"	\
 	"CREATE VIEW best AS"	\
-	" WITH valid AS ("	\
-	"  SELECT t.*, row_number() OVER (PARTITION BY t.job_id, t.op_id, t.target_id,"	\
-	"   t.phase, t.config_name ORDER BY t.gflops, t.id) AS mr,"	\
-	"  count(*) OVER (PARTITION BY t.job_id, t.op_id, t.target_id, t.phase,"	\
+	VIEW_VALID	\
 	"   t.config_name) AS mc,"	\
-	"  EXISTS (SELECT 1 FROM choices ch WHERE ch.job_id = t.job_id"	\
-	"   AND ch.op_id = t.op_id AND ch.target_id = t.target_id"	\
-	"   AND ch.config_name = t.config_name) AS chosen"	\
-	"  FROM trials t WHERE t.status IN ('ok','unstable') AND (t.phase IN"	\
-	"   ('tune','confirm','final') OR (t.phase = 'baseline' AND EXISTS"	\
-	"   (SELECT 1 FROM choices ch WHERE ch.job_id = t.job_id"	\
-	"   AND ch.op_id = t.op_id AND ch.target_id = t.target_id"	\
-	"   AND ch.config_name = t.config_name)))),"	\
-	" per_job AS ("	\
-	"  SELECT valid.*, row_number() OVER (PARTITION BY op_id, target_id, job_id"	\
-	"   ORDER BY chosen DESC, phase IN ('final','baseline') DESC,"	\
-	"   phase = 'confirm' DESC, gflops DESC, id DESC) AS jr"	\
-	"  FROM valid WHERE phase = 'tune' OR mr = (mc + 1) / 2),"	\
-	" ranked AS ("	\
-	"  SELECT per_job.*, row_number() OVER (PARTITION BY op_id, target_id"	\
-	"   ORDER BY gflops DESC, id DESC) AS rn FROM per_job WHERE jr = 1)"	\
-	" SELECT o.name AS op, o.signature AS signature, g.cpu AS cpu,"	\
-	"  g.toolchain AS toolchain, g.backend AS backend,"	\
-	"  r.config_name AS config_name, r.phase AS phase, r.gflops AS gflops,"	\
-	"  r.runtime_ms AS runtime_ms, r.cv AS cv,"	\
-	"  r.tile_m, r.tile_n, r.tile_k, r.vector_m, r.vector_n, r.vector_k,"	\
-	"  r.threads, r.block_dim_x, r.block_dim_y, r.block_dim_z, r.pipeline_depth,"	\
+	VIEW_CHOSEN	\
+	VIEW_PER_JOB	\
+	VIEW_CHOSEN_ORDER	\
+	VIEW_RANKED	\
 	KNOBS_AFTER								\
 	"  r.gpu AS gpu, r.sm_mhz AS sm_mhz, r.mem_mhz AS mem_mhz,"	\
 	"  r.temp_c AS temp_c,"	\
-	"  (SELECT avg(b.gflops) FROM trials b WHERE b.op_id = r.op_id"	\
-	"   AND b.target_id = r.target_id AND b.job_id IS r.job_id"	\
-	"   AND b.phase = 'baseline' AND b.threads = r.threads"	\
-	"   AND b.status IN ('ok','unstable')) AS baseline_gflops,"	\
+	VIEW_BASELINE_MEAN	\
 	"  (SELECT avg(b.gflops) FROM trials b WHERE b.op_id = r.op_id"	\
 	"   AND b.target_id = r.target_id AND b.job_id IS r.job_id"	\
 	"   AND b.phase = 'reference' AND max(b.threads, 1) = max(r.threads, 1)"	\
@@ -465,13 +382,9 @@ static const char schema_v7[] =
 	"   AND b.target_id = r.target_id AND b.job_id IS r.job_id"	\
 	"   AND b.phase = 'reference' AND max(b.threads, 1) = max(r.threads, 1)"	\
 	"   AND b.status IN ('ok','unstable')) AS peak_gflops,"	\
-	"  (SELECT count(*) FROM trials c WHERE c.op_id = r.op_id"	\
-	"   AND c.target_id = r.target_id AND c.phase = 'tune') AS trials,"	\
+	VIEW_TRIALS	\
 	"  r.chosen AS chosen,"	\
-	"  r.job_id AS job_id, r.id AS trial_id, r.op_id AS op_id,"	\
-	"  r.target_id AS target_id"	\
-	" FROM ranked r JOIN ops o ON o.id = r.op_id"	\
-	" JOIN targets g ON g.id = r.target_id WHERE r.rn = 1;"
+	VIEW_FROM
 
 /*
  * Version 8: what a GPU trial was measured on and against (issue 33): the

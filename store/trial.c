@@ -109,22 +109,26 @@ gpu_column_int(sqlite3_stmt *st, int col)
 	return v >= 0 && v <= INT32_MAX ? (int)v : -1;
 }
 
+/* Text column col into buf of len bytes ("" for NULL), cut to fit. */
+static void
+column_copy(sqlite3_stmt *st, int col, char *buf, size_t len)
+{
+	const char *text = (const char *)sqlite3_column_text(st, col);
+
+	snprintf(buf, len, "%s", text ? text : "");
+}
+
 /* The GPU's columns (NULL in CPU rows and rows before version 8: "", 0). */
 static void
 gpu_from_row(sqlite3_stmt *st, int col, struct trial_result *r)
 {
-	const char	*text;
-
-	text = (const char *)sqlite3_column_text(st, col);
-	snprintf(r->gpu, sizeof r->gpu, "%s", text ? text : "");
+	column_copy(st, col, r->gpu, sizeof r->gpu);
 	r->sm_mhz = gpu_column_int(st, col + 1);
 	r->mem_mhz = gpu_column_int(st, col + 2);
 	r->temp_c = gpu_column_int(st, col + 3);
 	r->power_w = gpu_column_int(st, col + 4);
 	r->peak_gflops = store_column_num(st, col + 5);
-	text = (const char *)sqlite3_column_text(st, col + 6);
-	snprintf(r->peak_routine, sizeof r->peak_routine, "%s",
-	    text ? text : "");
+	column_copy(st, col + 6, r->peak_routine, sizeof r->peak_routine);
 }
 
 /* Bind the GPU's columns from i on: "" and 0 (not known) as NULL. */
@@ -163,7 +167,7 @@ gpu_bind(sqlite3_stmt *st, int i, const char *phase,
 static void
 result_from_row(sqlite3_stmt *st, int col, struct trial_result *r, int copy)
 {
-	const char	*status, *artifact, *error, *text;
+	const char	*status, *error;
 	int		 s, c;
 
 	memset(r, 0, sizeof *r);
@@ -180,16 +184,12 @@ result_from_row(sqlite3_stmt *st, int col, struct trial_result *r, int copy)
 	r->measure_s = store_column_num(st, col + 8);
 	r->verified = sqlite3_column_int(st, col + 9);
 	r->max_err = store_column_num(st, col + 10);
-	artifact = (const char *)sqlite3_column_text(st, col + 11);
-	if (artifact != NULL)
-		snprintf(r->artifact, sizeof r->artifact, "%s", artifact);
+	column_copy(st, col + 11, r->artifact, sizeof r->artifact);
 	error = (const char *)sqlite3_column_text(st, col + 12);
 	if (error != NULL)
 		r->error = copy ? xstrdup(error) : (char *)error;
-	text = (const char *)sqlite3_column_text(st, col + 13);
-	snprintf(r->checked_by, sizeof r->checked_by, "%s", text ? text : "");
-	text = (const char *)sqlite3_column_text(st, col + 14);
-	snprintf(r->ref_routine, sizeof r->ref_routine, "%s", text ? text : "");
+	column_copy(st, col + 13, r->checked_by, sizeof r->checked_by);
+	column_copy(st, col + 14, r->ref_routine, sizeof r->ref_routine);
 	r->ref_same_precision = sqlite3_column_int(st, col + 15);
 	r->reps_dropped = sqlite3_column_int(st, col + 16);
 	for (c = 0; c < TRIAL_CTR_COUNT; c++) {
@@ -198,8 +198,7 @@ result_from_row(sqlite3_stmt *st, int col, struct trial_result *r, int copy)
 		r->counters[c] = sqlite3_column_int64(st, col + 17 + c);
 		r->counters_have |= 1u << c;
 	}
-	text = (const char *)sqlite3_column_text(st, col + 17 + TRIAL_CTR_COUNT);
-	snprintf(r->host, sizeof r->host, "%s", text ? text : "");
+	column_copy(st, col + 17 + TRIAL_CTR_COUNT, r->host, sizeof r->host);
 	gpu_from_row(st, col + 18 + TRIAL_CTR_COUNT, r);
 }
 

@@ -87,6 +87,12 @@ tuner_overhead(struct tuner *t)
 	return t->ops->overhead != NULL ? t->ops->overhead(t->priv) : 0;
 }
 
+int64_t
+tuner_batch(const struct tuner_ops *ops, const struct tuner_params *p)
+{
+	return ops != NULL && ops->batch != NULL ? ops->batch(p) : 0;
+}
+
 void
 tuner_destroy(struct tuner *t)
 {

@@ -53,6 +53,11 @@ struct tuner_ops {
 	void		(*transfer)(void *priv, const struct tuner_record *, size_t n);
 	/* Seconds spent in the tuner's own work since the last call (NULL = 0). */
 	double		(*overhead)(void *priv);
+	/*
+	 * The configs it proposes between two learnings as the settings fix
+	 * them (xgboost's batch_size); 0 = its own choice (NULL = always 0).
+	 */
+	int64_t		(*batch)(const struct tuner_params *);
 	void		(*destroy)(void *priv);
 };
 
@@ -78,6 +83,8 @@ void	 tuner_update(struct tuner *, const uint64_t *idx,
 	    const struct trial_result *res, size_t n);
 void	 tuner_transfer(struct tuner *, const struct tuner_record *, size_t n);
 double	 tuner_overhead(struct tuner *);
+/* The ops' batch for p (0 where the settings leave it to the tuner). */
+int64_t	 tuner_batch(const struct tuner_ops *, const struct tuner_params *p);
 void	 tuner_destroy(struct tuner *);
 
 /* Deterministic PRNG (splitmix64 / xoshiro256**) shared by the tuners. */

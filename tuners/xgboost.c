@@ -161,6 +161,15 @@ xgboost_parse(const struct tuner_params *p, struct xgboost_opts *o, char **err)
 	return 0;
 }
 
+/* batch_size as p sets it; 0 where it does not (or not to a count). */
+static int64_t
+xgboost_batch(const struct tuner_params *p)
+{
+	struct xgboost_opts o;
+
+	return xgboost_parse(p, &o, NULL) == 0 ? o.batch_size : 0;
+}
+
 static int
 xgboost_create(const struct tuner_params *p, const struct op_desc *op,
     const struct space *s, void **priv, char **err)
@@ -828,5 +837,6 @@ const struct tuner_ops tuner_xgboost_ops = {
 	.update = xgboost_update,
 	.transfer = xgboost_transfer,
 	.overhead = xgboost_overhead,
+	.batch = xgboost_batch,
 	.destroy = xgboost_destroy,
 };

@@ -441,6 +441,19 @@ util_stdout_put(const char *s)
 }
 
 int
+util_memstream_close(FILE *f, char **buf, char **text, const char *what,
+    char **err)
+{
+	if (fclose(f) != 0) {
+		util_seterr(err, "writing %s failed", what);
+		return -1;
+	}
+	*text = *buf;
+	*buf = NULL;
+	return 0;
+}
+
+int
 util_stdout_close(void)
 {
 	int bad = ferror(stdout) != 0, e = util_stdout_errno;

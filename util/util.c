@@ -292,6 +292,18 @@ util_wall(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+int
+util_name_index(const char *const *names, size_t n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n && names[i] != NULL; i++) {
+		if (strcmp(names[i], name) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
 size_t
 util_edit_distance(const char *a, const char *b)
 {

@@ -110,6 +110,13 @@ int	 util_stdout_close(void);
  * with it the errno that says why). 0 or -1.
  */
 int	 util_stdout_put(const char *s);
+/*
+ * Close f, a stream open_memstream(3) opened on *buf: 0 with the text moved
+ * to *text (caller frees; *buf NULL), or -1 with *err ("writing WHAT
+ * failed") when a write failed, *buf then still the caller's to free.
+ */
+int	 util_memstream_close(FILE *f, char **buf, char **text,
+	    const char *what, char **err) WUR;
 
 /* Create a folder and its parents (mode 0755). 0 or -1 with *err. */
 int	 util_mkdirs(const char *path, char **err) WUR;
@@ -230,6 +237,8 @@ double	 util_wall(void);
 
 /* Levenshtein distance, for "did you mean" suggestions. */
 size_t	 util_edit_distance(const char *, const char *);
+/* The index of name in names[0..n) (a NULL entry ends them sooner); -1 if none. */
+int	 util_name_index(const char *const *names, size_t n, const char *name);
 
 /* Number of CPUs this process may run on. */
 int	 util_ncpus(void);

@@ -120,38 +120,38 @@ iree_dispatch_with(const char *dispatch, const char *attr)
 	    dispatch, attr, end);
 }
 
-char *
-iree_config_read(const char *text)
+/*
+ * The attribute "KEY<...>" in text, up to its end (its angle brackets
+ * balanced); NULL if text has none. Caller frees.
+ */
+static char *
+config_attr(const char *text, const char *key)
 {
-	const char *lc = strstr(text, "lowering_config = "), *ti;
-	char *l = NULL, *t = NULL, *out;
+	const char *s = strstr(text, key);
 	size_t n;
-	int depth;
+	int depth = 0;
 
-	ti = strstr(text, "translation_info = ");
-	if (lc == NULL)
+	if (s == NULL)
 		return NULL;
-	/* Up to the end of the attribute: its angle brackets balanced. */
-	for (n = 18, depth = 0; lc[n] != '\0'; n++) {
-		if (lc[n] == '<')
+	for (n = strlen(key); s[n] != '\0'; n++) {
+		if (s[n] == '<')
 			depth++;
-		else if (lc[n] == '>' && --depth == 0) {
+		else if (s[n] == '>' && --depth == 0) {
 			n++;
 			break;
 		}
 	}
-	l = xstrndup(lc, n);
-	if (ti != NULL) {
-		for (n = 19, depth = 0; ti[n] != '\0'; n++) {
-			if (ti[n] == '<')
-				depth++;
-			else if (ti[n] == '>' && --depth == 0) {
-				n++;
-				break;
-			}
-		}
-		t = xstrndup(ti, n);
-	}
+	return xstrndup(s, n);
+}
+
+char *
+iree_config_read(const char *text)
+{
+	char *l, *t, *out;
+
+	if ((l = config_attr(text, "lowering_config = ")) == NULL)
+		return NULL;
+	t = config_attr(text, "translation_info = ");
 	out = xasprintf("%s%s%s", l, t ? ", " : "", t ? t : "");
 	free(l);
 	free(t);

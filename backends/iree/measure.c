@@ -117,6 +117,26 @@ data_cached(const char *dir)
 	return j;
 }
 
+/* Remove the scratch folder tmp of data_run: only the files it writes. */
+static void
+data_scratch_remove(const char *tmp)
+{
+	static const char *const f[] = { "check_lhs", "check_rhs",
+	    "check_acc", "time_lhs", "time_rhs", "time_acc" };
+	char *p;
+	size_t i;
+
+	for (i = 0; i < sizeof f / sizeof f[0] * 2; i++) {
+		p = xasprintf("%s/%s.%s", tmp, f[i / 2], i % 2 ? "bin" : "npy");
+		unlink(p);
+		free(p);
+	}
+	p = util_path_join(tmp, "result.json");
+	unlink(p);
+	free(p);
+	rmdir(tmp);
+}
+
 /*
  * Make the op's data in the new folder tmp with the harness, its result
  * line kept in tmp/result.json. The line, or NULL with *err.
@@ -129,12 +149,8 @@ data_run(struct backend *be, const struct op_args *a, const char *tmp,
 	char *line, *probe;
 	json_t *j = NULL;
 
-	if (util_mkdirs(tmp, err) != 0)
+	if (backend_cache_scratch(tmp, data_scratch_remove, err) != 0)
 		return NULL;
-	if (chmod(tmp, 0755) != 0) {
-		util_seterr(err, "%s: %s", tmp, strerror(errno));
-		return NULL;
-	}
 	if (harness_run(be, "--npy-inputs", tmp, a, be->params.verify, &pr,
 	    err) != 0)
 		return NULL;
@@ -156,24 +172,6 @@ data_run(struct backend *be, const struct op_args *a, const char *tmp,
 	return j;
 }
 
-/* Remove the folder tmp of a failed data_run: only the files it writes. */
-static void
-data_scratch_remove(const char *tmp)
-{
-	static const char *const f[] = { "check_lhs", "check_rhs",
-	    "check_acc", "time_lhs", "time_rhs", "time_acc" };
-	size_t i;
-
-	for (i = 0; i < sizeof f / sizeof f[0] * 2; i++) {
-		char *p = xasprintf("%s/%s.%s", tmp, f[i / 2],
-		    i % 2 ? "bin" : "npy");
-
-		unlink(p);
-		free(p);
-	}
-	rmdir(tmp);
-}
-
 /*
  * The op's data folder: work_dir/data-HASH holding check_*.npy (when the
  * op can be checked) and time_*.npy, made once by the harness. 0, or -1
@@ -183,13 +181,16 @@ static int
 data_make(struct backend *be, char **err)
 {
 	struct op_args a;
-	char *key, hash[17], *dir, *tmp = NULL, why[128];
+	static const char *const none[] = { NULL };
+	struct trial_result res;
+	char *key, hash[17], *dir, *tmp = NULL;
 	json_t *j;
 	const char *nv;
 	int rc = -1;
 
 	if (be->data_dir != NULL)
 		return 0;
+	memset(&res, 0, sizeof res);
 	op_args(be, &a);
 	key = xasprintf("%s %s %s %s %s verify %d", a.shape, a.types, a.trans,
 	    a.batched, a.seed, be->params.verify);
@@ -200,10 +201,10 @@ data_make(struct backend *be, char **err)
 		tmp = backend_side_name(dir, "tmp");
 		if ((j = data_run(be, &a, tmp, err)) == NULL)
 			goto out;
-		if (rename(tmp, dir) != 0 &&
-		    util_trusted(dir, 1, why, sizeof why) != 0) {
-			util_seterr(err, "iree: cannot move %s to %s: %s", tmp,
-			    dir, strerror(errno));
+		if (backend_cache_commit("iree", be->work_dir, tmp, dir, none,
+		    dir, data_scratch_remove, &res) != 0) {
+			util_seterr(err, "iree: %s", res.error);
+			trial_result_clear(&res);
 			goto out;
 		}
 	}

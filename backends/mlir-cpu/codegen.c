@@ -231,6 +231,25 @@ gen_split(struct gen *g, const char *in, int d, int64_t size, int64_t at,
 }
 
 /*
+ * Split the part in of sizes w along dim d after `at` elements (gen_split)
+ * and go on with each of the two parts: next(g, part, its sizes, from).
+ */
+static void
+gen_cut(struct gen *g, const char *in, const int64_t w[3], int d, int64_t at,
+    const char *why, void (*next)(struct gen *, const char *,
+    const int64_t[3], int), int from)
+{
+	int64_t wa[3] = { w[0], w[1], w[2] }, wb[3] = { w[0], w[1], w[2] };
+	char a[32], b[32];
+
+	gen_split(g, in, d, w[d], at, why, a, b, sizeof a);
+	wa[d] = at;
+	wb[d] = w[d] - at;
+	next(g, a, wa, from);
+	next(g, b, wb, from);
+}
+
+/*
  * The pack_transpose (or no-op) step that moves the outer dims of B's
  * packed layout to [batch][n][k] so that a register-tile panel is
  * contiguous along K. It is needed when K is stored before N (B not
@@ -413,25 +432,14 @@ gen_leaf(struct gen *g, const char *in, const int64_t w[3])
 static void
 gen_reg_split(struct gen *g, const char *in, const int64_t w[3], int d)
 {
-	int64_t v, main;
-	char a[32], b[32];
+	int64_t v;
 
 	for (; d < 3; d++) {
 		v = g->c->v[KNOB_VECTOR_M + d];
 		if (d == 0 || v >= w[d] || w[d] % v == 0)
 			continue;
-		main = w[d] / v * v;
-		gen_split(g, in, d, w[d], main, "register tiles", a, b,
-		    sizeof a);
-		{
-			int64_t wa[3] = { w[0], w[1], w[2] };
-			int64_t wb[3] = { w[0], w[1], w[2] };
-
-			wa[d] = main;
-			wb[d] = w[d] - main;
-			gen_reg_split(g, a, wa, d + 1);
-			gen_reg_split(g, b, wb, d + 1);
-		}
+		gen_cut(g, in, w, d, w[d] / v * v, "register tiles",
+		    gen_reg_split, d + 1);
 		return;
 	}
 	gen_leaf(g, in, w);
@@ -475,8 +483,7 @@ static void
 gen_cache_split(struct gen *g, const char *in, const int64_t s[3], int i)
 {
 	static const int order[3] = { 1, 2, 0 };
-	int64_t t, main;
-	char a[32], b[32];
+	int64_t t;
 	int d;
 
 	for (; i < 3; i++) {
@@ -484,17 +491,8 @@ gen_cache_split(struct gen *g, const char *in, const int64_t s[3], int i)
 		t = g->c->v[KNOB_TILE_M + d];
 		if (t >= s[d] || s[d] % t == 0)
 			continue;
-		main = s[d] / t * t;
-		gen_split(g, in, d, s[d], main, "cache tiles", a, b, sizeof a);
-		{
-			int64_t sa[3] = { s[0], s[1], s[2] };
-			int64_t sb[3] = { s[0], s[1], s[2] };
-
-			sa[d] = main;
-			sb[d] = s[d] - main;
-			gen_cache_split(g, a, sa, i + 1);
-			gen_cache_split(g, b, sb, i + 1);
-		}
+		gen_cut(g, in, s, d, s[d] / t * t, "cache tiles",
+		    gen_cache_split, i + 1);
 		return;
 	}
 	gen_cache(g, in, s);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "backends/mlir-cpu/mlircpu_int.h"
+#include "util/util.h"
 
 /* The size of this CPU's cache at level (data or unified), from sysfs. */
 static int64_t
@@ -62,13 +63,8 @@ static const char *const isa_names[] = { "sse2", "avx2", "avx512", NULL };
 static int
 isa_rank(const char *name)
 {
-	int i;
-
-	for (i = 0; isa_names[i] != NULL; i++) {
-		if (strcmp(name, isa_names[i]) == 0)
-			return i;
-	}
-	return -1;
+	return util_name_index(isa_names, sizeof isa_names / sizeof isa_names[0],
+	    name);
 }
 
 /* Give isa the registers of the ISA of rank r. */

@@ -15,19 +15,17 @@
 
 #define BLIS_SONAME	"libblis.so.4"
 
-/* BLIS's typed API with 64-bit or 32-bit dim_t/inc_t (its build decides). */
-typedef void (*sgemm64_fn)(int, int, int64_t, int64_t, int64_t, const float *,
-    const float *, int64_t, int64_t, const float *, int64_t, int64_t,
-    const float *, float *, int64_t, int64_t);
-typedef void (*dgemm64_fn)(int, int, int64_t, int64_t, int64_t, const double *,
-    const double *, int64_t, int64_t, const double *, int64_t, int64_t,
-    const double *, double *, int64_t, int64_t);
-typedef void (*sgemm32_fn)(int, int, int32_t, int32_t, int32_t, const float *,
-    const float *, int32_t, int32_t, const float *, int32_t, int32_t,
-    const float *, float *, int32_t, int32_t);
-typedef void (*dgemm32_fn)(int, int, int32_t, int32_t, int32_t, const double *,
-    const double *, int32_t, int32_t, const double *, int32_t, int32_t,
-    const double *, double *, int32_t, int32_t);
+/*
+ * BLIS's typed API (bli_?gemm) on elements T with 64-bit or 32-bit
+ * dim_t/inc_t I (its build decides).
+ */
+#define BLIS_GEMM_FN(name, T, I)					\
+	typedef void (*name)(int, int, I, I, I, const T *, const T *, I, I,	\
+	    const T *, I, I, const T *, T *, I, I)
+BLIS_GEMM_FN(sgemm64_fn, float, int64_t);
+BLIS_GEMM_FN(dgemm64_fn, double, int64_t);
+BLIS_GEMM_FN(sgemm32_fn, float, int32_t);
+BLIS_GEMM_FN(dgemm32_fn, double, int32_t);
 
 struct blis {
 	void		*dl;

@@ -566,6 +566,34 @@ check_max(enum mtype t)
 	}
 }
 
+/* The reference routines the timed reference run can use. */
+enum routine { R_KERNEL, R_SGEMM, R_DGEMM, R_ONEDNN, R_BLIS };
+
+/* C += A B, batch by batch, with OpenBLAS's sgemm or (R_DGEMM) dgemm. */
+static void
+blas_call(const struct job *j, enum routine r, const void *a, const void *b,
+    void *c)
+{
+	size_t sa = (size_t)j->m * j->k, sb = (size_t)j->k * j->n;
+	size_t sc = (size_t)j->m * j->n;
+	long i;
+
+	/* cblas_?gemm fn on elements T: the same call for either. */
+#define BLAS_GEMM(fn, T)						\
+	fn(CblasRowMajor, j->ta ? CblasTrans : CblasNoTrans,		\
+	    j->tb ? CblasTrans : CblasNoTrans, j->m, j->n, j->k, 1,	\
+	    (const T *)a + i * sa, j->ta ? j->m : j->k,			\
+	    (const T *)b + i * sb, j->tb ? j->k : j->n, 1,		\
+	    (T *)c + i * sc, j->n)
+	for (i = 0; i < j->batch; i++) {
+		if (r == R_DGEMM)
+			BLAS_GEMM(cblas_dgemm, double);
+		else
+			BLAS_GEMM(cblas_sgemm, float);
+	}
+#undef BLAS_GEMM
+}
+
 /*
  * The exact expected result acc0 + lhs·rhs (acc0 + (lhs - za)·(rhs - zb)
  * for a quantized op), in *want (caller frees), and
@@ -587,7 +615,6 @@ reference_result(const struct job *j, const void *lhs, const void *rhs,
 	int dbl = bound >= 16777216.0;
 	void *a, *bm, *cm;
 	double *w;
-	long b;
 
 	a = to_blas(j->lt, lhs, sa * j->batch, dbl);
 	bm = to_blas(j->rt, rhs, sb * j->batch, dbl);
@@ -605,24 +632,7 @@ reference_result(const struct job *j, const void *lhs, const void *rhs,
 			((float *)bm)[i] -= (float)zb;
 	}
 	cm = to_blas(j->at, acc0, total, dbl);
-	for (b = 0; b < j->batch; b++) {
-		if (dbl)
-			cblas_dgemm(CblasRowMajor,
-			    j->ta ? CblasTrans : CblasNoTrans,
-			    j->tb ? CblasTrans : CblasNoTrans,
-			    j->m, j->n, j->k, 1.0,
-			    (double *)a + b * sa, j->ta ? j->m : j->k,
-			    (double *)bm + b * sb, j->tb ? j->k : j->n, 1.0,
-			    (double *)cm + b * sc, j->n);
-		else
-			cblas_sgemm(CblasRowMajor,
-			    j->ta ? CblasTrans : CblasNoTrans,
-			    j->tb ? CblasTrans : CblasNoTrans,
-			    j->m, j->n, j->k, 1.0f,
-			    (float *)a + b * sa, j->ta ? j->m : j->k,
-			    (float *)bm + b * sb, j->tb ? j->k : j->n, 1.0f,
-			    (float *)cm + b * sc, j->n);
-	}
+	blas_call(j, dbl ? R_DGEMM : R_SGEMM, a, bm, cm);
 	w = malloc((total ? total : 1) * sizeof *w);
 	if (w == NULL)
 		die("out of memory");
@@ -917,40 +927,9 @@ times_median(double *times, int n)
 	return n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
 }
 
-/* The reference routines the timed reference run can use. */
-enum routine { R_KERNEL, R_SGEMM, R_DGEMM, R_ONEDNN, R_BLIS };
-
 static struct blis *blis_ref;	/* the BLIS peer, when --ref blis */
 /* A kernel's conv input (--kernel, --conv), copied by im2col per call. */
 static float *conv_src;
-
-static void
-blas_call(const struct job *j, enum routine r, const void *a, const void *b,
-    void *c)
-{
-	size_t sa = (size_t)j->m * j->k, sb = (size_t)j->k * j->n;
-	size_t sc = (size_t)j->m * j->n;
-	long i;
-
-	for (i = 0; i < j->batch; i++) {
-		if (r == R_DGEMM)
-			cblas_dgemm(CblasRowMajor,
-			    j->ta ? CblasTrans : CblasNoTrans,
-			    j->tb ? CblasTrans : CblasNoTrans,
-			    j->m, j->n, j->k, 1.0,
-			    (const double *)a + i * sa, j->ta ? j->m : j->k,
-			    (const double *)b + i * sb, j->tb ? j->k : j->n,
-			    1.0, (double *)c + i * sc, j->n);
-		else
-			cblas_sgemm(CblasRowMajor,
-			    j->ta ? CblasTrans : CblasNoTrans,
-			    j->tb ? CblasTrans : CblasNoTrans,
-			    j->m, j->n, j->k, 1.0f,
-			    (const float *)a + i * sa, j->ta ? j->m : j->k,
-			    (const float *)b + i * sb, j->tb ? j->k : j->n,
-			    1.0f, (float *)c + i * sc, j->n);
-	}
-}
 
 static void
 usage(void)
@@ -1373,31 +1352,6 @@ probe_main(const struct job *j)
 }
 
 /*
- * --batch DIR: every measurement of a staged round (executor batch), each
- * a child of this harness (or of autosched-gpu-measure) with its deadline;
- * DIR/results written whole at the end. Exit 0, or 2 on a bad folder.
- */
-static int
-batch_main(const char *dir)
-{
-	char *self = realpath("/proc/self/exe", NULL), *err = NULL;
-	int rc = 0;
-
-	if (self == NULL) {
-		fprintf(stderr, "autosched-measure: /proc/self/exe: %s\n",
-		    strerror(errno));
-		return 2;
-	}
-	if (measure_batch_run(dir, self, &err) != 0) {
-		fprintf(stderr, "autosched-measure: %s\n", err);
-		rc = 2;
-	}
-	free(err);
-	free(self);
-	return rc;
-}
-
-/*
  * What one measurement found: the reference routine (a reference run), the
  * check's verdict, then the timed repetitions and their counters.
  */
@@ -1755,7 +1709,7 @@ main(int argc, char **argv)
 	uint64_t rng;
 
 	if (argc == 3 && strcmp(argv[1], "--batch") == 0)
-		return batch_main(argv[2]);
+		return measure_batch_main("autosched-measure", argv[2]);
 	parse_args(argc, argv, &j);
 	if (j.cpus != NULL)
 		pin(j.cpus);

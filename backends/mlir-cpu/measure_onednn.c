@@ -110,6 +110,23 @@ onednn_load(struct onednn *o, const char **why)
 }
 
 /*
+ * The primitive's descriptor of the operation desc into d->pd, its
+ * destination summed into (a sum post-op). -1 if oneDNN refuses one.
+ */
+static int
+onednn_summed(struct onednn *o, const_dnnl_op_desc_t desc,
+    struct onednn_desc *d)
+{
+	if (o->dnnl_primitive_attr_create(&d->attr) != dnnl_success ||
+	    o->dnnl_post_ops_create(&d->po) != dnnl_success ||
+	    o->dnnl_post_ops_append_sum(d->po, 1.0f) != dnnl_success ||
+	    o->dnnl_primitive_attr_set_post_ops(d->attr, d->po) != dnnl_success)
+		return -1;
+	return o->dnnl_primitive_desc_create(&d->pd, desc, d->attr, o->engine,
+	    NULL) == dnnl_success ? 0 : -1;
+}
+
+/*
  * Describe job j's matmul in types lt, rt, at as acc += lhs·rhs into *d:
  * the memory, the matmul with its sum post-op, the primitive's. -1 if
  * oneDNN refuses one.
@@ -127,15 +144,7 @@ onednn_describe(struct onednn *o, const struct job *j, dnnl_data_type_t lt,
 	    dnnl_success)
 		return -1;
 	/* acc += lhs·rhs: the destination is summed into, as the kernels do. */
-	if (o->dnnl_primitive_attr_create(&d->attr) != dnnl_success ||
-	    o->dnnl_post_ops_create(&d->po) != dnnl_success ||
-	    o->dnnl_post_ops_append_sum(d->po, 1.0f) != dnnl_success ||
-	    o->dnnl_primitive_attr_set_post_ops(d->attr, d->po) != dnnl_success)
-		return -1;
-	if (o->dnnl_primitive_desc_create(&d->pd, &desc, d->attr, o->engine,
-	    NULL) != dnnl_success)
-		return -1;
-	return 0;
+	return onednn_summed(o, &desc, d);
 }
 
 /* Free what *d holds. */
@@ -150,6 +159,83 @@ onednn_desc_free(struct onednn *o, struct onednn_desc *d)
 		o->dnnl_post_ops_destroy(d->po);
 }
 
+/*
+ * A new instance: oneDNN loaded, a CPU engine and a stream. NULL with
+ * *why (no_engine when the engine or stream cannot be made).
+ */
+static struct onednn *
+onednn_new(const char *no_engine, const char **why)
+{
+	struct onednn *o = calloc(1, sizeof *o);
+
+	if (o == NULL)
+		die("out of memory");
+	if (onednn_load(o, why) == 0) {
+		*why = no_engine;
+		if (o->dnnl_engine_create(&o->engine, dnnl_cpu, 0) ==
+		    dnnl_success && o->dnnl_stream_create(&o->stream,
+		    o->engine, dnnl_stream_default_flags) == dnnl_success)
+			return o;
+	}
+	onednn_close(o);
+	return NULL;
+}
+
+/*
+ * The implementation oneDNN chose for d (borrowed from d->pd), or NULL if
+ * it says none or only its reference loop: no library routine to compare
+ * with.
+ */
+static const char *
+onednn_impl(struct onednn *o, const struct onednn_desc *d)
+{
+	const char *impl = NULL;
+
+	if (o->dnnl_primitive_desc_query(d->pd, dnnl_query_impl_info_str, 0,
+	    &impl) != dnnl_success || impl == NULL ||
+	    strncmp(impl, "ref", 3) == 0)
+		return NULL;
+	return impl;
+}
+
+/* The primitive of d and its src and dst memories over src, dst. 0 or -1. */
+static int
+onednn_prim(struct onednn *o, const struct onednn_desc *d, void *src,
+    void *dst)
+{
+	if (o->dnnl_primitive_create(&o->prim, d->pd) != dnnl_success ||
+	    o->dnnl_memory_create(&o->src, &d->mds, o->engine, src) !=
+	    dnnl_success ||
+	    o->dnnl_memory_create(&o->dst, &d->mdd, o->engine, dst) !=
+	    dnnl_success)
+		return -1;
+	return 0;
+}
+
+/* The end of an open: d freed, then o ready (*why NULL), or closed if !ok. */
+static struct onednn *
+onednn_opened(struct onednn *o, struct onednn_desc *d, int ok,
+    const char **why)
+{
+	onednn_desc_free(o, d);
+	if (!ok) {
+		onednn_close(o);
+		return NULL;
+	}
+	*why = NULL;
+	return o;
+}
+
+/* Run primitive p on args[0..n) and wait for it; 0, or -1 if oneDNN failed. */
+static int
+onednn_exec(struct onednn *o, dnnl_primitive_t p, int n,
+    const dnnl_exec_arg_t *args)
+{
+	return o->dnnl_primitive_execute(p, o->stream, n, args) !=
+	    dnnl_success || o->dnnl_stream_wait(o->stream) != dnnl_success ?
+	    -1 : 0;
+}
+
 struct onednn *
 onednn_open(const struct job *j, void *lhs, void *rhs, void *acc, char *name,
     size_t namelen, const char **why)
@@ -157,7 +243,7 @@ onednn_open(const struct job *j, void *lhs, void *rhs, void *acc, char *name,
 	struct onednn *o;
 	dnnl_data_type_t lt, rt, at;
 	struct onednn_desc d;
-	const char *impl = NULL;
+	const char *impl;
 
 	if (dnnl_type(j->lt, &lt) || dnnl_type(j->rt, &rt) ||
 	    dnnl_type(j->at, &at)) {
@@ -165,45 +251,25 @@ onednn_open(const struct job *j, void *lhs, void *rhs, void *acc, char *name,
 		return NULL;
 	}
 	memset(&d, 0, sizeof d);
-	o = calloc(1, sizeof *o);
-	if (o == NULL)
-		die("out of memory");
-	if (onednn_load(o, why) != 0)
-		goto fail;
+	if ((o = onednn_new("oneDNN has no implementation for these types on "
+	    "this CPU", why)) == NULL)
+		return NULL;
 	o->batch = j->batch;
-	*why = "oneDNN has no implementation for these types on this CPU";
-	if (o->dnnl_engine_create(&o->engine, dnnl_cpu, 0) != dnnl_success ||
-	    o->dnnl_stream_create(&o->stream, o->engine,
-	    dnnl_stream_default_flags) != dnnl_success)
-		goto fail;
 	if (onednn_describe(o, j, lt, rt, at, &d) != 0)
-		goto fail;
-	if (o->dnnl_primitive_desc_query(d.pd, dnnl_query_impl_info_str, 0,
-	    &impl) != dnnl_success || impl == NULL ||
-	    strncmp(impl, "ref", 3) == 0) {
-		/* A reference loop is no library routine to compare with. */
+		return onednn_opened(o, &d, 0, why);
+	if ((impl = onednn_impl(o, &d)) == NULL) {
 		*why = "oneDNN has only its reference loop for these types "
 		    "on this CPU";
-		goto fail;
+		return onednn_opened(o, &d, 0, why);
 	}
-	if (o->dnnl_primitive_create(&o->prim, d.pd) != dnnl_success ||
-	    o->dnnl_memory_create(&o->src, &d.mds, o->engine, lhs) !=
-	    dnnl_success ||
+	if (onednn_prim(o, &d, lhs, acc) != 0 ||
 	    o->dnnl_memory_create(&o->wei, &d.mdw, o->engine, rhs) !=
-	    dnnl_success ||
-	    o->dnnl_memory_create(&o->dst, &d.mdd, o->engine, acc) !=
 	    dnnl_success)
-		goto fail;
+		return onednn_opened(o, &d, 0, why);
 	snprintf(name, namelen, "onednn:matmul_%s%s%s(%s)",
 	    dnnl_type_name(j->lt), dnnl_type_name(j->rt),
 	    dnnl_type_name(j->at), impl);
-	onednn_desc_free(o, &d);
-	*why = NULL;
-	return o;
-fail:
-	onednn_desc_free(o, &d);
-	onednn_close(o);
-	return NULL;
+	return onednn_opened(o, &d, 1, why);
 }
 
 void
@@ -215,8 +281,7 @@ onednn_run(struct onednn *o)
 		{ DNNL_ARG_DST, o->dst },
 	};
 
-	if (o->dnnl_primitive_execute(o->prim, o->stream, 3, args) !=
-	    dnnl_success || o->dnnl_stream_wait(o->stream) != dnnl_success)
+	if (onednn_exec(o, o->prim, 3, args) != 0)
 		die("oneDNN %s failed", o->user_wei != NULL ? "convolution" :
 		    "matmul");
 }
@@ -250,13 +315,7 @@ onednn_conv_describe(struct onednn *o, const struct conv_geom *g,
 	    dnnl_forward_inference, dnnl_convolution_direct, &d->mds, &d->mdw,
 	    NULL, &d->mdd, st, dl, pl, pr) != dnnl_success)
 		return -1;
-	if (o->dnnl_primitive_attr_create(&d->attr) != dnnl_success ||
-	    o->dnnl_post_ops_create(&d->po) != dnnl_success ||
-	    o->dnnl_post_ops_append_sum(d->po, 1.0f) != dnnl_success ||
-	    o->dnnl_primitive_attr_set_post_ops(d->attr, d->po) != dnnl_success)
-		return -1;
-	return o->dnnl_primitive_desc_create(&d->pd, &desc, d->attr, o->engine,
-	    NULL) == dnnl_success ? 0 : -1;
+	return onednn_summed(o, &desc, d);
 }
 
 /*
@@ -273,12 +332,7 @@ onednn_conv_make(struct onednn *o, struct onednn_desc *d,
 	int rc;
 
 	mdw = o->dnnl_primitive_desc_query_md(d->pd, dnnl_query_weights_md, 0);
-	if (mdw == NULL ||
-	    o->dnnl_primitive_create(&o->prim, d->pd) != dnnl_success ||
-	    o->dnnl_memory_create(&o->src, &d->mds, o->engine, src) !=
-	    dnnl_success ||
-	    o->dnnl_memory_create(&o->dst, &d->mdd, o->engine, dst) !=
-	    dnnl_success ||
+	if (mdw == NULL || onednn_prim(o, d, src, dst) != 0 ||
 	    o->dnnl_memory_create(&o->user_wei, mdu, o->engine, wei) !=
 	    dnnl_success)
 		return -1;
@@ -304,42 +358,29 @@ onednn_conv_open(const struct job *j, void *src, void *wei, void *dst,
 	struct onednn *o;
 	struct onednn_desc d;
 	dnnl_memory_desc_t mdu;
-	const char *impl = NULL;
+	const char *impl;
 
 	if (j->lt != T_F32 || j->rt != T_F32 || j->at != T_F32) {
 		*why = "the oneDNN convolution reference is f32 only";
 		return NULL;
 	}
 	memset(&d, 0, sizeof d);
-	if ((o = calloc(1, sizeof *o)) == NULL)
-		die("out of memory");
-	if (onednn_load(o, why) != 0)
-		goto fail;
-	*why = "oneDNN has no convolution for this geometry on this CPU";
-	if (o->dnnl_engine_create(&o->engine, dnnl_cpu, 0) != dnnl_success ||
-	    o->dnnl_stream_create(&o->stream, o->engine,
-	    dnnl_stream_default_flags) != dnnl_success ||
-	    onednn_conv_describe(o, &j->conv, &mdu, &d) != 0)
-		goto fail;
-	if (o->dnnl_primitive_desc_query(d.pd, dnnl_query_impl_info_str, 0,
-	    &impl) != dnnl_success || impl == NULL ||
-	    strncmp(impl, "ref", 3) == 0) {
+	if ((o = onednn_new("oneDNN has no convolution for this geometry on "
+	    "this CPU", why)) == NULL)
+		return NULL;
+	if (onednn_conv_describe(o, &j->conv, &mdu, &d) != 0)
+		return onednn_opened(o, &d, 0, why);
+	if ((impl = onednn_impl(o, &d)) == NULL) {
 		*why = "oneDNN has only its reference convolution loop for "
 		    "this geometry on this CPU";
-		goto fail;
+		return onednn_opened(o, &d, 0, why);
 	}
 	if (onednn_conv_make(o, &d, &mdu, src, wei, dst) != 0)
-		goto fail;
+		return onednn_opened(o, &d, 0, why);
 	onednn_conv_weights(o);
 	snprintf(name, namelen, "onednn:conv_%s_f32(%s)",
 	    j->conv.nchw ? "nchw_fchw" : "nhwc_hwcf", impl);
-	onednn_desc_free(o, &d);
-	*why = NULL;
-	return o;
-fail:
-	onednn_desc_free(o, &d);
-	onednn_close(o);
-	return NULL;
+	return onednn_opened(o, &d, 1, why);
 }
 
 void
@@ -350,30 +391,29 @@ onednn_conv_weights(struct onednn *o)
 		{ DNNL_ARG_TO, o->wei },
 	};
 
-	if (o->reorder != NULL &&
-	    (o->dnnl_primitive_execute(o->reorder, o->stream, 2, args) !=
-	    dnnl_success || o->dnnl_stream_wait(o->stream) != dnnl_success))
+	if (o->reorder != NULL && onednn_exec(o, o->reorder, 2, args) != 0)
 		die("oneDNN weights reorder failed");
 }
 
 void
 onednn_close(struct onednn *o)
 {
+	size_t i;
+
 	if (o == NULL)
 		return;
 	if (o->dl != NULL) {
-		if (o->src != NULL)
-			o->dnnl_memory_destroy(o->src);
-		if (o->wei != NULL)
-			o->dnnl_memory_destroy(o->wei);
-		if (o->dst != NULL)
-			o->dnnl_memory_destroy(o->dst);
-		if (o->user_wei != NULL)
-			o->dnnl_memory_destroy(o->user_wei);
-		if (o->reorder != NULL)
-			o->dnnl_primitive_destroy(o->reorder);
-		if (o->prim != NULL)
-			o->dnnl_primitive_destroy(o->prim);
+		dnnl_memory_t mem[] = { o->src, o->wei, o->dst, o->user_wei };
+		dnnl_primitive_t prim[] = { o->reorder, o->prim };
+
+		for (i = 0; i < sizeof mem / sizeof mem[0]; i++) {
+			if (mem[i] != NULL)
+				o->dnnl_memory_destroy(mem[i]);
+		}
+		for (i = 0; i < sizeof prim / sizeof prim[0]; i++) {
+			if (prim[i] != NULL)
+				o->dnnl_primitive_destroy(prim[i]);
+		}
 		if (o->stream != NULL)
 			o->dnnl_stream_destroy(o->stream);
 		if (o->engine != NULL)

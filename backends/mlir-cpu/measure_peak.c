@@ -27,55 +27,34 @@ struct probe_thread {
 	pthread_barrier_t *go;
 };
 
-/* Twelve independent accumulators hide the FMA latency (4–5 cycles, 2 ports). */
+/*
+ * Twelve independent accumulators hide the FMA latency (4-5 cycles, 2 ports):
+ * the loop in registers of kind R ("zmm" or "ymm"), n times.
+ */
+#define PEAK_FMA(R, i)	"vfmadd231ps %%" R "14, %%" R "15, %%" R #i "\n\t"
+#define PEAK_LOOP(R, n)							\
+	__asm__ volatile(						\
+	    "vxorps %%xmm0, %%xmm0, %%xmm0\n\t"				\
+	    "1:\n\t"							\
+	    PEAK_FMA(R, 0) PEAK_FMA(R, 1) PEAK_FMA(R, 2) PEAK_FMA(R, 3)	\
+	    PEAK_FMA(R, 4) PEAK_FMA(R, 5) PEAK_FMA(R, 6) PEAK_FMA(R, 7)	\
+	    PEAK_FMA(R, 8) PEAK_FMA(R, 9) PEAK_FMA(R, 10) PEAK_FMA(R, 11)	\
+	    "dec %0\n\t"							\
+	    "jnz 1b\n\t"							\
+	    "vzeroupper\n\t"						\
+	    : "+r"(n) : : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",	\
+	    "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "cc")
+
 static void
 peak_zmm(long n)
 {
-	__asm__ volatile(
-	    "vxorps %%xmm0, %%xmm0, %%xmm0\n\t"
-	    "1:\n\t"
-	    "vfmadd231ps %%zmm14, %%zmm15, %%zmm0\n\t"
-	    "vfmadd231ps %%zmm14, %%zmm15, %%zmm1\n\t"
-	    "vfmadd231ps %%zmm14, %%zmm15, %%zmm2\n\t"
-	    "vfmadd231ps %%zmm14, %%zmm15, %%zmm3\n\t"
-	    "vfmadd231ps %%zmm14, %%zmm15, %%zmm4\n\t"
-	    "vfmadd231ps %%zmm14, %%zmm15, %%zmm5\n\t"
-	    "vfmadd231ps %%zmm14, %%zmm15, %%zmm6\n\t"
-	    "vfmadd231ps %%zmm14, %%zmm15, %%zmm7\n\t"
-	    "vfmadd231ps %%zmm14, %%zmm15, %%zmm8\n\t"
-	    "vfmadd231ps %%zmm14, %%zmm15, %%zmm9\n\t"
-	    "vfmadd231ps %%zmm14, %%zmm15, %%zmm10\n\t"
-	    "vfmadd231ps %%zmm14, %%zmm15, %%zmm11\n\t"
-	    "dec %0\n\t"
-	    "jnz 1b\n\t"
-	    "vzeroupper\n\t"
-	    : "+r"(n) : : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",
-	    "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "cc");
+	PEAK_LOOP("zmm", n);
 }
 
 static void
 peak_ymm(long n)
 {
-	__asm__ volatile(
-	    "vxorps %%xmm0, %%xmm0, %%xmm0\n\t"
-	    "1:\n\t"
-	    "vfmadd231ps %%ymm14, %%ymm15, %%ymm0\n\t"
-	    "vfmadd231ps %%ymm14, %%ymm15, %%ymm1\n\t"
-	    "vfmadd231ps %%ymm14, %%ymm15, %%ymm2\n\t"
-	    "vfmadd231ps %%ymm14, %%ymm15, %%ymm3\n\t"
-	    "vfmadd231ps %%ymm14, %%ymm15, %%ymm4\n\t"
-	    "vfmadd231ps %%ymm14, %%ymm15, %%ymm5\n\t"
-	    "vfmadd231ps %%ymm14, %%ymm15, %%ymm6\n\t"
-	    "vfmadd231ps %%ymm14, %%ymm15, %%ymm7\n\t"
-	    "vfmadd231ps %%ymm14, %%ymm15, %%ymm8\n\t"
-	    "vfmadd231ps %%ymm14, %%ymm15, %%ymm9\n\t"
-	    "vfmadd231ps %%ymm14, %%ymm15, %%ymm10\n\t"
-	    "vfmadd231ps %%ymm14, %%ymm15, %%ymm11\n\t"
-	    "dec %0\n\t"
-	    "jnz 1b\n\t"
-	    "vzeroupper\n\t"
-	    : "+r"(n) : : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",
-	    "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "cc");
+	PEAK_LOOP("ymm", n);
 }
 
 static void *

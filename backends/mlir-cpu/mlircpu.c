@@ -314,6 +314,26 @@ cpu_describe(char **model, char **flags)
 	*flags = out;
 }
 
+/* Free be and what it holds: all of it, or what a failed open had filled. */
+static void
+mlircpu_close(struct backend *be)
+{
+	if (be == NULL)
+		return;
+	free(be->dispatch);
+	free(be->work_dir);
+	free(be->llvm_bin);
+	free(be->harness);
+	free(be->plugin);
+	free(be->toolchain);
+	free(be->cpu);
+	free(be->flags);
+	free(be->cpus);
+	if (be->exec_owned)
+		executor_close(be->exec);
+	free(be);
+}
+
 static int
 mlircpu_open(const struct backend_params *params, const struct op_desc *op,
     const char *dispatch_mlir, struct backend **out, char **err)
@@ -364,14 +384,7 @@ mlircpu_open(const struct backend_params *params, const struct op_desc *op,
 	*out = be;
 	return 0;
 fail:
-	if (be->exec_owned)
-		executor_close(be->exec);
-	free(be->dispatch);
-	free(be->work_dir);
-	free(be->llvm_bin);
-	free(be->harness);
-	free(be->plugin);
-	free(be);
+	mlircpu_close(be);
 	return -1;
 }
 
@@ -481,43 +494,29 @@ mlircpu_reference(struct backend *be, int threads, struct trial_result *res,
 	    1, res, err);
 }
 
-static void
-mlircpu_close(struct backend *be)
+/* The schedule of op's completed cfg, fused with its epilogue or not. */
+static char *
+mlircpu_export(const struct op_desc *op, const struct config *cfg,
+    const char *seq_name, int fused)
 {
-	if (be == NULL)
-		return;
-	free(be->dispatch);
-	free(be->work_dir);
-	free(be->llvm_bin);
-	free(be->harness);
-	free(be->plugin);
-	free(be->toolchain);
-	free(be->cpu);
-	free(be->flags);
-	free(be->cpus);
-	if (be->exec_owned)
-		executor_close(be->exec);
-	free(be);
+	struct config c;
+
+	mlircpu_complete(op, cfg, &c);
+	return mlircpu_schedule_op(op, &c, seq_name, fused);
 }
 
 static char *
 mlircpu_export_op(const struct op_desc *op, const struct config *cfg,
     const char *seq_name)
 {
-	struct config c;
-
-	mlircpu_complete(op, cfg, &c);
-	return mlircpu_schedule_op(op, &c, seq_name, 0);
+	return mlircpu_export(op, cfg, seq_name, 0);
 }
 
 static char *
 mlircpu_export_op_fused(const struct op_desc *op, const struct config *cfg,
     const char *seq_name)
 {
-	struct config c;
-
-	mlircpu_complete(op, cfg, &c);
-	return mlircpu_schedule_op(op, &c, seq_name, 1);
+	return mlircpu_export(op, cfg, seq_name, 1);
 }
 
 /* The kernels of the n ops at their configs. Caller frees. */
