@@ -244,13 +244,14 @@ struct analysis_fused {
 	size_t	 nconsumers;	/* consumers moved there */
 	size_t	 nchains;	/* dispatches of chained elementwise ops */
 	size_t	 nchained;	/* elementwise ops in them */
+	size_t	 nconverted;	/* arith/math ops on tensors made generics */
 	size_t	 nreshapes;	/* reshapes gone with the unit dims */
 };
 
 /* analysis_outline_fused's fuse: what shares a dispatch. */
 #define ANALYSIS_FUSE_EPILOGUE	0x1	/* a matmul and its consumers */
 #define ANALYSIS_FUSE_CHAINS	0x2	/* a chain of elementwise generics */
-#define ANALYSIS_FUSE_UNIT_DIMS	0x4	/* generics' unit dims folded first */
+#define ANALYSIS_FUSE_NORMALIZE	0x4	/* tensor ops as generics, unit dims folded, first */
 
 /*
  * analysis_outline, and with fuse, each named linalg matmul (not quantized)
@@ -265,12 +266,14 @@ struct analysis_fused {
  * shares its dispatch with the chain of linalg.generics after it, each in
  * the same block and the only user of the one before (operands unchanged;
  * the function marked autosched.chain: linalg-fuse-elementwise-ops then
- * makes one loop of them). With ANALYSIS_FUSE_UNIT_DIMS, first the
- * linalg.generics' unit dims are folded away (MLIR's
- * linalg-fold-unit-extent-dims), so that a matmul's 384x512 result and its
- * consumers' 1x384x512 are one shape and no reshape cuts their chain; not
- * where a generic is a contraction (it may be a tuned op, known by its
- * shape). The arithmetic is unchanged. *fused (may be NULL) counts them.
+ * makes one loop of them). With ANALYSIS_FUSE_NORMALIZE, first the arith
+ * and math ops on whole tensors become linalg.generics (MLIR's
+ * convert-elementwise-to-linalg, as the build does after outlining) and
+ * the generics' unit dims are folded away (linalg-fold-unit-extent-dims),
+ * so that a matmul's 384x512 result and its consumers' 1x384x512 are one
+ * shape and no reshape cuts their chain; the folding not where a generic
+ * is a contraction (it may be a tuned op, known by its shape). The
+ * arithmetic is unchanged. *fused (may be NULL) counts them.
  */
 int	 analysis_outline_fused(const char *path, int library, int fuse,
 	    char **text, size_t *n, struct analysis_fused *fused, char **err)

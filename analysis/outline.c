@@ -29,6 +29,7 @@ struct outline {
 	size_t	 nconsumers;	/* consumers moved there */
 	size_t	 nchains;	/* dispatches of chained elementwise generics */
 	size_t	 nchained;	/* generics moved there */
+	size_t	 nconverted;	/* tensor ops made linalg.generics */
 	size_t	 nreshapes;	/* reshapes gone with the unit dims */
 };
 
@@ -650,9 +651,10 @@ outline_target(MlirContext ctx, MlirSymbolTable syms, const char *fname,
 	free(ops);
 }
 
-/* Counts reshapes, and generics that are contractions. */
+/* Counts reshapes, elementwise ops on tensors, contraction generics. */
 struct unit_scan {
 	size_t	 reshapes;
+	size_t	 tensor_ops;
 	size_t	 contractions;
 };
 
@@ -663,6 +665,8 @@ unit_scan_op(MlirOperation o, void *arg)
 
 	if (named(o, "tensor.expand_shape") || named(o, "tensor.collapse_shape"))
 		u->reshapes++;
+	else if (elementwise_on_tensors(o))
+		u->tensor_ops++;
 	else if (named(o, "linalg.generic") && mlirLinalgIsAContractionOp(o))
 		u->contractions++;
 	return MlirWalkResultAdvance;
@@ -671,7 +675,7 @@ unit_scan_op(MlirOperation o, void *arg)
 static struct unit_scan
 unit_scan(MlirModule module)
 {
-	struct unit_scan u = { 0, 0 };
+	struct unit_scan u = { 0, 0, 0 };
 
 	mlirOperationWalk(mlirModuleGetOperation(module), unit_scan_op, &u,
 	    MlirWalkPreOrder);
@@ -679,33 +683,89 @@ unit_scan(MlirModule module)
 }
 
 /*
- * The generics' unit dims folded away (linalg-fold-unit-extent-dims on
- * each function), unless a generic is a contraction: folding would change
- * the shape a tuned op is known by. Named ops are left as they are. *gone:
- * the reshapes fewer after. 0, or -1 when the pass fails.
+ * Walk callback: a generic of one output whose output is also one of its
+ * inputs and whose body never reads the output (as
+ * convert-elementwise-to-linalg makes them) writes into an empty tensor
+ * instead, so that its input has one user, as a chain or an epilogue
+ * needs. Static shapes only.
+ */
+static MlirWalkResult
+fresh_init(MlirOperation o, void *arg)
+{
+	intptr_t n = mlirOperationGetNumOperands(o), i;
+	MlirValue init;
+	MlirType t;
+	MlirBlock body;
+	MlirOperationState st;
+	MlirOperation e;
+
+	(void)arg;
+	if (!named(o, "linalg.generic") || mlirOperationGetNumResults(o) != 1 ||
+	    n < 2)
+		return MlirWalkResultAdvance;
+	init = mlirOperationGetOperand(o, n - 1);
+	t = mlirValueGetType(init);
+	body = mlirRegionGetFirstBlock(mlirOperationGetRegion(o, 0));
+	if (!mlirTypeIsARankedTensor(t) || !mlirShapedTypeHasStaticShape(t) ||
+	    mlirBlockGetNumArguments(body) != n ||
+	    !mlirOpOperandIsNull(mlirValueGetFirstUse(
+	    mlirBlockGetArgument(body, n - 1))))
+		return MlirWalkResultAdvance;
+	for (i = 0; i < n - 1 &&
+	    !mlirValueEqual(mlirOperationGetOperand(o, i), init); i++)
+		;
+	if (i == n - 1)
+		return MlirWalkResultAdvance;
+	st = mlirOperationStateGet(ref("tensor.empty"),
+	    mlirOperationGetLocation(o));
+	mlirOperationStateAddResults(&st, 1, &t);
+	e = mlirOperationCreate(&st);
+	mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(o), o, e);
+	mlirOperationSetOperand(o, n - 1, mlirOperationGetResult(e, 0));
+	return MlirWalkResultAdvance;
+}
+
+/*
+ * The program made uniform for the fusions (ANALYSIS_FUSE_NORMALIZE): on
+ * each function, convert-elementwise-to-linalg (an arith or math op on
+ * whole tensors becomes the linalg.generic the build would make of it
+ * after outlining, so that it can join a chain or an epilogue) and
+ * linalg-fold-unit-extent-dims (the generics' unit dims folded away), the
+ * latter unless a generic is a contraction: folding would change the shape
+ * a tuned op is known by; then each generic that writes into its own input
+ * writes into an empty tensor (fresh_init). Named ops are left as they
+ * are; the arithmetic is unchanged. *converted: the tensor ops made generics; *gone: the
+ * reshapes fewer. 0, or -1 when a pass fails.
  */
 static int
-fold_unit_dims(MlirContext ctx, MlirModule module, size_t *gone, char **err)
+normalize(MlirContext ctx, MlirModule module, size_t *converted,
+    size_t *gone, char **err)
 {
 	struct unit_scan before = unit_scan(module), after;
 	MlirPassManager pm;
 	MlirOpPassManager fpm;
 	MlirLogicalResult r;
 
-	*gone = 0;
-	if (before.contractions > 0)
-		return 0;
 	pm = mlirPassManagerCreateOnOperation(ctx, ref("builtin.module"));
 	fpm = mlirPassManagerGetNestedUnder(pm, ref("func.func"));
 	mlirOpPassManagerAddOwnedPass(fpm,
-	    mlirCreateLinalgLinalgFoldUnitExtentDimsPass());
+	    mlirCreateLinalgConvertElementwiseToLinalgPass());
+	if (before.contractions == 0)
+		mlirOpPassManagerAddOwnedPass(fpm,
+		    mlirCreateLinalgLinalgFoldUnitExtentDimsPass());
 	r = mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(module));
 	mlirPassManagerDestroy(pm);
 	if (mlirLogicalResultIsFailure(r)) {
-		util_seterr(err, "folding the unit dims failed");
+		util_seterr(err, "making the program uniform for the fusions "
+		    "(convert-elementwise-to-linalg, "
+		    "linalg-fold-unit-extent-dims) failed");
 		return -1;
 	}
+	mlirOperationWalk(mlirModuleGetOperation(module), fresh_init, NULL,
+	    MlirWalkPostOrder);
 	after = unit_scan(module);
+	*converted = before.tensor_ops > after.tensor_ops ?
+	    before.tensor_ops - after.tensor_ops : 0;
 	*gone = before.reshapes > after.reshapes ?
 	    before.reshapes - after.reshapes : 0;
 	return 0;
@@ -725,8 +785,8 @@ outline_module(MlirContext ctx, MlirModule module, void *arg, char **err)
 		util_seterr(err, "the module is not a symbol table");
 		return -1;
 	}
-	if ((ol->fuse & ANALYSIS_FUSE_UNIT_DIMS) &&
-	    fold_unit_dims(ctx, module, &ol->nreshapes, err) != 0) {
+	if ((ol->fuse & ANALYSIS_FUSE_NORMALIZE) && normalize(ctx, module,
+	    &ol->nconverted, &ol->nreshapes, err) != 0) {
 		mlirSymbolTableDestroy(syms);
 		return -1;
 	}
@@ -810,6 +870,7 @@ analysis_outline_fused(const char *path, int library, int fuse, char **text,
 		fused->nconsumers = ol.nconsumers;
 		fused->nchains = ol.nchains;
 		fused->nchained = ol.nchained;
+		fused->nconverted = ol.nconverted;
 		fused->nreshapes = ol.nreshapes;
 	}
 	return rc;

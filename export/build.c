@@ -792,13 +792,14 @@ build_outline(struct build *bd, char **err)
 
 	struct analysis_fused fused;
 
-	/* Unit dims are folded for the fusions, so that no reshape cuts them. */
+	/* Made uniform for the fusions: no reshape or tensor op cuts them. */
 	if (analysis_outline_fused(bd->program, 1, (bd->info->rest.fuse ?
 	    ANALYSIS_FUSE_EPILOGUE : 0) | (bd->info->rest.rest_fuse ?
 	    ANALYSIS_FUSE_CHAINS : 0) | (bd->info->rest.fuse ||
-	    bd->info->rest.rest_fuse ? ANALYSIS_FUSE_UNIT_DIMS : 0), &otext,
+	    bd->info->rest.rest_fuse ? ANALYSIS_FUSE_NORMALIZE : 0), &otext,
 	    &bd->info->ndispatches, &fused, err) != 0)
 		return -1;
+	bd->info->nconverted = fused.nconverted;
 	bd->info->nreshapes = fused.nreshapes;
 	bd->info->nfused_ops = fused.nops;
 	bd->info->nfused = fused.nconsumers;

@@ -423,9 +423,10 @@ export_cmd_build(int argc, char **argv)
 	else
 		fprintf(stderr, "autosched: %s: rest fusion off\n", out);
 	if (info.rest.fuse || info.rest.rest_fuse)
-		fprintf(stderr, "autosched: %s: unit dims folded, %zu "
-		    "reshape%s fewer\n", out, info.nreshapes,
-		    info.nreshapes == 1 ? "" : "s");
+		fprintf(stderr, "autosched: %s: %zu tensor op%s made "
+		    "linalg, unit dims folded: %zu reshape%s fewer\n", out,
+		    info.nconverted, info.nconverted == 1 ? "" : "s",
+		    info.nreshapes, info.nreshapes == 1 ? "" : "s");
 	rc = 0;
 out:
 	export_free(s);

@@ -892,8 +892,9 @@ line_of(const char *text, const char *needle)
 }
 
 /*
- * ANALYSIS_FUSE_UNIT_DIMS: a matmul's consumer after a unit reshape (the
- * 8x16 result read as 1x8x16 and back, as exporters write it) joins its dispatch
+ * ANALYSIS_FUSE_NORMALIZE: a matmul's consumer after a unit reshape (the
+ * 8x16 result read as 1x8x16 and back, as exporters write it) and an
+ * arith op on the whole tensor after it join its dispatch
  * once the unit dims are folded; not when a generic is a contraction (a
  * tuned op known by its shape), nor without the flag.
  */
@@ -933,8 +934,10 @@ test_outline_unit_dims(void)
 	    "  } -> tensor<1x8x16xf32>\n"
 	    "  %y2 = tensor.collapse_shape %y [[0, 1], [2]]\n"
 	    "      : tensor<1x8x16xf32> into tensor<8x16xf32>\n";
+	/* An arith op on the whole tensor (made a generic first) ends it. */
 	static const char plain[] =
-	    "  return %y2, %c : tensor<8x16xf32>, tensor<8x16xf32>\n}\n";
+	    "  %n = arith.negf %y2 : tensor<8x16xf32>\n"
+	    "  return %n, %c : tensor<8x16xf32>, tensor<8x16xf32>\n}\n";
 	/* The same matmul written as a generic: a contraction. */
 	static const char contraction[] =
 	    "  %g = linalg.generic {indexing_maps = [#mk, #kn, #mn],\n"
@@ -947,7 +950,7 @@ test_outline_unit_dims(void)
 	    "    linalg.yield %t : f32\n"
 	    "  } -> tensor<8x16xf32>\n"
 	    "  return %y2, %g : tensor<8x16xf32>, tensor<8x16xf32>\n}\n";
-	const int both = ANALYSIS_FUSE_EPILOGUE | ANALYSIS_FUSE_UNIT_DIMS;
+	const int both = ANALYSIS_FUSE_EPILOGUE | ANALYSIS_FUSE_NORMALIZE;
 	struct analysis_fused fu = { 0 };
 	char *path, *src, *text = NULL, *err = NULL;
 	size_t n = 0;
@@ -957,10 +960,12 @@ test_outline_unit_dims(void)
 	src = xasprintf("%s%s", head, plain);
 	CHECK(util_write_file(path, src, strlen(src), &err) == 0);
 	free(src);
-	/* Folded: the bias add and the tanh in the matmul's dispatch. */
+	/* Folded: the bias add, the tanh and the negf in the matmul's dispatch. */
 	CHECK(analysis_outline_fused(path, 1, both, &text, &n, &fu, &err) == 0);
 	CHECK(text != NULL && verifies("outline unit dims", text));
-	CHECK(fu.nops == 1 && fu.nconsumers == 2 && fu.nreshapes == 2);
+	CHECK(fu.nops == 1 && fu.nconsumers == 3 && fu.nreshapes == 2 &&
+	    fu.nconverted == 1);
+	CHECK(n == 1);
 	CHECK(text != NULL && count(text, "{autosched.epilogue_end}") == 1);
 	free(text);
 	text = NULL;
@@ -975,7 +980,7 @@ test_outline_unit_dims(void)
 	CHECK(util_write_file(path, src, strlen(src), &err) == 0);
 	free(src);
 	CHECK(analysis_outline_fused(path, 1, both, &text, &n, &fu, &err) == 0);
-	CHECK(fu.nconsumers == 1 && fu.nreshapes == 0);
+	CHECK(fu.nconsumers == 1 && fu.nreshapes == 0 && fu.nconverted == 0);
 	CHECK(text != NULL && strstr(text, "tensor<1x8x16xf32>") != NULL);
 	unlink(path);
 	free(path);

@@ -16,7 +16,7 @@ exports() { nm -D --defined-only "$1" | awk '{print $3}' | sort | tr '\n' ' '; }
 # 1. Math ops: exp on a whole tensor, tanh and erf in generics, a matmul
 # (--math exact: libm's functions; fast is test_build_math.sh's).
 cp "$FIX/math.mlir" "$T/"
-TMPDIR=$T/tmp "$AS" build "$T/math.mlir" --untuned --math exact -o "$T/math.so" 2> "$T/err_math"
+TMPDIR=$T/tmp "$AS" build "$T/math.mlir" --untuned --math exact --fuse off --rest-fuse off -o "$T/math.so" 2> "$T/err_math"
 check "math: build exits 0" eq "$?" 0
 check "math: every op in a dispatch of its own" grep -q 'math.so: 6 dispatches' "$T/err_math"
 check "math: opens with RTLD_NOW" "$CALL" load "$T/math.so"
@@ -36,7 +36,7 @@ check "example: exports" eq "$(exports "$T/example.so")" \
 # 2. Many ops: compiled in several pieces at once, the result still right.
 n=200
 chain_mlir "$n" > "$T/chain.mlir"
-TMPDIR=$T/tmp "$AS" build "$T/chain.mlir" --untuned -o "$T/chain.so" 2> "$T/err_chain"
+TMPDIR=$T/tmp "$AS" build "$T/chain.mlir" --untuned --rest-fuse off -o "$T/chain.so" 2> "$T/err_chain"
 check "chain: build exits 0" eq "$?" 0
 pieces=$(sed -n 's/.*chain.so: [0-9]* dispatches in \([0-9]*\) pieces.*/\1/p' "$T/err_chain")
 check "chain: $n dispatches" grep -q "chain.so: $n dispatches" "$T/err_chain"

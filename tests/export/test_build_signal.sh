@@ -133,7 +133,7 @@ EOF
 chmod +x "$T/par/$clang"
 rm -rf "$T/tmp"/*
 AUTOSCHED_LLVM_BIN=$T/par TMPDIR=$T/tmp env --default-signal "$AS" build \
-    "$T/chain.mlir" --untuned -o "$T/chain.so" 2> "$T/err_par" &
+    "$T/chain.mlir" --untuned --rest-fuse off -o "$T/chain.so" 2> "$T/err_par" &
 pid=$!
 running=0
 for i in $(seq 600); do
@@ -162,7 +162,7 @@ sh -c 'while :; do :; done' &
 wait
 EOF
 AUTOSCHED_LLVM_BIN=$T/par TMPDIR=$T/tmp timeout 120 "$AS" build \
-    "$T/chain.mlir" --untuned -o "$T/chain.so" 2> "$T/err_fail" &
+    "$T/chain.mlir" --untuned --rest-fuse off -o "$T/chain.so" 2> "$T/err_fail" &
 pid=$!
 kids=""
 for i in $(seq 400); do
