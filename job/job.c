@@ -543,7 +543,7 @@ job_close_op(struct job *c, struct job_op *jo)
  * (node), at most ops_at_once, never more than the ops; with a backend that
  * simulates its clock (replay), one.
  */
-static int
+static void
 job_lanes(struct job *c)
 {
 	c->lanes = 1;
@@ -569,7 +569,6 @@ job_lanes(struct job *c)
 			    " = slurm); measured here one op and one compile at a"
 			    " time: ignored\n", c->cfg->path, k);
 	}
-	return c->lanes;
 }
 
 /*
@@ -719,53 +718,15 @@ job_batch_staged(struct job *c, char **err)
 }
 
 /*
- * Every op finished (confirm, final rounds, choice), in program order. An
- * op whose finish staged measurements (executor batch: c->stopped 3) does
- * not hold the others up: their finishes are staged into the same folder,
- * so one trip carries the confirm rounds of every op, the next their final
- * rounds. 0, or -1 with *err.
- */
-static int
-job_finish_ops(struct job *c, char **err)
-{
-	size_t i;
-	int staged = 0;
-
-	/* A search round staged, or a stop: no op is finished in this run. */
-	if (job_should_stop(c))
-		return 0;
-	for (i = 0; i < c->nops; i++) {
-		struct job_op *jo = &c->ops[i];
-
-		if (c->stopped == 3) {
-			staged = 1;
-			c->stopped = 0;
-		}
-		if (job_should_stop(c))
-			break;
-		if (jo->b == NULL)
-			continue;
-		if (steps_finish(c, jo, err) < 0)
-			return -1;
-		job_close_op(c, jo);
-	}
-	if (staged && c->stopped == 0)
-		c->stopped = 3;
-	return 0;
-}
-
-/*
- * The job's work: each distinct op opened and its baseline measured (its
- * weight in the model), the scheduler's rounds until the plan is done or
- * the job stops, each op finished; several ops at once on several nodes
- * (lanes.c). 0, or -1 with *err (*bad_input when the input is to blame).
+ * The job's work: each distinct op opened, then the plan run by lanes.c
+ * (its baselines, weights in the model, the scheduler's rounds until the
+ * plan is done or the job stops, each op's finish), one op at a time, or
+ * several at once on several nodes. 0, or -1 with *err (*bad_input when
+ * the input is to blame).
  */
 static int
 job_work(struct job *c, int *bad_input, char **err)
 {
-	double gain;
-	const char *why;
-	int64_t n, done;
 	size_t i;
 
 	for (i = 0; i < c->nops && !job_should_stop(c); i++) {
@@ -776,29 +737,8 @@ job_work(struct job *c, int *bad_input, char **err)
 		if (job_open_op(c, jo, bad_input, err) != 0)
 			return -1;
 	}
-	if (job_lanes(c) > 1)
-		return lanes_work(c, err);
-	for (i = 0; i < c->nops && !job_should_stop(c); i++) {
-		struct job_op *jo = &c->ops[i];
-
-		if (jo->b != NULL && steps_baseline(c, jo, err) < 0)
-			return -1;
-	}
-	/*
-	 * Staged baselines hold nothing up yet: every op's first round is
-	 * given in program order, whatever they measure (schedule.c); the
-	 * scheduler weighs the ops by them only after.
-	 */
-	while (!job_should_stop(c) && sched_next(c, &i, &n, &gain, &why) > 0) {
-		if (job_time_up(c))
-			break;
-		if (sched_record(c, i, n, gain, why, err) != 0)
-			return -1;
-		if (steps_search_round(c, &c->ops[i], n, &done, err) < 0)
-			return -1;
-		sched_after(c, i, done);
-	}
-	if (job_finish_ops(c, err) != 0)
+	job_lanes(c);
+	if (lanes_work(c, err) != 0)
 		return -1;
 	/* Anything staged and not waited for yet (a noise measurement). */
 	if (!c->stopped)

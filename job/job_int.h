@@ -3,9 +3,10 @@
  * prepare.c (the one validator: cfg + program -> distinct ops, spaces,
  * limits), steps.c (one op's baseline, search rounds, confirm, final,
  * noise), schedule.c (which distinct op gets the next round, from the
- * model's budget and each op's weight and progress), report.c (console,
- * CSV, JSON, summary) and job.c (the loop that ties them, leases, stop
- * requests).
+ * model's budget and each op's weight and progress), lanes.c (the plan
+ * run: baselines, rounds and finishes, one op at a time or several at
+ * once), report.c (console, CSV, JSON, summary) and job.c (what ties
+ * them: the job's row, its ops opened, leases, stop requests).
  */
 #ifndef AUTOSCHED_JOB_INT_H
 #define AUTOSCHED_JOB_INT_H
@@ -174,7 +175,7 @@ struct job {
 	int64_t			 target_id;
 	double			 t0;
 	double			 sim_done;	/* simulated seconds of closed ops */
-	int			 stopped;	/* 1 stop signal, 2 cancel */
+	int			 stopped;	/* 1 stop signal, 2 cancel, 3 staged (carry.c) */
 	int64_t			 trials_total;
 	int64_t			 budget_total;	/* tune trials the job plans */
 	struct analysis		*an;
@@ -296,7 +297,10 @@ int	 carry_staged(struct job *, int64_t since);
  * The job's work with c->lanes ops at once, every op open: baselines, the
  * scheduler's rounds (an op in one lane at a time) and finishes, each a
  * unit a lane takes; an op whose search is over is finished while others
- * are still searched. 0, or -1 with *err.
+ * are still searched. One lane runs on the calling thread: every baseline,
+ * the rounds, then the finishes, in program order. Finishes that staged
+ * their measurements (executor batch) leave c->stopped 3 once all of them
+ * are asked. 0, or -1 with *err.
  */
 int	 lanes_work(struct job *, char **err);
 

@@ -9,8 +9,16 @@
  * one lock (c->mu): the lane holding it reads and writes the job, the
  * store and the report; it lets go only while a measurement or a compile
  * runs (steps.c, job_unlock), which is when the other lanes get on.
- * Results are recorded as they end, each in its own transaction, as with
- * one lane; a stop or an error ends every lane after its unit.
+ * Results are recorded as they end, each in its own transaction; a stop or
+ * an error ends every lane after its unit.
+ *
+ * One lane is the job's work one op at a time, on the calling thread
+ * (no other thread, nothing waits): every baseline in program order, the
+ * scheduler's rounds, then each op's finish in program order. Under
+ * executor batch a finish that staged its measurements does not hold the
+ * others up: theirs are staged into the same folder, so one trip carries
+ * every op's confirm rounds, the next their final rounds (lanes_run; the
+ * job stops staged once every finish has asked for its measurements).
  *
  * A time_budget holds across the lanes (lanes_afford): the scheduler's
  * reserve for the ops' confirm and final rounds assumes the lanes finish
@@ -50,11 +58,13 @@ enum lane_kind {
 
 /*
  * What the lanes learnt about the finishes (under c->mu): the largest
- * ratio of a finish's wall time to its estimate (lanes_finish_est).
+ * ratio of a finish's wall time to its estimate (lanes_finish_est), and
+ * whether one staged its measurements.
  */
 struct lanes_ledger {
 	double	 rho;		/* 0 until a finish has ended */
 	int	 said;		/* the end of the search logged */
+	int	 staged;	/* a finish stopped staged (c->stopped 3, reset) */
 	double	*round_s;	/* per op: seconds its round in flight may take */
 };
 
@@ -143,7 +153,8 @@ lanes_reserve(const struct job *c, const struct lanes_ledger *lg)
 /*
  * Whether what is left of the time budget pays for round u and the
  * finishes after it: 1 (u->n cut to what it pays for), or 0: the search
- * ends (logged once).
+ * ends (logged once). One lane finishes its ops one at a time, alone,
+ * after the search: the scheduler's own reserve (sched_next) holds.
  */
 static int
 lanes_afford(struct job *c, struct lanes_ledger *lg, struct lane_unit *u)
@@ -152,7 +163,7 @@ lanes_afford(struct job *c, struct lanes_ledger *lg, struct lane_unit *u)
 	double per = jo->trial_s > 0 ? jo->trial_s : 2 * jo->meas_s;
 	double reserve, left;
 
-	if (c->time_budget <= 0 || per <= 0)
+	if (c->lanes == 1 || c->time_budget <= 0 || per <= 0)
 		return 1;
 	reserve = lanes_reserve(c, lg);
 	left = c->time_budget - c->spent_before - job_elapsed(c) - reserve;
@@ -172,7 +183,8 @@ lanes_afford(struct job *c, struct lanes_ledger *lg, struct lane_unit *u)
 
 /*
  * The next round from the scheduler (recorded as a decision), or the end
- * of the plan once no round is in flight. LANE_NONE: no round now.
+ * of the plan once no round is in flight or the time limit is reached.
+ * LANE_NONE: no round now.
  */
 static enum lane_kind
 lanes_round(struct job *c, struct lanes_ledger *lg, struct lane_unit *u,
@@ -184,11 +196,11 @@ lanes_round(struct job *c, struct lanes_ledger *lg, struct lane_unit *u,
 
 	if (c->plan_over)
 		return LANE_NONE;
-	if (job_time_up(c)) {
+	r = sched_next(c, &u->op, &u->n, &gain, &why);
+	if (r != 0 && job_time_up(c)) {
 		c->plan_over = 1;
 		return LANE_NONE;
 	}
-	r = sched_next(c, &u->op, &u->n, &gain, &why);
 	if (r > 0 && !lanes_afford(c, lg, u))
 		r = 0;
 	if (r > 0) {
@@ -269,13 +281,19 @@ lanes_run(struct job *c, struct lanes_ledger *lg, const struct lane_unit *u,
 		    2 * jo->meas_s) * (double)u->n;
 		r = steps_search_round(c, jo, u->n, &done, err);
 		lg->round_s[u->op] = 0;
-		sched_after(c, u->op, done);
+		if (r >= 0)
+			sched_after(c, u->op, done);
 		break;
 	case LANE_FINISH:
 		r = steps_finish(c, jo, err);
 		/* How fast finishes run beside the other lanes' work. */
 		if (r == 0 && est > 0 && (job_elapsed(c) - t0) / est > lg->rho)
 			lg->rho = (job_elapsed(c) - t0) / est;
+		/* Staged: the other finishes go on, into the same folder. */
+		if (r > 0 && c->stopped == 3) {
+			lg->staged = 1;
+			c->stopped = 0;
+		}
 		if (r >= 0)
 			job_close_op(c, jo);
 		break;
@@ -330,26 +348,22 @@ lanes_lane(void *arg)
 	return NULL;
 }
 
-int
-lanes_work(struct job *c, char **err)
+/*
+ * The lanes past the first, started on threads of their own that leave the
+ * signals to this one. Returns how many started (th[] filled).
+ */
+static int
+lanes_start(struct job *c, struct lanes_ctx *x, pthread_t *th)
 {
-	pthread_t th[JOB_BATCH_MAX];
-	struct lanes_ledger lg;
-	struct lanes_ctx x = { c, &lg };
 	sigset_t all, old;
 	int i, n = 0, e = 0;
 
-	memset(&lg, 0, sizeof lg);
-	lg.round_s = xcalloc(c->nops > 0 ? c->nops : 1, sizeof *lg.round_s);
-	pthread_mutex_init(&c->mu, NULL);
-	pthread_cond_init(&c->lane_cv, NULL);
 	job_log(c, "info", "%d ops worked on at once (one per measurement "
 	    "slot of executor slurm)", c->lanes);
-	/* The other lanes leave the signals to this thread. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (i = 1; i < c->lanes && i < JOB_BATCH_MAX; i++) {
-		if ((e = pthread_create(&th[n], NULL, lanes_lane, &x)) != 0)
+		if ((e = pthread_create(&th[n], NULL, lanes_lane, x)) != 0)
 			break;
 		n++;
 	}
@@ -357,6 +371,23 @@ lanes_work(struct job *c, char **err)
 	if (e != 0 && n == 0)
 		job_log(c, "warning", "cannot start a lane: %s; one op at a "
 		    "time", strerror(e));
+	return n;
+}
+
+int
+lanes_work(struct job *c, char **err)
+{
+	pthread_t th[JOB_BATCH_MAX];
+	struct lanes_ledger lg;
+	struct lanes_ctx x = { c, &lg };
+	int i, n = 0;
+
+	memset(&lg, 0, sizeof lg);
+	lg.round_s = xcalloc(c->nops > 0 ? c->nops : 1, sizeof *lg.round_s);
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->lane_cv, NULL);
+	if (c->lanes > 1)
+		n = lanes_start(c, &x, th);
 	(void)lanes_lane(&x);
 	for (i = 0; i < n; i++)
 		pthread_join(th[i], NULL);
@@ -365,6 +396,9 @@ lanes_work(struct job *c, char **err)
 	pthread_cond_destroy(&c->lane_cv);
 	pthread_mutex_destroy(&c->mu);
 	free(lg.round_s);
+	/* A finish staged its measurements: the job waits for them. */
+	if (lg.staged && c->stopped == 0)
+		c->stopped = 3;
 	if (c->lane_failed) {
 		*err = c->lane_err;
 		c->lane_err = NULL;
