@@ -409,12 +409,38 @@ scratch_remove(const char *dir)
 }
 
 /*
+ * An op's default config at the build's threads: a backend with the
+ * threads knob (its default 1: the tuning job adds the CPUs it measures
+ * on) runs the default schedule on as many threads as the rest
+ * (--rest-threads) where the op has the work for them (at least
+ * BUILD_MIN_THREAD_MACS multiply-adds a thread, as the rest pass splits
+ * only ops of some work), else on one.
+ */
+#define BUILD_MIN_THREAD_MACS	(1 << 19)
+
+static void
+build_default(const struct backend_ops *be, const struct op_desc *op,
+    int threads, struct config *c)
+{
+	double macs = (double)(op->batch > 0 ? op->batch : 1) *
+	    (double)op->m * (double)op->n * (double)op->k;
+
+	be->baseline(op, c);
+	if (c->v[KNOB_THREADS] != 1 || threads < 2)
+		return;
+	while (threads > 1 && macs / threads < BUILD_MIN_THREAD_MACS)
+		threads--;
+	c->v[KNOB_THREADS] = threads;
+}
+
+/*
  * The configs to build with: for each tunable op of the program, its entry
- * in s (unless untuned) or the backend's default. *ntuned counts the former.
+ * in s (unless untuned) or the backend's default (build_default, at
+ * threads). *ntuned counts the former.
  */
 static struct export_set *
 build_set(const struct export_set *s, const struct analysis *an,
-    const struct backend_ops *be, int untuned, size_t *ntuned)
+    const struct backend_ops *be, int untuned, int threads, size_t *ntuned)
 {
 	struct export_set *b = xcalloc(1, sizeof *b);
 	size_t i, j, n = analysis_count(an);
@@ -468,7 +494,7 @@ build_set(const struct export_set *s, const struct analysis *an,
 			e->best.gflops = s->e[k].best.gflops;
 			(*ntuned)++;
 		} else {
-			be->baseline(op, &e->best.config);
+			build_default(be, op, threads, &e->best.config);
 			e->best.config_name = xstrdup("default");
 			if (!untuned)
 				fprintf(stderr, "autosched: warning: %s (%s): not "
@@ -721,7 +747,9 @@ build_choose(struct build *bd, const struct export_set *s, int untuned,
 	struct export_build_info *info = bd->info;
 	size_t i;
 
-	bd->b = build_set(s, bd->an, bd->be, untuned, &info->ntuned);
+	bd->b = build_set(s, bd->an, bd->be, untuned,
+	    rest->mode == EXPORT_REST_VECTOR ? rest->threads : 1,
+	    &info->ntuned);
 	for (i = 0; i < bd->b->n; i++) {
 		if (bd->b->e[i].best.config.v[KNOB_THREADS] > 1)
 			bd->omp = 1;
