@@ -411,26 +411,17 @@ scratch_remove(const char *dir)
 /*
  * An op's default config at the build's threads: a backend with the
  * threads knob (its default 1: the tuning job adds the CPUs it measures
- * on) runs the default schedule on as many threads as the rest
- * (--rest-threads) where the op has the work for them (at least
- * BUILD_MIN_THREAD_MACS multiply-adds a thread, as the rest pass splits
- * only ops of some work), else on one.
+ * on) runs the default schedule on the rest's threads (--rest-threads) as
+ * far as the op has the work for them (space_default_threads; the job's
+ * confirm step lets the same default compete).
  */
-#define BUILD_MIN_THREAD_MACS	(1 << 19)
-
 static void
 build_default(const struct backend_ops *be, const struct op_desc *op,
     int threads, struct config *c)
 {
-	double macs = (double)(op->batch > 0 ? op->batch : 1) *
-	    (double)op->m * (double)op->n * (double)op->k;
-
 	be->baseline(op, c);
-	if (c->v[KNOB_THREADS] != 1 || threads < 2)
-		return;
-	while (threads > 1 && macs / threads < BUILD_MIN_THREAD_MACS)
-		threads--;
-	c->v[KNOB_THREADS] = threads;
+	if (c->v[KNOB_THREADS] == 1)
+		c->v[KNOB_THREADS] = space_default_threads(op, threads);
 }
 
 /*

@@ -617,10 +617,34 @@ job_cand_cmp(const void *a, const void *b)
 }
 
 /*
+ * The default as a build on the CPUs the job measures on runs it (export's
+ * build_default): the backend's default at the most threads of the space
+ * the op has the work for (space_default_threads); the default at 1
+ * thread where the backend has no threads knob or the space one thread.
+ */
+static void
+steps_build_default(const struct job_op *jo, struct config *d)
+{
+	const int64_t *th;
+	size_t n, i;
+	int64_t most = 1;
+
+	*d = jo->deflt;
+	if (d->v[KNOB_THREADS] != 1)
+		return;
+	th = space_knob_list(jo->sp, KNOB_THREADS, &n);
+	for (i = 0; th != NULL && i < n; i++)
+		if (th[i] > most)
+			most = th[i];
+	d->v[KNOB_THREADS] = space_default_threads(jo->op, (int)most);
+}
+
+/*
  * The choice: the top few of the search re-measured side by side, rounds
- * interleaved, each by its median; the default competes when it is a point
- * of the space, so tuning never chooses a config slower than the default it
- * could have chosen. These figures choose; they are not reported (winner's
+ * interleaved, each by its median; the default as a build runs it
+ * (steps_build_default: on the job's threads) competes when it is a point
+ * of the space, so tuning never chooses a config slower than the default
+ * an untuned build would run. These figures choose; they are not reported (winner's
  * curse): the final step measures the winner again.
  */
 static int
@@ -629,6 +653,7 @@ job_step_confirm(struct job *c, struct job_op *jo, char **err)
 	struct job_cands *cs = &jo->cs;
 	struct space *sp = jo->sp;
 	struct backend *b = jo->b;
+	struct config d;
 	int64_t d0 = c->deferred;
 	size_t i, k;
 	double best = 0;
@@ -653,12 +678,13 @@ job_step_confirm(struct job *c, struct job_op *jo, char **err)
 		jo->have_best = 1;
 		return 0;
 	}
+	steps_build_default(jo, &d);
 	for (i = 0; i < k; i++) {
-		if (memcmp(&cs->v[i].config, &jo->deflt, sizeof jo->deflt) == 0)
+		if (memcmp(&cs->v[i].config, &d, sizeof d) == 0)
 			break;
 	}
-	if (i == k && space_index(sp, &jo->deflt) >= 0) {
-		job_cand_add(cs, &jo->deflt, 0);
+	if (i == k && space_index(sp, &d) >= 0) {
+		job_cand_add(cs, &d, 0);
 		/* job_cand_add appended it at cs->n - 1: bring it to k. */
 		cs->v[k] = cs->v[cs->n - 1];
 		k++;

@@ -782,3 +782,14 @@ space_config_parse(const char *name, struct config *out)
 		out->v[n] = v[n];
 	return 0;
 }
+
+int
+space_default_threads(const struct op_desc *op, int threads)
+{
+	double macs = (double)(op->batch > 0 ? op->batch : 1) *
+	    (double)op->m * (double)op->n * (double)op->k;
+
+	while (threads > 1 && macs / threads < SPACE_MIN_THREAD_MACS)
+		threads--;
+	return threads > 1 ? threads : 1;
+}

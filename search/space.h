@@ -83,6 +83,15 @@ struct space_rules {
 	int		 own_default;
 };
 
+/*
+ * The threads a default schedule runs on where threads are at hand (a
+ * build's --rest-threads, a job's CPUs): as many as get at least
+ * SPACE_MIN_THREAD_MACS multiply-adds of op each, at least 1 (a thread
+ * fork and join costs microseconds; an op of less work runs on one).
+ */
+#define SPACE_MIN_THREAD_MACS	(1 << 19)
+int	 space_default_threads(const struct op_desc *op, int threads);
+
 /* 1 if c is the backend's own default under rules (own_default). */
 int	 space_config_own_default(const struct space_rules *rules,
 	    const struct config *c);
