@@ -349,13 +349,20 @@ def op_rows(v):
                 "select gflops from trials where job_id = ? and op_id = ? and phase = 'baseline' and threads = ? "
                 "and status in ('ok','unstable')", (run["job_id"], oid, th)))
         g = baseline_at(ncpu if iree else nth)
+        best_is_default = False
         if not g and not iree and nth > 1:
-            g = baseline_at(1)
-            at_one.add(op["name"])
+            # The build's default may be the winner (its final rounds are
+            # then the default's): its name is the 1-thread default's at nth.
+            d1 = db.execute("select config_name from trials where job_id = ? and op_id = ? and "
+                            "phase = 'baseline' and threads = 1 limit 1", (run["job_id"], oid)).fetchone()
+            best_is_default = bool(d1) and op["best"] == re.sub(r"_thr_1(?=_|$)", "_thr_%d" % nth, d1[0])
+            if not best_is_default:
+                g = baseline_at(1)
+                at_one.add(op["name"])
         g1 = g[len(g) // 2] if g else 0
         best_ms = op.get("runtime_ms") or 0
         flops = op["gflops"] * best_ms * 1e6 if best_ms else 0
-        def_ms = flops / (g1 * 1e6) if g1 else 0
+        def_ms = best_ms if best_is_default else flops / (g1 * 1e6) if g1 else 0
         rows.append((op["name"], op.get("occurrences", 1), def_ms, best_ms, op.get("trials", 0)))
         best_threads[op["name"]] = int((op.get("knobs") or {}).get("threads") or 1)
     return rows
