@@ -352,6 +352,47 @@ static const struct opts_cmd build_cmd = {
 	"autosched", cmd_opts_table, build_usage, 1, 1, 0
 };
 
+/* What `build` made, a line a part, on stderr: the library's summary. */
+static void
+build_summary(const char *out, const struct export_build_info *ip)
+{
+	fprintf(stderr, "autosched: %s: %zu dispatch%s in %zu piece%s, %d at "
+	    "a time; seconds: outline %.1f, mlir-opt %.1f, mlir-translate %.1f, "
+	    "split %.1f, clang %.1f, link %.1f\n", out, ip->ndispatches,
+	    ip->ndispatches == 1 ? "" : "es", ip->npieces,
+	    ip->npieces == 1 ? "" : "s", ip->jobs, ip->outline_s, ip->opt_s,
+	    ip->translate_s, ip->split_s, ip->compile_s, ip->link_s);
+	fprintf(stderr, "autosched: %s: %zu tuned op%s\n", out, ip->ntuned,
+	    ip->ntuned == 1 ? "" : "s");
+	if (ip->rest.mode == EXPORT_REST_VECTOR)
+		fprintf(stderr, "autosched: %s: the rest vectorized, %d "
+		    "thread%s\n", out, ip->rest.threads,
+		    ip->rest.threads == 1 ? "" : "s");
+	else
+		fprintf(stderr, "autosched: %s: the rest as scalar loops\n",
+		    out);
+	fprintf(stderr, "autosched: %s: math %s, buffers %s\n", out,
+	    ip->rest.math == EXPORT_MATH_FAST ? "fast" : "exact",
+	    ip->rest.pool ? "pool" : "malloc");
+	if (ip->rest.fuse)
+		fprintf(stderr, "autosched: %s: %zu consumer%s fused into %zu "
+		    "matmul%s\n", out, ip->nfused, ip->nfused == 1 ? "" :
+		    "s", ip->nfused_ops, ip->nfused_ops == 1 ? "" : "s");
+	else
+		fprintf(stderr, "autosched: %s: fusion off\n", out);
+	if (ip->rest.rest_fuse)
+		fprintf(stderr, "autosched: %s: %zu elementwise op%s fused into "
+		    "%zu loop%s\n", out, ip->nchained, ip->nchained == 1 ?
+		    "" : "s", ip->nchains, ip->nchains == 1 ? "" : "s");
+	else
+		fprintf(stderr, "autosched: %s: rest fusion off\n", out);
+	if (ip->rest.fuse || ip->rest.rest_fuse)
+		fprintf(stderr, "autosched: %s: %zu tensor op%s made "
+		    "linalg, unit dims folded: %zu reshape%s fewer\n", out,
+		    ip->nconverted, ip->nconverted == 1 ? "" : "s",
+		    ip->nreshapes, ip->nreshapes == 1 ? "" : "s");
+}
+
 int
 export_cmd_build(int argc, char **argv)
 {
@@ -392,41 +433,7 @@ export_cmd_build(int argc, char **argv)
 		rc = r == 1 || r > 128 ? r : 2;
 		goto out;
 	}
-	fprintf(stderr, "autosched: %s: %zu dispatch%s in %zu piece%s, %d at "
-	    "a time; seconds: outline %.1f, mlir-opt %.1f, mlir-translate %.1f, "
-	    "split %.1f, clang %.1f, link %.1f\n", out, info.ndispatches,
-	    info.ndispatches == 1 ? "" : "es", info.npieces,
-	    info.npieces == 1 ? "" : "s", info.jobs, info.outline_s, info.opt_s,
-	    info.translate_s, info.split_s, info.compile_s, info.link_s);
-	fprintf(stderr, "autosched: %s: %zu tuned op%s\n", out, info.ntuned,
-	    info.ntuned == 1 ? "" : "s");
-	if (info.rest.mode == EXPORT_REST_VECTOR)
-		fprintf(stderr, "autosched: %s: the rest vectorized, %d "
-		    "thread%s\n", out, info.rest.threads,
-		    info.rest.threads == 1 ? "" : "s");
-	else
-		fprintf(stderr, "autosched: %s: the rest as scalar loops\n",
-		    out);
-	fprintf(stderr, "autosched: %s: math %s, buffers %s\n", out,
-	    info.rest.math == EXPORT_MATH_FAST ? "fast" : "exact",
-	    info.rest.pool ? "pool" : "malloc");
-	if (info.rest.fuse)
-		fprintf(stderr, "autosched: %s: %zu consumer%s fused into %zu "
-		    "matmul%s\n", out, info.nfused, info.nfused == 1 ? "" :
-		    "s", info.nfused_ops, info.nfused_ops == 1 ? "" : "s");
-	else
-		fprintf(stderr, "autosched: %s: fusion off\n", out);
-	if (info.rest.rest_fuse)
-		fprintf(stderr, "autosched: %s: %zu elementwise op%s fused into "
-		    "%zu loop%s\n", out, info.nchained, info.nchained == 1 ?
-		    "" : "s", info.nchains, info.nchains == 1 ? "" : "s");
-	else
-		fprintf(stderr, "autosched: %s: rest fusion off\n", out);
-	if (info.rest.fuse || info.rest.rest_fuse)
-		fprintf(stderr, "autosched: %s: %zu tensor op%s made "
-		    "linalg, unit dims folded: %zu reshape%s fewer\n", out,
-		    info.nconverted, info.nconverted == 1 ? "" : "s",
-		    info.nreshapes, info.nreshapes == 1 ? "" : "s");
+	build_summary(out, &info);
 	rc = 0;
 out:
 	export_free(s);
