@@ -244,6 +244,8 @@ struct analysis_fused {
 	size_t	 nconsumers;	/* consumers moved there */
 	size_t	 nchains;	/* dispatches of chained elementwise ops */
 	size_t	 nchained;	/* elementwise ops in them */
+	size_t	 nrows;		/* dispatches of row groups */
+	size_t	 nrowed;	/* ops in them */
 	size_t	 nconverted;	/* arith/math ops on tensors made generics */
 	size_t	 nreshapes;	/* reshapes gone with the unit dims */
 };
@@ -252,6 +254,7 @@ struct analysis_fused {
 #define ANALYSIS_FUSE_EPILOGUE	0x1	/* a matmul and its consumers */
 #define ANALYSIS_FUSE_CHAINS	0x2	/* a chain of elementwise generics */
 #define ANALYSIS_FUSE_NORMALIZE	0x4	/* tensor ops as generics, unit dims folded, first */
+#define ANALYSIS_FUSE_ROWS	0x8	/* a group of row-wise ops with a reduction */
 
 /*
  * analysis_outline, and with fuse, each named linalg matmul (not quantized)

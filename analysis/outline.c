@@ -29,6 +29,8 @@ struct outline {
 	size_t	 nconsumers;	/* consumers moved there */
 	size_t	 nchains;	/* dispatches of chained elementwise generics */
 	size_t	 nchained;	/* generics moved there */
+	size_t	 nrows;		/* dispatches of row groups */
+	size_t	 nrowed;	/* ops moved there */
 	size_t	 nconverted;	/* tensor ops made linalg.generics */
 	size_t	 nreshapes;	/* reshapes gone with the unit dims */
 };
@@ -395,6 +397,124 @@ elementwise_chain(MlirOperation root, MlirOperation **ops)
 	return n;
 }
 
+/* The most ops a row group (row_group) takes. */
+#define ROWS_MAX	32
+/* The most targets row_group looks past for the group's next reader. */
+#define ROWS_GAP	64
+
+/*
+ * 1 if o may join a row group: a linalg.generic or linalg.fill of one
+ * ranked tensor result of static shape.
+ */
+static int
+row_op(MlirOperation o)
+{
+	MlirType t;
+
+	if (mlirOperationIsNull(o) || (!named(o, "linalg.generic") &&
+	    !named(o, "linalg.fill")) || mlirOperationGetNumResults(o) != 1)
+		return 0;
+	t = mlirValueGetType(mlirOperationGetResult(o, 0));
+	return mlirTypeIsARankedTensor(t) && mlirShapedTypeHasStaticShape(t) &&
+	    mlirShapedTypeGetRank(t) > 0;
+}
+
+/* 1 if op is one of the n ops of g. */
+static int
+in_ops(MlirOperation op, const MlirOperation *g, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (mlirOperationEqual(op, g[i]))
+			return 1;
+	}
+	return 0;
+}
+
+/* 1 if o reads a result of one of the n ops of g. */
+static int
+reads_ops(MlirOperation o, const MlirOperation *g, size_t n)
+{
+	intptr_t i, nops = mlirOperationGetNumOperands(o);
+
+	for (i = 0; i < nops; i++) {
+		MlirValue v = mlirOperationGetOperand(o, i);
+
+		if (mlirValueIsAOpResult(v) &&
+		    in_ops(mlirOpResultGetOwner(v), g, n))
+			return 1;
+	}
+	return 0;
+}
+
+/* 1 if every use of each of the n ops of g but the last is in g. */
+static int
+row_closed(const MlirOperation *g, size_t n)
+{
+	MlirOpOperand u;
+	size_t i;
+
+	for (i = 0; i + 1 < n; i++) {
+		for (u = mlirValueGetFirstUse(mlirOperationGetResult(g[i], 0));
+		    !mlirOpOperandIsNull(u); u = mlirOpOperandGetNextUse(u)) {
+			if (!in_ops(mlirOpOperandGetOwner(u), g, n))
+				return 0;
+		}
+	}
+	return 1;
+}
+
+/*
+ * The row group from t's j-th target into *ops: the generics and fills
+ * after it (in order) that read its values, and the fills whose only user
+ * reads them; the longest such run of at least 3 ops, a reduction among
+ * them, none of whose values is used outside it but the last op's (a
+ * softmax, a layer norm: ops that share their rows, which
+ * autosched-fuse-rows runs in one loop over blocks of rows). Ops in between
+ * that read none of its values stay where they are. Returns how many ops *ops holds, or 1 (no group: *ops holds t's
+ * j-th target alone); caller frees.
+ */
+static size_t
+row_group(struct targets *t, size_t j, MlirOperation **ops)
+{
+	MlirOperation *g = xcalloc(ROWS_MAX, sizeof *g), c;
+	size_t n = 0, best = 1, l, idle = 0;
+	int reduces;
+
+	*ops = g;
+	g[n++] = t->ops[j];
+	if (!row_op(g[0]))
+		return 1;
+	reduces = !parallel_generic(g[0]) && named(g[0], "linalg.generic");
+	for (l = j + 1; l < t->n && n < ROWS_MAX && idle < ROWS_GAP; l++) {
+		c = t->ops[l];
+		idle++;
+		if (mlirOperationIsNull(c))
+			continue;
+		if (named(c, "linalg.fill") && row_op(c)) {
+			MlirOperation u = only_user(mlirOperationGetResult(c,
+			    0));
+
+			if (!mlirOperationIsNull(u) && row_op(u) &&
+			    reads_ops(u, g, n))
+				g[n++] = c;
+			continue;
+		}
+		if (!reads_ops(c, g, n))
+			continue;
+		/* A reader that cannot join: no group past it. */
+		if (!row_op(c))
+			break;
+		idle = 0;
+		reduces |= !parallel_generic(c) && named(c, "linalg.generic");
+		g[n++] = c;
+		if (n >= 3 && reduces && row_closed(g, n))
+			best = n;
+	}
+	return best;
+}
+
 /* Walk callback: the outermost ops of a function body to move out. */
 static MlirWalkResult
 collect_targets(MlirOperation o, void *arg)
@@ -617,16 +737,21 @@ outline_target(MlirContext ctx, MlirSymbolTable syms, const char *fname,
 {
 	MlirOperation *ops = NULL, f;
 	size_t n = 1, i, l;
-	int epilogue = 0;
+	int epilogue = 0, rows = 0;
 
 	if (mlirOperationIsNull(t->ops[j]))
 		return;
 	if ((ol->fuse & ANALYSIS_FUSE_EPILOGUE) && fusable_root(t->ops[j])) {
 		n = epilogue_chain(ctx, t->ops[j], &ops);
 		epilogue = 1;
-	} else if ((ol->fuse & ANALYSIS_FUSE_CHAINS) &&
-	    parallel_generic(t->ops[j]))
+	} else if ((ol->fuse & ANALYSIS_FUSE_ROWS) &&
+	    (n = row_group(t, j, &ops)) > 1)
+		rows = 1;
+	else if ((ol->fuse & ANALYSIS_FUSE_CHAINS) &&
+	    parallel_generic(t->ops[j])) {
+		free(ops);
 		n = elementwise_chain(t->ops[j], &ops);
+	}
 	if (n > 1) {
 		for (i = 1; i < n; i++) {
 			for (l = j + 1; l < t->n; l++) {
@@ -638,6 +763,17 @@ outline_target(MlirContext ctx, MlirSymbolTable syms, const char *fname,
 		if (epilogue) {
 			ol->nfused++;
 			ol->nconsumers += n - 1;
+		} else if (rows) {
+			/*
+			 * For autosched-fuse-rows; its elementwise ops first
+			 * fused as a chain's are.
+			 */
+			mlirOperationSetDiscardableAttributeByName(f,
+			    ref("autosched.rows"), mlirUnitAttrGet(ctx));
+			mlirOperationSetDiscardableAttributeByName(f,
+			    ref("autosched.chain"), mlirUnitAttrGet(ctx));
+			ol->nrows++;
+			ol->nrowed += n;
 		} else {
 			/* For the fusion pass, run on these functions alone. */
 			mlirOperationSetDiscardableAttributeByName(f,
@@ -870,6 +1006,8 @@ analysis_outline_fused(const char *path, int library, int fuse, char **text,
 		fused->nconsumers = ol.nconsumers;
 		fused->nchains = ol.nchains;
 		fused->nchained = ol.nchained;
+		fused->nrows = ol.nrows;
+		fused->nrowed = ol.nrowed;
 		fused->nconverted = ol.nconverted;
 		fused->nreshapes = ol.nreshapes;
 	}

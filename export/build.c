@@ -811,11 +811,16 @@ build_outline(struct build *bd, char **err)
 
 	struct analysis_fused fused;
 
+	/* Row groups: the rest's plugin runs them (autosched-fuse-rows). */
+	int rows = bd->info->rest.rest_fuse && bd->rest_plugin != NULL &&
+	    bd->info->rest.mode == EXPORT_REST_VECTOR;
+
 	/* Made uniform for the fusions: no reshape or tensor op cuts them. */
 	if (analysis_outline_fused(bd->program, 1, (bd->info->rest.fuse ?
 	    ANALYSIS_FUSE_EPILOGUE : 0) | (bd->info->rest.rest_fuse ?
-	    ANALYSIS_FUSE_CHAINS : 0) | (bd->info->rest.fuse ||
-	    bd->info->rest.rest_fuse ? ANALYSIS_FUSE_NORMALIZE : 0), &otext,
+	    ANALYSIS_FUSE_CHAINS : 0) | (rows ? ANALYSIS_FUSE_ROWS : 0) |
+	    (bd->info->rest.fuse || bd->info->rest.rest_fuse ?
+	    ANALYSIS_FUSE_NORMALIZE : 0), &otext,
 	    &bd->info->ndispatches, &fused, err) != 0)
 		return -1;
 	bd->info->nconverted = fused.nconverted;
@@ -824,9 +829,12 @@ build_outline(struct build *bd, char **err)
 	bd->info->nfused = fused.nconsumers;
 	bd->info->nchains = fused.nchains;
 	bd->info->nchained = fused.nchained;
+	bd->info->nrows = fused.nrows;
+	bd->info->nrowed = fused.nrowed;
 	text = export_transform_text(bd->b, bd->be, (bd->info->rest.fuse ?
 	    EXPORT_TX_EPILOGUE : 0) | (bd->info->rest.rest_fuse ?
-	    EXPORT_TX_CHAINS : 0), &bd->plugin);
+	    EXPORT_TX_CHAINS : 0) | (fused.nrows > 0 ? EXPORT_TX_ROWS : 0),
+	    &bd->plugin);
 	mtext = xasprintf("/* Marks the library as autosched's (util_out). */\n"
 	    "__attribute__((used, visibility(\"default\")))\n"
 	    "const char autosched_built_library[] = \"%s\";\n", bd->marker);

@@ -384,7 +384,11 @@ build_summary(const char *out, const struct export_build_info *ip)
 		fprintf(stderr, "autosched: %s: %zu elementwise op%s fused into "
 		    "%zu loop%s\n", out, ip->nchained, ip->nchained == 1 ?
 		    "" : "s", ip->nchains, ip->nchains == 1 ? "" : "s");
-	else
+	if (ip->nrows > 0)
+		fprintf(stderr, "autosched: %s: %zu row-wise ops (softmax, "
+		    "norms) in %zu loop%s over rows\n", out, ip->nrowed,
+		    ip->nrows, ip->nrows == 1 ? "" : "s");
+	if (!ip->rest.rest_fuse)
 		fprintf(stderr, "autosched: %s: rest fusion off\n", out);
 	if (ip->rest.fuse || ip->rest.rest_fuse)
 		fprintf(stderr, "autosched: %s: %zu tensor op%s made "

@@ -705,10 +705,11 @@ tx_marks(FILE *f, size_t ngroups)
 
 /*
  * @__transform_main: with chains, the elementwise chains' dispatches fused
- * first; every group's match and apply, then the module part.
+ * first; with rows, then the row groups' (autosched-fuse-rows); every group's match and apply, then the module part.
  */
 static void
-tx_main(FILE *f, size_t ngroups, int has_mod, int fused, int chains)
+tx_main(FILE *f, size_t ngroups, int has_mod, int fused, int chains,
+    int rows)
 {
 	size_t j;
 
@@ -720,6 +721,13 @@ tx_main(FILE *f, size_t ngroups, int has_mod, int fused, int chains)
 		    "(!transform.any_op) -> !transform.any_op\n"
 		    "    %%chains_fused = transform.apply_registered_pass "
 		    "\"linalg-fuse-elementwise-ops\" to %%chains : "
+		    "(!transform.any_op) -> !transform.any_op\n");
+	if (rows)
+		fprintf(f, "    %%rows = transform.structured.match ops{"
+		    "[\"func.func\"]} attributes{autosched.rows} in %%root : "
+		    "(!transform.any_op) -> !transform.any_op\n"
+		    "    %%rows_fused = transform.apply_registered_pass "
+		    "\"autosched-fuse-rows\" to %%rows : "
 		    "(!transform.any_op) -> !transform.any_op\n");
 	/* No op to schedule (build --untuned of a program without one): no matcher. */
 	if (ngroups > 0 && fused)
@@ -785,7 +793,7 @@ export_transform_text(const struct export_set *s,
 	if (fused)
 		tx_marks(f, g.ngroups);
 	tx_main(f, g.ngroups, mod != NULL, fused,
-	    (fuse & EXPORT_TX_CHAINS) != 0);
+	    (fuse & EXPORT_TX_CHAINS) != 0, (fuse & EXPORT_TX_ROWS) != 0);
 	fclose(f);
 	free(mod);
 	tx_groups_free(&g);

@@ -152,6 +152,8 @@ struct export_build_info {
 	size_t	 nfused;	/* elementwise consumers in those dispatches */
 	size_t	 nchains;	/* dispatches of chained elementwise generics */
 	size_t	 nchained;	/* generics in those dispatches */
+	size_t	 nrows;		/* dispatches of row groups (softmax, norms) */
+	size_t	 nrowed;	/* ops in those dispatches */
 	size_t	 nconverted;	/* arith/math ops on tensors made generics first */
 	size_t	 nreshapes;	/* reshapes gone with the unit dims folded */
 	double	 outline_s, opt_s, translate_s, split_s, compile_s, link_s;

@@ -31,6 +31,7 @@ char	*export_mlir_comment(const char *s);
 /* export_transform_text's fuse: what the library fuses. */
 #define EXPORT_TX_EPILOGUE	0x1	/* a matmul's epilogue in its dispatch */
 #define EXPORT_TX_CHAINS	0x2	/* the elementwise chains' dispatches */
+#define EXPORT_TX_ROWS		0x4	/* the row groups' dispatches */
 
 /*
  * The transform library of s; be gives the module-level part when s is
@@ -40,7 +41,9 @@ char	*export_mlir_comment(const char *s);
  * EXPORT_TX_CHAINS, linalg-fuse-elementwise-ops first runs on each
  * function marked autosched.chain (a dispatch of chained elementwise ops),
  * and on no other: elsewhere it would rewrite the epilogues the schedules
- * match. Caller frees. *plugin_out (when
+ * match. With EXPORT_TX_ROWS, then the plugin's autosched-fuse-rows on each
+ * function marked autosched.rows (a row group: one loop over blocks of
+ * rows; the plugin must be loaded). Caller frees. *plugin_out (when
  * not NULL): the MLIR pass plugin mlir-opt must load to apply it, or NULL;
  * caller frees.
  */

@@ -989,6 +989,100 @@ test_outline_unit_dims(void)
 }
 
 /*
+ * analysis_outline_fused with ANALYSIS_FUSE_ROWS: a row max, the shift by
+ * it and a row sum (a reduction among them, a fill for each) are one
+ * dispatch marked autosched.rows (and autosched.chain) though an
+ * unrelated op sits between them; with the max also returned (a value
+ * used outside) the group is the shift and the sum alone; without the
+ * flag, no group.
+ */
+static void
+test_outline_rows(void)
+{
+	static const char body[] =
+	    "#id = affine_map<(d0, d1) -> (d0, d1)>\n"
+	    "#row = affine_map<(d0, d1) -> (d0)>\n"
+	    "func.func @f(%%x: tensor<8x16xf32>, %%y: tensor<8x16xf32>)\n"
+	    "    -> (tensor<8xf32>, tensor<8x16xf32>%s) {\n"
+	    "  %%z = arith.constant 0.0 : f32\n"
+	    "  %%e = tensor.empty() : tensor<8xf32>\n"
+	    "  %%e2 = tensor.empty() : tensor<8x16xf32>\n"
+	    "  %%f = linalg.fill ins(%%z : f32) outs(%%e : tensor<8xf32>) -> tensor<8xf32>\n"
+	    "  %%m = linalg.generic {indexing_maps = [#id, #row],\n"
+	    "      iterator_types = [\"parallel\", \"reduction\"]}\n"
+	    "      ins(%%x : tensor<8x16xf32>) outs(%%f : tensor<8xf32>) {\n"
+	    "  ^bb0(%%p: f32, %%o: f32):\n"
+	    "    %%r = arith.maximumf %%p, %%o : f32\n"
+	    "    linalg.yield %%r : f32\n"
+	    "  } -> tensor<8xf32>\n"
+	    /* Reads none of the group's values: stays where it is. */
+	    "  %%u = linalg.generic {indexing_maps = [#id, #id],\n"
+	    "      iterator_types = [\"parallel\", \"parallel\"]}\n"
+	    "      ins(%%y : tensor<8x16xf32>) outs(%%e2 : tensor<8x16xf32>) {\n"
+	    "  ^bb0(%%p: f32, %%o: f32):\n"
+	    "    %%r = math.exp %%p : f32\n"
+	    "    linalg.yield %%r : f32\n"
+	    "  } -> tensor<8x16xf32>\n"
+	    "  %%c = linalg.generic {indexing_maps = [#id, #row, #id],\n"
+	    "      iterator_types = [\"parallel\", \"parallel\"]}\n"
+	    "      ins(%%x, %%m : tensor<8x16xf32>, tensor<8xf32>)\n"
+	    "      outs(%%e2 : tensor<8x16xf32>) {\n"
+	    "  ^bb0(%%p: f32, %%q: f32, %%o: f32):\n"
+	    "    %%r = arith.subf %%p, %%q : f32\n"
+	    "    linalg.yield %%r : f32\n"
+	    "  } -> tensor<8x16xf32>\n"
+	    "  %%f2 = linalg.fill ins(%%z : f32) outs(%%e : tensor<8xf32>) -> tensor<8xf32>\n"
+	    "  %%s = linalg.generic {indexing_maps = [#id, #row],\n"
+	    "      iterator_types = [\"parallel\", \"reduction\"]}\n"
+	    "      ins(%%c : tensor<8x16xf32>) outs(%%f2 : tensor<8xf32>) {\n"
+	    "  ^bb0(%%p: f32, %%o: f32):\n"
+	    "    %%r = arith.addf %%p, %%o : f32\n"
+	    "    linalg.yield %%r : f32\n"
+	    "  } -> tensor<8xf32>\n"
+	    "  return %%s, %%u%s : tensor<8xf32>, tensor<8x16xf32>%s\n"
+	    "}\n";
+	struct analysis_fused fu = { 0 };
+	char *path, *src, *text = NULL, *err = NULL;
+	size_t n = 0;
+
+	path = xasprintf("%s/test_analysis_%ld_rows.mlir",
+	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
+	src = xasprintf(body, "", "", "");
+	CHECK(util_write_file(path, src, strlen(src), &err) == 0);
+	free(src);
+	CHECK(analysis_outline_fused(path, 1, ANALYSIS_FUSE_ROWS |
+	    ANALYSIS_FUSE_CHAINS, &text, &n, &fu, &err) == 0);
+	CHECK(text != NULL && verifies("outline rows", text));
+	/* fill, max, shift, fill, sum: one dispatch; exp its own. */
+	CHECK(n == 2 && fu.nrows == 1 && fu.nrowed == 5 && fu.nchains == 0);
+	CHECK(text != NULL && count(text, "autosched.rows") == 1 &&
+	    count(text, "autosched.chain") == 1);
+	free(text);
+	text = NULL;
+	/* Without the flag: each op its own dispatch. */
+	CHECK(analysis_outline_fused(path, 1, ANALYSIS_FUSE_CHAINS, &text, &n,
+	    &fu, &err) == 0);
+	CHECK(n == 5 && fu.nrows == 0 && fu.nchains == 1);
+	CHECK(text != NULL && strstr(text, "autosched.rows") == NULL);
+	free(text);
+	text = NULL;
+	/* The max also returned: used outside, so the group starts after it. */
+	src = xasprintf(body, ", tensor<8xf32>", ", %m", ", tensor<8xf32>");
+	CHECK(util_write_file(path, src, strlen(src), &err) == 0);
+	free(src);
+	CHECK(analysis_outline_fused(path, 1, ANALYSIS_FUSE_ROWS |
+	    ANALYSIS_FUSE_CHAINS, &text, &n, &fu, &err) == 0);
+	CHECK(text != NULL && verifies("outline rows, max returned", text));
+	CHECK(n == 4 && fu.nrows == 1 && fu.nrowed == 3);
+	if (err != NULL)
+		fprintf(stderr, "outline rows: %s\n", err);
+	unlink(path);
+	free(path);
+	free(text);
+	free(err);
+}
+
+/*
  * analysis_outline_fused: a matmul's chain of elementwise consumers joins
  * its dispatch, written in place and marked; a consumer with a second user,
  * or one whose body reads its output, stays a dispatch of its own. With
@@ -1356,6 +1450,7 @@ main(void)
 	test_tosa_model();
 	test_outline();
 	test_outline_fused();
+	test_outline_rows();
 	test_outline_unit_dims();
 	for (i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++)
 		check_dispatches(fixtures[i]);

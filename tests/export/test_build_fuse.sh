@@ -5,7 +5,8 @@
 # for bit both ways (compare_fuse.c: the operations and their order are
 # the same, only where they run changes); the fused build says how many
 # consumers it fused and makes fewer dispatches, and its schedules run the
-# consumers as vectors inside the matmuls' thread loops (the scheduled IR).
+# consumers as vectors inside the matmuls' thread loops (the scheduled IR);
+# row-wise ops (fixtures/rows.mlir) in one loop over rows, bit for bit too.
 #   test_build_fuse.sh AUTOSCHED SOURCE_DIR LLVM_BIN COMPARE_FUSE
 . "$(dirname "$0")/../checks.sh"
 args AS SRC BIN CMP
@@ -132,6 +133,29 @@ for how in "u --untuned" "t --db $T/s.db"; do
 	a_off=$(grep -c 'memref.alloc' "$T/sched_r${n}off.mlir")
 	check "rest-fuse ($n): fewer buffers ($a_on, $a_off)" test "$a_on" -lt "$a_off"
 done
+# Row groups (fixtures/rows.mlir): a softmax read transposed, a layer
+# norm, an odd-sized softmax, each one loop over blocks of rows
+# (autosched-fuse-rows), bit for bit their ops one dispatch each
+# (--rest-fuse off), at 1 and 2 threads; a group whose middle value is also
+# returned stays ops of their own.
+cp "$SRC/tests/export/fixtures/rows.mlir" "$T/rows.mlir"
+for m in on off; do
+	TMPDIR=$T/tmp deadline 240 "$AS" build "$T/rows.mlir" --untuned \
+	    --rest-fuse $m -o "$T/rows_$m.so" 2> "$T/err_rows_$m"
+	check "rows, rest-fuse $m: build exits 0" eq "$?" 0
+done
+check "rows: 21 row-wise ops in 3 loops" grep -q 'rows_on.so: 21 row-wise ops (softmax, norms) in 3 loops over rows' "$T/err_rows_on"
+check "rows: 6 dispatches (3 row loops, the returned sum's 3 ops)" grep -q 'rows_on.so: 6 dispatches' "$T/err_rows_on"
+check "rows, rest-fuse off: no row loop" bash -c "! grep -q 'row-wise' '$T/err_rows_off'"
+for n in 1 2; do
+	export OMP_NUM_THREADS=$n
+	check "rows ($n threads): softmax read transposed, bit for bit" nolsan "$CMP" "$T/rows_off.so" "$T/rows_on.so" attn 0 1 2x32x48xf32 2x48x32xf32 32x48xf32
+	check "rows ($n threads): layer norm, bit for bit" nolsan "$CMP" "$T/rows_off.so" "$T/rows_on.so" norm 0 1 64x96xf32 64x96xf32 96xf32
+	check "rows ($n threads): odd softmax, bit for bit" nolsan "$CMP" "$T/rows_off.so" "$T/rows_on.so" odd 0 1 5x3x17xf32 5x3x17xf32
+	check "rows ($n threads): the returned sum, bit for bit" nolsan "$CMP" "$T/rows_off.so" "$T/rows_on.so" leak 0 2 64x96xf32 64xf32 64x96xf32
+done
+unset OMP_NUM_THREADS
+
 "$AS" build "$T/fuse.mlir" --untuned --rest-fuse maybe -o "$T/bad.so" 2> "$T/err_rbad"
 check "--rest-fuse maybe: exit 2" eq "$?" 2
 check "--rest-fuse maybe: says what is expected" grep -q 'expected on or off' "$T/err_rbad"

@@ -4,15 +4,17 @@
 // split across N threads, instead of convert-linalg-to-loops' scalar loops.
 //
 // For each linalg op at the top of a function (not inside a loop: the
-// schedules' own code is left alone) with static loop ranges:
+// schedules' own code is left alone; but for the tiles of
+// autosched-fuse-rows, vectorized where they are) with static loop ranges:
 // - threads: when there are N > 1 of them and the op does enough work
 //   (kMinWorkPerThread a thread, else fewer threads), its outermost
 //   parallel dim with at least that many iterations (not the innermost) is
 //   cut into as many chunks, an scf.forall (then scf.parallel, then OpenMP,
 //   as the matmul schedules are);
 // - vectors: every dim but the innermost is tiled by 1 (scf.for), the
-//   innermost by at most kMaxVectors registers of B bits (a tile that does
-//   not divide it is vectorized with masks), and the tile is vectorized
+//   innermost by at most kMaxVectors registers of B bits (whole vectors
+//   that divide it where some do, else a last tile vectorized with masks),
+//   and the tile is vectorized
 //   (linalg::vectorize), then lowered by upstream vector patterns to 1-D
 //   vectors the pipeline's later passes take to LLVM.
 // An op it cannot vectorize (dynamic shapes, a gather in its body, an op
@@ -33,6 +35,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
@@ -81,12 +84,18 @@ static bool isWindowCopy(linalg::LinalgOp op) {
          y.getOperand(0) == b.getArgument(0);
 }
 
+// A tile autosched-fuse-rows made (plugin/fuse_rows.cpp): inside the rows'
+// loop, which already runs on the threads.
+static bool rowsTile(linalg::LinalgOp op) {
+  return op->hasAttr("autosched.rows_tile");
+}
+
 // Whether op is one this pass takes: on memrefs, static loop ranges, at the
-// top of its function, and accepted by the vectorizer (or a window copy,
-// whose rows are).
+// top of its function (or a rows tile), and accepted by the vectorizer (or
+// a window copy, whose rows are).
 static bool candidate(linalg::LinalgOp op, SmallVector<int64_t> &ranges) {
   if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0 ||
-      !isa<func::FuncOp>(op->getParentOp()))
+      (!isa<func::FuncOp>(op->getParentOp()) && !rowsTile(op)))
     return false;
   ranges = op.getStaticLoopRanges();
   for (int64_t r : ranges)
@@ -257,8 +266,16 @@ struct VectorizeRestPass
     for (int64_t d = 0; d + 1 < rank; d++)
       if (ranges[d] == 1)
         sizes[d] = rw.getIndexAttr(0);
-    sizes[rank - 1] = rw.getIndexAttr(inner <= cap ? 0 : cap);
-    vsizes[rank - 1] = std::min(inner, cap);
+    // The innermost tile: the whole dim when it fits, else the widest
+    // whole number of vectors that divides it (no masks: 384 by 192), else
+    // cap (the last tile masked).
+    int64_t step = inner <= cap ? 0 : cap;
+    if (inner > cap && inner % lanes == 0) {
+      for (step = cap; step > lanes && inner % step != 0; step -= lanes)
+        ;
+    }
+    sizes[rank - 1] = rw.getIndexAttr(step);
+    vsizes[rank - 1] = step == 0 ? inner : step;
     // A transposed read: lanes x lanes tiles (rows read whole, transposed
     // in registers) instead of a column of scalars, when both dims divide.
     int64_t t = transposedDim(op);
@@ -383,18 +400,37 @@ struct VectorizeRestPass
     return applyPatternsGreedily(f, std::move(p));
   }
 
+  // On one thread, the loops of autosched-fuse-rows (scf.forall, for the
+  // threads) made serial scf.for loops: no OpenMP where the rest has none.
+  void serialRows(IRRewriter &rw, func::FuncOp f) {
+    SmallVector<scf::ForallOp> loops;
+    f.walk([&](scf::ForallOp l) {
+      bool rows = false;
+      l.getBody()->walk([&](linalg::LinalgOp op) { rows |= rowsTile(op); });
+      if (rows && l->getNumResults() == 0)
+        loops.push_back(l);
+    });
+    for (scf::ForallOp l : loops) {
+      rw.setInsertionPoint(l);
+      // Failing leaves the forall: correct, OpenMP-lowered.
+      (void)scf::forallToForLoop(rw, l);
+    }
+  }
+
   void runOnOperation() override {
     func::FuncOp f = getOperation();
     SmallVector<linalg::LinalgOp> ops;
     f.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
     IRRewriter rw(&getContext());
     bool changed = false;
+    if (threads <= 1)
+      serialRows(rw, f);
     for (linalg::LinalgOp op : ops) {
       SmallVector<int64_t> ranges;
       if (!candidate(op, ranges))
         continue;
       int64_t chunks;
-      int64_t d = threadDim(op, ranges, threads, &chunks);
+      int64_t d = threadDim(op, ranges, rowsTile(op) ? 1 : threads, &chunks);
       linalg::LinalgOp inner = d >= 0 ? splitThreads(rw, op, d, chunks) : op;
       SmallVector<int64_t> innerRanges = inner.getStaticLoopRanges();
       // A chunk of dynamic size keeps the op's ranges for the vector sizes.

@@ -651,6 +651,8 @@ void autoschedRegisterQuantizedPass();
 void autoschedRegisterVectorizeRestPass();
 // plugin/math_approx.cpp: autosched-math-approx.
 void autoschedRegisterMathApproxPass();
+// plugin/fuse_rows.cpp: autosched-fuse-rows.
+void autoschedRegisterFuseRowsPass();
 
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo mlirGetPassPluginInfo() {
   return {MLIR_PLUGIN_API_VERSION, "autosched", LLVM_VERSION_STRING, []() {
@@ -658,5 +660,6 @@ extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo mlirGetPassPluginInfo() {
             autoschedRegisterQuantizedPass();
             autoschedRegisterVectorizeRestPass();
             autoschedRegisterMathApproxPass();
+            autoschedRegisterFuseRowsPass();
           }};
 }
