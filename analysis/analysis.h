@@ -246,6 +246,9 @@ struct analysis_fused {
 	size_t	 nchained;	/* elementwise ops in them */
 	size_t	 nrows;		/* dispatches of row groups */
 	size_t	 nrowed;	/* ops in them */
+	size_t	 ninits;	/* matmuls with their zero fill in their dispatch */
+	size_t	 nslices;	/* input slices in their matmul's dispatch */
+	size_t	 ninserts;	/* results inserted there (a head into all) */
 	size_t	 nconverted;	/* arith/math ops on tensors made generics */
 	size_t	 nreshapes;	/* reshapes gone with the unit dims */
 };

@@ -31,6 +31,9 @@ struct outline {
 	size_t	 nchained;	/* generics moved there */
 	size_t	 nrows;		/* dispatches of row groups */
 	size_t	 nrowed;	/* ops moved there */
+	size_t	 ninits;	/* matmuls with their zero fill */
+	size_t	 nslices;	/* input slices in their matmul's dispatch */
+	size_t	 ninserts;	/* results inserted in their matmul's dispatch */
 	size_t	 nconverted;	/* tensor ops made linalg.generics */
 	size_t	 nreshapes;	/* reshapes gone with the unit dims */
 };
@@ -684,17 +687,17 @@ outline_call(MlirContext ctx, MlirOperation func, MlirBlock body,
 
 /*
  * Move the nops ops (in function fname, in order; each but the last used
- * only by the next: a matmul and its epilogue) into a new private function
- * named after fname, its number k and the first op's kind, inserted into
- * the module's symbol table (which renames it if the name is taken), and
- * call that in their place: it returns the last op's results. Returns
- * the new function.
+ * only by the ops after it: a matmul's fill, the matmul and its epilogue)
+ * into a new private function named after fname, its number k and the
+ * kind of ops[lead] (the matmul), inserted into the module's symbol table
+ * (which renames it if the name is taken), and call that in their place:
+ * it returns the last op's results. Returns the new function.
  */
 static MlirOperation
 outline_op(MlirContext ctx, MlirSymbolTable syms, const char *fname,
-    size_t k, const MlirOperation *ops, size_t nops)
+    size_t k, const MlirOperation *ops, size_t nops, size_t lead)
 {
-	MlirOperation op = ops[0], last = ops[nops - 1], func;
+	MlirOperation op = ops[lead], last = ops[nops - 1], func;
 	MlirLocation loc = mlirOperationGetLocation(op);
 	intptr_t nres = mlirOperationGetNumResults(last), r;
 	struct captures cs = { .c = NULL, .n = 0, .cap = 0, .ops = ops,
@@ -727,23 +730,224 @@ outline_op(MlirContext ctx, MlirSymbolTable syms, const char *fname,
 }
 
 /*
+ * The zero fill of matmul mm's init: a linalg.fill of a tensor.empty in
+ * mm's block whose result mm alone uses; else a null op.
+ */
+static MlirOperation
+init_fill(MlirOperation mm)
+{
+	MlirValue init = mlirOperationGetOperand(mm,
+	    mlirOperationGetNumOperands(mm) - 1), out;
+	MlirOperation f, none = { NULL };
+
+	if (!mlirValueIsAOpResult(init))
+		return none;
+	f = mlirOpResultGetOwner(init);
+	if (!named(f, "linalg.fill") || mlirOperationGetNumOperands(f) != 2 ||
+	    !mlirOperationEqual(only_user(init), mm) ||
+	    !mlirBlockEqual(mlirOperationGetBlock(f), mlirOperationGetBlock(mm)))
+		return none;
+	out = mlirOperationGetOperand(f, 1);
+	if (!mlirValueIsAOpResult(out) ||
+	    !named(mlirOpResultGetOwner(out), "tensor.empty"))
+		return none;
+	return f;
+}
+
+/*
+ * 1 if slice is a tensor.extract_slice in mm's block whose result mm alone
+ * uses, as an input (A or B: a head of attention's Q, K or V).
+ */
+static int
+input_slice(MlirOperation mm, MlirOperation slice)
+{
+	intptr_t i, n = mlirOperationGetNumOperands(mm);
+	MlirValue v;
+
+	if (!named(slice, "tensor.extract_slice") ||
+	    !mlirBlockEqual(mlirOperationGetBlock(slice),
+	    mlirOperationGetBlock(mm)))
+		return 0;
+	v = mlirOperationGetResult(slice, 0);
+	if (!mlirOperationEqual(only_user(v), mm))
+		return 0;
+	for (i = 0; i + 1 < n; i++) {
+		if (mlirValueEqual(mlirOperationGetOperand(mm, i), v))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * 1 if o is a producer a matmul's dispatch takes in (with_producers): the
+ * zero fill of its init or a slice of its input, o's only user the matmul.
+ */
+static int
+taken_by_matmul(MlirOperation o)
+{
+	MlirOperation u;
+
+	if (!named(o, "linalg.fill") && !named(o, "tensor.extract_slice"))
+		return 0;
+	u = only_user(mlirOperationGetResult(o, 0));
+	return !mlirOperationIsNull(u) && fusable_root(u) &&
+	    (mlirOperationEqual(init_fill(u), o) || input_slice(u, o));
+}
+
+/*
+ * The producers of the matmul (*ops)[0] its dispatch takes in, put before
+ * it in *ops (*n counts them): each input's tensor.extract_slice (in the
+ * dispatch a view of the whole tensor, not a copy of the slice made by a
+ * dispatch of its own) and its zero fill (init_fill), marked
+ * autosched.init for the schedules to fill each thread's chunk where the
+ * chunk is computed (backends/mlir-cpu: fill_parallel). Returns how many;
+ * *fills: 1 with the fill.
+ */
+static size_t
+with_producers(MlirContext ctx, MlirOperation **ops, size_t *n, int *fills)
+{
+	MlirOperation mm = (*ops)[0], fill = init_fill(mm), pre[8];
+	intptr_t i, nops = mlirOperationGetNumOperands(mm);
+	size_t k = 0;
+
+	for (i = 0; i + 1 < nops && k < 7; i++) {
+		MlirValue v = mlirOperationGetOperand(mm, i);
+
+		if (mlirValueIsAOpResult(v) &&
+		    input_slice(mm, mlirOpResultGetOwner(v)))
+			pre[k++] = mlirOpResultGetOwner(v);
+	}
+	*fills = !mlirOperationIsNull(fill);
+	if (*fills) {
+		pre[k++] = fill;
+		mlirOperationSetDiscardableAttributeByName(fill,
+		    ref("autosched.init"), mlirUnitAttrGet(ctx));
+	}
+	if (k == 0)
+		return 0;
+	*ops = xrealloc(*ops, (*n + k) * sizeof **ops);
+	memmove(*ops + k, *ops, *n * sizeof **ops);
+	memcpy(*ops, pre, k * sizeof *pre);
+	*n += k;
+	return k;
+}
+
+/*
+ * A tensor.extract_slice of dest at the offsets, sizes and strides of the
+ * static insert_slice ins, of type ty, made before ins. Null op when ins
+ * has dynamic ones.
+ */
+static MlirOperation
+slice_like(MlirContext ctx, MlirOperation ins, MlirType ty)
+{
+	static const char *const keep[] = { "static_offsets", "static_sizes",
+	    "static_strides" };
+	static const int32_t seg[] = { 1, 0, 0, 0 };
+	MlirNamedAttribute attrs[4];
+	MlirOperationState st;
+	MlirOperation x, none = { NULL };
+	MlirValue dest;
+	size_t i;
+
+	if (mlirOperationGetNumOperands(ins) != 2)
+		return none;
+	dest = mlirOperationGetOperand(ins, 1);
+	for (i = 0; i < 3; i++) {
+		MlirAttribute a = mlirOperationGetAttributeByName(ins,
+		    ref(keep[i]));
+
+		if (mlirAttributeIsNull(a))
+			return none;
+		attrs[i] = mlirNamedAttributeGet(mlirIdentifierGet(ctx,
+		    ref(keep[i])), a);
+	}
+	attrs[3] = mlirNamedAttributeGet(mlirIdentifierGet(ctx,
+	    ref("operandSegmentSizes")), mlirDenseI32ArrayGet(ctx, 4, seg));
+	st = mlirOperationStateGet(ref("tensor.extract_slice"),
+	    mlirOperationGetLocation(ins));
+	mlirOperationStateAddOperands(&st, 1, &dest);
+	mlirOperationStateAddResults(&st, 1, &ty);
+	mlirOperationStateAddAttributes(&st, 4, attrs);
+	x = mlirOperationCreate(&st);
+	mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(ins), ins, x);
+	return x;
+}
+
+/*
+ * The matmul's result (the last of the n ops, its epilogue's end) inserted
+ * whole into a bigger tensor (a head of attention into all heads): the
+ * tensor.insert_slice, static, its only user in its block, joins the
+ * dispatch (*ops, *n one more); with the zero fill fill (not null), the
+ * fill writes into that slice of the destination instead of an empty
+ * tensor, so the matmul and its epilogue compute in place there and the
+ * insert copies nothing (the destination, an argument of the dispatch, is
+ * written in place: no other op reads it). 1 if it joined, else 0.
+ */
+static int
+with_insert(MlirContext ctx, MlirOperation **ops, size_t *n,
+    MlirOperation fill)
+{
+	MlirValue v = mlirOperationGetResult((*ops)[*n - 1], 0);
+	MlirOperation ins = only_user(v), x;
+
+	if (mlirOperationIsNull(ins) || !named(ins, "tensor.insert_slice") ||
+	    !mlirBlockEqual(mlirOperationGetBlock(ins),
+	    mlirOperationGetBlock((*ops)[*n - 1])) ||
+	    mlirOperationGetNumOperands(ins) != 2 ||
+	    !mlirValueEqual(mlirOperationGetOperand(ins, 0), v))
+		return 0;
+	*ops = xrealloc(*ops, (*n + 2) * sizeof **ops);
+	if (!mlirOperationIsNull(fill)) {
+		x = slice_like(ctx, ins, mlirValueGetType(
+		    mlirOperationGetOperand(fill, 1)));
+		if (!mlirOperationIsNull(x)) {
+			mlirOperationSetOperand(fill, 1,
+			    mlirOperationGetResult(x, 0));
+			/* First in the dispatch: before the fill. */
+			memmove(*ops + 1, *ops, *n * sizeof **ops);
+			(*ops)[0] = x;
+			(*n)++;
+		}
+	}
+	(*ops)[(*n)++] = ins;
+	return 1;
+}
+
+/*
  * Outline the j-th target of t (in function fname): with fusion, a matmul
- * with its chain of elementwise consumers (the consumers' own entries in t
- * are then skipped: nulled).
+ * with its input slices, its zero fill and its chain of elementwise
+ * consumers (the consumers' own entries in t are then skipped: nulled; the
+ * producers', left when they come).
  */
 static void
 outline_target(MlirContext ctx, MlirSymbolTable syms, const char *fname,
     struct outline *ol, struct targets *t, size_t j)
 {
 	MlirOperation *ops = NULL, f;
-	size_t n = 1, i, l;
-	int epilogue = 0, rows = 0;
+	size_t n = 1, i, l, lead = 0, consumers = 0;
+	int epilogue = 0, rows = 0, fills = 0;
 
 	if (mlirOperationIsNull(t->ops[j]))
 		return;
+	/* A matmul's fill or input slice: its matmul's dispatch takes it. */
+	if ((ol->fuse & ANALYSIS_FUSE_EPILOGUE) && taken_by_matmul(t->ops[j]))
+		return;
 	if ((ol->fuse & ANALYSIS_FUSE_EPILOGUE) && fusable_root(t->ops[j])) {
+		MlirOperation fill = init_fill(t->ops[j]), none = { NULL };
+		size_t before;
+
 		n = epilogue_chain(ctx, t->ops[j], &ops);
-		epilogue = 1;
+		consumers = n - 1;
+		epilogue = consumers > 0;
+		lead = with_producers(ctx, &ops, &n, &fills);
+		ol->ninits += (size_t)fills;
+		ol->nslices += lead - (size_t)fills;
+		before = n;
+		if (with_insert(ctx, &ops, &n, fills ? fill : none)) {
+			ol->ninserts++;
+			/* The destination's slice, put first. */
+			lead += n - before - 1;
+		}
 	} else if ((ol->fuse & ANALYSIS_FUSE_ROWS) &&
 	    (n = row_group(t, j, &ops)) > 1)
 		rows = 1;
@@ -759,10 +963,12 @@ outline_target(MlirContext ctx, MlirSymbolTable syms, const char *fname,
 					t->ops[l].ptr = NULL;
 			}
 		}
-		f = outline_op(ctx, syms, fname, j, ops, n);
+		f = outline_op(ctx, syms, fname, j, ops, n, lead);
 		if (epilogue) {
 			ol->nfused++;
-			ol->nconsumers += n - 1;
+			ol->nconsumers += consumers;
+		} else if (fusable_root(t->ops[j])) {
+			/* A matmul with its producers or its insert. */
 		} else if (rows) {
 			/*
 			 * For autosched-fuse-rows; its elementwise ops first
@@ -782,7 +988,7 @@ outline_target(MlirContext ctx, MlirSymbolTable syms, const char *fname,
 			ol->nchained += n;
 		}
 	} else
-		(void)outline_op(ctx, syms, fname, j, &t->ops[j], 1);
+		(void)outline_op(ctx, syms, fname, j, &t->ops[j], 1, 0);
 	ol->n++;
 	free(ops);
 }
@@ -1008,6 +1214,9 @@ analysis_outline_fused(const char *path, int library, int fuse, char **text,
 		fused->nchained = ol.nchained;
 		fused->nrows = ol.nrows;
 		fused->nrowed = ol.nrowed;
+		fused->ninits = ol.ninits;
+		fused->nslices = ol.nslices;
+		fused->ninserts = ol.ninserts;
 		fused->nconverted = ol.nconverted;
 		fused->nreshapes = ol.nreshapes;
 	}

@@ -831,6 +831,9 @@ build_outline(struct build *bd, char **err)
 	bd->info->nchained = fused.nchained;
 	bd->info->nrows = fused.nrows;
 	bd->info->nrowed = fused.nrowed;
+	bd->info->ninits = fused.ninits;
+	bd->info->nslices = fused.nslices;
+	bd->info->ninserts = fused.ninserts;
 	text = export_transform_text(bd->b, bd->be, (bd->info->rest.fuse ?
 	    EXPORT_TX_EPILOGUE : 0) | (bd->info->rest.rest_fuse ?
 	    EXPORT_TX_CHAINS : 0) | (fused.nrows > 0 ? EXPORT_TX_ROWS : 0),

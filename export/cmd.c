@@ -376,8 +376,13 @@ build_summary(const char *out, const struct export_build_info *ip)
 	    ip->rest.pool ? "pool" : "malloc");
 	if (ip->rest.fuse)
 		fprintf(stderr, "autosched: %s: %zu consumer%s fused into %zu "
-		    "matmul%s\n", out, ip->nfused, ip->nfused == 1 ? "" :
-		    "s", ip->nfused_ops, ip->nfused_ops == 1 ? "" : "s");
+		    "matmul%s; in their matmul's dispatch: %zu zero fill%s, "
+		    "%zu input slice%s, %zu result insert%s\n", out,
+		    ip->nfused, ip->nfused == 1 ? "" : "s", ip->nfused_ops,
+		    ip->nfused_ops == 1 ? "" : "s", ip->ninits,
+		    ip->ninits == 1 ? "" : "s", ip->nslices,
+		    ip->nslices == 1 ? "" : "s", ip->ninserts,
+		    ip->ninserts == 1 ? "" : "s");
 	else
 		fprintf(stderr, "autosched: %s: fusion off\n", out);
 	if (ip->rest.rest_fuse)

@@ -154,6 +154,9 @@ struct export_build_info {
 	size_t	 nchained;	/* generics in those dispatches */
 	size_t	 nrows;		/* dispatches of row groups (softmax, norms) */
 	size_t	 nrowed;	/* ops in those dispatches */
+	size_t	 ninits;	/* matmuls with their zero fill in their dispatch */
+	size_t	 nslices;	/* input slices in their matmul's dispatch */
+	size_t	 ninserts;	/* results inserted there (a head into all) */
 	size_t	 nconverted;	/* arith/math ops on tensors made generics first */
 	size_t	 nreshapes;	/* reshapes gone with the unit dims folded */
 	double	 outline_s, opt_s, translate_s, split_s, compile_s, link_s;

@@ -648,7 +648,8 @@ par_choose(const struct gen *g, const int64_t s[3], int64_t *chunk,
 
 /*
  * The op split over the threads where par_choose says: the chunks in a
- * forall, each cache-split; what they leave after it, on one thread.
+ * forall, each cache-split (with the op's zero fill where the forall holds
+ * the whole op); what they leave after it, on one thread.
  */
 static void
 gen_par(struct gen *g, const int64_t s[3])
@@ -691,6 +692,12 @@ gen_par(struct gen *g, const int64_t s[3])
 		    NULL };
 
 		gen_fill(g, mlircpu_tpl_tile_parallel_mlir, kv);
+	}
+	/* The whole op in the forall: its zero fill (a build's) joins it. */
+	if (in == g->root) {
+		const char *const kv[] = { "S", sfx, NULL };
+
+		gen_fill(g, mlircpu_tpl_fill_parallel_mlir, kv);
 	}
 	snprintf(tf, sizeof tf, "%%tf%s", sfx);
 	if (best >= 0)

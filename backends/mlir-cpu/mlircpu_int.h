@@ -17,6 +17,7 @@ extern const char mlircpu_tpl_schedule_op_mlir[];
 extern const char mlircpu_tpl_schedule_module_mlir[];
 extern const char mlircpu_tpl_tile_serial_mlir[];
 extern const char mlircpu_tpl_tile_parallel_mlir[];
+extern const char mlircpu_tpl_fill_parallel_mlir[];
 extern const char mlircpu_tpl_fuse_in_place_mlir[];
 extern const char mlircpu_tpl_fuse_parallel_mlir[];
 extern const char mlircpu_tpl_fuse_serial_mlir[];

@@ -6,7 +6,9 @@
 # the same, only where they run changes); the fused build says how many
 # consumers it fused and makes fewer dispatches, and its schedules run the
 # consumers as vectors inside the matmuls' thread loops (the scheduled IR);
-# row-wise ops (fixtures/rows.mlir) in one loop over rows, bit for bit too.
+# a matmul's input slices, fill and insert in its dispatch
+# (fixtures/heads.mlir) and row-wise ops (fixtures/rows.mlir) in one loop
+# over rows, bit for bit too.
 #   test_build_fuse.sh AUTOSCHED SOURCE_DIR LLVM_BIN COMPARE_FUSE
 . "$(dirname "$0")/../checks.sh"
 args AS SRC BIN CMP
@@ -33,7 +35,8 @@ build() {
 build on on
 check "fuse on: build exits 0" eq "$?" 0
 check "fuse on: 4 consumers fused into 2 matmuls" grep -q 'on.so: 4 consumers fused into 2 matmuls' "$T/err_on"
-check "fuse on: 4 dispatches (2 fills, 2 matmuls with their epilogue)" grep -q 'on.so: 4 dispatches' "$T/err_on"
+check "fuse on: 2 dispatches (2 matmuls with their fill and epilogue)" grep -q 'on.so: 2 dispatches' "$T/err_on"
+check "fuse on: the fills in their matmul's dispatch" grep -q "on.so: 4 consumers fused into 2 matmuls; in their matmul's dispatch: 2 zero fills, 0 input slices, 0 result inserts" "$T/err_on"
 check "fuse on: no transform warning" bash -c "! grep -q 'warning' '$T/err_on'"
 build off off --rest-fuse off
 check "fuse off: build exits 0" eq "$?" 0
@@ -76,13 +79,14 @@ within() {
 	    { d += gsub(/{/, "{") - gsub(/}/, "}"); if (inl && d <= ld) inl = 0 }' "$3"
 }
 # scheduled NAME BUILD-ARGS...: the kept scratch program of a build of
-# fuse.mlir, up to the schedules, into sched_NAME.mlir.
+# fuse.mlir (SRC_MLIR: another), up to the schedules, into
+# sched_NAME.mlir.
 scheduled() {
 	local d name=$1
 	shift
 	rm -rf "$T/keep"/*
 	TMPDIR=$T/keep AUTOSCHED_BUILD_KEEP=1 deadline 240 "$AS" build \
-	    "$T/fuse.mlir" "$@" -o "$T/k$name.so" 2> "$T/err_k$name"
+	    "${SRC_MLIR:-$T/fuse.mlir}" "$@" -o "$T/k$name.so" 2> "$T/err_k$name"
 	d=$(ls -d "$T/keep"/autosched-build-* | head -1)
 	deadline 120 "$BIN/mlir-opt" "$d/program.mlir" --pass-pipeline="builtin.module(transform-preload-library{transform-library-paths=$d/lib.mlir},func.func(convert-elementwise-to-linalg,canonicalize),transform-interpreter)" -o "$T/sched_$name.mlir" 2> "$T/opt_$name"
 }
@@ -133,6 +137,38 @@ for how in "u --untuned" "t --db $T/s.db"; do
 	a_off=$(grep -c 'memref.alloc' "$T/sched_r${n}off.mlir")
 	check "rest-fuse ($n): fewer buffers ($a_on, $a_off)" test "$a_on" -lt "$a_off"
 done
+# Attention's heads (fixtures/heads.mlir): each matmul's dispatch takes its
+# input slices, its zero fill and its insert into all heads (2 dispatches,
+# not 12), bit for bit --fuse off --rest-fuse off at 1 and 2 threads; after
+# the schedules the fill is in the threads' loop and nothing is copied.
+cp "$SRC/tests/export/fixtures/heads.mlir" "$T/heads.mlir"
+HEADS="256x128xf32 2x128x64xf32 2x64x128xf32 128xf32"
+TMPDIR=$T/tmp deadline 240 "$AS" build "$T/heads.mlir" --untuned -o "$T/heads_on.so" 2> "$T/err_heads_on"
+check "heads: build exits 0" eq "$?" 0
+TMPDIR=$T/tmp deadline 240 "$AS" build "$T/heads.mlir" --untuned --fuse off --rest-fuse off -o "$T/heads_off.so" 2> "$T/err_heads_off"
+check "heads, fusion off: build exits 0" eq "$?" 0
+check "heads: 2 dispatches" grep -q 'heads_on.so: 2 dispatches' "$T/err_heads_on"
+check "heads: fills, slices and inserts in the matmuls' dispatches" grep -q "heads_on.so: 2 consumers fused into 2 matmuls; in their matmul's dispatch: 2 zero fills, 4 input slices, 2 result inserts" "$T/err_heads_on"
+check "heads, fusion off: 12 dispatches" grep -q 'heads_off.so: 12 dispatches' "$T/err_heads_off"
+for n in 1 2; do
+	export OMP_NUM_THREADS=$n
+	check "heads ($n threads): = fusion off, bit for bit" nolsan "$CMP" "$T/heads_off.so" "$T/heads_on.so" heads 0 1 $HEADS
+done
+unset OMP_NUM_THREADS
+# inloop OP FILE: "in" when OP is nested in an scf.forall.
+inloop() {
+	awk -v op="$1 " '!inl && index($0, "scf.forall ") { ld = d; inl = 1 }
+	    inl && index($0, op) { print "in"; exit }
+	    { d += gsub(/{/, "{") - gsub(/}/, "}"); if (inl && d <= ld) inl = 0 }' "$2"
+}
+SRC_MLIR=$T/heads.mlir scheduled heads --untuned
+check "heads: the schedules apply" test -s "$T/sched_heads.mlir"
+check "heads: the fill in the threads' loop" eq "$(inloop linalg.fill "$T/sched_heads.mlir")" in
+check "heads: nothing copied" eq "$(grep -c 'memref.copy\|linalg.copy' "$T/sched_heads.mlir")" 0
+SRC_MLIR=$T/heads.mlir scheduled heads_off --untuned --fuse off --rest-fuse off
+check "heads, fusion off: the fill outside any loop" eq "$(inloop linalg.fill "$T/sched_heads_off.mlir")" ""
+check "heads, fusion off: slices and inserts copied" test "$(grep -c 'memref.copy\|linalg.copy' "$T/sched_heads_off.mlir")" -gt 0
+
 # Row groups (fixtures/rows.mlir): a softmax read transposed, a layer
 # norm, an odd-sized softmax, each one loop over blocks of rows
 # (autosched-fuse-rows), bit for bit their ops one dispatch each
