@@ -69,13 +69,20 @@ pool_step(size_t n)
 	return n >= 4096 ? (step > 8192 ? step : 8192) : (step > 64 ? step : 64);
 }
 
-/* The class a request of n bytes is rounded up to. */
+/*
+ * The class a request of n bytes is rounded up to. A class where the step
+ * widens (4096: past it a block's slack takes pool_class_down to the wider
+ * step) is rounded to the wider step, so that pool_class_down gives every
+ * class back (else 4000 bytes, a 1000-float result, made a 4096 class
+ * whose blocks hold 4104, and the pool stood aside for the whole process).
+ */
 static size_t
 pool_class_up(size_t n)
 {
-	size_t s = pool_step(n ? n : 1);
+	size_t s = pool_step(n ? n : 1), c = (n + s - 1) / s * s;
+	size_t w = pool_step(c);
 
-	return (n + s - 1) / s * s;
+	return w > s ? (n + w - 1) / w * w : c;
 }
 
 /* The class of a block malloc says holds u bytes (u - class < its step). */
