@@ -474,28 +474,32 @@ row_closed(const MlirOperation *g, size_t n)
  * reads them; the longest such run of at least 3 ops, a reduction among
  * them, none of whose values is used outside it but the last op's (a
  * softmax, a layer norm: ops that share their rows, which
- * autosched-fuse-rows runs in one loop over blocks of rows). Ops in between
- * that read none of its values stay where they are. Returns how many ops *ops holds, or 1 (no group: *ops holds t's
- * j-th target alone); caller frees.
+ * autosched-fuse-rows runs in one loop over blocks of rows), all in one
+ * block. Ops in between that read none of its values stay where they are.
+ * Returns how many ops *ops holds, or 1 (no group: *ops holds t's j-th
+ * target alone); caller frees.
  */
 static size_t
 row_group(struct targets *t, size_t j, MlirOperation **ops)
 {
 	MlirOperation *g = xcalloc(ROWS_MAX, sizeof *g), c;
+	MlirBlock block;
 	size_t n = 0, best = 1, l, idle = 0;
-	int reduces;
+	int reduces, same;
 
 	*ops = g;
 	g[n++] = t->ops[j];
 	if (!row_op(g[0]))
 		return 1;
+	block = mlirOperationGetBlock(g[0]);
 	reduces = !parallel_generic(g[0]) && named(g[0], "linalg.generic");
 	for (l = j + 1; l < t->n && n < ROWS_MAX && idle < ROWS_GAP; l++) {
 		c = t->ops[l];
 		idle++;
 		if (mlirOperationIsNull(c))
 			continue;
-		if (named(c, "linalg.fill") && row_op(c)) {
+		same = mlirBlockEqual(mlirOperationGetBlock(c), block);
+		if (named(c, "linalg.fill") && row_op(c) && same) {
 			MlirOperation u = only_user(mlirOperationGetResult(c,
 			    0));
 
@@ -506,8 +510,8 @@ row_group(struct targets *t, size_t j, MlirOperation **ops)
 		}
 		if (!reads_ops(c, g, n))
 			continue;
-		/* A reader that cannot join: no group past it. */
-		if (!row_op(c))
+		/* A reader that cannot join (or in a loop): no group past it. */
+		if (!row_op(c) || !same)
 			break;
 		idle = 0;
 		reduces |= !parallel_generic(c) && named(c, "linalg.generic");

@@ -1074,6 +1074,45 @@ test_outline_rows(void)
 	    ANALYSIS_FUSE_CHAINS, &text, &n, &fu, &err) == 0);
 	CHECK(text != NULL && verifies("outline rows, max returned", text));
 	CHECK(n == 4 && fu.nrows == 1 && fu.nrowed == 3);
+	free(text);
+	text = NULL;
+	/* The max's reader in a loop: it stays there, no group. */
+	src = xstrdup(
+	    "#id = affine_map<(d0, d1) -> (d0, d1)>\n"
+	    "#row = affine_map<(d0, d1) -> (d0)>\n"
+	    "func.func @f(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {\n"
+	    "  %z = arith.constant 0.0 : f32\n"
+	    "  %c0 = arith.constant 0 : index\n"
+	    "  %c1 = arith.constant 1 : index\n"
+	    "  %e = tensor.empty() : tensor<8xf32>\n"
+	    "  %e2 = tensor.empty() : tensor<8x16xf32>\n"
+	    "  %f = linalg.fill ins(%z : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>\n"
+	    "  %m = linalg.generic {indexing_maps = [#id, #row],\n"
+	    "      iterator_types = [\"parallel\", \"reduction\"]}\n"
+	    "      ins(%x : tensor<8x16xf32>) outs(%f : tensor<8xf32>) {\n"
+	    "  ^bb0(%p: f32, %o: f32):\n"
+	    "    %r = arith.maximumf %p, %o : f32\n"
+	    "    linalg.yield %r : f32\n"
+	    "  } -> tensor<8xf32>\n"
+	    "  %l = scf.for %i = %c0 to %c1 step %c1 iter_args(%a = %e2) -> (tensor<8x16xf32>) {\n"
+	    "    %c = linalg.generic {indexing_maps = [#id, #row, #id],\n"
+	    "        iterator_types = [\"parallel\", \"parallel\"]}\n"
+	    "        ins(%x, %m : tensor<8x16xf32>, tensor<8xf32>)\n"
+	    "        outs(%a : tensor<8x16xf32>) {\n"
+	    "    ^bb0(%p: f32, %q: f32, %o: f32):\n"
+	    "      %r = arith.subf %p, %q : f32\n"
+	    "      linalg.yield %r : f32\n"
+	    "    } -> tensor<8x16xf32>\n"
+	    "    scf.yield %c : tensor<8x16xf32>\n"
+	    "  }\n"
+	    "  return %l : tensor<8x16xf32>\n"
+	    "}\n");
+	CHECK(util_write_file(path, src, strlen(src), &err) == 0);
+	free(src);
+	CHECK(analysis_outline_fused(path, 1, ANALYSIS_FUSE_ROWS |
+	    ANALYSIS_FUSE_CHAINS, &text, &n, &fu, &err) == 0);
+	CHECK(text != NULL && verifies("outline rows, reader in a loop", text));
+	CHECK(fu.nrows == 0 && n == 3);
 	if (err != NULL)
 		fprintf(stderr, "outline rows: %s\n", err);
 	unlink(path);
