@@ -422,6 +422,13 @@ row_op(MlirOperation o)
 	    mlirShapedTypeGetRank(t) > 0;
 }
 
+/* 1 if o is a linalg.generic that reduces (not all loops parallel). */
+static int
+reduction_generic(MlirOperation o)
+{
+	return named(o, "linalg.generic") && !parallel_generic(o);
+}
+
 /* 1 if op is one of the n ops of g. */
 static int
 in_ops(MlirOperation op, const MlirOperation *g, size_t n)
@@ -492,7 +499,7 @@ row_group(struct targets *t, size_t j, MlirOperation **ops)
 	if (!row_op(g[0]))
 		return 1;
 	block = mlirOperationGetBlock(g[0]);
-	reduces = !parallel_generic(g[0]) && named(g[0], "linalg.generic");
+	reduces = reduction_generic(g[0]);
 	for (l = j + 1; l < t->n && n < ROWS_MAX && idle < ROWS_GAP; l++) {
 		c = t->ops[l];
 		idle++;
@@ -514,7 +521,7 @@ row_group(struct targets *t, size_t j, MlirOperation **ops)
 		if (!row_op(c) || !same)
 			break;
 		idle = 0;
-		reduces |= !parallel_generic(c) && named(c, "linalg.generic");
+		reduces |= reduction_generic(c);
 		g[n++] = c;
 		if (n >= 3 && reduces && row_closed(g, n))
 			best = n;
@@ -805,12 +812,13 @@ taken_by_matmul(MlirOperation o)
  * dispatch of its own) and its zero fill (init_fill), marked
  * autosched.init for the schedules to fill each thread's chunk where the
  * chunk is computed (backends/mlir-cpu: fill_parallel). Returns how many;
- * *fills: 1 with the fill.
+ * *fill: the fill, or a null op.
  */
 static size_t
-with_producers(MlirContext ctx, MlirOperation **ops, size_t *n, int *fills)
+with_producers(MlirContext ctx, MlirOperation **ops, size_t *n,
+    MlirOperation *fill)
 {
-	MlirOperation mm = (*ops)[0], fill = init_fill(mm), pre[8];
+	MlirOperation mm = (*ops)[0], pre[8];
 	intptr_t i, nops = mlirOperationGetNumOperands(mm);
 	size_t k = 0;
 
@@ -821,10 +829,10 @@ with_producers(MlirContext ctx, MlirOperation **ops, size_t *n, int *fills)
 		    input_slice(mm, mlirOpResultGetOwner(v)))
 			pre[k++] = mlirOpResultGetOwner(v);
 	}
-	*fills = !mlirOperationIsNull(fill);
-	if (*fills) {
-		pre[k++] = fill;
-		mlirOperationSetDiscardableAttributeByName(fill,
+	*fill = init_fill(mm);
+	if (!mlirOperationIsNull(*fill)) {
+		pre[k++] = *fill;
+		mlirOperationSetDiscardableAttributeByName(*fill,
 		    ref("autosched.init"), mlirUnitAttrGet(ctx));
 	}
 	if (k == 0)
@@ -929,7 +937,7 @@ outline_target(MlirContext ctx, MlirSymbolTable syms, const char *fname,
 {
 	MlirOperation *ops = NULL, f;
 	size_t n = 1, i, l, lead = 0, consumers = 0;
-	int epilogue = 0, rows = 0, fills = 0;
+	int epilogue = 0, rows = 0;
 
 	if (mlirOperationIsNull(t->ops[j]))
 		return;
@@ -937,17 +945,18 @@ outline_target(MlirContext ctx, MlirSymbolTable syms, const char *fname,
 	if ((ol->fuse & ANALYSIS_FUSE_EPILOGUE) && taken_by_matmul(t->ops[j]))
 		return;
 	if ((ol->fuse & ANALYSIS_FUSE_EPILOGUE) && fusable_root(t->ops[j])) {
-		MlirOperation fill = init_fill(t->ops[j]), none = { NULL };
-		size_t before;
+		MlirOperation fill;
+		size_t before, fills;
 
 		n = epilogue_chain(ctx, t->ops[j], &ops);
 		consumers = n - 1;
 		epilogue = consumers > 0;
-		lead = with_producers(ctx, &ops, &n, &fills);
-		ol->ninits += (size_t)fills;
-		ol->nslices += lead - (size_t)fills;
+		lead = with_producers(ctx, &ops, &n, &fill);
+		fills = !mlirOperationIsNull(fill);
+		ol->ninits += fills;
+		ol->nslices += lead - fills;
 		before = n;
-		if (with_insert(ctx, &ops, &n, fills ? fill : none)) {
+		if (with_insert(ctx, &ops, &n, fill)) {
 			ol->ninserts++;
 			/* The destination's slice, put first. */
 			lead += n - before - 1;
