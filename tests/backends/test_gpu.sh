@@ -59,15 +59,22 @@ timeout 60 "$GM" --op 64,64,64,f16f32 --kernel "k,$T/none.ptx,e,1,1,1,128,1,1,0"
 rc=$?
 check "harness: a kernel without a GPU ends cleanly (exit 1 or 3, got $rc)" test "$rc" = 3 -o "$rc" = 1
 
-# The candidates: "OUT ARCH M,N,K,TYPE SAMPLE" (the picks are boundary cases:
-# one warp of 32x32, 16 warps of 32x32, 50 KiB of promoted tiles (above the
-# 48 KiB a launch gets unasked), 131 KiB (refused on sm_86 before compiling,
-# allowed on sm_80, where ptxas finds its spills), a SIMT tile of 256
-# threads, and two of them with unpadded shared-memory rows (pad_smem 0)).
-PICKS="32,32,16,32,32,1;128,128,32,32,32,1;256,128,64,64,64,1;256,256,128,64,64,1;64,64,16,4,4,0;128,128,32,32,32,1,0;256,256,128,64,64,1,0"
-while read -r out arch op n; do
+# The candidates: "OUT ARCH M,N,K,TYPE SAMPLE PICKS" (the picks are boundary
+# cases: one warp of 32x32, 16 warps of 32x32, 50 KiB of promoted tiles
+# (above the 48 KiB a launch gets unasked), 131 KiB (refused on sm_86 before
+# compiling, allowed on sm_80, where ptxas finds its spills), a SIMT tile of
+# 256 threads, and two of them with unpadded shared-memory rows (pad_smem 0));
+# each op is given the picks its checks below read (every compile costs a
+# second or two of the suite).
+ALL="32,32,16,32,32,1;128,128,32,32,32,1;256,128,64,64,64,1;256,256,128,64,64,1;64,64,16,4,4,0;128,128,32,32,32,1,0;256,256,128,64,64,1,0"
+MMA="128,128,32,32,32,1;128,128,32,32,32,1,0"
+BIG="128,128,32,32,32,1;256,256,128,64,64,1;256,256,128,64,64,1,0"
+RAG="32,32,16,32,32,1;128,128,32,32,32,1;256,128,64,64,64,1"
+SIMT="32,32,16,32,32,1;64,64,16,4,4,0"
+ONE="128,128,32,32,32,1"
+while read -r out arch op n picks; do
 	check "stage $out ($arch $op)" timeout 600 "$STAGE" --arch "$arch" --op "$op" --sample "$n" --seed 7 \
-	    --out "$T/$out" --work "$T/work" --timeout 120 --extra "$PICKS"
+	    --out "$T/$out" --work "$T/work" --timeout 120 --extra "${!picks}"
 	check "$out: every config compiled or was refused by a rule" \
 	    awk -F'\t' '!/^#/ && $2 != "compiled" && $2 != "not_in_space" && $4 !~ /^refused: rule / { print "  " $0 > "/dev/stderr"; bad = 1 } END { exit bad }' "$T/$out/manifest.tsv"
 	check "$out: IREE's own config compiled" grep -q "^iree_default	compiled" "$T/$out/manifest.tsv"
@@ -96,16 +103,16 @@ while read -r out arch op n; do
 	    END { exit bad }' "$T/$out/kernels.txt"
 	check "$out: PTX for $arch" grep -q "^\.target $arch" "$T/$out/iree_default.ptx"
 done << 'OPS'
-f16_80 sm_80 512,512,512,f16f32 4
-f32_80 sm_80 256,256,256,f32 2
-bf16_90 sm_90a 384,256,512,bf16f32 4
-f16h_90 sm_90a 512,512,512,f16 2
-f16_86 sm_86 512,512,512,f16f32 0
-rag_80 sm_80 1000,1000,1000,f16f32 4
-bmm_80 sm_80 512,384,256,f16f32,b4 2
-bmm_90 sm_90a 1000,1000,1000,f16,b2 2
-mtb_80 sm_80 512,384,256,f16f32,tb 2
-mtb_90 sm_90a 384,256,512,f16,b3,tb 2
+f16_80 sm_80 512,512,512,f16f32 4 ALL
+f32_80 sm_80 256,256,256,f32 2 SIMT
+bf16_90 sm_90a 384,256,512,bf16f32 2 MMA
+f16h_90 sm_90a 512,512,512,f16 2 MMA
+f16_86 sm_86 512,512,512,f16f32 0 BIG
+rag_80 sm_80 1000,1000,1000,f16f32 4 RAG
+bmm_80 sm_80 512,384,256,f16f32,b4 1 ONE
+bmm_90 sm_90a 1000,1000,1000,f16,b2 1 ONE
+mtb_80 sm_80 512,384,256,f16f32,tb 1 ONE
+mtb_90 sm_90a 384,256,512,f16,b3,tb 1 ONE
 OPS
 check "sm_86: 131 KiB of tiles refused by the shared-memory rule" \
     grep -q "^pick_t256x256x128_w64x64	compile_failed.*refused: rule shared-memory: 134144 bytes.*sm_86's 101376" "$T/f16_86/manifest.tsv"
