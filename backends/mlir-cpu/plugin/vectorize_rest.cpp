@@ -252,16 +252,17 @@ struct VectorizeRestPass
     return success();
   }
 
-  // Tile op to one vector tile per scf.for iteration and vectorize the
-  // tile; op is left as it is when either fails.
-  void vectorizeTiles(IRRewriter &rw, linalg::LinalgOp op,
-                      ArrayRef<int64_t> ranges) {
+  // The tile sizes for op (0: no loop) and the vector sizes of a tile:
+  // true when the tile is a row reduction's lanes x lanes (rowLanes after).
+  bool chooseTiles(IRRewriter &rw, linalg::LinalgOp op,
+                   ArrayRef<int64_t> ranges, SmallVector<OpFoldResult> &sizes,
+                   SmallVector<int64_t> &vsizes) {
     int64_t rank = op.getNumLoops();
     int64_t lanes = std::max<int64_t>(1, vectorBits / widestElement(op));
     int64_t cap = lanes * kMaxVectors;
     int64_t inner = ranges[rank - 1];
-    SmallVector<OpFoldResult> sizes(rank, rw.getIndexAttr(1));
-    SmallVector<int64_t> vsizes(rank, 1);
+    sizes.assign(rank, rw.getIndexAttr(1));
+    vsizes.assign(rank, 1);
     // Dims of one iteration need no loop.
     for (int64_t d = 0; d + 1 < rank; d++)
       if (ranges[d] == 1)
@@ -284,20 +285,27 @@ struct VectorizeRestPass
       sizes[t] = sizes[rank - 1] = rw.getIndexAttr(lanes);
       vsizes[rank - 1] = lanes;
     }
-
     // A row reduction: lanes rows x lanes columns a tile, the rows in the
     // vector lanes (rowLanes), when both dims divide; each row's sum is
     // then a chain of vector adds in the loops' order, where along the row
     // it is a chain of scalar adds (an f32 sum is not reassociated).
-    bool rows = false;
     if (isRowReduction(op) && !ShapedType::isDynamic(raw[rank - 2]) &&
         !ShapedType::isDynamic(raw[rank - 1]) &&
         raw[rank - 2] % lanes == 0 && raw[rank - 1] % lanes == 0) {
       sizes[rank - 2] = sizes[rank - 1] = rw.getIndexAttr(lanes);
       vsizes[rank - 2] = vsizes[rank - 1] = lanes;
-      rows = true;
+      return true;
     }
+    return false;
+  }
 
+  // Tile op to one vector tile per scf.for iteration and vectorize the
+  // tile; op is left as it is when either fails.
+  void vectorizeTiles(IRRewriter &rw, linalg::LinalgOp op,
+                      ArrayRef<int64_t> ranges) {
+    SmallVector<OpFoldResult> sizes;
+    SmallVector<int64_t> vsizes;
+    bool rows = chooseTiles(rw, op, ranges, sizes, vsizes);
     linalg::LinalgOp tile = op;
     bool tiled = false;
     for (OpFoldResult s : sizes)
@@ -318,7 +326,7 @@ struct VectorizeRestPass
         failed(linalg::vectorizeOpPrecondition(tile)) &&
         failed(flattenWindowTile(rw, tile, vsizes)))
       return;
-    rank = tile.getNumLoops();
+    int64_t rank = tile.getNumLoops();
     // A tile of static shape needs no vector sizes (no masks).
     SmallVector<int64_t> tileRanges = tile.getStaticLoopRanges();
     bool isStatic = llvm::none_of(tileRanges, ShapedType::isDynamic);
