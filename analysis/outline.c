@@ -925,6 +925,55 @@ with_insert(MlirContext ctx, MlirOperation **ops, size_t *n,
 	return 1;
 }
 
+/* What a group's function is marked with and counted as. */
+struct group_kind {
+	int	 epilogue;	/* a matmul with its consumers */
+	int	 rows;		/* a row group */
+	int	 init;		/* a matmul with its zero fill inside */
+	size_t	 consumers;
+};
+
+/*
+ * Mark f, the function of a group of n ops rooted at root, for the passes
+ * that run on such functions alone, and count it in ol.
+ */
+static void
+mark_group(MlirContext ctx, struct outline *ol, MlirOperation f,
+    MlirOperation root, const struct group_kind *k, size_t n)
+{
+	/*
+	 * Its zero fill inside (autosched.inits): for autosched-fold-init (the
+	 * plugin), which folds the fills of these functions alone
+	 * (canonicalized into a reshape's, a fill loses its own mark).
+	 */
+	if (k->init)
+		mlirOperationSetDiscardableAttributeByName(f,
+		    ref("autosched.inits"), mlirUnitAttrGet(ctx));
+	if (k->epilogue) {
+		ol->nfused++;
+		ol->nconsumers += k->consumers;
+	} else if (fusable_root(root)) {
+		/* A matmul with its producers or its insert. */
+	} else if (k->rows) {
+		/*
+		 * For autosched-fuse-rows; its elementwise ops first fused as
+		 * a chain's are.
+		 */
+		mlirOperationSetDiscardableAttributeByName(f,
+		    ref("autosched.rows"), mlirUnitAttrGet(ctx));
+		mlirOperationSetDiscardableAttributeByName(f,
+		    ref("autosched.chain"), mlirUnitAttrGet(ctx));
+		ol->nrows++;
+		ol->nrowed += n;
+	} else {
+		/* For the fusion pass, run on these functions alone. */
+		mlirOperationSetDiscardableAttributeByName(f,
+		    ref("autosched.chain"), mlirUnitAttrGet(ctx));
+		ol->nchains++;
+		ol->nchained += n;
+	}
+}
+
 /*
  * Outline the j-th target of t (in function fname): with fusion, a matmul
  * with its input slices, its zero fill and its chain of elementwise
@@ -936,8 +985,8 @@ outline_target(MlirContext ctx, MlirSymbolTable syms, const char *fname,
     struct outline *ol, struct targets *t, size_t j)
 {
 	MlirOperation *ops = NULL, f;
-	size_t n = 1, i, l, lead = 0, consumers = 0;
-	int epilogue = 0, rows = 0;
+	size_t n = 1, i, l, lead = 0;
+	struct group_kind k = { 0, 0, 0, 0 };
 
 	if (mlirOperationIsNull(t->ops[j]))
 		return;
@@ -949,10 +998,11 @@ outline_target(MlirContext ctx, MlirSymbolTable syms, const char *fname,
 		size_t before, fills;
 
 		n = epilogue_chain(ctx, t->ops[j], &ops);
-		consumers = n - 1;
-		epilogue = consumers > 0;
+		k.consumers = n - 1;
+		k.epilogue = k.consumers > 0;
 		lead = with_producers(ctx, &ops, &n, &fill);
 		fills = !mlirOperationIsNull(fill);
+		k.init = fills != 0;
 		ol->ninits += fills;
 		ol->nslices += lead - fills;
 		before = n;
@@ -963,7 +1013,7 @@ outline_target(MlirContext ctx, MlirSymbolTable syms, const char *fname,
 		}
 	} else if ((ol->fuse & ANALYSIS_FUSE_ROWS) &&
 	    (n = row_group(t, j, &ops)) > 1)
-		rows = 1;
+		k.rows = 1;
 	else if ((ol->fuse & ANALYSIS_FUSE_CHAINS) &&
 	    parallel_generic(t->ops[j])) {
 		free(ops);
@@ -977,29 +1027,7 @@ outline_target(MlirContext ctx, MlirSymbolTable syms, const char *fname,
 			}
 		}
 		f = outline_op(ctx, syms, fname, j, ops, n, lead);
-		if (epilogue) {
-			ol->nfused++;
-			ol->nconsumers += consumers;
-		} else if (fusable_root(t->ops[j])) {
-			/* A matmul with its producers or its insert. */
-		} else if (rows) {
-			/*
-			 * For autosched-fuse-rows; its elementwise ops first
-			 * fused as a chain's are.
-			 */
-			mlirOperationSetDiscardableAttributeByName(f,
-			    ref("autosched.rows"), mlirUnitAttrGet(ctx));
-			mlirOperationSetDiscardableAttributeByName(f,
-			    ref("autosched.chain"), mlirUnitAttrGet(ctx));
-			ol->nrows++;
-			ol->nrowed += n;
-		} else {
-			/* For the fusion pass, run on these functions alone. */
-			mlirOperationSetDiscardableAttributeByName(f,
-			    ref("autosched.chain"), mlirUnitAttrGet(ctx));
-			ol->nchains++;
-			ol->nchained += n;
-		}
+		mark_group(ctx, ol, f, t->ops[j], &k, n);
 	} else
 		(void)outline_op(ctx, syms, fname, j, &t->ops[j], 1, 0);
 	ol->n++;

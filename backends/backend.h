@@ -185,6 +185,14 @@ struct backend_ops {
 	 */
 	char		*(*export_math_pass)(char **plugin);
 	/*
+	 * The pass (its name, for transform.apply_registered_pass) that folds
+	 * a matmul's zero fill into its register tiles after the schedules,
+	 * in the dispatches marked autosched.inits (build); *plugin the pass
+	 * plugin it is in. NULL (and *plugin NULL) when the backend has none:
+	 * the fills stay. Caller frees both.
+	 */
+	char		*(*export_init_pass)(char **plugin);
+	/*
 	 * The IREE compilation_info attribute exactly as the backend compiled
 	 * cfg of op (the attribute syntax of the IREE release it measured
 	 * with), for `export --format iree-spec` and `annotate`; NULL when cfg

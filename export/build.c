@@ -836,8 +836,8 @@ build_outline(struct build *bd, char **err)
 	bd->info->ninserts = fused.ninserts;
 	text = export_transform_text(bd->b, bd->be, (bd->info->rest.fuse ?
 	    EXPORT_TX_EPILOGUE : 0) | (bd->info->rest.rest_fuse ?
-	    EXPORT_TX_CHAINS : 0) | (fused.nrows > 0 ? EXPORT_TX_ROWS : 0),
-	    &bd->plugin);
+	    EXPORT_TX_CHAINS : 0) | (fused.nrows > 0 ? EXPORT_TX_ROWS : 0) |
+	    (fused.ninits > 0 ? EXPORT_TX_INITS : 0), &bd->plugin);
 	mtext = xasprintf("/* Marks the library as autosched's (util_out). */\n"
 	    "__attribute__((used, visibility(\"default\")))\n"
 	    "const char autosched_built_library[] = \"%s\";\n", bd->marker);

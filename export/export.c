@@ -602,8 +602,8 @@ tx_header(FILE *f, const struct export_set *s, const char *tag,
 	    plugin != NULL ? "--load-pass-plugin=" : "",
 	    plugin != NULL ? plugin : "", plugin != NULL ? " " : "");
 	if (plugin != NULL)
-		fprintf(f, "// (the plugin is autosched's: the VNNI dot kernel's "
-		    "pass, autosched-vnni-dot)\n");
+		fprintf(f, "// (the plugin is autosched's: the passes the "
+		    "schedules run, autosched-vnni-dot, autosched-fold-init)\n");
 	for (i = 0; i < s->n && !analysis_kind_quantized(s->e[i].op.kind); i++)
 		;
 	if (i < s->n)
@@ -704,13 +704,19 @@ tx_marks(FILE *f, size_t ngroups)
 }
 
 /*
- * @__transform_main: with chains, the elementwise chains' dispatches fused
- * first; with rows, then the row groups' (autosched-fuse-rows); every group's match and apply, then the module part.
+ * @__transform_main (fuse: EXPORT_TX_*): with chains, the elementwise
+ * chains' dispatches fused first; with rows, then the row groups'
+ * (autosched-fuse-rows); every group's match and apply; with init_pass
+ * (EXPORT_TX_INITS), the matmuls' zero fills folded into their register
+ * tiles by that pass; then the module part.
  */
 static void
-tx_main(FILE *f, size_t ngroups, int has_mod, int fused, int chains,
-    int rows)
+tx_main(FILE *f, size_t ngroups, int has_mod, int fused, int fuse,
+    const char *init_pass)
 {
+	const char *mod = ngroups > 0 ? "%r" : "%root";
+	int chains = (fuse & EXPORT_TX_CHAINS) != 0;
+	int rows = (fuse & EXPORT_TX_ROWS) != 0;
 	size_t j;
 
 	fprintf(f, "  transform.named_sequence @__transform_main(%%root: "
@@ -740,10 +746,16 @@ tx_main(FILE *f, size_t ngroups, int has_mod, int fused, int chains,
 		fprintf(f, "\n        : (!transform.any_op) -> "
 		    "!transform.any_op\n");
 	}
+	if (init_pass != NULL && ngroups > 0) {
+		fprintf(f, "    %%ri = transform.apply_registered_pass "
+		    "\"%s\" to %%r : (!transform.any_op) -> "
+		    "!transform.any_op\n", init_pass);
+		mod = "%ri";
+	}
 	if (has_mod)
 		fprintf(f, "    transform.include @autosched_module "
 		    "failures(propagate) (%s) : (!transform.any_op) -> ()\n",
-		    ngroups > 0 ? "%r" : "%root");
+		    mod);
 	fprintf(f, "    transform.yield\n  }\n}\n");
 }
 
@@ -752,7 +764,7 @@ export_transform_text(const struct export_set *s,
     const struct backend_ops *be, int fuse, char **plugin_out)
 {
 	struct tx_groups g;
-	char *buf = NULL, *mod, *plugin;
+	char *buf = NULL, *mod, *plugin, *init_pass = NULL, *ip = NULL;
 	size_t len = 0, i, j;
 	FILE *f = open_memstream(&buf, &len);
 	int fused = (fuse & EXPORT_TX_EPILOGUE) != 0;
@@ -764,6 +776,14 @@ export_transform_text(const struct export_set *s,
 	}
 	tx_groups_make(s, &g);
 	tx_module(s, be, &mod, &plugin);
+	if ((fuse & EXPORT_TX_INITS) != 0 && be->export_init_pass != NULL) {
+		init_pass = be->export_init_pass(&ip);
+		if (plugin == NULL) {
+			plugin = ip;
+			ip = NULL;
+		}
+		free(ip);
+	}
 	tx_header(f, s, g.tag, plugin);
 	fprintf(f, "module attributes {transform.with_named_sequence} {\n");
 	for (i = 0; i < s->n; i++) {
@@ -792,8 +812,8 @@ export_transform_text(const struct export_set *s,
 	}
 	if (fused)
 		tx_marks(f, g.ngroups);
-	tx_main(f, g.ngroups, mod != NULL, fused,
-	    (fuse & EXPORT_TX_CHAINS) != 0, (fuse & EXPORT_TX_ROWS) != 0);
+	tx_main(f, g.ngroups, mod != NULL, fused, fuse, init_pass);
+	free(init_pass);
 	fclose(f);
 	free(mod);
 	tx_groups_free(&g);

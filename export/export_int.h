@@ -32,6 +32,7 @@ char	*export_mlir_comment(const char *s);
 #define EXPORT_TX_EPILOGUE	0x1	/* a matmul's epilogue in its dispatch */
 #define EXPORT_TX_CHAINS	0x2	/* the elementwise chains' dispatches */
 #define EXPORT_TX_ROWS		0x4	/* the row groups' dispatches */
+#define EXPORT_TX_INITS		0x8	/* matmuls' zero fills in their dispatch */
 
 /*
  * The transform library of s; be gives the module-level part when s is
@@ -43,7 +44,9 @@ char	*export_mlir_comment(const char *s);
  * and on no other: elsewhere it would rewrite the epilogues the schedules
  * match. With EXPORT_TX_ROWS, then the plugin's autosched-fuse-rows on each
  * function marked autosched.rows (a row group: one loop over blocks of
- * rows; the plugin must be loaded). Caller frees. *plugin_out (when
+ * rows; the plugin must be loaded). With EXPORT_TX_INITS, after the
+ * schedules, the plugin's autosched-fold-init (a matmul's zero fill, marked
+ * autosched.init, folded into its register tiles where it can be). Caller frees. *plugin_out (when
  * not NULL): the MLIR pass plugin mlir-opt must load to apply it, or NULL;
  * caller frees.
  */

@@ -589,6 +589,14 @@ mlircpu_export_math_pass(char **plugin)
 	return xstrdup("autosched-math-approx");
 }
 
+/* The plugin's autosched-fold-init (plugin/fold_init.cpp). */
+static char *
+mlircpu_export_init_pass(char **plugin)
+{
+	*plugin = mlircpu_plugin_path();
+	return xstrdup("autosched-fold-init");
+}
+
 const struct backend_ops mlircpu_backend = {
 	.name = "mlir-cpu",
 	.description = "MLIR transform-dialect schedules compiled for this CPU "
@@ -613,6 +621,7 @@ const struct backend_ops mlircpu_backend = {
 	.export_cflags = mlircpu_export_cflags,
 	.export_rest_pass = mlircpu_export_rest_pass,
 	.export_math_pass = mlircpu_export_math_pass,
+	.export_init_pass = mlircpu_export_init_pass,
 	.schedule_tag = MLIRCPU_SCHEDULE_TAG,
 	.schedule_serial_since = MLIRCPU_SCHEDULE_SERIAL_SINCE,
 };

@@ -9,9 +9,9 @@
 # a matmul's input slices, fill and insert in its dispatch
 # (fixtures/heads.mlir) and row-wise ops (fixtures/rows.mlir) in one loop
 # over rows, bit for bit too.
-#   test_build_fuse.sh AUTOSCHED SOURCE_DIR LLVM_BIN COMPARE_FUSE
+#   test_build_fuse.sh AUTOSCHED SOURCE_DIR LLVM_BIN COMPARE_FUSE PLUGIN
 . "$(dirname "$0")/../checks.sh"
-args AS SRC BIN CMP
+args AS SRC BIN CMP PLUG
 scratch build-fuse tmp keep
 cp "$SRC/tests/export/fixtures/fuse.mlir" "$T/fuse.mlir"
 DENSE="64x128xf32 64x96xf32 96x128xf32 128xf32 64x128xf32"
@@ -85,10 +85,10 @@ scheduled() {
 	local d name=$1
 	shift
 	rm -rf "$T/keep"/*
-	TMPDIR=$T/keep AUTOSCHED_BUILD_KEEP=1 deadline 240 "$AS" build \
-	    "${SRC_MLIR:-$T/fuse.mlir}" "$@" -o "$T/k$name.so" 2> "$T/err_k$name"
+	TMPDIR=$T/keep AUTOSCHED_BUILD_KEEP=1 deadline 240 ${PIN:+taskset -c "$PIN"} \
+	    "$AS" build "${SRC_MLIR:-$T/fuse.mlir}" "$@" -o "$T/k$name.so" 2> "$T/err_k$name"
 	d=$(ls -d "$T/keep"/autosched-build-* | head -1)
-	deadline 120 "$BIN/mlir-opt" "$d/program.mlir" --pass-pipeline="builtin.module(transform-preload-library{transform-library-paths=$d/lib.mlir},func.func(convert-elementwise-to-linalg,canonicalize),transform-interpreter)" -o "$T/sched_$name.mlir" 2> "$T/opt_$name"
+	deadline 120 "$BIN/mlir-opt" --load-pass-plugin="$PLUG" "$d/program.mlir" --pass-pipeline="builtin.module(transform-preload-library{transform-library-paths=$d/lib.mlir},func.func(convert-elementwise-to-linalg,canonicalize),transform-interpreter)" -o "$T/sched_$name.mlir" 2> "$T/opt_$name"
 }
 scheduled on --db "$T/s.db" --fuse on
 check "fuse on: the scratch folder kept when asked" grep -q 'scratch files kept in' "$T/err_kon"
@@ -163,7 +163,7 @@ inloop() {
 }
 SRC_MLIR=$T/heads.mlir scheduled heads --untuned
 check "heads: the schedules apply" test -s "$T/sched_heads.mlir"
-check "heads: the fill in the threads' loop" eq "$(inloop linalg.fill "$T/sched_heads.mlir")" in
+check "heads: the fill folded into the register tiles (none left)" eq "$(grep -c 'linalg.fill' "$T/sched_heads.mlir")" 0
 check "heads: nothing copied" eq "$(grep -c 'memref.copy\|linalg.copy' "$T/sched_heads.mlir")" 0
 SRC_MLIR=$T/heads.mlir scheduled heads_off --untuned --fuse off --rest-fuse off
 check "heads, fusion off: the fill outside any loop" eq "$(inloop linalg.fill "$T/sched_heads_off.mlir")" ""
@@ -191,6 +191,35 @@ for n in 1 2; do
 	check "rows ($n threads): the returned sum, bit for bit" nolsan "$CMP" "$T/rows_off.so" "$T/rows_on.so" leak 0 2 64x96xf32 64xf32 64x96xf32
 done
 unset OMP_NUM_THREADS
+
+# Zero fills folded into the register tiles (autosched-fold-init,
+# fixtures/inits.mlir): each matmul's accumulators start at zero in
+# registers, no fill left after the schedules, where one thread runs the op
+# (CPU 0) and where the threads' chunks do (CPUs 0,1): bit for bit the
+# builds without fusion (their fill a pass of its own), at 1 and 2 threads.
+cp "$SRC/tests/export/fixtures/inits.mlir" "$T/inits.mlir"
+INITS="mm_k1 1 96x256xf32 96x128xf32 128x256xf32 256xf32
+mm_rag_m_k2 1 100x64xf32 100x512xf32 512x64xf32 64xf32
+mm_rag_n_k2 1 64x200xf32 64x300xf32 300x200xf32 200xf32
+mm_tb 1 64x128xf32 64x384xf32 128x384xf32 128xf32
+mm_bf16 1 96x128xf32 96x512xbf16 512x128xbf16 128xf32
+bmm_k3 1 4x64x64xf32 4x64x600xf32 4x600x64xf32
+mm_i8 1 96x128xi32 96x256xi8 256x128xi8
+mm_f16 1 64x128xf32 64x256xf16 256x128xf16"
+for c in 0 0,1; do
+	SRC_MLIR=$T/inits.mlir PIN=$c scheduled inits_$c --untuned
+	check "inits (CPUs $c): the schedules apply" test -s "$T/sched_inits_$c.mlir"
+	check "inits (CPUs $c): every zero fill folded" eq "$(grep -c 'linalg.fill' "$T/sched_inits_$c.mlir")" 0
+	TMPDIR=$T/tmp deadline 240 taskset -c "$c" "$AS" build "$T/inits.mlir" --untuned \
+	    --fuse off --rest-fuse off -o "$T/inits_off_$c.so" 2> "$T/err_inits_off_$c"
+	check "inits (CPUs $c), fusion off: build exits 0" eq "$?" 0
+	for n in 1 2; do
+		while read -r fn nres types; do
+			OMP_NUM_THREADS=$n check "inits (CPUs $c, $n threads): $fn bit for bit" \
+			    nolsan "$CMP" "$T/inits_off_$c.so" "$T/kinits_$c.so" "$fn" 0 "$nres" $types
+		done <<< "$INITS"
+	done
+done
 
 "$AS" build "$T/fuse.mlir" --untuned --rest-fuse maybe -o "$T/bad.so" 2> "$T/err_rbad"
 check "--rest-fuse maybe: exit 2" eq "$?" 2

@@ -653,6 +653,8 @@ void autoschedRegisterVectorizeRestPass();
 void autoschedRegisterMathApproxPass();
 // plugin/fuse_rows.cpp: autosched-fuse-rows.
 void autoschedRegisterFuseRowsPass();
+// plugin/fold_init.cpp: autosched-fold-init.
+void autoschedRegisterFoldInitPass();
 
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo mlirGetPassPluginInfo() {
   return {MLIR_PLUGIN_API_VERSION, "autosched", LLVM_VERSION_STRING, []() {
@@ -661,5 +663,6 @@ extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo mlirGetPassPluginInfo() {
             autoschedRegisterVectorizeRestPass();
             autoschedRegisterMathApproxPass();
             autoschedRegisterFuseRowsPass();
+            autoschedRegisterFoldInitPass();
           }};
 }
