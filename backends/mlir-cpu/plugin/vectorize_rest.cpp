@@ -128,14 +128,36 @@ static int64_t transposedDim(linalg::LinalgOp op) {
   return -1;
 }
 
+// Whether op's reduction combines in any order to the same bits: its body
+// yields a max or min (IEEE maximum/minimum and maxnum/minnum, integer
+// max/min) of an argument and the accumulator. (A sum does not: an f32 sum
+// reassociated rounds differently.)
+static bool orderFree(linalg::LinalgOp op) {
+  Block *b = op.getBlock();
+  auto y = dyn_cast<linalg::YieldOp>(b->getTerminator());
+  if (!y || y->getNumOperands() != 1)
+    return false;
+  Operation *c = y->getOperand(0).getDefiningOp();
+  if (!c || c->getBlock() != b || c->getNumOperands() != 2 ||
+      !isa<arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp,
+           arith::MinNumFOp, arith::MaxSIOp, arith::MinSIOp, arith::MaxUIOp,
+           arith::MinUIOp>(c))
+    return false;
+  Value acc = b->getArguments().back();
+  return c->getOperand(0) == acc || c->getOperand(1) == acc;
+}
+
 // Whether op reduces its innermost loop dim alone, the dim before it
-// parallel: a row reduction (a softmax's max and sum, a layer norm's mean).
-// Vectorized along its rows (rowReduction tiles below) it keeps each row's
-// order of operations, and so its result bit for bit.
+// parallel, in an order that changes its result: a row reduction (a
+// softmax's sum, a layer norm's mean). Vectorized along its rows
+// (rowReduction tiles below) it keeps each row's order of operations, and
+// so its result bit for bit. (A max or min is vectorized along the row,
+// a vector of lanes a step and one reduction of it at the end: no
+// transposes, and the same bits.)
 static bool isRowReduction(linalg::LinalgOp op) {
   int64_t rank = op.getNumLoops();
   if (rank < 2 || op.getNumReductionLoops() != 1 ||
-      op.getNumDpsInits() != 1)
+      op.getNumDpsInits() != 1 || orderFree(op))
     return false;
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   return iters[rank - 1] == utils::IteratorType::reduction &&
