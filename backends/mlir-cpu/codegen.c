@@ -181,6 +181,11 @@ struct gen {
 	int			 fit;		/* every leaf fits the dot kernel */
 	int			 fused;		/* the op's dispatch has its epilogue (build --fuse) */
 	int			 mm_kept;	/* no step consumes the op's handle */
+	/*
+	 * A part reads what another part leaves unwritten (a split along M,
+	 * N or the batch, a peeled M tile): the op's zero fill must stay.
+	 */
+	int			 init_kept;
 };
 
 /* Names of the iteration dims from the batch's (-1) on. */
@@ -222,6 +227,9 @@ gen_split(struct gen *g, const char *in, int d, int64_t size, int64_t at,
 	    "AT", atv, "SIZE", sz, "DIMNAME", dn, "WHY", why, NULL };
 
 	snprintf(out, sizeof out, "s%d", ++g->nsplits);
+	/* The second part's C starts from the first's result. */
+	if (d != 2)
+		g->init_kept = 1;
 	snprintf(dim, sizeof dim, "%d", d + g->batch);
 	snprintf(sz, sizeof sz, "%lld", (long long)size);
 	snprintf(atv, sizeof atv, "%lld", (long long)at);
@@ -359,6 +367,9 @@ gen_leaf(struct gen *g, const char *in, const int64_t w[3])
 	char *types, *micro, *peel;
 
 	gen_suffix(g, sfx, sizeof sfx);
+	/* The peeled last M tile starts from the main loop's result. */
+	if (w[0] % vm != 0)
+		g->init_kept = 1;
 	if (w[1] % DOT_LANES != 0 || vn % DOT_LANES != 0 ||
 	    w[1] % vn != 0 || w[2] % g->group != 0 || w[0] % vm != 0)
 		g->fit = 0;
@@ -719,8 +730,16 @@ gen_parts(struct gen *g)
 
 	g->nparts = 0;
 	g->nsplits = 0;
+	g->init_kept = 0;
 	g->root = "%mm";
 	gen_par(g, s);
+	/*
+	 * For autosched-fold-init (a build's): a part reads what another
+	 * leaves of the zero fill, which must then stay.
+	 */
+	if (g->init_kept && g->f != NULL)
+		fputs("    transform.annotate %f0 \"autosched.inits_kept\" : "
+		    "!transform.any_op\n", g->f);
 }
 
 /*

@@ -4,7 +4,11 @@
 // functions the outliner marked autosched.inits (analysis/outline.c: a
 // matmul's dispatch holding its zero fill, fused by the schedule into the
 // threads' chunks; canonicalization may have moved the fill after a
-// reshape of its result, as a new fill).
+// reshape of its result, as a new fill), but for those the schedule marked
+// autosched.inits_kept (codegen.c: the op cut into parts along M, N or the
+// batch, or its last M tile peeled, where a part starts from the result
+// of another and reads the fill where that one did not write: reads this
+// walk does not see).
 //
 // Without it, the fill is a memset of each thread's chunk of the result and
 // every register tile then reads its accumulator back from that chunk.
@@ -218,7 +222,8 @@ struct FoldInitPass : PassWrapper<FoldInitPass, OperationPass<>> {
   void runOnOperation() override {
     SmallVector<linalg::FillOp> fills;
     getOperation()->walk([&](FunctionOpInterface fn) {
-      if (fn->hasAttr("autosched.inits"))
+      if (fn->hasAttr("autosched.inits") &&
+          !fn->hasAttr("autosched.inits_kept"))
         fn.walk([&](linalg::FillOp f) { fills.push_back(f); });
     });
     for (linalg::FillOp f : fills)
