@@ -129,8 +129,9 @@ static int64_t transposedDim(linalg::LinalgOp op) {
 }
 
 // Whether op's reduction combines in any order to the same bits: its body
-// yields a max or min (IEEE maximum/minimum and maxnum/minnum, integer
-// max/min) of an argument and the accumulator. (A sum does not: an f32 sum
+// yields a max or min (IEEE maximum/minimum, which order -0 below +0;
+// integer max/min) of an argument and the accumulator. (Not maxnum/minnum,
+// which may return either zero of -0 and +0; not a sum: an f32 sum
 // reassociated rounds differently.)
 static bool orderFree(linalg::LinalgOp op) {
   Block *b = op.getBlock();
@@ -139,9 +140,8 @@ static bool orderFree(linalg::LinalgOp op) {
     return false;
   Operation *c = y->getOperand(0).getDefiningOp();
   if (!c || c->getBlock() != b || c->getNumOperands() != 2 ||
-      !isa<arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp,
-           arith::MinNumFOp, arith::MaxSIOp, arith::MinSIOp, arith::MaxUIOp,
-           arith::MinUIOp>(c))
+      !isa<arith::MaximumFOp, arith::MinimumFOp, arith::MaxSIOp,
+           arith::MinSIOp, arith::MaxUIOp, arith::MinUIOp>(c))
     return false;
   Value acc = b->getArguments().back();
   return c->getOperand(0) == acc || c->getOperand(1) == acc;
