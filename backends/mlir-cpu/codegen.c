@@ -186,6 +186,7 @@ struct gen {
 	 * N or the batch, a peeled M tile): the op's zero fill must stay.
 	 */
 	int			 init_kept;
+	int			 peels;		/* leaves with their last M tile peeled */
 };
 
 /* Names of the iteration dims from the batch's (-1) on. */
@@ -367,9 +368,8 @@ gen_leaf(struct gen *g, const char *in, const int64_t w[3])
 	char *types, *micro, *peel;
 
 	gen_suffix(g, sfx, sizeof sfx);
-	/* The peeled last M tile starts from the main loop's result. */
-	if (w[0] % vm != 0)
-		g->init_kept = 1;
+	/* A peeled last M tile: autosched-fold-init follows the fill there. */
+	g->peels += w[0] % vm != 0;
 	if (w[1] % DOT_LANES != 0 || vn % DOT_LANES != 0 ||
 	    w[1] % vn != 0 || w[2] % g->group != 0 || w[0] % vm != 0)
 		g->fit = 0;
@@ -731,15 +731,22 @@ gen_parts(struct gen *g)
 	g->nparts = 0;
 	g->nsplits = 0;
 	g->init_kept = 0;
+	g->peels = 0;
 	g->root = "%mm";
 	gen_par(g, s);
 	/*
 	 * For autosched-fold-init (a build's): a part reads what another
-	 * leaves of the zero fill, which must then stay.
+	 * leaves of the zero fill, which must then stay; a peeled M tile's
+	 * reads the pass must find, so many.
 	 */
 	if (g->init_kept && g->f != NULL)
 		fputs("    transform.annotate %f0 \"autosched.inits_kept\" : "
 		    "!transform.any_op\n", g->f);
+	else if (g->peels > 0 && g->f != NULL)
+		fprintf(g->f, "    %%peels = transform.param.constant %d : i64 -> "
+		    "!transform.param<i64>\n    transform.annotate %%f0 "
+		    "\"autosched.inits_peeled\" = %%peels : !transform.any_op, "
+		    "!transform.param<i64>\n", g->peels);
 }
 
 /*

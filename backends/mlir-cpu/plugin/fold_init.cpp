@@ -6,9 +6,12 @@
 // threads' chunks; canonicalization may have moved the fill after a
 // reshape of its result, as a new fill), but for those the schedule marked
 // autosched.inits_kept (codegen.c: the op cut into parts along M, N or the
-// batch, or its last M tile peeled, where a part starts from the result
-// of another and reads the fill where that one did not write: reads this
-// walk does not see).
+// batch, where a part starts from the result of another and reads the fill
+// where that one did not write: reads this walk does not see). A last M
+// register tile peeled after the loop over whole ones is followed: a slice
+// of that loop's result outside the rows it wrote still holds the fill;
+// the schedule says how many it peeled (autosched.inits_peeled) and the
+// walk must find as many, else the fill stays.
 //
 // Without it, the fill is a memset of each thread's chunk of the result and
 // every register tile then reads its accumulator back from that chunk.
@@ -62,6 +65,8 @@ struct Walk {
   SmallVector<vector::TransferReadOp> reads;
   // Loops a read went through without being indexed by them.
   llvm::SetVector<Operation *> unindexed;
+  // Slices of a loop's result outside what the loop wrote, walked.
+  int64_t peeled = 0;
 };
 
 // The loop's trip count when static.
@@ -122,6 +127,58 @@ static void markOffset(Walk &w, OpFoldResult off, int64_t size) {
 }
 
 static bool walkValue(Walk &w, Value v);
+static bool walkSlice(Walk &w, tensor::ExtractSliceOp s);
+
+// The rows (dim *d, [*lo, *hi)) loop f wrote of the value it carries in
+// arg: a slice of arg at the induction variable, a step wide; false if none.
+static bool writtenRange(scf::ForOp f, BlockArgument arg, int64_t *d,
+                         int64_t *lo, int64_t *hi) {
+  std::optional<int64_t> lb = getConstantIntValue(f.getLowerBound());
+  std::optional<int64_t> ub = getConstantIntValue(f.getUpperBound());
+  std::optional<int64_t> st = getConstantIntValue(f.getStep());
+  if (!lb || !ub || !st)
+    return false;
+  for (Operation *user : arg.getUsers()) {
+    auto s = dyn_cast<tensor::ExtractSliceOp>(user);
+    if (!s)
+      continue;
+    SmallVector<OpFoldResult> offs = s.getMixedOffsets();
+    for (auto [i, size] : llvm::enumerate(s.getStaticSizes())) {
+      auto v = dyn_cast<Value>(offs[i]);
+      if (v && v == f.getInductionVar() && size == *st) {
+        *d = i;
+        *lo = *lb;
+        *hi = *ub;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// The uses of loop f's result (the value it carried from init u): a slice
+// of it outside the rows f wrote (the peeled last tile after a loop over
+// whole ones) still holds the fill; walked as such. Other uses read what
+// the loops wrote, or write.
+static bool walkResult(Walk &w, scf::ForOp f, OpOperand &u) {
+  BlockArgument arg = f.getTiedLoopRegionIterArg(&u);
+  int64_t d, lo, hi;
+  if (!writtenRange(f, arg, &d, &lo, &hi))
+    return true;
+  for (OpOperand &r : f.getTiedLoopResult(&u).getUses()) {
+    auto s = dyn_cast<tensor::ExtractSliceOp>(r.getOwner());
+    if (!s || ShapedType::isDynamic(s.getStaticOffsets()[d]) ||
+        ShapedType::isDynamic(s.getStaticSizes()[d]))
+      continue;
+    int64_t o = s.getStaticOffsets()[d], n = s.getStaticSizes()[d];
+    if (o < hi && o + n > lo)
+      continue;
+    if (!walkSlice(w, s))
+      return false;
+    w.peeled++;
+  }
+  return true;
+}
 
 // A read of the fill's value: every loop on its path must be indexed (a
 // loop that is not is noted, and the read kept: the walk goes on).
@@ -185,7 +242,7 @@ static bool walkUse(Walk &w, OpOperand &u) {
     w.loops.push_back({f, false, false});
     bool ok = walkValue(w, arg);
     w.loops.pop_back();
-    return ok;
+    return ok && walkResult(w, f, u);
   }
   // Writes into it: what they leave is written before it is read (or is
   // the tile loops' result, every element written).
@@ -220,14 +277,20 @@ struct FoldInitPass : PassWrapper<FoldInitPass, OperationPass<>> {
   }
 
   void runOnOperation() override {
-    SmallVector<linalg::FillOp> fills;
+    // Each fill, and how many peeled M tiles its schedule made (the
+    // slices of a loop's result the walk must find, autosched.inits_peeled).
+    SmallVector<std::pair<linalg::FillOp, int64_t>> fills;
     getOperation()->walk([&](FunctionOpInterface fn) {
-      if (fn->hasAttr("autosched.inits") &&
-          !fn->hasAttr("autosched.inits_kept"))
-        fn.walk([&](linalg::FillOp f) { fills.push_back(f); });
+      if (!fn->hasAttr("autosched.inits") ||
+          fn->hasAttr("autosched.inits_kept"))
+        return;
+      int64_t peels = 0;
+      if (auto p = fn->getAttrOfType<IntegerAttr>("autosched.inits_peeled"))
+        peels = p.getInt();
+      fn.walk([&](linalg::FillOp f) { fills.push_back({f, peels}); });
     });
-    for (linalg::FillOp f : fills)
-      fold(f);
+    for (auto [f, peels] : fills)
+      fold(f, peels);
   }
 
   // Peel the first iteration off each loop of w.unindexed: 0, or -1 when
@@ -250,7 +313,7 @@ struct FoldInitPass : PassWrapper<FoldInitPass, OperationPass<>> {
     return 0;
   }
 
-  void fold(linalg::FillOp f) {
+  void fold(linalg::FillOp f, int64_t peels) {
     Attribute value;
     if (!matchPattern(f.getInputs()[0], m_Constant(&value)) ||
         f->getNumResults() != 1)
@@ -268,6 +331,10 @@ struct FoldInitPass : PassWrapper<FoldInitPass, OperationPass<>> {
           !w.unindexed.empty())
         return;
     }
+    // Every peeled M tile found (each reads what its main loop left of the
+    // fill): else a part would read the fill this walk did not see.
+    if (w.peeled != peels)
+      return;
     for (vector::TransferReadOp r : w.reads) {
       OpBuilder b(r);
       auto splat = DenseElementsAttr::get(r.getVectorType(), value);
