@@ -76,7 +76,10 @@ build_on_signal(int sig)
  * schedule was measured on. With --rest vector, the backend's pass (%s,
  * before convert-linalg-to-loops, on memrefs: the tuned matmuls are vector
  * code by then) vectorizes what is left and splits it across threads; what
- * it cannot vectorize still goes to loops. With --math fast, the backend's
+ * it cannot vectorize still goes to loops. Then, with the plugin loaded,
+ * the copies bufferization leaves (and the transposes B's packs lower to)
+ * become whole-row vector loads and stores (%s: autosched-vectorize-copies)
+ * instead of scalar loops. With --math fast, the backend's
  * math pass (%s) turns f32 exp, log, erf, tanh into polynomials on whole
  * vectors before the vectors go to LLVM. With the pool, memref.alloc and
  * dealloc call the library's own functions (use-generic-functions; their
@@ -97,7 +100,7 @@ static const char build_pipeline[] =
     "symbol-dce,"
     "buffer-deallocation-pipeline,"
     "convert-bufferization-to-memref,"
-    "func.func(%sconvert-linalg-to-loops,scf-forall-to-parallel),"
+    "func.func(%s%sconvert-linalg-to-loops,scf-forall-to-parallel),"
     "convert-scf-to-openmp,"
     "func.func(%sconvert-vector-to-scf{full-unroll=true},"
     "lower-affine,expand-strided-metadata,lower-affine),"
@@ -897,9 +900,13 @@ build_lower(struct build *bd, char **err)
 		rest_text = xasprintf("%s,", bd->rest_pass);
 	if (bd->math_pass != NULL)
 		math_text = xasprintf("%s,", bd->math_pass);
+	/* The copies left after bufferization (B's packs among them) as
+	 * vector loads and stores, where the plugin is loaded. */
 	pipe = xasprintf(build_pipeline, bd->plugin != NULL ?
 	    "autosched-quantized-matmul,cse," : "", bd->fl.lib,
 	    rest_text != NULL ? rest_text : "",
+	    plugins[0] != NULL || plugins[1] != NULL || plugins[2] != NULL ?
+	    "autosched-vectorize-copies," : "",
 	    math_text != NULL ? math_text : "",
 	    bd->rest->pool ? "{use-generic-functions=1}" : "");
 	cmd_add(&bd->opt, bd->fl.outlined);

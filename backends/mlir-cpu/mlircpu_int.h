@@ -87,8 +87,8 @@ void	 mlircpu_isa_describe(const struct mlircpu_isa *, char *buf, size_t len);
  * measured with another version are never reused for this one. Bump it
  * whenever the generated code of a dispatch changes.
  */
-#define MLIRCPU_SCHEDULE_VERSION	9
-#define MLIRCPU_SCHEDULE_TAG		"mlir-cpu schedule v9"
+#define MLIRCPU_SCHEDULE_VERSION	10
+#define MLIRCPU_SCHEDULE_TAG		"mlir-cpu schedule v10"
 /*
  * The oldest version whose code for a 1-thread config of an op with neither
  * bf16 nor i8 inputs is this version's: v5 changed only how threads share
@@ -97,9 +97,11 @@ void	 mlircpu_isa_describe(const struct mlircpu_isa *, char *buf, size_t len);
  * kernels), v7 only that of i8 ops again (the VNNI dot kernel), v8 only
  * how threads split the dot kernels' work (N before M), v9 only configs
  * that were not valid before (remainders: tiles that do not divide) and
- * how threads split an op whose cache tiles they cannot share evenly.
+ * how threads split an op whose cache tiles they cannot share evenly; v10
+ * changed every config's code (B's pack, and every copy bufferization
+ * leaves, as vector loads and stores: autosched-vectorize-copies).
  */
-#define MLIRCPU_SCHEDULE_SERIAL_SINCE	"mlir-cpu schedule v4"
+#define MLIRCPU_SCHEDULE_SERIAL_SINCE	"mlir-cpu schedule v10"
 
 /*
  * The kernels link compiler-rt's builtins (statically, hidden): code that

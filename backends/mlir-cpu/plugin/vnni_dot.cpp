@@ -655,6 +655,8 @@ void autoschedRegisterMathApproxPass();
 void autoschedRegisterFuseRowsPass();
 // plugin/fold_init.cpp: autosched-fold-init.
 void autoschedRegisterFoldInitPass();
+// plugin/vectorize_copies.cpp: autosched-vectorize-copies.
+void autoschedRegisterVectorizeCopiesPass();
 
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo mlirGetPassPluginInfo() {
   return {MLIR_PLUGIN_API_VERSION, "autosched", LLVM_VERSION_STRING, []() {
@@ -664,5 +666,6 @@ extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo mlirGetPassPluginInfo() {
             autoschedRegisterMathApproxPass();
             autoschedRegisterFuseRowsPass();
             autoschedRegisterFoldInitPass();
+            autoschedRegisterVectorizeCopiesPass();
           }};
 }

@@ -1,0 +1,132 @@
+// autosched-vectorize-copies: the copies left on buffers after
+// bufferization (linalg.copy, and linalg.transpose that keeps the innermost
+// dim innermost: the copy a B pack lowers to, [k][n/vn][vn] to
+// [n/vn][k][vn]) as loops over the outer dims, each step one whole-vector
+// load and store of a row, instead of convert-linalg-to-loops' scalar loop
+// (which LLVM leaves scalar: it cannot tell the two buffers apart).
+//
+// Only static shapes whose innermost dim has unit stride in both buffers;
+// a row longer than 256 elements is cut into equal pieces of at most 256
+// (left as it is where none divides it). Anything else is left to
+// convert-linalg-to-loops, as before. A copy moves the same values in any
+// order: results are bit for bit the same.
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Pass/Pass.h"
+
+using namespace mlir;
+
+namespace {
+
+// Whether t is static with a unit-stride innermost dim.
+static bool unitInner(MemRefType t) {
+  if (!t || !t.hasStaticShape() || t.getRank() < 1)
+    return false;
+  SmallVector<int64_t> strides;
+  int64_t off;
+  if (failed(t.getStridesAndOffset(strides, off)))
+    return false;
+  return strides.back() == 1;
+}
+
+// The piece of a row of n elements one load moves: n itself up to 256,
+// else the largest power of two from 256 down to 16 that divides n; 0:
+// none.
+static int64_t rowPiece(int64_t n) {
+  if (n <= 256)
+    return n;
+  for (int64_t c = 256; c >= 16; c /= 2)
+    if (n % c == 0)
+      return c;
+  return 0;
+}
+
+struct VectorizeCopiesPass
+    : PassWrapper<VectorizeCopiesPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(VectorizeCopiesPass)
+
+  StringRef getArgument() const final { return "autosched-vectorize-copies"; }
+  StringRef getDescription() const final {
+    return "linalg.copy and row-keeping linalg.transpose on buffers as "
+           "loops of whole-row vector loads and stores";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, memref::MemRefDialect,
+                    scf::SCFDialect, vector::VectorDialect>();
+  }
+
+  // op (a copy or transpose on buffers) rewritten; false: left as it is.
+  static bool rewrite(linalg::LinalgOp op) {
+    if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 1 ||
+        op.getNumDpsInits() != 1)
+      return false;
+    Value src = op.getDpsInputOperand(0)->get();
+    Value dst = op.getDpsInitOperand(0)->get();
+    auto st = dyn_cast<MemRefType>(src.getType());
+    auto dt = dyn_cast<MemRefType>(dst.getType());
+    if (!unitInner(st) || !unitInner(dt) || st.getRank() != dt.getRank() ||
+        st.getElementType() != dt.getElementType() ||
+        !VectorType::isValidElementType(dt.getElementType()))
+      return false;
+    int64_t r = dt.getRank();
+    SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, r));
+    if (auto t = dyn_cast<linalg::TransposeOp>(op.getOperation()))
+      perm = llvm::to_vector(t.getPermutation());
+    if (perm[r - 1] != r - 1)
+      return false;
+    int64_t n = dt.getShape()[r - 1], piece = rowPiece(n);
+    if (piece < 1)
+      return false;
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    // Loops over src's outer dims in order (a cold source streams in; the
+    // stores land in the destination, a pack's small buffer), and its
+    // innermost by the piece where a row takes more than one.
+    bool cut = piece < n;
+    SmallVector<Value> lbs, ubs, steps;
+    for (int64_t k = 0; k < r; k++) {
+      if (k == r - 1 && !cut)
+        break;
+      lbs.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+      ubs.push_back(arith::ConstantIndexOp::create(b, loc, st.getShape()[k]));
+      steps.push_back(
+          arith::ConstantIndexOp::create(b, loc, k == r - 1 ? piece : 1));
+    }
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    auto vt = VectorType::get({piece}, dt.getElementType());
+    // dst[at] = src[idx], at[k] = idx[perm[k]].
+    auto body = [&](OpBuilder &nb, Location l, ValueRange iv) {
+      SmallVector<Value> idx(iv.begin(), iv.end()), at(r);
+      if (!cut)
+        idx.push_back(zero);
+      for (int64_t k = 0; k < r; k++)
+        at[k] = idx[perm[k]];
+      Value v = vector::LoadOp::create(nb, l, vt, src, idx);
+      vector::StoreOp::create(nb, l, v, dst, at);
+    };
+    scf::buildLoopNest(b, loc, lbs, ubs, steps, body);
+    op->erase();
+    return true;
+  }
+
+  void runOnOperation() override {
+    SmallVector<linalg::LinalgOp> ops;
+    getOperation().walk([&](Operation *op) {
+      if (isa<linalg::CopyOp, linalg::TransposeOp>(op))
+        ops.push_back(cast<linalg::LinalgOp>(op));
+    });
+    for (linalg::LinalgOp op : ops)
+      rewrite(op);
+  }
+};
+
+} // namespace
+
+void autoschedRegisterVectorizeCopiesPass() {
+  PassRegistration<VectorizeCopiesPass>();
+}
