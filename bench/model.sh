@@ -37,7 +37,11 @@
 # own thresholds, as in a user's process that dlopens the library;
 # "serving": the timer keeps freed memory mapped, mallopt, as a tuned
 # serving process would), ONEDNN_MIN_TIME (seconds of calls per oneDNN
-# conv timing, default 0.5).
+# conv timing, default 0.5), WEIGHTS (as-is, the default: the file as it
+# is; dense: its splat weight constants made dense first, bench/densify.py,
+# for every build and IREE's compile alike: the shared models' weights are
+# splats, which IREE folds into its matmuls' code, so that a matmul's B is
+# never loaded, as no real checkpoint allows).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/bench/lib.sh"
@@ -54,6 +58,14 @@ db=${DB:-$work/model.db}
 # A function named main would clash with the timer's own main: renamed in a copy.
 sed -e 's/func\.func @main(/func.func @model_main(/' -e 's/call @main(/call @model_main(/' \
     "$model" > "$work/model.mlir"
+case ${WEIGHTS:-as-is} in
+as-is) ;;
+dense)	# The splat weights made dense (bench/densify.py), for every build.
+	echo "== weights: the model's splat weights made dense (bench/densify.py)"
+	python3 "$top/bench/densify.py" "$work/model.mlir" "$work/model.dense.mlir"
+	mv "$work/model.dense.mlir" "$work/model.mlir" ;;
+*)	echo "model.sh: WEIGHTS must be as-is or dense" >&2; exit 2 ;;
+esac
 nthr=$(echo "$cpus" | tr ',' '\n' | grep -c .)
 # The cfgs: tuned (CFG, or one written here) and, with CFG2, tuned2 — each
 # tuned into a store of its own (DB, DB2), built and timed beside the other.
