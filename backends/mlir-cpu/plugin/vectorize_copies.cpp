@@ -5,7 +5,8 @@
 // load and store of a row, instead of convert-linalg-to-loops' scalar loop
 // (which LLVM leaves scalar: it cannot tell the two buffers apart).
 //
-// Only static shapes whose innermost dim has unit stride in both buffers;
+// Only static shapes whose innermost dim has unit stride in both buffers,
+// of whole-byte integers or floats;
 // a row longer than 256 elements is cut into equal pieces of at most 256
 // (left as it is where none divides it). Anything else is left to
 // convert-linalg-to-loops, as before. A copy moves the same values in any
@@ -69,9 +70,12 @@ struct VectorizeCopiesPass
     Value dst = op.getDpsInitOperand(0)->get();
     auto st = dyn_cast<MemRefType>(src.getType());
     auto dt = dyn_cast<MemRefType>(dst.getType());
+    // Whole bytes only: a vector of i1 (or i4) is packed in memory where
+    // a buffer of them holds a byte each.
+    Type et = dt.getElementType();
     if (!unitInner(st) || !unitInner(dt) || st.getRank() != dt.getRank() ||
-        st.getElementType() != dt.getElementType() ||
-        !VectorType::isValidElementType(dt.getElementType()))
+        st.getElementType() != et || !et.isIntOrFloat() ||
+        et.getIntOrFloatBitWidth() % 8 != 0)
       return false;
     int64_t r = dt.getRank();
     SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, r));
