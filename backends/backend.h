@@ -193,6 +193,15 @@ struct backend_ops {
 	 */
 	char		*(*export_init_pass)(char **plugin);
 	/*
+	 * The mlir-opt function pass (its text, for a func.func(...) list)
+	 * that lowers the copies left on buffers after bufferization (a
+	 * pack's, bufferization's own) as the backend's measured kernels had
+	 * them lowered, run in every build before convert-linalg-to-loops;
+	 * *plugin the pass plugin it is in. NULL (and *plugin NULL) when the
+	 * backend has none: the copies go to loops. Caller frees both.
+	 */
+	char		*(*export_copy_pass)(char **plugin);
+	/*
 	 * The IREE compilation_info attribute exactly as the backend compiled
 	 * cfg of op (the attribute syntax of the IREE release it measured
 	 * with), for `export --format iree-spec` and `annotate`; NULL when cfg

@@ -76,10 +76,10 @@ build_on_signal(int sig)
  * schedule was measured on. With --rest vector, the backend's pass (%s,
  * before convert-linalg-to-loops, on memrefs: the tuned matmuls are vector
  * code by then) vectorizes what is left and splits it across threads; what
- * it cannot vectorize still goes to loops. Then, with the plugin loaded,
- * the copies bufferization leaves (and the transposes B's packs lower to)
- * become whole-row vector loads and stores (%s: autosched-vectorize-copies)
- * instead of scalar loops. With --math fast, the backend's
+ * it cannot vectorize still goes to loops. Then the backend's copy pass
+ * (%s, whatever --rest says) lowers the copies left on buffers (B's packs
+ * among them) as its measured kernels had them lowered. With --math fast,
+ * the backend's
  * math pass (%s) turns f32 exp, log, erf, tanh into polynomials on whole
  * vectors before the vectors go to LLVM. With the pool, memref.alloc and
  * dealloc call the library's own functions (use-generic-functions; their
@@ -619,6 +619,7 @@ struct build {
 	char			*plugin;	/* the schedules' plugin, or NULL */
 	char			*rest_pass, *rest_plugin;
 	char			*math_pass, *math_plugin;
+	char			*copy_pass, *copy_plugin;
 	char			*optp, *trp, *ccp, *extp, *splitp, *anonp;
 	char			*cflags;
 	struct build_cmd	 opt, tr, anon, ext[2], split, link, *cc;
@@ -655,6 +656,8 @@ build_free(struct build *bd)
 	free(bd->rest_plugin);
 	free(bd->math_pass);
 	free(bd->math_plugin);
+	free(bd->copy_pass);
+	free(bd->copy_plugin);
 	free(bd->optp);
 	free(bd->trp);
 	free(bd->ccp);
@@ -761,6 +764,8 @@ build_choose(struct build *bd, const struct export_set *s, int untuned,
 		bd->math_pass = bd->be->export_math_pass(&bd->math_plugin);
 	if (bd->math_pass == NULL)
 		info->rest.math = EXPORT_MATH_EXACT;
+	if (bd->be->export_copy_pass != NULL)
+		bd->copy_pass = bd->be->export_copy_pass(&bd->copy_plugin);
 	if (bd->be->export_op_fused == NULL)
 		info->rest.fuse = 0;
 	if (!untuned && info->ntuned == 0) {
@@ -885,28 +890,29 @@ build_tools(struct build *bd)
 static int
 build_lower(struct build *bd, char **err)
 {
-	char *plugins[3], *pipe, *rest_text = NULL, *math_text = NULL;
+	char *plugins[4], *pipe, *rest_text = NULL, *math_text = NULL;
+	char *copy_text = NULL;
 	double t = util_now();
 	int r;
 
 	bd->opt.what = "mlir-opt";
 	cmd_add(&bd->opt, bd->optp);
-	/* The plugin when a schedule or the rest runs one of its passes. */
+	/* The plugin when a schedule, the rest, math or copies run its passes. */
 	plugins[0] = bd->plugin;
 	plugins[1] = bd->rest_plugin;
 	plugins[2] = bd->math_plugin;
-	cmd_plugins(&bd->opt, plugins, 3);
+	plugins[3] = bd->copy_plugin;
+	cmd_plugins(&bd->opt, plugins, 4);
 	if (bd->rest_pass != NULL)
 		rest_text = xasprintf("%s,", bd->rest_pass);
 	if (bd->math_pass != NULL)
 		math_text = xasprintf("%s,", bd->math_pass);
-	/* The copies left after bufferization (B's packs among them) as
-	 * vector loads and stores, where the plugin is loaded. */
+	if (bd->copy_pass != NULL)
+		copy_text = xasprintf("%s,", bd->copy_pass);
 	pipe = xasprintf(build_pipeline, bd->plugin != NULL ?
 	    "autosched-quantized-matmul,cse," : "", bd->fl.lib,
 	    rest_text != NULL ? rest_text : "",
-	    plugins[0] != NULL || plugins[1] != NULL || plugins[2] != NULL ?
-	    "autosched-vectorize-copies," : "",
+	    copy_text != NULL ? copy_text : "",
 	    math_text != NULL ? math_text : "",
 	    bd->rest->pool ? "{use-generic-functions=1}" : "");
 	cmd_add(&bd->opt, bd->fl.outlined);
@@ -916,6 +922,7 @@ build_lower(struct build *bd, char **err)
 	free(pipe);
 	free(rest_text);
 	free(math_text);
+	free(copy_text);
 	if (tool(bd->opt.what, bd->opt.argv, err) != 0)
 		return -1;
 	bd->info->opt_s = util_now() - t;

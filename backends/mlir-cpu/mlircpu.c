@@ -597,6 +597,15 @@ mlircpu_export_init_pass(char **plugin)
 	return xstrdup("autosched-fold-init");
 }
 
+/* The plugin's autosched-vectorize-copies (plugin/vectorize_copies.cpp),
+ * as lower.pipeline.in runs it on the measured kernels. */
+static char *
+mlircpu_export_copy_pass(char **plugin)
+{
+	*plugin = mlircpu_plugin_path();
+	return xstrdup("autosched-vectorize-copies");
+}
+
 const struct backend_ops mlircpu_backend = {
 	.name = "mlir-cpu",
 	.description = "MLIR transform-dialect schedules compiled for this CPU "
@@ -622,6 +631,7 @@ const struct backend_ops mlircpu_backend = {
 	.export_rest_pass = mlircpu_export_rest_pass,
 	.export_math_pass = mlircpu_export_math_pass,
 	.export_init_pass = mlircpu_export_init_pass,
+	.export_copy_pass = mlircpu_export_copy_pass,
 	.schedule_tag = MLIRCPU_SCHEDULE_TAG,
 	.schedule_serial_since = MLIRCPU_SCHEDULE_SERIAL_SINCE,
 };
