@@ -768,6 +768,7 @@ struct parsed {
 	char				*copy;
 	const struct analysis_lowering	*lowered;	/* NULL: as written */
 	size_t				 remaining;
+	size_t				 folded;	/* transposes (fold.c) */
 };
 
 /* Free what parsed_open made, whatever it returned. */
@@ -864,6 +865,7 @@ parsed_open(struct parsed *p, const char *name, const char *text, size_t len,
 		free(why);
 		return -1;
 	}
+	p->folded = analysis_fold_transposes(p->module);
 	return 0;
 }
 
@@ -953,6 +955,7 @@ parse_walk(const char *name, const char *text, size_t len,
 	a = xcalloc(1, sizeof *a);
 	a->lowered = p.lowered;
 	a->remaining = p.remaining;
+	a->folded = p.folded;
 	w.a = a;
 	w.file = name;
 	w.ann = ann;
@@ -1049,7 +1052,7 @@ analysis_load(const char *path, struct analysis **out, char **err)
 
 int
 analysis_lower(const char *path, char **text,
-    const struct analysis_lowering **how, char **err)
+    const struct analysis_lowering **how, size_t *folded, char **err)
 {
 	MlirOpPrintingFlags	 flags;
 	struct parsed		 p;
@@ -1059,24 +1062,47 @@ analysis_lower(const char *path, char **text,
 
 	*text = NULL;
 	*how = NULL;
+	if (folded != NULL)
+		*folded = 0;
 	if (util_read_file(path, ANALYSIS_INPUT_MAX, &buf, &len, err) != 0)
 		return -1;
 	if (parsed_open(&p, path, buf, len, err) != 0)
 		goto out;
 	rc = 0;
-	if (p.lowered == NULL)
+	if (p.lowered == NULL && p.folded == 0)
 		goto out;
 	/* Every location written out, naming the file: tools point into it. */
 	locs_rename(p.ctx, mlirModuleGetOperation(p.module), path);
 	flags = mlirOpPrintingFlagsCreate();
 	mlirOpPrintingFlagsEnableDebugInfo(flags, true, false);
 	rc = module_print(p.module, flags, 0, text, err);
-	if (rc == 0)
+	if (rc == 0) {
 		*how = p.lowered;
+		if (folded != NULL)
+			*folded = p.folded;
+	}
 out:
 	parsed_close(&p);
 	free(buf);
 	return rc;
+}
+
+size_t
+analysis_folded(const struct analysis *a)
+{
+	return a->folded;
+}
+
+char *
+analysis_folded_said(const struct analysis *a)
+{
+	if (a->folded == 0)
+		return NULL;
+	return xasprintf("%zu linalg.transpose folded into the matmul%s that "
+	    "read %s (swapping the last two dims): %s read stored transposed, "
+	    "not copied", a->folded, a->folded == 1 ? "" : "s",
+	    a->folded == 1 ? "it" : "them",
+	    a->folded == 1 ? "that operand is" : "those operands are");
 }
 
 const struct analysis_lowering *

@@ -187,15 +187,32 @@ const struct analysis_lowering *analysis_lowered(const struct analysis *,
 const char *analysis_nested_module(const struct analysis *);
 
 /*
+ * Transposes folded into the matmuls that read them before the ops were
+ * looked for: a linalg.matmul (linalg.batch_matmul) input made by a
+ * linalg.transpose swapping its last two dims is read from the
+ * transpose's input, stored transposed (its indexing map's last two
+ * results swapped; the op's name says "n" for that operand), and a
+ * transpose left unused is gone. Every command that reads a program reads
+ * it so (analyze, run, build, annotate). Static.
+ */
+size_t	 analysis_folded(const struct analysis *);
+/*
+ * What the folds did, for messages ("2 linalg.transpose folded into the
+ * matmuls that read them: …"), or NULL when none. Caller frees.
+ */
+char	*analysis_folded_said(const struct analysis *);
+
+/*
  * The MLIR file at path as analysis_load reads it, for tools that compile
- * it: when it is lowered before analysis, the lowered module as MLIR prints
- * it (every location written out: they name path and the lines of the ops
- * they come from) in *text, caller frees, and how in *how; else *text and
- * *how are NULL and the file is to be used as written. -1 with *err as
- * analysis_load.
+ * it: when it is lowered before analysis or transposes were folded
+ * (analysis_folded), the module as MLIR prints it then (every location
+ * written out: they name path and the lines of the ops they come from) in
+ * *text, caller frees, the lowering in *how (NULL if none) and the folds
+ * in *folded (when not NULL); else *text and *how are NULL, *folded 0, and
+ * the file is to be used as written. -1 with *err as analysis_load.
  */
 int	 analysis_lower(const char *path, char **text,
-	    const struct analysis_lowering **how, char **err)
+	    const struct analysis_lowering **how, size_t *folded, char **err)
 	    __attribute__((warn_unused_result));
 
 /*

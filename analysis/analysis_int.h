@@ -19,6 +19,7 @@ struct analysis {
 	size_t		 nfuncs;
 	const struct analysis_lowering *lowered;	/* NULL: read as written */
 	size_t		 remaining;	/* ops of the lowered dialect left */
+	size_t		 folded;	/* transposes folded (fold.c) */
 	char		*nested;	/* where the first nested module is, or NULL */
 };
 
@@ -109,6 +110,15 @@ void	 analysis_emit_generic(FILE *f, const struct op_desc *d,
 int	 analysis_lower_module(MlirContext ctx, MlirModule module,
 	    const char *file, const struct analysis_lowering **how,
 	    size_t *remaining, char **err);
+
+/*
+ * Fold into each linalg.matmul and linalg.batch_matmul of module the
+ * linalg.transposes of its inputs that swap their last two dims (fold.c):
+ * the operand read from the transpose's input through its map with the
+ * last two results swapped; transposes (and their tensor.empty) left
+ * unused are erased. Returns the operands folded.
+ */
+size_t	 analysis_fold_transposes(MlirModule module);
 
 /*
  * A change to a whole module (outline.c): fn edits module in place, 0 or

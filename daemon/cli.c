@@ -305,13 +305,17 @@ static void
 analyze_usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: autosched analyze FILE.mlir [--json] [--emit-dispatch N]\n"
+	    "usage: autosched analyze FILE.mlir [--json] [--emit-dispatch N |\n"
+	    "       --emit-program]\n"
 	    "List the matmul-like ops of an MLIR file (parsed by MLIR itself).\n"
-	    "A file with TOSA ops is lowered to linalg first by upstream passes\n"
-	    "(stderr says so and names them).\n"
-	    "  --json             one JSON object {\"file\", \"lowered\", \"ops\": [...],\n"
-	    "                     \"distinct\": [{name, count, locations}...]}\n"
-	    "  --emit-dispatch N  print op N as a standalone dispatch function\n");
+	    "A file with TOSA ops is lowered to linalg first by upstream passes,\n"
+	    "and transposes of a matmul's operands are folded into it (stderr\n"
+	    "says so).\n"
+	    "  --json             one JSON object {\"file\", \"lowered\", \"folded\",\n"
+	    "                     \"ops\": [...], \"distinct\": [{name, count, locations}...]}\n"
+	    "  --emit-dispatch N  print op N as a standalone dispatch function\n"
+	    "  --emit-program     print the program as autosched reads it (lowered,\n"
+	    "                     folded), what the transform library applies to\n");
 }
 
 /* A convolution's geometry: {name, n, h, w, c, f, kh, kw, oh, ow, ...}. */
@@ -406,6 +410,8 @@ analyze_json(const struct analysis *an, const char *file, const size_t *first,
 	json_object_set_new(root, "lowered", low == NULL ? json_null() :
 	    json_pack("{s:s, s:s, s:I}", "from", low->from, "pipeline",
 	    low->pipeline, "remaining", (json_int_t)left));
+	json_object_set_new(root, "folded",
+	    json_integer((json_int_t)analysis_folded(an)));
 	for (i = 0; i < n; i++)
 		json_array_append_new(arr, analyze_op_json(analysis_op(an, i)));
 	json_object_set_new(root, "ops", arr);
@@ -469,6 +475,7 @@ analyze_conv_line(const struct op_desc *op)
 struct analyze_args {
 	int	 json;
 	long	 emit;
+	int	 program;
 };
 
 static const struct opt_spec analyze_opts[] = {
@@ -477,6 +484,8 @@ static const struct opt_spec analyze_opts[] = {
 	{ .name = "emit-dispatch", .kind = OPT_LONG,
 	  .off = offsetof(struct analyze_args, emit), .min = 0, .max = (double)LONG_MAX,
 	  .expect = "expected an op index" },
+	{ .name = "emit-program", .kind = OPT_FLAG,
+	  .off = offsetof(struct analyze_args, program), .val = 1 },
 	{ .name = NULL }
 };
 
@@ -512,6 +521,33 @@ analyze_emit(const struct analysis *an, const char *path, long emit)
 		rc = 0;
 	}
 	free(text);
+	free(err);
+	return rc;
+}
+
+/*
+ * The program as the analysis read it (lowered, folded) on stdout, or the
+ * file itself where it reads it as written: the exit code (said).
+ */
+static int
+analyze_program(const char *path)
+{
+	const struct analysis_lowering *how;
+	char *text = NULL, *err = NULL, *buf = NULL;
+	size_t len;
+	int rc = 0;
+
+	if (analysis_lower(path, &text, &how, NULL, &err) != 0 ||
+	    (text == NULL && util_read_file(path, ANALYSIS_INPUT_MAX, &buf,
+	    &len, &err) != 0)) {
+		fprintf(stderr, "autosched: %s\n", err);
+		rc = 2;
+	} else if (text != NULL)
+		fputs(text, stdout);
+	else
+		fwrite(buf, 1, len, stdout);
+	free(text);
+	free(buf);
 	free(err);
 	return rc;
 }
@@ -557,7 +593,8 @@ cli_analyze(int argc, char **argv)
 	const char *path;
 	char *err = NULL;
 	size_t left = 0, n, *first = NULL, *count = NULL;
-	struct analyze_args a = { .json = 0, .emit = -1 };
+	struct analyze_args a = { .json = 0, .emit = -1, .program = 0 };
+	char *folds;
 	int rc, arg;
 
 	if ((rc = util_opts_parse(&analyze_cmd, argc, argv, &a, &arg)) != 0)
@@ -578,6 +615,18 @@ cli_analyze(int argc, char **argv)
 			    "module, which the passes do not reach): not "
 			    "analysed\n", path, left, low->from,
 			    left == 1 ? "" : "s");
+	}
+	if ((folds = analysis_folded_said(an)) != NULL)
+		fprintf(stderr, "autosched: %s: %s\n", path, folds);
+	free(folds);
+	if (a.emit >= 0 && a.program) {
+		fprintf(stderr, "autosched analyze: --emit-dispatch and "
+		    "--emit-program: expected one of them\n");
+		goto out;
+	}
+	if (a.program) {
+		rc = analyze_program(path);
+		goto out;
 	}
 	if (a.emit >= 0) {
 		rc = analyze_emit(an, path, a.emit);

@@ -696,15 +696,22 @@ static int
 build_load(struct build *bd, char **err)
 {
 	const struct analysis_lowering *how;
+	char *folds;
 	size_t i;
 
 	if (analysis_load(bd->program, &bd->an, err) != 0)
 		return -1;
-	/* The outliner lowers it as the analysis did; locations stay the user's. */
+	/*
+	 * The outliner lowers and folds it as the analysis did; locations stay
+	 * the user's.
+	 */
 	if ((how = analysis_lowered(bd->an, NULL)) != NULL)
 		fprintf(stderr, "autosched: %s: lowered %s to linalg before the "
 		    "build, as mlir-opt --pass-pipeline='%s' does\n",
 		    bd->program, how->from, how->pipeline);
+	if ((folds = analysis_folded_said(bd->an)) != NULL)
+		fprintf(stderr, "autosched: %s: %s\n", bd->program, folds);
+	free(folds);
 	/* Said at its line, not at a deleted temporary's after compiling. */
 	if (analysis_nested_module(bd->an) != NULL) {
 		util_seterr(err, "%s: a module inside the program's module (or a"

@@ -1189,7 +1189,7 @@ export_annotate(const struct export_set *s, const char *path,
 		 * The first line marks the file as autosched's (util_out); a
 		 * program lowered before analysis is annotated lowered.
 		 */
-		char *low = NULL, *t;
+		char *low = NULL, *fold = NULL, *folds, *t;
 
 		if ((how = analysis_lowered(an, NULL)) != NULL) {
 			low = xasprintf("// lowered from %s to linalg first, as "
@@ -1199,10 +1199,18 @@ export_annotate(const struct export_set *s, const char *path,
 			    "before annotating: the program written is the "
 			    "lowered one\n", path, how->from);
 		}
+		if ((folds = analysis_folded_said(an)) != NULL) {
+			fold = xasprintf("// %s\n", folds);
+			fprintf(stderr, "autosched: %s: %s; the program written "
+			    "is the folded one\n", path, folds);
+		}
 		t = xasprintf("// autosched annotate: the program with the"
-		    " store's best configs\n%s%s", low ? low : "", *text);
+		    " store's best configs\n%s%s%s", low ? low : "",
+		    fold ? fold : "", *text);
 		free(*text);
 		free(low);
+		free(fold);
+		free(folds);
 		*text = t;
 	}
 	for (i = 0; i < n; i++)

@@ -816,12 +816,13 @@ job_abort_csv(struct job *c)
 	c->rep.csv = NULL;
 }
 
-/* The log's first lines: what the job tunes, and a lowering done first. */
+/* The log's first lines: what the job tunes, a lowering and folds done first. */
 static void
 job_log_start(struct job *c)
 {
 	const struct cfg *cfg = c->cfg;
 	const struct analysis_lowering *low;
+	char *folds;
 
 	job_log(c, "info", "job started: %s, %zu distinct op%s to tune (%zu "
 	    "in the program), tuner %s, backend %s, %s", cfg->path,
@@ -832,6 +833,9 @@ job_log_start(struct job *c)
 		job_log(c, "info", "%s: lowered %s to linalg before analysis, "
 		    "as mlir-opt --pass-pipeline='%s' does",
 		    job_input_name(cfg), low->from, low->pipeline);
+	if ((folds = analysis_folded_said(c->an)) != NULL)
+		job_log(c, "info", "%s: %s", job_input_name(cfg), folds);
+	free(folds);
 }
 
 /*

@@ -661,9 +661,11 @@ test_tosa(void)
 	CHECK(analysis_count(a) == 4);
 	d = op_at(a, 0);
 	CHECK_STR(d->op_name, "linalg.batch_matmul");
-	CHECK_STR(d->name, "batch_matmul_4x32x32x16_f32t_f32t_f32t");
+	/* kᵀ (tosa.transpose) folded: k read stored N x K. */
+	CHECK_STR(d->name, "batch_matmul_4x32x32x16_f32t_f32n_f32t");
 	CHECK(d->batch == 4 && d->m == 32 && d->n == 32 && d->k == 16);
-	CHECK(!d->transpose_a && !d->transpose_b);
+	CHECK(!d->transpose_a && d->transpose_b);
+	CHECK(analysis_folded(a) == 1);
 	CHECK_STR(d->function, "scores");
 	CHECK_STR(base_loc(d), "tosa.mlir:10:10");	/* the tosa.matmul */
 	CHECK(d->tunable);
@@ -715,7 +717,7 @@ test_tosa_unlowered(void)
 	    "analysis, with the upstream passes builtin.module(") != NULL);
 	free(err);
 	err = NULL;
-	CHECK(analysis_lower(FIXTURES "/tosa_unlowered.mlir", &text, &how,
+	CHECK(analysis_lower(FIXTURES "/tosa_unlowered.mlir", &text, &how, NULL,
 	    &err) == -1);
 	CHECK(text == NULL && how == NULL);
 	CHECK(err != NULL && strstr(err, "tosa.custom") != NULL);
@@ -748,7 +750,7 @@ test_lower_text(void)
 	char				*text = NULL, *err = NULL, *want;
 	size_t				 i;
 
-	CHECK(analysis_lower(FIXTURES "/tosa.mlir", &text, &how, &err) == 0);
+	CHECK(analysis_lower(FIXTURES "/tosa.mlir", &text, &how, NULL, &err) == 0);
 	CHECK(how != NULL && strcmp(how->from, "TOSA") == 0);
 	if (text == NULL)
 		return;
@@ -774,7 +776,7 @@ test_lower_text(void)
 	analysis_free(b);
 	free(text);
 	text = (char *)"x";
-	CHECK(analysis_lower(FIXTURES "/seed.mlir", &text, &how, &err) == 0);
+	CHECK(analysis_lower(FIXTURES "/seed.mlir", &text, &how, NULL, &err) == 0);
 	CHECK(text == NULL && how == NULL);
 }
 
@@ -828,6 +830,82 @@ test_tosa_model(void)
 out:
 	analysis_free(t);
 	analysis_free(l);
+}
+
+static int verifies(const char *what, const char *text);
+
+/* Occurrences of needle in hay. */
+static size_t
+count_of(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	while ((hay = strstr(hay, needle)) != NULL) {
+		n++;
+		hay += strlen(needle);
+	}
+	return n;
+}
+
+/*
+ * Transposes folded into the matmuls that read them (fold.c): the ops
+ * named with the operand stored transposed, the transposes gone where
+ * nothing else reads them, the program as read valid and read again the
+ * same; those left alone (the batch dim moved, the output).
+ */
+static void
+test_fold(void)
+{
+	static const char *const names[] = {
+		"matmul_40x96x64_f32t_f32n_f32t",	/* x·Wᵀ */
+		"matmul_40x96x64_f32n_f32t_f32t",	/* shared transpose */
+		"batch_matmul_4x32x32x16_f32t_f32n_f32t",	/* q·kᵀ */
+		"matmul_40x96x64_f32t_f32t_f32t",	/* twice: plain */
+		"batch_matmul_4x32x32x16_f32t_f32t_f32t",	/* moves batch */
+		"matmul_40x96x64_f32t_f32t_f32t",	/* into the output */
+	};
+	const struct analysis_lowering *how = NULL;
+	struct analysis	*a = load("fold.mlir"), *b = NULL;
+	char		*text = NULL, *err = NULL, *said;
+	size_t		 i, folded = 0;
+
+	if (a == NULL)
+		return;
+	CHECK(analysis_count(a) == 6);
+	for (i = 0; i < 6 && i < analysis_count(a); i++)
+		CHECK_STR(op_at(a, i)->name, names[i]);
+	CHECK(analysis_folded(a) == 4);
+	CHECK(analysis_lowered(a, NULL) == NULL);
+	said = analysis_folded_said(a);
+	CHECK_STR(said, "4 linalg.transpose folded into the matmuls that read "
+	    "them (swapping the last two dims): those operands are read stored "
+	    "transposed, not copied");
+	free(said);
+	CHECK(analysis_lower(FIXTURES "/fold.mlir", &text, &how, &folded,
+	    &err) == 0);
+	CHECK(how == NULL && folded == 4);
+	if (text != NULL) {
+		/* shared's (also returned), moves_batch's, into_acc's. */
+		CHECK(count_of(text, "linalg.transpose") == 3);
+		CHECK(count_of(text, "tensor.empty") == 3);
+		CHECK(verifies("fold.mlir as read", text));
+		CHECK(analysis_parse(FIXTURES "/fold.mlir", text, strlen(text),
+		    &b, &err) == 0);
+		CHECK(b != NULL && analysis_folded(b) == 0);
+		for (i = 0; b != NULL && i < 6 && i < analysis_count(b); i++) {
+			CHECK_STR(op_at(b, i)->name, names[i]);
+			CHECK_STR(op_at(b, i)->loc, op_at(a, i)->loc);
+		}
+	}
+	analysis_free(a);
+	analysis_free(b);
+	free(text);
+	/* Nothing to fold: nothing said, the file used as written. */
+	if ((a = load("seed.mlir")) != NULL) {
+		CHECK(analysis_folded(a) == 0);
+		CHECK(analysis_folded_said(a) == NULL);
+		analysis_free(a);
+	}
 }
 
 /* mlir-opt --verify-each accepts text (unregistered dialects allowed). */
@@ -1467,7 +1545,8 @@ main(void)
 				    "batch_f16.mlir", "transposed.mlir",
 				    "mixed.mlir", "iree_dispatch.mlir",
 				    "multi.mlir", "not_tunable.mlir",
-				    "edge.mlir", "tosa.mlir", "conv.mlir" };
+				    "edge.mlir", "tosa.mlir", "conv.mlir",
+				    "fold.mlir" };
 	size_t			 i;
 
 	test_elem();
@@ -1487,6 +1566,7 @@ main(void)
 	test_tosa_unlowered();
 	test_lower_text();
 	test_tosa_model();
+	test_fold();
 	test_outline();
 	test_outline_fused();
 	test_outline_rows();

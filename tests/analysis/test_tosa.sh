@@ -2,8 +2,10 @@
 # `autosched analyze` on TOSA: the real DeepSeek-R1 block (7 linalg.matmul +
 # 2 tosa.matmul) lists 9 tunable matmuls, the two tosa.matmul as
 # batch_matmuls at their own lines of the file, named as in the file lowered
-# by mlir-opt; stderr and --json say it was lowered and by which passes; a
-# linalg program is not; a pass that fails is exit 2 naming file and line.
+# by mlir-opt; stderr and --json say it was lowered and by which passes,
+# and that the 7 weight transposes were folded into their linalg.matmuls
+# (read stored N x K); a linalg program is not lowered; a pass that fails is
+# exit 2 naming file and line.
 #   test_tosa.sh AUTOSCHED FIXTURES
 . "$(dirname "$0")/../checks.sh"
 args AS FIX
@@ -21,7 +23,8 @@ check "stderr: lowered, and by which passes" grep -qF "$B.mlir: lowered TOSA to 
 check "stderr: nothing left unlowered" eval "! grep -q warning '$T/err'"
 "$AS" analyze "$B.lowered.mlir" > "$T/low" 2> "$T/low_err"
 check "the same ops, names and counts as the lowered file" eq "$(awk '{print $1, $2, $3, $4, $5}' "$T/out")" "$(awk '{print $1, $2, $3, $4, $5}' "$T/low")"
-check "the lowered file: no lowering said" eq "$(cat "$T/low_err")" ""
+check "the lowered file: no lowering said, its 7 weight transposes folded" eq "$(cat "$T/low_err")" "autosched: $B.lowered.mlir: 7 linalg.transpose folded into the matmuls that read them (swapping the last two dims): those operands are read stored transposed, not copied"
+check "the TOSA file: the same 7 folded" grep -q ': 7 linalg.transpose folded into the matmuls' "$T/err"
 
 "$AS" analyze --json "$B.mlir" > "$T/json" 2> /dev/null
 check "--json exits 0" eq "$?" 0
@@ -30,6 +33,8 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 low = d["lowered"]
 assert low == {"from": "TOSA", "pipeline": sys.argv[2], "remaining": 0}, low
+assert d["folded"] == 7, d["folded"]
+assert all("_f32t_f32n_" in o["name"] for o in d["ops"] if o["op"] == "linalg.matmul")
 ops = [o for o in d["ops"] if o["tunable"]]
 assert len(ops) == 9 and len(d["ops"]) == 9, len(ops)
 assert all(o["loc"].startswith(sys.argv[3] + ":") for o in ops), [o["loc"] for o in ops]

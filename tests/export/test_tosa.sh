@@ -3,8 +3,9 @@
 # ops of a TOSA program (lowered before analysis), `build` compiles it with
 # the tuned schedules into a library whose functions equal OpenBLAS, a store
 # tuned on the lowered program answers for the TOSA one, the transform
-# library applies to the program lowered by the same upstream passes (the
-# README's recipe), `annotate` writes the lowered program annotated; and
+# library applies to the program as autosched reads it (lowered by the same
+# upstream passes, the transpose folded: `analyze --emit-program`),
+# `annotate` writes the lowered program annotated; and
 # the real DeepSeek-R1 block (TOSA + linalg) builds, untuned and tuned, into
 # a loadable library.
 #   test_tosa.sh AUTOSCHED SOURCE_DIR MLIR_OPT CALL_PROGRAM
@@ -27,7 +28,7 @@ cfg "$T/a.cfg" tosa.mlir
 "$AS" run "$T/a.cfg" --db "$T/s.db" --quiet > "$T/run.txt" 2>&1
 check "run of the TOSA program exits 0" eq "$?" 0
 "$AS" best --db "$T/s.db" --format csv > "$T/best.csv"
-check "best: the tosa.matmul's batch_matmul tuned" grep -q 'batch_matmul_4x32x32x16_f32t_f32t_f32t' "$T/best.csv"
+check "best: the tosa.matmul's batch_matmul tuned, kᵀ folded (k read N x K)" grep -q 'batch_matmul_4x32x32x16_f32t_f32n_f32t' "$T/best.csv"
 check "best: the linalg.matmul tuned" grep -q 'matmul_64x48x32_f32t_f32t_f32t' "$T/best.csv"
 "$AS" log 1 --db "$T/s.db" > "$T/log.txt" 2>&1
 check "the job's log: lowered TOSA, by which passes" grep -qF "lowered TOSA to linalg before analysis, as mlir-opt --pass-pipeline='$PIPE' does" "$T/log.txt"
@@ -51,12 +52,17 @@ check "run of the lowered program exits 0" eq "$?" 0
 "$AS" build "$P" --db "$T/low.db" -o "$T/cross.so" 2> "$T/b3"
 check "the lowered program's store: both ops of the TOSA program tuned" grep -q 'cross.so: 2 tuned ops' "$T/b3"
 
-# 4. The transform library: on the program lowered by the same passes.
+# 4. The transform library: on the program as autosched reads it (lowered by
+# the same passes, kᵀ folded): analyze --emit-program.
 "$AS" export --db "$T/s.db" --format transform -o "$T/lib.mlir"
 check "export transform exits 0" eq "$?" 0
-deadline 120 "$OPT" "$T/low.mlir" --transform-preload-library=transform-library-paths="$T/lib.mlir" \
+"$AS" analyze "$P" --emit-program > "$T/read.mlir" 2> "$T/read_err"
+check "analyze --emit-program exits 0" eq "$?" 0
+check "the program as read: no TOSA op, no transpose left" eq "$(grep -c -E '= tosa\.|linalg.transpose' "$T/read.mlir")" 0
+check "stderr says the transpose was folded" grep -q '1 linalg.transpose folded into the matmul that read it' "$T/read_err"
+deadline 120 "$OPT" "$T/read.mlir" --transform-preload-library=transform-library-paths="$T/lib.mlir" \
     --transform-interpreter -o "$T/lib_out.mlir" 2> "$T/lib_err"
-check "mlir-opt applies the library to the lowered program" eq "$?" 0
+check "mlir-opt applies the library to the program as read" eq "$?" 0
 check "the tosa.matmul's batch_matmul scheduled" eq "$(grep -c 'linalg.batch_matmul' "$T/lib_out.mlir")" 0
 check "and vectorized" [ "$(grep -c 'vector.fma' "$T/lib_out.mlir")" -gt 0 ]
 
@@ -66,6 +72,7 @@ check "annotate of the TOSA program exits 0" eq "$?" 0
 check "annotate: both ops annotated" grep -q '2 ops annotated' "$T/a1"
 check "annotate: stderr says the program written is the lowered one" grep -q 'lowered TOSA to linalg before annotating' "$T/a1"
 check "annotate: its header says so too" eq "$(sed -n 2p "$T/ann.mlir")" "// lowered from TOSA to linalg first, as mlir-opt --pass-pipeline='$PIPE' does"
+check "annotate: its next header line says kᵀ was folded" eq "$(sed -n 3p "$T/ann.mlir")" "// 1 linalg.transpose folded into the matmul that read it (swapping the last two dims): that operand is read stored transposed, not copied"
 check "annotate: no TOSA op left" eq "$(grep -c '= tosa\.' "$T/ann.mlir")" 0
 check "annotate: the batch_matmul carries compilation_info" grep -q 'linalg.batch_matmul.*compilation_info' "$T/ann.mlir"
 check "annotate: locations name the TOSA file's tosa.matmul line" grep -qF "loc(\"$P\":8:10)" "$T/ann.mlir"
