@@ -87,8 +87,8 @@ void	 mlircpu_isa_describe(const struct mlircpu_isa *, char *buf, size_t len);
  * measured with another version are never reused for this one. Bump it
  * whenever the generated code of a dispatch changes.
  */
-#define MLIRCPU_SCHEDULE_VERSION	10
-#define MLIRCPU_SCHEDULE_TAG		"mlir-cpu schedule v10"
+#define MLIRCPU_SCHEDULE_VERSION	11
+#define MLIRCPU_SCHEDULE_TAG		"mlir-cpu schedule v11"
 /*
  * The oldest version whose code for a 1-thread config of an op with neither
  * bf16 nor i8 inputs is this version's: v5 changed only how threads share

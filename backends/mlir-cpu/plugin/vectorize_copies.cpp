@@ -8,9 +8,17 @@
 // Only static shapes whose innermost dim has unit stride in both buffers,
 // of whole-byte integers or floats;
 // a row longer than 256 elements is cut into equal pieces of at most 256
-// (left as it is where none divides it). Anything else is left to
-// convert-linalg-to-loops, as before. A copy moves the same values in any
-// order: results are bit for bit the same.
+// (left as it is where none divides it).
+//
+// A linalg.transpose that swaps the last two dims (the pack of a B stored
+// N x K, [n/vn][vn][k] to [n/vn][k][vn]) of 32-bit elements whose last two
+// dims are multiples of 16: loops over 16x16 blocks, each read as 16 rows,
+// transposed in registers (vector.transpose lowered to MLIR's 16x16 shuffle
+// sequence, 64 shuffles a block) and written as 16 rows, instead of a
+// scalar loop moving one element at a time.
+//
+// Anything else is left to convert-linalg-to-loops, as before. A copy moves
+// the same values in any order: results are bit for bit the same.
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -18,7 +26,10 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorTransforms.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 using namespace mlir;
 
@@ -59,6 +70,58 @@ struct VectorizeCopiesPass
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<arith::ArithDialect, memref::MemRefDialect,
                     scf::SCFDialect, vector::VectorDialect>();
+  }
+
+  // The 16x16 block a transpose of the last two dims moves at once.
+  static constexpr int64_t kBlock = 16;
+
+  // op, a linalg.transpose on buffers swapping the last two dims of 32-bit
+  // elements, both multiples of kBlock, rewritten as loops over blocks;
+  // the block transposes made are added to *made. false: left as it is.
+  static bool rewriteSwap(linalg::TransposeOp op,
+                          SmallVectorImpl<Operation *> *made) {
+    if (!op.hasPureBufferSemantics())
+      return false;
+    Value src = op.getInput(), dst = op.getInit();
+    auto st = dyn_cast<MemRefType>(src.getType());
+    auto dt = dyn_cast<MemRefType>(dst.getType());
+    if (!unitInner(st) || !unitInner(dt) || st.getRank() < 2)
+      return false;
+    Type et = st.getElementType();
+    int64_t r = st.getRank();
+    ArrayRef<int64_t> perm = op.getPermutation();
+    for (int64_t k = 0; k < r - 2; k++)
+      if (perm[k] != k)
+        return false;
+    if (perm[r - 2] != r - 1 || perm[r - 1] != r - 2 ||
+        !et.isIntOrFloat() || et.getIntOrFloatBitWidth() != 32 ||
+        st.getShape()[r - 2] % kBlock != 0 ||
+        st.getShape()[r - 1] % kBlock != 0)
+      return false;
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    SmallVector<Value> lbs, ubs, steps;
+    for (int64_t k = 0; k < r; k++) {
+      lbs.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+      ubs.push_back(arith::ConstantIndexOp::create(b, loc, st.getShape()[k]));
+      steps.push_back(
+          arith::ConstantIndexOp::create(b, loc, k < r - 2 ? 1 : kBlock));
+    }
+    auto vt = VectorType::get({kBlock, kBlock}, et);
+    auto body = [&](OpBuilder &nb, Location l, ValueRange iv) {
+      SmallVector<Value> idx(iv.begin(), iv.end()), at(idx);
+      std::swap(at[r - 2], at[r - 1]);
+      Value pad = arith::ConstantOp::create(nb, l, nb.getZeroAttr(et));
+      SmallVector<bool> inb(2, true);
+      Value v = vector::TransferReadOp::create(nb, l, vt, src, idx, pad,
+                                               ArrayRef<bool>(inb));
+      auto t = vector::TransposeOp::create(nb, l, v, ArrayRef<int64_t>{1, 0});
+      made->push_back(t);
+      vector::TransferWriteOp::create(nb, l, t, dst, at, ArrayRef<bool>(inb));
+    };
+    scf::buildLoopNest(b, loc, lbs, ubs, steps, body);
+    op->erase();
+    return true;
   }
 
   // op (a copy or transpose on buffers) rewritten; false: left as it is.
@@ -124,8 +187,21 @@ struct VectorizeCopiesPass
       if (isa<linalg::CopyOp, linalg::TransposeOp>(op))
         ops.push_back(cast<linalg::LinalgOp>(op));
     });
-    for (linalg::LinalgOp op : ops)
-      rewrite(op);
+    SmallVector<Operation *> made;
+    for (linalg::LinalgOp op : ops) {
+      auto t = dyn_cast<linalg::TransposeOp>(op.getOperation());
+      if (!(t && rewriteSwap(t, &made)))
+        rewrite(op);
+    }
+    // The block transposes as shuffles of whole rows (not one extract
+    // and insert per element, the default lowering).
+    if (!made.empty()) {
+      RewritePatternSet patterns(&getContext());
+      vector::populateVectorTransposeLoweringPatterns(
+          patterns, vector::VectorTransposeLowering::Shuffle16x16);
+      if (failed(applyOpPatternsGreedily(made, std::move(patterns))))
+        signalPassFailure();
+    }
   }
 };
 
