@@ -17,9 +17,9 @@
 //   and the tile is vectorized
 //   (linalg::vectorize), then lowered by upstream vector patterns to 1-D
 //   vectors the pipeline's later passes take to LLVM.
-// An op it cannot vectorize (dynamic shapes, a gather in its body, an op
-// the vectorizer refuses) is left as it is, for convert-linalg-to-loops:
-// never an error. Reductions keep their order (no reassociation), so a
+// An op it cannot vectorize (dynamic shapes, a gather in its body, an
+// operand of i1 or another type narrower than a byte, an op the vectorizer
+// refuses) is left as it is, for convert-linalg-to-loops: never an error. Reductions keep their order (no reassociation), so a
 // result is the same as the loops' up to the math functions; a row
 // reduction (the innermost dim reduced, a softmax's sum) whose rows and
 // row length divide the lanes is tiled lanes x lanes with the rows in the
@@ -101,6 +101,16 @@ static bool candidate(linalg::LinalgOp op, SmallVector<int64_t> &ranges) {
   for (int64_t r : ranges)
     if (ShapedType::isDynamic(r) || r < 1)
       return false;
+  // Whole bytes only: a buffer of i1 (or i4) holds an element a byte, a
+  // vector of them is packed in memory, so a vector load or store of one
+  // reads or writes the wrong bytes (the DeepSeek decode step's masks:
+  // results that changed from call to call, from memory the stores left
+  // unwritten).
+  for (OpOperand &o : op->getOpOperands()) {
+    Type t = getElementTypeOrSelf(o.get().getType());
+    if (t.isIntOrFloat() && t.getIntOrFloatBitWidth() % 8 != 0)
+      return false;
+  }
   // llvm.intr.powi takes a scalar exponent: on vectors, fpowi is expanded
   // into multiplications (lowerVectors), which needs a constant one.
   bool powi = false;
