@@ -533,10 +533,16 @@ row_group(struct targets *t, size_t j, MlirOperation **ops)
 static MlirWalkResult
 collect_targets(MlirOperation o, void *arg)
 {
-	/* The tensor ops that are loops once bufferized (copies, mostly). */
+	/*
+	 * The tensor ops that are loops once bufferized (copies, mostly), and
+	 * the loops a program writes itself (buddy-mlir's decode attention is
+	 * affine loops on memrefs): each a dispatch compiled as the kernels
+	 * are, not the program's function's -O0 (export/build.c).
+	 */
 	static const char *const moves[] = { "tensor.extract_slice",
 	    "tensor.insert_slice", "tensor.pad", "tensor.concat",
-	    "tensor.generate", NULL };
+	    "tensor.generate", "affine.for", "scf.for", "affine.parallel",
+	    "scf.parallel", "scf.forall", NULL };
 	struct targets *t = arg;
 	MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(o));
 	size_t i;
