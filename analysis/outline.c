@@ -529,28 +529,65 @@ row_group(struct targets *t, size_t j, MlirOperation **ops)
 	return best;
 }
 
-/* Walk callback: the outermost ops of a function body to move out. */
-static MlirWalkResult
-collect_targets(MlirOperation o, void *arg)
+/* The tensor ops that are loops once bufferized (copies, mostly). */
+static const char *const moves[] = { "tensor.extract_slice",
+    "tensor.insert_slice", "tensor.pad", "tensor.concat", "tensor.generate",
+    NULL };
+
+/* 1 if o is an op that becomes a dispatch of its own wherever it is. */
+static int
+target_op(MlirOperation o)
 {
-	/*
-	 * The tensor ops that are loops once bufferized (copies, mostly), and
-	 * the loops a program writes itself (buddy-mlir's decode attention is
-	 * affine loops on memrefs): each a dispatch compiled as the kernels
-	 * are, not the program's function's -O0 (export/build.c).
-	 */
-	static const char *const moves[] = { "tensor.extract_slice",
-	    "tensor.insert_slice", "tensor.pad", "tensor.concat",
-	    "tensor.generate", "affine.for", "scf.for", "affine.parallel",
-	    "scf.parallel", "scf.forall", NULL };
-	struct targets *t = arg;
-	MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(o));
 	size_t i;
 
 	for (i = 0; moves[i] != NULL && !named(o, moves[i]); i++)
 		;
-	if (moves[i] == NULL && !prefixed(n, "linalg.") &&
-	    !elementwise_on_tensors(o))
+	return moves[i] != NULL ||
+	    prefixed(mlirIdentifierStr(mlirOperationGetName(o)), "linalg.") ||
+	    elementwise_on_tensors(o);
+}
+
+static MlirWalkResult
+find_target(MlirOperation o, void *arg)
+{
+	if (!target_op(o))
+		return MlirWalkResultAdvance;
+	*(int *)arg = 1;
+	return MlirWalkResultInterrupt;
+}
+
+/*
+ * 1 if o is a loop the program writes itself (scf.for, affine.for, their
+ * parallel forms) with no op in it that is a dispatch of its own (buddy-
+ * mlir's decode attention: affine loops of loads, stores and arithmetic
+ * on memrefs). Such a loop is a dispatch as a whole, compiled as the
+ * kernels are, not left in the program's function, which is compiled at
+ * -O0 (export/build.c). A loop holding linalg or tensor ops (a tiled
+ * program's) stays, and each of those ops is a dispatch called there.
+ */
+static int
+scalar_loop(MlirOperation o)
+{
+	static const char *const loops[] = { "scf.for", "affine.for",
+	    "scf.parallel", "affine.parallel", "scf.forall", NULL };
+	size_t i;
+	int found = 0;
+
+	for (i = 0; loops[i] != NULL && !named(o, loops[i]); i++)
+		;
+	if (loops[i] == NULL)
+		return 0;
+	mlirOperationWalk(o, find_target, &found, MlirWalkPreOrder);
+	return !found;
+}
+
+/* Walk callback: the outermost ops of a function body to move out. */
+static MlirWalkResult
+collect_targets(MlirOperation o, void *arg)
+{
+	struct targets *t = arg;
+
+	if (!target_op(o) && !scalar_loop(o))
 		return MlirWalkResultAdvance;
 	if (t->n == t->cap) {
 		t->cap = t->cap ? t->cap * 2 : 64;
