@@ -1098,9 +1098,10 @@ analysis_folded_said(const struct analysis *a)
 {
 	if (a->folded == 0)
 		return NULL;
-	return xasprintf("%zu linalg.transpose folded into the matmul%s that "
-	    "read %s (swapping the last two dims): %s read stored transposed, "
-	    "not copied", a->folded, a->folded == 1 ? "" : "s",
+	return xasprintf("%zu transpose%s folded into the matmul%s that read "
+	    "%s (swapping the last two dims): %s read stored transposed, not "
+	    "copied", a->folded, a->folded == 1 ? "" : "s",
+	    a->folded == 1 ? "" : "s",
 	    a->folded == 1 ? "it" : "them",
 	    a->folded == 1 ? "that operand is" : "those operands are");
 }

@@ -189,7 +189,8 @@ const char *analysis_nested_module(const struct analysis *);
 /*
  * Transposes folded into the matmuls that read them before the ops were
  * looked for: a linalg.matmul (linalg.batch_matmul) input made by a
- * linalg.transpose swapping its last two dims is read from the
+ * linalg.transpose swapping its last two dims (or a linalg.generic that
+ * only copies through that permutation) is read from the
  * transpose's input, stored transposed (its indexing map's last two
  * results swapped; the op's name says "n" for that operand), and a
  * transpose left unused is gone. Every command that reads a program reads

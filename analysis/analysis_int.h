@@ -113,7 +113,8 @@ int	 analysis_lower_module(MlirContext ctx, MlirModule module,
 
 /*
  * Fold into each linalg.matmul and linalg.batch_matmul of module the
- * linalg.transposes of its inputs that swap their last two dims (fold.c):
+ * linalg.transposes of its inputs that swap their last two dims (and
+ * linalg.generics that only copy so; fold.c):
  * the operand read from the transpose's input through its map with the
  * last two results swapped; transposes (and their tensor.empty) left
  * unused are erased. Returns the operands folded.

@@ -8,7 +8,8 @@
  * DeepSeek block of ../shared/models that copy took more time than every
  * matmul together. Each linalg.matmul (linalg.batch_matmul) operand made by
  * a linalg.transpose swapping its last two dims (permutation [1, 0], [0, 2,
- * 1]) is read from the transpose's input instead, through its indexing map
+ * 1]), or by a linalg.generic that only copies through that permutation, is
+ * read from the transpose's input instead, through its indexing map
  * with the last two results swapped: the same op with that operand stored
  * transposed (analysis names it so: "…_f32n…"), which the kernels read in
  * place or pack. A transpose left unused is erased, and its tensor.empty
@@ -49,8 +50,48 @@ collect_matmul(MlirOperation op, void *arg)
 }
 
 /*
+ * 1 if t is a linalg.generic that only copies its one input to its one
+ * output, reading it through the permutation swapping the last two of rank
+ * dims and writing through the identity: a transpose as older exporters
+ * write it.
+ */
+static int
+generic_swaps(MlirOperation t, intptr_t rank)
+{
+	MlirAttribute maps = mlirLinalgGetIndexingMapsAttribute(t);
+	MlirContext ctx = mlirOperationGetContext(t);
+	unsigned perm[8];
+	MlirBlock body;
+	MlirOperation y;
+	intptr_t i;
+
+	if (mlirOperationGetNumRegions(t) != 1 || mlirAttributeIsNull(maps) ||
+	    !mlirAttributeIsAArray(maps) ||
+	    mlirArrayAttrGetNumElements(maps) != 2)
+		return 0;
+	for (i = 0; i < rank; i++)
+		perm[i] = (unsigned)(i < rank - 2 ? i : i == rank - 2 ?
+		    rank - 1 : rank - 2);
+	if (!mlirAffineMapEqual(mlirAffineMapAttrGetValue(
+	    mlirArrayAttrGetElement(maps, 0)),
+	    mlirAffineMapPermutationGet(ctx, rank, perm)) ||
+	    !mlirAffineMapEqual(mlirAffineMapAttrGetValue(
+	    mlirArrayAttrGetElement(maps, 1)),
+	    mlirAffineMapMultiDimIdentityGet(ctx, rank)))
+		return 0;
+	body = mlirRegionGetFirstBlock(mlirOperationGetRegion(t, 0));
+	if (mlirBlockIsNull(body))
+		return 0;
+	y = mlirBlockGetFirstOperation(body);
+	return analysis_op_is(y, "linalg.yield") &&
+	    mlirOperationGetNumOperands(y) == 1 &&
+	    mlirValueEqual(mlirOperationGetOperand(y, 0),
+	    mlirBlockGetArgument(body, 0));
+}
+
+/*
  * 1 if t is a linalg.transpose of a rank-rank tensor that swaps the last
- * two dims and keeps the others.
+ * two dims and keeps the others, or a linalg.generic that does the same.
  */
 static int
 swaps_last_two(MlirOperation t, intptr_t rank)
@@ -58,10 +99,13 @@ swaps_last_two(MlirOperation t, intptr_t rank)
 	MlirAttribute perm;
 	intptr_t i;
 
-	if (!analysis_op_is(t, "linalg.transpose") ||
+	if ((!analysis_op_is(t, "linalg.transpose") &&
+	    !analysis_op_is(t, "linalg.generic")) ||
 	    mlirOperationGetNumOperands(t) != 2 ||
 	    mlirOperationGetNumResults(t) != 1)
 		return 0;
+	if (analysis_op_is(t, "linalg.generic"))
+		return generic_swaps(t, rank);
 	perm = mlirOperationGetAttributeByName(t,
 	    mlirStringRefCreateFromCString("permutation"));
 	if (mlirAttributeIsNull(perm) || !mlirAttributeIsADenseI64Array(perm) ||
@@ -103,7 +147,8 @@ erase_unused(MlirOperation op)
 	if (!mlirOpOperandIsNull(mlirValueGetFirstUse(
 	    mlirOperationGetResult(op, 0))))
 		return;
-	if (analysis_op_is(op, "linalg.transpose"))
+	if (analysis_op_is(op, "linalg.transpose") ||
+	    analysis_op_is(op, "linalg.generic"))
 		init = analysis_def_op(mlirOperationGetOperand(op, 1));
 	mlirOperationRemoveFromParent(op);
 	mlirOperationDestroy(op);

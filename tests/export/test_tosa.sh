@@ -59,7 +59,7 @@ check "export transform exits 0" eq "$?" 0
 "$AS" analyze "$P" --emit-program > "$T/read.mlir" 2> "$T/read_err"
 check "analyze --emit-program exits 0" eq "$?" 0
 check "the program as read: no TOSA op, no transpose left" eq "$(grep -c -E '= tosa\.|linalg.transpose' "$T/read.mlir")" 0
-check "stderr says the transpose was folded" grep -q '1 linalg.transpose folded into the matmul that read it' "$T/read_err"
+check "stderr says the transpose was folded" grep -q '1 transpose folded into the matmul that read it' "$T/read_err"
 deadline 120 "$OPT" "$T/read.mlir" --transform-preload-library=transform-library-paths="$T/lib.mlir" \
     --transform-interpreter -o "$T/lib_out.mlir" 2> "$T/lib_err"
 check "mlir-opt applies the library to the program as read" eq "$?" 0
@@ -72,7 +72,7 @@ check "annotate of the TOSA program exits 0" eq "$?" 0
 check "annotate: both ops annotated" grep -q '2 ops annotated' "$T/a1"
 check "annotate: stderr says the program written is the lowered one" grep -q 'lowered TOSA to linalg before annotating' "$T/a1"
 check "annotate: its header says so too" eq "$(sed -n 2p "$T/ann.mlir")" "// lowered from TOSA to linalg first, as mlir-opt --pass-pipeline='$PIPE' does"
-check "annotate: its next header line says kᵀ was folded" eq "$(sed -n 3p "$T/ann.mlir")" "// 1 linalg.transpose folded into the matmul that read it (swapping the last two dims): that operand is read stored transposed, not copied"
+check "annotate: its next header line says kᵀ was folded" eq "$(sed -n 3p "$T/ann.mlir")" "// 1 transpose folded into the matmul that read it (swapping the last two dims): that operand is read stored transposed, not copied"
 check "annotate: no TOSA op left" eq "$(grep -c '= tosa\.' "$T/ann.mlir")" 0
 check "annotate: the batch_matmul carries compilation_info" grep -q 'linalg.batch_matmul.*compilation_info' "$T/ann.mlir"
 check "annotate: locations name the TOSA file's tosa.matmul line" grep -qF "loc(\"$P\":8:10)" "$T/ann.mlir"
