@@ -72,6 +72,21 @@ struct VectorizeCopiesPass
                     scf::SCFDialect, vector::VectorDialect>();
   }
 
+  // Loops from 0 over the first step.size() dims of shape, each by its
+  // step, body at their innermost.
+  static void loopNest(
+      OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+      ArrayRef<int64_t> step,
+      function_ref<void(OpBuilder &, Location, ValueRange)> body) {
+    SmallVector<Value> lbs, ubs, steps;
+    for (size_t k = 0; k < step.size(); k++) {
+      lbs.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+      ubs.push_back(arith::ConstantIndexOp::create(b, loc, shape[k]));
+      steps.push_back(arith::ConstantIndexOp::create(b, loc, step[k]));
+    }
+    scf::buildLoopNest(b, loc, lbs, ubs, steps, body);
+  }
+
   // The 16x16 block a transpose of the last two dims moves at once.
   static constexpr int64_t kBlock = 16;
 
@@ -100,13 +115,8 @@ struct VectorizeCopiesPass
       return false;
     OpBuilder b(op);
     Location loc = op.getLoc();
-    SmallVector<Value> lbs, ubs, steps;
-    for (int64_t k = 0; k < r; k++) {
-      lbs.push_back(arith::ConstantIndexOp::create(b, loc, 0));
-      ubs.push_back(arith::ConstantIndexOp::create(b, loc, st.getShape()[k]));
-      steps.push_back(
-          arith::ConstantIndexOp::create(b, loc, k < r - 2 ? 1 : kBlock));
-    }
+    SmallVector<int64_t> step(r, 1);
+    step[r - 2] = step[r - 1] = kBlock;
     auto vt = VectorType::get({kBlock, kBlock}, et);
     auto body = [&](OpBuilder &nb, Location l, ValueRange iv) {
       SmallVector<Value> idx(iv.begin(), iv.end()), at(idx);
@@ -119,7 +129,7 @@ struct VectorizeCopiesPass
       made->push_back(t);
       vector::TransferWriteOp::create(nb, l, t, dst, at, ArrayRef<bool>(inb));
     };
-    scf::buildLoopNest(b, loc, lbs, ubs, steps, body);
+    loopNest(b, loc, st.getShape(), step, body);
     op->erase();
     return true;
   }
@@ -155,15 +165,9 @@ struct VectorizeCopiesPass
     // stores land in the destination, a pack's small buffer), and its
     // innermost by the piece where a row takes more than one.
     bool cut = piece < n;
-    SmallVector<Value> lbs, ubs, steps;
-    for (int64_t k = 0; k < r; k++) {
-      if (k == r - 1 && !cut)
-        break;
-      lbs.push_back(arith::ConstantIndexOp::create(b, loc, 0));
-      ubs.push_back(arith::ConstantIndexOp::create(b, loc, st.getShape()[k]));
-      steps.push_back(
-          arith::ConstantIndexOp::create(b, loc, k == r - 1 ? piece : 1));
-    }
+    SmallVector<int64_t> step(cut ? r : r - 1, 1);
+    if (cut)
+      step[r - 1] = piece;
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     auto vt = VectorType::get({piece}, dt.getElementType());
     // dst[at] = src[idx], at[k] = idx[perm[k]].
@@ -176,7 +180,7 @@ struct VectorizeCopiesPass
       Value v = vector::LoadOp::create(nb, l, vt, src, idx);
       vector::StoreOp::create(nb, l, v, dst, at);
     };
-    scf::buildLoopNest(b, loc, lbs, ubs, steps, body);
+    loopNest(b, loc, st.getShape(), step, body);
     op->erase();
     return true;
   }
